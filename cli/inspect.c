@@ -1,0 +1,265 @@
+/* `ingot inspect`: what a bundle holds. The bundle is first opened through the
+ * public API (so it is verified exactly as a program would); only then are the
+ * header and section table read from the file bytes (runtime/ingot_format.h),
+ * with every offset and size checked again. */
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "runtime/ingot.h"
+#include "runtime/ingot_format.h"
+
+static const char kInspectHelp[] =
+    "usage: ingot inspect BUNDLE [--json]\n"
+    "\n"
+    "Shows a bundle's inputs and outputs (name, dtype, shape), its code targets, its\n"
+    "sections (kind, codec, stored and raw size) and its memory plan (arena bytes\n"
+    "beside the planner's lower bound). The bundle is verified first.\n"
+    "\n"
+    "options:\n"
+    "  --json      print one JSON object (keys: format_version, file_bytes, inputs,\n"
+    "              outputs, targets, loaded_target, sections, arena_bytes,\n"
+    "              arena_lower_bound_bytes)\n"
+    "  -h, --help  show this help\n";
+
+typedef struct inspect_section_t {
+  uint32_t kind, codec;
+  uint64_t offset, stored_size, raw_size;
+  char target[INGOT_TARGET_NAME_BYTES + 1];
+} inspect_section_t;
+
+static const char* section_kind_name(uint32_t kind) {
+  switch (kind) {
+    case INGOT_SECTION_MANIFEST: return "manifest";
+    case INGOT_SECTION_WEIGHTS: return "weights";
+    case INGOT_SECTION_PLAN: return "plan";
+    case INGOT_SECTION_CODE: return "code";
+    case INGOT_SECTION_SIGNATURE: return "signature";
+    default: return "unknown";
+  }
+}
+
+static const char* codec_name(uint32_t codec) {
+  switch (codec) {
+    case INGOT_CODEC_NONE: return "none";
+    case INGOT_CODEC_ZSTD: return "zstd";
+    default: return "unknown";
+  }
+}
+
+static uint32_t read_u32(const uint8_t* p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static uint64_t read_u64(const uint8_t* p) {
+  return (uint64_t)read_u32(p) | ((uint64_t)read_u32(p + 4) << 32);
+}
+
+/* Reads the header and section table; *out_sections is heap (free()). */
+static int read_sections(const char* path, const uint8_t* bytes, size_t size,
+                         uint32_t* out_version, inspect_section_t** out_sections,
+                         uint32_t* out_count) {
+  *out_sections = NULL;
+  *out_count = 0;
+  if (size < sizeof(ingot_bundle_header_t) ||
+      memcmp(bytes, INGOT_BUNDLE_MAGIC, 8) != 0) {
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': not an Ingot bundle (bad magic)", path);
+  }
+  /* Little-endian fields read at the struct's own offsets. */
+  const uint8_t* h = bytes;
+  uint32_t version = read_u32(h + offsetof(ingot_bundle_header_t, format_version));
+  uint64_t file_size = read_u64(h + offsetof(ingot_bundle_header_t, file_size));
+  uint32_t count = read_u32(h + offsetof(ingot_bundle_header_t, section_count));
+  if (file_size != size) {
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': header says %llu bytes, file has %zu",
+                           path, (unsigned long long)file_size, size);
+  }
+  uint64_t table_bytes;
+  if (!ingot_mul_u64(count, sizeof(ingot_section_entry_t), &table_bytes) ||
+      table_bytes > size - sizeof(ingot_bundle_header_t)) {
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': section table runs past the file", path);
+  }
+  inspect_section_t* sections = ingot_xcalloc(count ? count : 1, sizeof(*sections));
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* e = bytes + sizeof(ingot_bundle_header_t) + (size_t)i * sizeof(ingot_section_entry_t);
+    inspect_section_t* s = &sections[i];
+    s->kind = read_u32(e + offsetof(ingot_section_entry_t, kind));
+    s->codec = read_u32(e + offsetof(ingot_section_entry_t, codec));
+    s->offset = read_u64(e + offsetof(ingot_section_entry_t, offset));
+    s->stored_size = read_u64(e + offsetof(ingot_section_entry_t, stored_size));
+    s->raw_size = read_u64(e + offsetof(ingot_section_entry_t, raw_size));
+    memcpy(s->target, e + offsetof(ingot_section_entry_t, target), INGOT_TARGET_NAME_BYTES);
+    s->target[INGOT_TARGET_NAME_BYTES] = '\0';
+    uint64_t end;
+    if (!ingot_add_u64(s->offset, s->stored_size, &end) || end > size) {
+      free(sections);
+      return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': section %u runs past the file", path, i);
+    }
+  }
+  *out_version = version;
+  *out_sections = sections;
+  *out_count = count;
+  return INGOT_CLI_EXIT_OK;
+}
+
+static json_t* tensor_json(const ingot_tensor_info_t* info) {
+  json_t* shape = json_array();
+  for (uint32_t d = 0; d < info->rank; ++d) json_array_append_new(shape, json_integer(info->dims[d]));
+  return json_pack("{s:s, s:s, s:o}", "name", info->name, "dtype", ingot_dtype_name(info->dtype),
+                   "shape", shape);
+}
+
+static void print_tensor_text(const ingot_tensor_info_t* info) {
+  char shape[256];
+  size_t n = (size_t)snprintf(shape, sizeof(shape), "[");
+  for (uint32_t d = 0; d < info->rank && n < sizeof(shape); ++d) {
+    n += (size_t)snprintf(shape + n, sizeof(shape) - n, d ? ",%lld" : "%lld",
+                          (long long)info->dims[d]);
+  }
+  if (n < sizeof(shape)) snprintf(shape + n, sizeof(shape) - n, "]");
+  printf("  %-24s %-8s %s\n", info->name, ingot_dtype_name(info->dtype), shape);
+}
+
+static int inspect_main(const char* path, bool as_json) {
+  int rc = INGOT_CLI_EXIT_FAILURE;
+  ingot_bundle_t* bundle = NULL;
+  uint8_t* bytes = NULL;
+  size_t size = 0;
+  inspect_section_t* sections = NULL;
+  uint32_t section_count = 0, version = 0;
+  ingot_tensor_info_t* inputs = NULL;
+  ingot_tensor_info_t* outputs = NULL;
+
+  ingot_status_t s = ingot_bundle_open_file(path, NULL, &bundle);
+  if (s) {
+    rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "cannot open bundle '%s': %s (%s)", path,
+                         ingot_last_error(), ingot_status_name(s));
+    goto done;
+  }
+  if (ingot_file_read(path, &bytes, &size) != INGOT_OK) {
+    rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
+    goto done;
+  }
+  rc = read_sections(path, bytes, size, &version, &sections, &section_count);
+  if (rc != INGOT_CLI_EXIT_OK) goto done;
+  rc = INGOT_CLI_EXIT_FAILURE;
+
+  uint32_t n_in = ingot_bundle_input_count(bundle), n_out = ingot_bundle_output_count(bundle);
+  inputs = ingot_xcalloc(n_in ? n_in : 1, sizeof(*inputs));
+  outputs = ingot_xcalloc(n_out ? n_out : 1, sizeof(*outputs));
+  for (uint32_t i = 0; i < n_in; ++i) {
+    if (ingot_bundle_input_info(bundle, i, &inputs[i]) != INGOT_OK) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': input %u: %s", path, i, ingot_last_error());
+      goto done;
+    }
+  }
+  for (uint32_t i = 0; i < n_out; ++i) {
+    if (ingot_bundle_output_info(bundle, i, &outputs[i]) != INGOT_OK) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': output %u: %s", path, i,
+                           ingot_last_error());
+      goto done;
+    }
+  }
+  uint64_t arena = ingot_bundle_arena_bytes(bundle);
+  uint64_t lower = ingot_bundle_arena_lower_bound(bundle);
+  const char* loaded = ingot_bundle_target(bundle);
+  if (!loaded) loaded = "";
+
+  if (as_json) {
+    json_t* root = json_object();
+    json_object_set_new(root, "format_version", json_integer(version));
+    json_object_set_new(root, "file_bytes", json_integer((json_int_t)size));
+    json_t* ins = json_array();
+    for (uint32_t i = 0; i < n_in; ++i) json_array_append_new(ins, tensor_json(&inputs[i]));
+    json_object_set_new(root, "inputs", ins);
+    json_t* outs = json_array();
+    for (uint32_t i = 0; i < n_out; ++i) json_array_append_new(outs, tensor_json(&outputs[i]));
+    json_object_set_new(root, "outputs", outs);
+    json_t* targets = json_array();
+    json_t* secs = json_array();
+    for (uint32_t i = 0; i < section_count; ++i) {
+      const inspect_section_t* sec = &sections[i];
+      json_t* o = json_pack("{s:s, s:s, s:I, s:I, s:I}", "kind", section_kind_name(sec->kind),
+                            "codec", codec_name(sec->codec), "offset", (json_int_t)sec->offset,
+                            "stored_bytes", (json_int_t)sec->stored_size, "raw_bytes",
+                            (json_int_t)sec->raw_size);
+      if (sec->kind == INGOT_SECTION_CODE) {
+        json_object_set_new(o, "target", json_string(sec->target));
+        json_array_append_new(targets, json_string(sec->target));
+      }
+      json_array_append_new(secs, o);
+    }
+    json_object_set_new(root, "targets", targets);
+    json_object_set_new(root, "loaded_target", json_string(loaded));
+    json_object_set_new(root, "sections", secs);
+    json_object_set_new(root, "arena_bytes", json_integer((json_int_t)arena));
+    json_object_set_new(root, "arena_lower_bound_bytes", json_integer((json_int_t)lower));
+    char* text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (!text) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "cannot format JSON (out of memory?)");
+      goto done;
+    }
+    printf("%s\n", text);
+    free(text);
+  } else {
+    printf("bundle: %s (%zu bytes, format version %u)\n", path, size, version);
+    printf("inputs:\n");
+    for (uint32_t i = 0; i < n_in; ++i) print_tensor_text(&inputs[i]);
+    printf("outputs:\n");
+    for (uint32_t i = 0; i < n_out; ++i) print_tensor_text(&outputs[i]);
+    printf("targets:");
+    for (uint32_t i = 0; i < section_count; ++i) {
+      if (sections[i].kind == INGOT_SECTION_CODE) printf(" %s", sections[i].target);
+    }
+    printf(" (loaded here: %s)\n", loaded);
+    printf("sections:\n");
+    printf("  %-10s %-6s %12s %12s  %s\n", "kind", "codec", "stored", "raw", "target");
+    for (uint32_t i = 0; i < section_count; ++i) {
+      const inspect_section_t* sec = &sections[i];
+      printf("  %-10s %-6s %12llu %12llu  %s\n", section_kind_name(sec->kind),
+             codec_name(sec->codec), (unsigned long long)sec->stored_size,
+             (unsigned long long)sec->raw_size,
+             sec->kind == INGOT_SECTION_CODE ? sec->target : "");
+    }
+    printf("arena: %llu bytes (lower bound %llu bytes", (unsigned long long)arena,
+           (unsigned long long)lower);
+    if (lower > 0) printf(", %.2fx", (double)arena / (double)lower);
+    printf(")\n");
+  }
+  fflush(stdout);
+  rc = INGOT_CLI_EXIT_OK;
+
+done:
+  free(inputs);
+  free(outputs);
+  free(sections);
+  free(bytes);
+  if (bundle) ingot_bundle_release(bundle);
+  return rc;
+}
+
+int ingot_cli_inspect(int argc, char** argv) {
+  const char* path = NULL;
+  bool as_json = false;
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      fputs(kInspectHelp, stdout);
+      return INGOT_CLI_EXIT_OK;
+    }
+    if (strcmp(arg, "--json") == 0) {
+      as_json = true;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      return ingot_cli_usage_error("inspect", "unknown option '%s'", arg);
+    } else if (path) {
+      return ingot_cli_usage_error("inspect", "unexpected argument '%s' (one bundle at a time)", arg);
+    } else {
+      path = arg;
+    }
+  }
+  if (!path) return ingot_cli_usage_error("inspect", "no bundle given");
+  return inspect_main(path, as_json);
+}

@@ -1,0 +1,131 @@
+/* The `ingot` driver: dispatches to the subcommands, prints the version and
+ * the overview, and holds the helpers the subcommands share (cli.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "runtime/ingot.h"
+#include "runtime/ingot_format.h"
+
+static void print_one_line(FILE* f, const char* prefix, const char* fmt, va_list args) {
+  char message[4096];
+  vsnprintf(message, sizeof(message), fmt, args);
+  /* One line, whatever the message holds: scripts count on it. */
+  size_t n = strlen(message);
+  while (n > 0 && (message[n - 1] == '\n' || message[n - 1] == ' ')) message[--n] = '\0';
+  for (char* p = message; *p; ++p) {
+    if (*p == '\n' || *p == '\r') *p = ' ';
+  }
+  fprintf(f, "%s%s\n", prefix, message);
+  fflush(f);
+}
+
+int ingot_cli_error(int exit_code, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  print_one_line(stderr, "ingot: error: ", fmt, args);
+  va_end(args);
+  return exit_code;
+}
+
+int ingot_cli_usage_error(const char* command, const char* fmt, ...) {
+  char message[3072];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(message, sizeof(message), fmt, args);
+  va_end(args);
+  if (command) {
+    return ingot_cli_error(INGOT_CLI_EXIT_USAGE, "%s (see 'ingot %s --help')", message, command);
+  }
+  return ingot_cli_error(INGOT_CLI_EXIT_USAGE, "%s (see 'ingot --help')", message);
+}
+
+void ingot_cli_note(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  print_one_line(stderr, "ingot: note: ", fmt, args);
+  va_end(args);
+}
+
+bool ingot_cli_flag_value(int argc, char** argv, int* i, const char* flag,
+                          const char** out_value) {
+  const char* arg = argv[*i];
+  size_t n = strlen(flag);
+  if (strncmp(arg, flag, n) != 0) return false;
+  if (arg[n] == '=') {
+    *out_value = arg + n + 1;
+    *i += 1;
+    return true;
+  }
+  if (arg[n] != '\0') return false;
+  *out_value = (*i + 1 < argc) ? argv[*i + 1] : NULL;
+  *i += (*i + 1 < argc) ? 2 : 1;
+  return true;
+}
+
+bool ingot_cli_parse_int(const char* text, int64_t min, int64_t max, int64_t* out_value) {
+  if (!text || !*text) return false;
+  const char* p = text;
+  if (*p == '+' || *p == '-') ++p;
+  if (*p < '0' || *p > '9') return false; /* strtoll would skip spaces */
+  errno = 0;
+  char* end = NULL;
+  long long v = strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max) return false;
+  *out_value = (int64_t)v;
+  return true;
+}
+
+static void print_version(void) {
+  uint32_t v = ingot_version();
+  printf("ingot %u.%u.%u (runtime %u.%u.%u, bundle format %u, kernel ABI %u)\n",
+         INGOT_VERSION_MAJOR, INGOT_VERSION_MINOR, INGOT_VERSION_PATCH, (v >> 16) & 0xffu,
+         (v >> 8) & 0xffu, v & 0xffu, INGOT_FORMAT_VERSION, INGOT_KERNEL_ABI_VERSION);
+}
+
+static void print_help(void) {
+  printf(
+      "usage: ingot <command> [options]\n"
+      "\n"
+      "Ingot compiles an ONNX model into one self-contained bundle file and runs it.\n"
+      "\n"
+      "commands:\n"
+      "  compile   ONNX model -> .ingot bundle\n"
+      "  run       run a bundle on .npy inputs; write .npz outputs, or benchmark\n"
+      "  inspect   show a bundle's inputs, outputs, targets, sections and memory plan\n"
+      "\n"
+      "options:\n"
+      "  -h, --help     show this help (each command has its own: ingot run --help)\n"
+      "  -V, --version  show the version\n"
+      "\n"
+      "exit codes: 0 success, 1 failure, 2 bad command line.\n"
+      "examples:\n"
+      "  ingot compile model.onnx -o model.ingot --input-shape input=1x3x224x224\n"
+      "  ingot run model.ingot --input input=image.npy --output out.npz\n"
+      "  ingot inspect model.ingot --json\n");
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    return ingot_cli_usage_error(NULL, "no command given");
+  }
+  const char* command = argv[1];
+  if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 ||
+      strcmp(command, "help") == 0) {
+    print_help();
+    return INGOT_CLI_EXIT_OK;
+  }
+  if (strcmp(command, "-V") == 0 || strcmp(command, "--version") == 0 ||
+      strcmp(command, "version") == 0) {
+    print_version();
+    return INGOT_CLI_EXIT_OK;
+  }
+  if (strcmp(command, "compile") == 0) return ingot_cli_compile(argc - 1, argv + 1);
+  if (strcmp(command, "run") == 0) return ingot_cli_run(argc - 1, argv + 1);
+  if (strcmp(command, "inspect") == 0) return ingot_cli_inspect(argc - 1, argv + 1);
+  if (command[0] == '-') return ingot_cli_usage_error(NULL, "unknown option '%s'", command);
+  return ingot_cli_usage_error(NULL, "unknown command '%s'", command);
+}

@@ -1,0 +1,495 @@
+/* `ingot run`: runs a bundle through the public runtime API (runtime/ingot.h)
+ * on .npy inputs, writes the outputs to an .npz or prints a summary, and can
+ * benchmark. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <math.h>
+
+#include "cli/cli.h"
+#include "cli/npy.h"
+#include "runtime/ingot.h"
+
+static const char kRunHelp[] =
+    "usage: ingot run BUNDLE [options]\n"
+    "\n"
+    "Runs a compiled bundle once (or benchmarks it) on inputs read from .npy files.\n"
+    "\n"
+    "options:\n"
+    "  --input NAME=FILE.npy  data for the input NAME (repeatable)\n"
+    "  --input FILE.npy       data for the next input not named explicitly, in order\n"
+    "  --output FILE.npz      write every output to an .npz (member NAME.npy; '/' in\n"
+    "                         names becomes '_'); without it, print a summary\n"
+    "  --threads N            worker threads (default: one per CPU)\n"
+    "  --bench N              one warm-up run, then N timed runs; prints the latency\n"
+    "  --seed S               seed for inputs not given (default 0)\n"
+    "  -h, --help             show this help\n"
+    "\n"
+    "Each input's shape must match the bundle's exactly. Its dtype must too, except that\n"
+    "float64 converts to float32 (and float32 to float64, int32 to/from int64 when the\n"
+    "values fit). Inputs not given get deterministic random data: floats uniform in\n"
+    "[0, 1), integers in [0, 10), bools 0/1.\n"
+    "\n"
+    "example:\n"
+    "  ingot run model.ingot --input input=x.npy --output y.npz --bench 20\n";
+
+typedef struct run_input_arg_t {
+  const char* name; /* NULL: positional */
+  const char* path;
+} run_input_arg_t;
+
+typedef struct run_options_t {
+  const char* bundle_path;
+  run_input_arg_t* inputs;
+  int input_count;
+  const char* output_path;
+  int64_t threads;
+  int64_t bench;
+  int64_t seed;
+} run_options_t;
+
+/* ---- helpers ---- */
+static void format_shape(uint32_t rank, const int64_t* dims, char* out, size_t cap) {
+  size_t n = (size_t)snprintf(out, cap, "[");
+  for (uint32_t i = 0; i < rank && n < cap; ++i) {
+    n += (size_t)snprintf(out + n, cap - n, i ? ",%lld" : "%lld", (long long)dims[i]);
+  }
+  if (n < cap) snprintf(out + n, cap - n, "]");
+}
+
+static uint64_t splitmix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void fill_random(void* data, const ingot_tensor_info_t* info, uint64_t seed,
+                        uint32_t index) {
+  uint64_t state = seed * 0x100000001b3ull + index + 1;
+  size_t size = ingot_dtype_size(info->dtype);
+  size_t count = size ? info->bytes / size : 0;
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t r = splitmix64(&state);
+    double u = (double)(r >> 11) * (1.0 / 9007199254740992.0);
+    switch (info->dtype) {
+      case INGOT_DTYPE_F32: ((float*)data)[i] = (float)u; break;
+      case INGOT_DTYPE_F64: ((double*)data)[i] = u; break;
+      case INGOT_DTYPE_I64: ((int64_t*)data)[i] = (int64_t)(r % 10); break;
+      case INGOT_DTYPE_I32: ((int32_t*)data)[i] = (int32_t)(r % 10); break;
+      case INGOT_DTYPE_U8: ((uint8_t*)data)[i] = (uint8_t)(r % 10); break;
+      case INGOT_DTYPE_I8: ((int8_t*)data)[i] = (int8_t)(r % 10); break;
+      case INGOT_DTYPE_BOOL: ((uint8_t*)data)[i] = (uint8_t)(r & 1); break;
+      case INGOT_DTYPE_F16: {
+        /* u in [0,1) as a half: exponent and mantissa from the top bits. */
+        float f = (float)u;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        int32_t e = (int32_t)((bits >> 23) & 0xff) - 127 + 15;
+        uint16_t h = e <= 0 ? 0 : (uint16_t)(((uint32_t)e << 10) | ((bits >> 13) & 0x3ff));
+        ((uint16_t*)data)[i] = h;
+        break;
+      }
+      default: memset(data, 0, info->bytes); return;
+    }
+  }
+}
+
+/* Copies `array` into the session's input buffer, converting where allowed. */
+static int copy_input(const char* path, const ingot_tensor_info_t* info,
+                      const ingot_npy_array_t* array, void* dst) {
+  char want[256], got[256];
+  format_shape(info->rank, info->dims, want, sizeof(want));
+  format_shape(array->rank, array->dims, got, sizeof(got));
+  bool same_shape = array->rank == info->rank;
+  for (uint32_t i = 0; same_shape && i < info->rank; ++i) {
+    same_shape = array->dims[i] == info->dims[i];
+  }
+  if (!same_shape) {
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
+                           "input '%s': shape mismatch: the bundle expects %s, '%s' has %s",
+                           info->name, want, path, got);
+  }
+  size_t count = array->count;
+  if (array->dtype == info->dtype) {
+    if (array->bytes != info->bytes) {
+      return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "input '%s': size mismatch (%zu vs %zu bytes)",
+                             info->name, array->bytes, info->bytes);
+    }
+    if (array->bytes) memcpy(dst, array->data, array->bytes);
+    return INGOT_CLI_EXIT_OK;
+  }
+  if (count * ingot_dtype_size(info->dtype) != info->bytes) {
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "input '%s': size mismatch", info->name);
+  }
+  if (info->dtype == INGOT_DTYPE_F32 && array->dtype == INGOT_DTYPE_F64) {
+    const double* s = array->data;
+    float* d = dst;
+    for (size_t i = 0; i < count; ++i) d[i] = (float)s[i];
+    return INGOT_CLI_EXIT_OK;
+  }
+  if (info->dtype == INGOT_DTYPE_F64 && array->dtype == INGOT_DTYPE_F32) {
+    const float* s = array->data;
+    double* d = dst;
+    for (size_t i = 0; i < count; ++i) d[i] = s[i];
+    return INGOT_CLI_EXIT_OK;
+  }
+  if (info->dtype == INGOT_DTYPE_I64 && array->dtype == INGOT_DTYPE_I32) {
+    const int32_t* s = array->data;
+    int64_t* d = dst;
+    for (size_t i = 0; i < count; ++i) d[i] = s[i];
+    return INGOT_CLI_EXIT_OK;
+  }
+  if (info->dtype == INGOT_DTYPE_I32 && array->dtype == INGOT_DTYPE_I64) {
+    const int64_t* s = array->data;
+    int32_t* d = dst;
+    for (size_t i = 0; i < count; ++i) {
+      if (s[i] < INT32_MIN || s[i] > INT32_MAX) {
+        return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
+                               "input '%s': '%s' holds %lld at element %zu, which does not fit "
+                               "the bundle's int32",
+                               info->name, path, (long long)s[i], i);
+      }
+      d[i] = (int32_t)s[i];
+    }
+    return INGOT_CLI_EXIT_OK;
+  }
+  return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
+                         "input '%s': dtype mismatch: the bundle expects %s, '%s' holds %s",
+                         info->name, ingot_dtype_name(info->dtype), path,
+                         ingot_dtype_name(array->dtype));
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int compare_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static double element_as_double(const void* data, ingot_dtype_t dtype, size_t i) {
+  switch (dtype) {
+    case INGOT_DTYPE_F32: return ((const float*)data)[i];
+    case INGOT_DTYPE_F64: return ((const double*)data)[i];
+    case INGOT_DTYPE_I64: return (double)((const int64_t*)data)[i];
+    case INGOT_DTYPE_I32: return ((const int32_t*)data)[i];
+    case INGOT_DTYPE_U8: return ((const uint8_t*)data)[i];
+    case INGOT_DTYPE_I8: return ((const int8_t*)data)[i];
+    case INGOT_DTYPE_BOOL: return ((const uint8_t*)data)[i] != 0;
+    case INGOT_DTYPE_F16: {
+      uint16_t h = ((const uint16_t*)data)[i];
+      int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+      double v = e == 0 ? m / 1024.0 / 16384.0
+                 : e == 31 ? (m ? (double)NAN : (double)INFINITY)
+                           : (1.0 + m / 1024.0) * (double)(1u << e) / 32768.0;
+      return (h & 0x8000) ? -v : v;
+    }
+    default: return 0.0;
+  }
+}
+
+static void print_summary(const ingot_tensor_info_t* info, const void* data) {
+  char shape[256];
+  format_shape(info->rank, info->dims, shape, sizeof(shape));
+  size_t size = ingot_dtype_size(info->dtype);
+  size_t count = size ? info->bytes / size : 0;
+  printf("%s: %s %s\n", info->name, ingot_dtype_name(info->dtype), shape);
+  printf("  values:");
+  size_t shown = count < 8 ? count : 8;
+  for (size_t i = 0; i < shown; ++i) printf(" %.6g", element_as_double(data, info->dtype, i));
+  printf("%s\n", count > shown ? " ..." : "");
+  if (info->rank == 2 && info->dims[0] > 0 && info->dims[1] > 0) {
+    int64_t rows = info->dims[0], cols = info->dims[1];
+    int64_t show_rows = rows < 16 ? rows : 16;
+    printf("  argmax of the first %lld row%s:", (long long)show_rows, show_rows == 1 ? "" : "s");
+    for (int64_t r = 0; r < show_rows; ++r) {
+      int64_t best = 0;
+      double best_value = element_as_double(data, info->dtype, (size_t)(r * cols));
+      for (int64_t c = 1; c < cols; ++c) {
+        double v = element_as_double(data, info->dtype, (size_t)(r * cols + c));
+        if (v > best_value) {
+          best_value = v;
+          best = c;
+        }
+      }
+      printf(" %lld", (long long)best);
+    }
+    printf("%s\n", rows > show_rows ? " ..." : "");
+  }
+}
+
+static bool is_regular_file(const char* path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int parse_options(int argc, char** argv, run_options_t* o) {
+  for (int i = 1; i < argc;) {
+    const char* arg = argv[i];
+    const char* value = NULL;
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      fputs(kRunHelp, stdout);
+      return -1;
+    }
+    if (ingot_cli_flag_value(argc, argv, &i, "--input", &value)) {
+      if (!value || !*value) return ingot_cli_usage_error("run", "--input needs NAME=FILE.npy");
+      run_input_arg_t in = {NULL, value};
+      const char* eq = strchr(value, '=');
+      /* NAME=FILE, unless the whole text names an existing file. */
+      if (eq && !is_regular_file(value)) {
+        size_t n = (size_t)(eq - value);
+        char* name = ingot_xmalloc(n + 1);
+        memcpy(name, value, n);
+        name[n] = '\0';
+        in.name = name;
+        in.path = eq + 1;
+        if (!*in.path) return ingot_cli_usage_error("run", "--input '%s' names no file", value);
+      }
+      o->inputs = ingot_xrealloc(o->inputs, sizeof(run_input_arg_t) * (size_t)(o->input_count + 1));
+      o->inputs[o->input_count++] = in;
+      continue;
+    }
+    if (ingot_cli_flag_value(argc, argv, &i, "--output", &value) ||
+        ingot_cli_flag_value(argc, argv, &i, "-o", &value)) {
+      if (!value || !*value) return ingot_cli_usage_error("run", "--output needs FILE.npz");
+      o->output_path = value;
+      continue;
+    }
+    if (ingot_cli_flag_value(argc, argv, &i, "--threads", &value)) {
+      if (!ingot_cli_parse_int(value, 1, 4096, &o->threads)) {
+        return ingot_cli_usage_error("run", "--threads needs an integer from 1 to 4096, not '%s'",
+                                     value ? value : "");
+      }
+      continue;
+    }
+    if (ingot_cli_flag_value(argc, argv, &i, "--bench", &value)) {
+      if (!ingot_cli_parse_int(value, 1, 1000000, &o->bench)) {
+        return ingot_cli_usage_error("run", "--bench needs a run count from 1 to 1000000, not '%s'",
+                                     value ? value : "");
+      }
+      continue;
+    }
+    if (ingot_cli_flag_value(argc, argv, &i, "--seed", &value)) {
+      if (!ingot_cli_parse_int(value, 0, INT64_MAX, &o->seed)) {
+        return ingot_cli_usage_error("run", "--seed needs a non-negative integer, not '%s'",
+                                     value ? value : "");
+      }
+      continue;
+    }
+    if (arg[0] == '-' && arg[1] != '\0') return ingot_cli_usage_error("run", "unknown option '%s'", arg);
+    if (o->bundle_path) {
+      return ingot_cli_usage_error("run", "unexpected argument '%s' (one bundle per run)", arg);
+    }
+    o->bundle_path = arg;
+    ++i;
+  }
+  if (!o->bundle_path) return ingot_cli_usage_error("run", "no bundle given");
+  return INGOT_CLI_EXIT_OK;
+}
+
+static void free_options(run_options_t* o) {
+  for (int i = 0; i < o->input_count; ++i) free((char*)o->inputs[i].name);
+  free(o->inputs);
+}
+
+/* The valid input names, for messages: "'a', 'b'". */
+static void list_input_names(const ingot_tensor_info_t* infos, uint32_t count, char* out,
+                             size_t cap) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (uint32_t i = 0; i < count && n < cap; ++i) {
+    n += (size_t)snprintf(out + n, cap - n, "%s'%s'", i ? ", " : "", infos[i].name);
+  }
+}
+
+static int run_main(run_options_t* o) {
+  int rc = INGOT_CLI_EXIT_FAILURE;
+  ingot_bundle_t* bundle = NULL;
+  ingot_session_t* session = NULL;
+  ingot_tensor_info_t* in_infos = NULL;
+  ingot_tensor_info_t* out_infos = NULL;
+  int* source = NULL; /* per bundle input: index into o->inputs, or -1 */
+  double* times = NULL;
+
+  ingot_status_t s = ingot_bundle_open_file(o->bundle_path, NULL, &bundle);
+  if (s) {
+    rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "cannot open bundle '%s': %s (%s)", o->bundle_path,
+                         ingot_last_error(), ingot_status_name(s));
+    goto done;
+  }
+  uint32_t n_in = ingot_bundle_input_count(bundle);
+  uint32_t n_out = ingot_bundle_output_count(bundle);
+  in_infos = ingot_xcalloc(n_in ? n_in : 1, sizeof(*in_infos));
+  out_infos = ingot_xcalloc(n_out ? n_out : 1, sizeof(*out_infos));
+  source = ingot_xcalloc(n_in ? n_in : 1, sizeof(int));
+  for (uint32_t i = 0; i < n_in; ++i) {
+    source[i] = -1;
+    if (ingot_bundle_input_info(bundle, i, &in_infos[i]) != INGOT_OK) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': cannot read input %u: %s", o->bundle_path,
+                           i, ingot_last_error());
+      goto done;
+    }
+  }
+  for (uint32_t i = 0; i < n_out; ++i) {
+    if (ingot_bundle_output_info(bundle, i, &out_infos[i]) != INGOT_OK) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': cannot read output %u: %s",
+                           o->bundle_path, i, ingot_last_error());
+      goto done;
+    }
+  }
+
+  /* Bind --input arguments: named ones first, then positional ones in order. */
+  char names[2048];
+  list_input_names(in_infos, n_in, names, sizeof(names));
+  for (int a = 0; a < o->input_count; ++a) {
+    if (!o->inputs[a].name) continue;
+    uint32_t k = 0;
+    while (k < n_in && strcmp(in_infos[k].name, o->inputs[a].name) != 0) ++k;
+    if (k == n_in) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
+                           "the bundle has no input '%s'; its inputs are: %s", o->inputs[a].name,
+                           n_in ? names : "(none)");
+      goto done;
+    }
+    if (source[k] >= 0) {
+      rc = ingot_cli_usage_error("run", "input '%s' is given twice", in_infos[k].name);
+      goto done;
+    }
+    source[k] = a;
+  }
+  for (int a = 0; a < o->input_count; ++a) {
+    if (o->inputs[a].name) continue;
+    uint32_t k = 0;
+    while (k < n_in && source[k] >= 0) ++k;
+    if (k == n_in) {
+      rc = ingot_cli_usage_error("run", "more --input files than inputs (the bundle's inputs: %s)",
+                                 n_in ? names : "none");
+      goto done;
+    }
+    source[k] = a;
+  }
+
+  ingot_session_options_t session_options = {0};
+  session_options.threads = (uint32_t)o->threads;
+  s = ingot_session_create(bundle, &session_options, &session);
+  if (s) {
+    rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': cannot create a session: %s (%s)",
+                         o->bundle_path, ingot_last_error(), ingot_status_name(s));
+    goto done;
+  }
+  for (uint32_t k = 0; k < n_in; ++k) {
+    void* dst = ingot_session_input_data(session, k);
+    if (!dst && in_infos[k].bytes) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': input '%s' has no buffer",
+                           o->bundle_path, in_infos[k].name);
+      goto done;
+    }
+    if (source[k] < 0) {
+      char shape[256];
+      format_shape(in_infos[k].rank, in_infos[k].dims, shape, sizeof(shape));
+      ingot_cli_note("input '%s' (%s %s) not given: using random data (seed %lld)",
+                     in_infos[k].name, ingot_dtype_name(in_infos[k].dtype), shape,
+                     (long long)o->seed);
+      fill_random(dst, &in_infos[k], (uint64_t)o->seed, k);
+      continue;
+    }
+    const char* path = o->inputs[source[k]].path;
+    ingot_npy_array_t array;
+    s = ingot_npy_read_file(path, &array);
+    if (s) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "input '%s': %s", in_infos[k].name,
+                           ingot_compiler_error());
+      goto done;
+    }
+    rc = copy_input(path, &in_infos[k], &array, dst);
+    ingot_npy_array_free(&array);
+    if (rc != INGOT_CLI_EXIT_OK) goto done;
+    rc = INGOT_CLI_EXIT_FAILURE;
+  }
+
+  int64_t timed = o->bench;
+  int64_t total_runs = timed > 0 ? timed + 1 : 1;
+  times = ingot_xcalloc((size_t)total_runs, sizeof(double));
+  for (int64_t r = 0; r < total_runs; ++r) {
+    double t0 = now_ms();
+    s = ingot_session_run(session);
+    times[r] = now_ms() - t0;
+    if (s) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': run failed: %s (%s)", o->bundle_path,
+                           ingot_last_error(), ingot_status_name(s));
+      goto done;
+    }
+  }
+
+  if (o->output_path) {
+    ingot_npz_member_t* members = ingot_xcalloc(n_out ? n_out : 1, sizeof(*members));
+    for (uint32_t i = 0; i < n_out; ++i) {
+      members[i].name = out_infos[i].name;
+      members[i].dtype = out_infos[i].dtype;
+      members[i].rank = out_infos[i].rank;
+      members[i].dims = out_infos[i].dims;
+      members[i].data = ingot_session_output_data(session, i);
+      members[i].bytes = out_infos[i].bytes;
+      if (!members[i].data && members[i].bytes) {
+        free(members);
+        rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': output '%s' has no buffer",
+                             o->bundle_path, out_infos[i].name);
+        goto done;
+      }
+    }
+    s = ingot_npz_write_file(o->output_path, members, n_out);
+    free(members);
+    if (s) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
+      goto done;
+    }
+  } else {
+    for (uint32_t i = 0; i < n_out; ++i) {
+      print_summary(&out_infos[i], ingot_session_output_data(session, i));
+    }
+  }
+
+  if (timed > 0) {
+    qsort(times + 1, (size_t)timed, sizeof(double), compare_double);
+    double median = (timed % 2) ? times[1 + timed / 2]
+                                : 0.5 * (times[timed / 2] + times[1 + timed / 2]);
+    int64_t threads = o->threads;
+    if (threads == 0) {
+      long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+      threads = cpus > 0 ? cpus : 1;
+    }
+    printf("latency: min %.4f ms, median %.4f ms (%lld runs, %lld threads)\n", times[1], median,
+           (long long)timed, (long long)threads);
+  }
+  fflush(stdout);
+  rc = INGOT_CLI_EXIT_OK;
+
+done:
+  free(times);
+  free(source);
+  free(in_infos);
+  free(out_infos);
+  if (session) ingot_session_release(session);
+  if (bundle) ingot_bundle_release(bundle);
+  return rc;
+}
+
+int ingot_cli_run(int argc, char** argv) {
+  run_options_t o = {0};
+  int rc = parse_options(argc, argv, &o);
+  if (rc == -1) {
+    rc = INGOT_CLI_EXIT_OK; /* --help */
+  } else if (rc == INGOT_CLI_EXIT_OK) {
+    rc = run_main(&o);
+  }
+  free_options(&o);
+  return rc;
+}

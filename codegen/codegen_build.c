@@ -1,0 +1,281 @@
+/* Target `c`: building the module with the system C compiler.
+ *
+ * The source goes to a private directory (mkdtemp); the compiler runs with
+ * posix_spawnp and an argv array (no shell), its output captured in a file
+ * there; the shared object is read back into memory, checked
+ * (ingot_codegen_elf_check) and the directory removed. On a compiler failure
+ * the source is kept and its path is in the message. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "codegen/codegen_internal.h"
+
+extern char** environ;
+
+enum { kCompileTimeoutSeconds = 600, kMaxArgs = 64, kLogLines = 20, kLogBytes = 2400 };
+
+/* Flags and why:
+ *  -std=c99 -O3 -fPIC -shared           position-independent shared object
+ *  -nostdlib -nostartfiles -ffreestanding  no libc, no crt files, no libgcc
+ *  -fvisibility=hidden                  only ingot_library_query is exported
+ *  -fno-math-errno -fno-trapping-math   sqrt/floor/ceil become instructions
+ *  -fopenmp-simd                        honour `#pragma omp simd` (no runtime)
+ *  -fno-stack-protector                 no __stack_chk_fail import
+ *  -fno-asynchronous-unwind-tables      no .eh_frame to load
+ *  -fno-tree-loop-distribute-patterns   (gcc) loops stay loops, not memset calls
+ *  -fno-plt                             no PLT stubs
+ *  -Wl,-z,defs                          an undefined symbol fails the link
+ *  -Wl,--hash-style=both                DT_HASH and DT_GNU_HASH for loaders
+ *  -Wl,-z,noexecstack                   no executable stack
+ *  -Wl,--build-id=none -s               deterministic and small output */
+static const char* const k_common_flags[] = {
+    "-std=c99", "-O3", "-fPIC", "-shared", "-nostdlib", "-nostartfiles", "-ffreestanding",
+    "-fvisibility=hidden", "-fno-math-errno", "-fno-trapping-math", "-fopenmp-simd",
+    "-fno-stack-protector", "-fno-asynchronous-unwind-tables", "-fno-plt", "-w",
+    "-Wl,-z,defs", "-Wl,--hash-style=both", "-Wl,-z,noexecstack", "-Wl,--build-id=none", "-s",
+};
+
+typedef struct cc_run_t {
+  int exit_code;     /* -1: did not exit normally */
+  bool timed_out;
+} cc_run_t;
+
+/* Splits the compiler command ("gcc", "ccache gcc") into words. */
+static size_t split_words(char* text, char** words, size_t cap) {
+  size_t n = 0;
+  char* save = NULL;
+  for (char* w = strtok_r(text, " \t", &save); w && n < cap; w = strtok_r(NULL, " \t", &save))
+    words[n++] = w;
+  return n;
+}
+
+static ingot_status_t run_process(char* const* argv, const char* log_path, cc_run_t* out) {
+  posix_spawn_file_actions_t fa;
+  if (posix_spawn_file_actions_init(&fa) != 0)
+    return ingot_fail(INGOT_ERROR_INTERNAL, "codegen c: posix_spawn_file_actions_init failed");
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    return ingot_fail(INGOT_ERROR_NOT_FOUND, "codegen c: cannot run the C compiler '%s': %s", argv[0],
+                      strerror(rc));
+  out->exit_code = -1;
+  out->timed_out = false;
+  struct timespec start, now, nap = {0, 5 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (WIFEXITED(status)) out->exit_code = WEXITSTATUS(status);
+      return INGOT_OK;
+    }
+    if (r < 0 && errno != EINTR)
+      return ingot_fail(INGOT_ERROR_INTERNAL, "codegen c: waitpid: %s", strerror(errno));
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - start.tv_sec > kCompileTimeoutSeconds && !out->timed_out) {
+      out->timed_out = true;
+      kill(pid, SIGKILL);
+    }
+    nanosleep(&nap, NULL);
+  }
+}
+
+/* 1 if `cc --version` names clang (its flags differ a little), else 0. */
+static int compiler_is_clang(char* const* words, size_t n, const char* dir) {
+  char* argv[kMaxArgs];
+  size_t a = 0;
+  for (size_t i = 0; i < n && a < kMaxArgs - 2; ++i) argv[a++] = words[i];
+  argv[a++] = "--version";
+  argv[a] = NULL;
+  char log[4200];
+  snprintf(log, sizeof(log), "%s/version.txt", dir);
+  cc_run_t run;
+  int clang = 0;
+  if (run_process(argv, log, &run) == INGOT_OK) {
+    uint8_t* text = NULL;
+    size_t size = 0;
+    if (ingot_file_read(log, &text, &size) == INGOT_OK) {
+      char* t = ingot_xmalloc(size + 1);
+      memcpy(t, text, size);
+      t[size] = '\0';
+      clang = strstr(t, "clang") != NULL;
+      free(t);
+      free(text);
+    }
+  }
+  ingot_compiler_error_clear();
+  unlink(log);
+  return clang;
+}
+
+static bool cpu_name_ok(const char* cpu) {
+  if (!cpu[0] || cpu[0] == '-') return false;
+  for (const char* p = cpu; *p; ++p) {
+    char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+          c == '_' || c == '.'))
+      return false;
+  }
+  return true;
+}
+
+/* The first lines of the compiler's output, for the error message. */
+static void log_head(const char* path, char* out, size_t cap) {
+  out[0] = '\0';
+  uint8_t* text = NULL;
+  size_t size = 0;
+  if (ingot_file_read(path, &text, &size) != INGOT_OK) {
+    ingot_compiler_error_clear();
+    return;
+  }
+  size_t n = 0, lines = 0;
+  for (size_t i = 0; i < size && n + 1 < cap && lines < kLogLines; ++i) {
+    out[n++] = (char)text[i];
+    if (text[i] == '\n') ++lines;
+  }
+  out[n] = '\0';
+  free(text);
+}
+
+static ingot_status_t write_file(const char* path, const void* data, size_t size) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot create '%s': %s", path, strerror(errno));
+  const uint8_t* p = data;
+  while (size) {
+    ssize_t w = write(fd, p, size);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      close(fd);
+      return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot write '%s': %s", path, strerror(errno));
+    }
+    p += w;
+    size -= (size_t)w;
+  }
+  if (close(fd) != 0) return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot write '%s'", path);
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
+                                       const ingot_target_t* target, const char* cc,
+                                       uint8_t** out_object, size_t* out_size) {
+  *out_object = NULL;
+  *out_size = 0;
+  if (!source) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: no source");
+  if (target && target->kind != INGOT_TARGET_C)
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen c: target '%s' is not a C target", target->name);
+  if (target && target->cpu[0] && !cpu_name_ok(target->cpu))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: bad cpu name '%s'", target->cpu);
+  if (!cc || !*cc) cc = getenv("CC");
+  if (!cc || !*cc) cc = "cc";
+
+  const char* tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp) tmp = "/tmp";
+  char dir[4096], src_path[4200], so_path[4200], log_path[4200];
+  snprintf(dir, sizeof(dir), "%s/ingot-cc-XXXXXX", tmp);
+  if (!mkdtemp(dir))
+    return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot create a temporary directory in '%s': %s", tmp,
+                      strerror(errno));
+  snprintf(src_path, sizeof(src_path), "%s/module.c", dir);
+  snprintf(so_path, sizeof(so_path), "%s/module.so", dir);
+  snprintf(log_path, sizeof(log_path), "%s/cc.log", dir);
+
+  ingot_status_t st = write_file(src_path, source, source_size);
+  char* cc_copy = ingot_xstrdup(cc);
+  char* words[16];
+  size_t nwords = split_words(cc_copy, words, 16);
+  if (st == INGOT_OK && nwords == 0)
+    st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: empty compiler command");
+  bool keep_source = false;
+  if (st == INGOT_OK) {
+    int clang = compiler_is_clang(words, nwords, dir);
+    char march[64] = "-march=x86-64", mtune[64] = "-mtune=generic";
+    if (target && target->cpu[0]) {
+      snprintf(march, sizeof(march), "-march=%s", target->cpu);
+      mtune[0] = '\0';
+    }
+    char* argv[kMaxArgs];
+    size_t a = 0;
+    for (size_t i = 0; i < nwords; ++i) argv[a++] = words[i];
+    for (size_t i = 0; i < sizeof(k_common_flags) / sizeof(k_common_flags[0]); ++i)
+      argv[a++] = (char*)k_common_flags[i];
+    if (!clang) argv[a++] = "-fno-tree-loop-distribute-patterns";
+#if defined(__x86_64__)
+    argv[a++] = march;
+    if (mtune[0]) argv[a++] = mtune;
+#else
+    if (target && target->cpu[0]) argv[a++] = march;
+#endif
+    argv[a++] = "-o";
+    argv[a++] = so_path;
+    argv[a++] = src_path;
+    argv[a] = NULL;
+    cc_run_t run;
+    st = run_process(argv, log_path, &run);
+    if (st == INGOT_OK && (run.exit_code != 0 || run.timed_out)) {
+      char head[kLogBytes];
+      log_head(log_path, head, sizeof(head));
+      keep_source = true;
+      if (run.timed_out)
+        st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen c: '%s' took over %d s; source kept at %s", cc,
+                        kCompileTimeoutSeconds, src_path);
+      else
+        st = ingot_fail(INGOT_ERROR_INTERNAL,
+                        "codegen c: '%s' failed (exit %d); source kept at %s; its output:\n%s", cc,
+                        run.exit_code, src_path, head);
+    }
+  }
+  free(cc_copy);
+  uint8_t* object = NULL;
+  size_t size = 0;
+  if (st == INGOT_OK) st = ingot_file_read(so_path, &object, &size);
+  if (st == INGOT_OK) {
+    st = ingot_codegen_elf_check(object, size);
+    if (st != INGOT_OK) {
+      free(object);
+      object = NULL;
+    }
+  }
+  unlink(so_path);
+  unlink(log_path);
+  if (!keep_source) {
+    unlink(src_path);
+    rmdir(dir);
+  }
+  if (st != INGOT_OK) return st;
+  *out_object = object;
+  *out_size = size;
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_codegen_build(ingot_ir_func_t* const* funcs, uint32_t count,
+                                   const ingot_target_t* target, const char* cc,
+                                   const char* keep_source_path, uint8_t** out_object,
+                                   size_t* out_size) {
+  if (!out_object || !out_size)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: missing output");
+  *out_object = NULL;
+  *out_size = 0;
+  ingot_strbuf_t source = {0};
+  ingot_status_t st = ingot_codegen_c_source(funcs, count, target, &source);
+  if (st == INGOT_OK && keep_source_path)
+    st = ingot_file_write_atomic(keep_source_path, source.data, source.length);
+  if (st == INGOT_OK)
+    st = ingot_codegen_c_compile(source.data, source.length, target, cc, out_object, out_size);
+  ingot_strbuf_free(&source);
+  return st;
+}

@@ -1,0 +1,1199 @@
+/* Target `c`: C99 source from the loop IR.
+ *
+ * The module is self-contained: it includes no header and links against
+ * nothing. It starts with its own fixed-width typedefs, inline math helpers
+ * (exp/log/tanh/erf accurate to ~1 ulp in float, computed in double so that
+ * loops stay vectorizable), integer floor division, and hidden memcpy/memset/
+ * memmove for copies the compiler may emit; then the kernel ABI declarations
+ * (generated from the same macro that is checked against ingot_format.h
+ * below); then one static function per IR function, outlined bodies for its
+ * parallel loops, the kernel table and the exported ingot_library_query.
+ *
+ * Codegen is generic over the IR: every expression and statement kind maps to
+ * C; nothing here knows about graph ops. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+#include "codegen/codegen_internal.h"
+
+/* ---- The kernel ABI as the module declares it. One macro, instantiated here
+ * with the prefix cg_ (checked against ingot_format.h's layout) and
+ * stringified with the prefix ingot_ into every module. */
+#define CG_ABI_DECLS(P)                                                                       \
+  typedef void (*P##parallel_body_fn_t)(void* context, int64_t begin, int64_t end);          \
+  typedef struct P##kernel_env_t {                                                            \
+    uint32_t abi_version;                                                                     \
+    uint32_t thread_count;                                                                    \
+    void* pool;                                                                               \
+    void (*parallel_for)(void* pool, int64_t count, P##parallel_body_fn_t body, void* context); \
+    float (*expf)(float);                                                                     \
+    float (*logf)(float);                                                                     \
+    float (*tanhf)(float);                                                                    \
+    float (*erff)(float);                                                                     \
+    float (*powf)(float, float);                                                              \
+  } P##kernel_env_t;                                                                          \
+  typedef int32_t (*P##kernel_fn_t)(const P##kernel_env_t* env, void* const* args);          \
+  typedef struct P##kernel_entry_t {                                                          \
+    const char* name;                                                                         \
+    P##kernel_fn_t fn;                                                                        \
+  } P##kernel_entry_t;                                                                        \
+  typedef struct P##kernel_library_t {                                                        \
+    uint32_t abi_version;                                                                     \
+    uint32_t kernel_count;                                                                    \
+    const P##kernel_entry_t* kernels;                                                         \
+  } P##kernel_library_t;
+
+#define CG_STR_(...) #__VA_ARGS__
+#define CG_STR(...) CG_STR_(__VA_ARGS__)
+
+CG_ABI_DECLS(cg_)
+
+#define CG_SAME_FIELD(T, f) \
+  _Static_assert(offsetof(cg_##T, f) == offsetof(ingot_##T, f) && \
+                 sizeof(((cg_##T*)0)->f) == sizeof(((ingot_##T*)0)->f), "ABI field " #T "." #f)
+_Static_assert(sizeof(cg_kernel_env_t) == sizeof(ingot_kernel_env_t), "ABI: kernel env size");
+_Static_assert(sizeof(cg_kernel_entry_t) == sizeof(ingot_kernel_entry_t), "ABI: entry size");
+_Static_assert(sizeof(cg_kernel_library_t) == sizeof(ingot_kernel_library_t), "ABI: library size");
+CG_SAME_FIELD(kernel_env_t, abi_version);
+CG_SAME_FIELD(kernel_env_t, thread_count);
+CG_SAME_FIELD(kernel_env_t, pool);
+CG_SAME_FIELD(kernel_env_t, parallel_for);
+CG_SAME_FIELD(kernel_env_t, expf);
+CG_SAME_FIELD(kernel_env_t, logf);
+CG_SAME_FIELD(kernel_env_t, tanhf);
+CG_SAME_FIELD(kernel_env_t, erff);
+CG_SAME_FIELD(kernel_env_t, powf);
+CG_SAME_FIELD(kernel_entry_t, name);
+CG_SAME_FIELD(kernel_entry_t, fn);
+CG_SAME_FIELD(kernel_library_t, abi_version);
+CG_SAME_FIELD(kernel_library_t, kernel_count);
+CG_SAME_FIELD(kernel_library_t, kernels);
+_Static_assert(INGOT_KERNEL_ABI_VERSION == 1u, "update CG_ABI_DECLS with the kernel ABI");
+
+static const char k_abi_decls[] = CG_STR(CG_ABI_DECLS(ingot_));
+
+/* ---- Types and helpers every module starts with. */
+static const char k_prelude[] =
+    "typedef __INT8_TYPE__ int8_t;\n"
+    "typedef __UINT8_TYPE__ uint8_t;\n"
+    "typedef __INT32_TYPE__ int32_t;\n"
+    "typedef __UINT32_TYPE__ uint32_t;\n"
+    "typedef __INT64_TYPE__ int64_t;\n"
+    "typedef __UINT64_TYPE__ uint64_t;\n"
+    "typedef __SIZE_TYPE__ size_t;\n"
+    "\n"
+    "/* Bit casts (folded by the compiler; vectorizable). */\n"
+    "static inline uint32_t ingot_f32_bits(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }\n"
+    "static inline float ingot_f32_from_bits(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }\n"
+    "static inline uint64_t ingot_f64_bits(double f) { uint64_t u; __builtin_memcpy(&u, &f, 8); return u; }\n"
+    "static inline double ingot_f64_from_bits(uint64_t u) { double f; __builtin_memcpy(&f, &u, 8); return f; }\n"
+    "\n"
+    "/* exp(x) in double, relative error ~1e-15 for |x| <= 700 (no special cases:\n"
+    " * callers clamp). Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, then a\n"
+    " * degree-11 Taylor polynomial; 2^k is built from bits. */\n"
+    "static inline double ingot_exp_core(double x) {\n"
+    "  const double shifter = 0x1.8p52;\n"
+    "  double kd = x * 0x1.71547652b82fep0 + shifter;\n"
+    "  int64_t k = (int64_t)(ingot_f64_bits(kd) - ingot_f64_bits(shifter));\n"
+    "  kd -= shifter;\n"
+    "  double r = x - kd * 0x1.62e42fee00000p-1 - kd * 0x1.a39ef35793c76p-33;\n"
+    "  double p = 0x1.71de3a556c734p-26;        /* 1/11! */\n"
+    "  p = p * r + 0x1.27e4fb7789f5cp-22;        /* 1/10! */\n"
+    "  p = p * r + 0x1.71de3a556c734p-19;        /* 1/9! */\n"
+    "  p = p * r + 0x1.a01a01a01a01ap-16;        /* 1/8! */\n"
+    "  p = p * r + 0x1.a01a01a01a01ap-13;        /* 1/7! */\n"
+    "  p = p * r + 0x1.6c16c16c16c17p-10;        /* 1/6! */\n"
+    "  p = p * r + 0x1.1111111111111p-7;         /* 1/5! */\n"
+    "  p = p * r + 0x1.5555555555555p-5;         /* 1/4! */\n"
+    "  p = p * r + 0x1.5555555555555p-3;         /* 1/3! */\n"
+    "  p = p * r + 0.5;\n"
+    "  p = p * r + 1.0;\n"
+    "  p = p * r + 1.0;\n"
+    "  return p * ingot_f64_from_bits((uint64_t)(k + 1023) << 52);\n"
+    "}\n"
+    "\n"
+    "static inline float ingot_expf(float x) {\n"
+    "  float c = x > 89.0f ? 89.0f : x;\n"
+    "  c = c < -104.0f ? -104.0f : c;\n"
+    "  return (float)ingot_exp_core((double)c);\n"
+    "}\n"
+    "\n"
+    "/* log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s),\n"
+    " * s = (m-1)/(m+1), |s| <= 0.172, series to s^11, in double. */\n"
+    "static inline float ingot_logf(float x) {\n"
+    "  int sub = x < 0x1p-126f;\n"
+    "  float xs = sub ? x * 0x1p24f : x;\n"
+    "  uint32_t ix = ingot_f32_bits(xs);\n"
+    "  int32_t e = (int32_t)(ix >> 23) - 127 - (sub ? 24 : 0);\n"
+    "  float m = ingot_f32_from_bits((ix & 0x7fffffu) | 0x3f800000u);\n"
+    "  int big = m > 0x1.6a09e6p0f;\n"
+    "  double md = big ? 0.5 * (double)m : (double)m;\n"
+    "  e += big;\n"
+    "  double f = md - 1.0;\n"
+    "  double s = f / (2.0 + f);\n"
+    "  double s2 = s * s;\n"
+    "  double p = 0x1.745d1745d1746p-4;          /* 1/11 */\n"
+    "  p = p * s2 + 0x1.c71c71c71c71cp-4;        /* 1/9 */\n"
+    "  p = p * s2 + 0x1.2492492492492p-3;        /* 1/7 */\n"
+    "  p = p * s2 + 0x1.999999999999ap-3;        /* 1/5 */\n"
+    "  p = p * s2 + 0x1.5555555555555p-2;        /* 1/3 */\n"
+    "  p = p * s2 + 1.0;\n"
+    "  float r = (float)((double)e * 0x1.62e42fefa39efp-1 + 2.0 * s * p);\n"
+    "  r = x == 0.0f ? -__builtin_inff() : r;\n"
+    "  r = x < 0.0f ? __builtin_nanf(\"\") : r;\n"
+    "  r = x == __builtin_inff() ? x : r;\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "\n"
+    "/* tanh(x) = (e^2|x| - 1) / (e^2|x| + 1) in double, x - x^3/3 for tiny |x|. */\n"
+    "static inline float ingot_tanhf(float x) {\n"
+    "  float a = __builtin_fabsf(x);\n"
+    "  float c = a < 10.0f ? a : 10.0f;\n"
+    "  double ad = (double)c;\n"
+    "  double e = ingot_exp_core(2.0 * ad);\n"
+    "  double t = (e - 1.0) / (e + 1.0);\n"
+    "  t = c < 0x1p-12f ? ad - ad * ad * ad * 0x1.5555555555555p-2 : t;\n"
+    "  uint32_t bits = ingot_f32_bits((float)t) | (ingot_f32_bits(x) & 0x80000000u);\n"
+    "  float r = ingot_f32_from_bits(bits);\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "\n"
+    "/* erf(x) = x P(t), t = 2 x^2 / 3.92^2 - 1, P of degree 18 fitted (weighted\n"
+    " * least squares at Chebyshev nodes) to erf(x)/x on [0, 3.92]; relative error\n"
+    " * 2e-10 in double. erf(x) rounds to 1 in float beyond 3.92. */\n"
+    "static inline float ingot_erff(float x) {\n"
+    "  float a = __builtin_fabsf(x);\n"
+    "  float c = a < 3.92f ? a : 3.92f;\n"
+    "  double xd = (double)c;\n"
+    "  double t = xd * xd * 0x1.0a8e3bebf47c2p-3 - 1.0;\n"
+    "  double p = 0x1.b8a225717a110p-15;\n"
+    "  p = p * t + -0x1.44af237a07da0p-13;\n"
+    "  p = p * t + 0x1.48a1ce9014bbdp-13;\n"
+    "  p = p * t + -0x1.26c0b6929ec9cp-12;\n"
+    "  p = p * t + 0x1.05cd9b766d0f5p-10;\n"
+    "  p = p * t + -0x1.2005b35da7f82p-9;\n"
+    "  p = p * t + 0x1.01626d49cad62p-8;\n"
+    "  p = p * t + -0x1.d1528f9a479acp-8;\n"
+    "  p = p * t + 0x1.97cfcdcb682fap-7;\n"
+    "  p = p * t + -0x1.4ab0882fabadap-6;\n"
+    "  p = p * t + 0x1.f439c68d8a5eep-6;\n"
+    "  p = p * t + -0x1.63a989201b120p-5;\n"
+    "  p = p * t + 0x1.dca808e341bd0p-5;\n"
+    "  p = p * t + -0x1.2f2c62875d423p-4;\n"
+    "  p = p * t + 0x1.7330d2e16631ap-4;\n"
+    "  p = p * t + -0x1.bf3371f233cb8p-4;\n"
+    "  p = p * t + 0x1.129a4cbb3525fp-3;\n"
+    "  p = p * t + -0x1.70dcc76acd53ep-3;\n"
+    "  p = p * t + 0x1.7164fe357d1f0p-2;\n"
+    "  float r = a < 3.92f ? (float)(xd * p) : 1.0f;\n"
+    "  r = ingot_f32_from_bits(ingot_f32_bits(r) | (ingot_f32_bits(x) & 0x80000000u));\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "\n"
+    "/* floor / ceil: instructions where the compiler inlines them (gcc; SSE4.1);\n"
+    " * otherwise through a truncating conversion, exact for |x| < 2^23 (larger\n"
+    " * floats are integers). The result keeps the sign of x (floor(-0) = -0,\n"
+    " * ceil(-0.5) = -0). */\n"
+    "#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__SSE4_1__)\n"
+    "static inline float ingot_floorf(float x) {\n"
+    "  float t = (float)(int32_t)x;\n"
+    "  t = t > x ? t - 1.0f : t;\n"
+    "  t = ingot_f32_from_bits(ingot_f32_bits(t) | (ingot_f32_bits(x) & 0x80000000u));\n"
+    "  return __builtin_fabsf(x) < 0x1p23f ? t : x;\n"
+    "}\n"
+    "static inline float ingot_ceilf(float x) {\n"
+    "  float t = (float)(int32_t)x;\n"
+    "  t = t < x ? t + 1.0f : t;\n"
+    "  t = ingot_f32_from_bits(ingot_f32_bits(t) | (ingot_f32_bits(x) & 0x80000000u));\n"
+    "  return __builtin_fabsf(x) < 0x1p23f ? t : x;\n"
+    "}\n"
+    "static inline double ingot_floor(double x) {\n"
+    "  double t = (double)(int64_t)x;\n"
+    "  t = t > x ? t - 1.0 : t;\n"
+    "  t = ingot_f64_from_bits(ingot_f64_bits(t) | (ingot_f64_bits(x) & 0x8000000000000000ull));\n"
+    "  return __builtin_fabs(x) < 0x1p52 ? t : x;\n"
+    "}\n"
+    "static inline double ingot_ceil(double x) {\n"
+    "  double t = (double)(int64_t)x;\n"
+    "  t = t < x ? t + 1.0 : t;\n"
+    "  t = ingot_f64_from_bits(ingot_f64_bits(t) | (ingot_f64_bits(x) & 0x8000000000000000ull));\n"
+    "  return __builtin_fabs(x) < 0x1p52 ? t : x;\n"
+    "}\n"
+    "#else\n"
+    "static inline float ingot_floorf(float x) { return __builtin_floorf(x); }\n"
+    "static inline float ingot_ceilf(float x) { return __builtin_ceilf(x); }\n"
+    "static inline double ingot_floor(double x) { return __builtin_floor(x); }\n"
+    "static inline double ingot_ceil(double x) { return __builtin_ceil(x); }\n"
+    "#endif\n"
+    "\n"
+    "/* fmod for float, exact (C fmodf semantics): long division of the significands. */\n"
+    "static inline float ingot_fmodf(float x, float y) {\n"
+    "  uint32_t ux = ingot_f32_bits(x), uy = ingot_f32_bits(y);\n"
+    "  uint32_t sign = ux & 0x80000000u;\n"
+    "  ux &= 0x7fffffffu;\n"
+    "  uy &= 0x7fffffffu;\n"
+    "  if (uy == 0 || ux >= 0x7f800000u || uy > 0x7f800000u) return (x * y) / (x * y);\n"
+    "  if (ux < uy) return x;\n"
+    "  if (ux == uy) return ingot_f32_from_bits(sign);\n"
+    "  int32_t ex = (int32_t)(ux >> 23), ey = (int32_t)(uy >> 23);\n"
+    "  uint32_t mx = ux & 0x7fffffu, my = uy & 0x7fffffu;\n"
+    "  if (ex == 0) { ex = 1; while (!(mx & 0x800000u)) { mx <<= 1; --ex; } } else { mx |= 0x800000u; }\n"
+    "  if (ey == 0) { ey = 1; while (!(my & 0x800000u)) { my <<= 1; --ey; } } else { my |= 0x800000u; }\n"
+    "  for (; ex > ey; --ex) {\n"
+    "    if (mx >= my) mx -= my;\n"
+    "    mx <<= 1;\n"
+    "  }\n"
+    "  if (mx >= my) mx -= my;\n"
+    "  if (mx == 0) return ingot_f32_from_bits(sign);\n"
+    "  while (!(mx & 0x800000u)) { mx <<= 1; --ex; }\n"
+    "  uint32_t bits = ex > 0 ? ((uint32_t)ex << 23) | (mx & 0x7fffffu) : mx >> (1 - ex);\n"
+    "  return ingot_f32_from_bits(bits | sign);\n"
+    "}\n"
+    "\n"
+    "/* Integer division and modulo rounding toward negative infinity (Python and\n"
+    " * ONNX Mod semantics). Division by zero gives 0 rather than trapping. */\n"
+    "static inline int64_t ingot_floordiv(int64_t a, int64_t b) {\n"
+    "  if (b == 0) return 0;\n"
+    "  if (b == -1) return (int64_t)(0u - (uint64_t)a);\n"
+    "  int64_t q = a / b, r = a % b;\n"
+    "  return q - (int64_t)((r != 0) & ((r ^ b) < 0));\n"
+    "}\n"
+    "static inline int64_t ingot_floormod(int64_t a, int64_t b) {\n"
+    "  if (b == 0 || b == -1) return 0;\n"
+    "  int64_t r = a % b;\n"
+    "  return r + (((r != 0) & ((r ^ b) < 0)) ? b : 0);\n"
+    "}\n"
+    "static inline int64_t ingot_ipow(int64_t a, int64_t b) {\n"
+    "  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+    "  uint64_t r = 1, x = (uint64_t)a;\n"
+    "  while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }\n"
+    "  return (int64_t)r;\n"
+    "}\n"
+    "static inline int64_t ingot_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+    "static inline int64_t ingot_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+    "static inline int64_t ingot_abs_i64(int64_t a) { return a < 0 ? (int64_t)(0u - (uint64_t)a) : a; }\n"
+    "/* fminf / fmaxf semantics: a NaN operand yields the other one. */\n"
+    "static inline float ingot_fminf(float a, float b) { return (a < b || b != b) ? a : b; }\n"
+    "static inline float ingot_fmaxf(float a, float b) { return (a > b || b != b) ? a : b; }\n"
+    "static inline double ingot_fmin(double a, double b) { return (a < b || b != b) ? a : b; }\n"
+    "static inline double ingot_fmax(double a, double b) { return (a > b || b != b) ? a : b; }\n"
+    "static inline float ingot_sqf(float a) { return a * a; }\n"
+    "static inline double ingot_sq(double a) { return a * a; }\n"
+    "\n"
+    "/* The compiler may emit calls to these for copies; volatile byte loops keep\n"
+    " * it from turning them back into calls to themselves. */\n"
+    "__attribute__((visibility(\"hidden\"))) void* memcpy(void* dst, const void* src, size_t n) {\n"
+    "  volatile unsigned char* d = (volatile unsigned char*)dst;\n"
+    "  const volatile unsigned char* s = (const volatile unsigned char*)src;\n"
+    "  while (n--) *d++ = *s++;\n"
+    "  return dst;\n"
+    "}\n"
+    "__attribute__((visibility(\"hidden\"))) void* memmove(void* dst, const void* src, size_t n) {\n"
+    "  volatile unsigned char* d = (volatile unsigned char*)dst;\n"
+    "  const volatile unsigned char* s = (const volatile unsigned char*)src;\n"
+    "  if (d < s) { while (n--) *d++ = *s++; } else { d += n; s += n; while (n--) *--d = *--s; }\n"
+    "  return dst;\n"
+    "}\n"
+    "__attribute__((visibility(\"hidden\"))) void* memset(void* dst, int c, size_t n) {\n"
+    "  volatile unsigned char* d = (volatile unsigned char*)dst;\n"
+    "  while (n--) *d++ = (unsigned char)c;\n"
+    "  return dst;\n"
+    "}\n"
+    ;
+
+/* ---- Emitter state for one module. */
+typedef INGOT_VEC(uint32_t) cg_u32_vec_t;
+
+typedef struct cg_t {
+  const ingot_ir_func_t* f;
+  const char* cname;            /* C name of the kernel function */
+  char** var_names;             /* per var: C identifier */
+  char** buf_names;             /* per buffer: C identifier */
+  uint8_t* in_scope;            /* per var: declared at the current point */
+  cg_u32_vec_t scope;           /* declared vars, innermost last */
+  ingot_strbuf_t outlined;      /* outlined parallel bodies of this kernel */
+  uint32_t par_count;           /* module-wide counter for outlined bodies */
+  bool in_parallel;             /* emitting inside an outlined body */
+  size_t max_bytes;             /* refuse to emit beyond this (DAG blow-up) */
+} cg_t;
+
+static ingot_status_t cg_fail(cg_t* cg, ingot_status_t code, const char* fmt, ...)
+    INGOT_PRINTF(3, 4);
+static ingot_status_t cg_fail(cg_t* cg, ingot_status_t code, const char* fmt, ...) {
+  char msg[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, args);
+  va_end(args);
+  return ingot_fail(code, "codegen c: function '%s': %s", cg->f->name ? cg->f->name : "?", msg);
+}
+
+#define CG_CHECK(expr)                          \
+  do {                                          \
+    ingot_status_t st_ = (expr);                \
+    if (st_ != INGOT_OK) return st_;            \
+  } while (0)
+
+static const char* cg_ctype(ingot_dtype_t t) {
+  switch (t) {
+    case INGOT_DTYPE_F32: return "float";
+    case INGOT_DTYPE_F64: return "double";
+    case INGOT_DTYPE_I8: return "int8_t";
+    case INGOT_DTYPE_U8: return "uint8_t";
+    case INGOT_DTYPE_I32: return "int32_t";
+    case INGOT_DTYPE_I64: return "int64_t";
+    case INGOT_DTYPE_BOOL: return "_Bool";
+    default: return NULL;
+  }
+}
+
+static bool cg_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
+static bool cg_is_int(ingot_dtype_t t) {
+  return t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I64;
+}
+static ingot_status_t cg_type(cg_t* cg, ingot_dtype_t t, const char** out) {
+  *out = cg_ctype(t);
+  if (!*out)
+    return cg_fail(cg, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported by the C target",
+                   ingot_dtype_name(t));
+  return INGOT_OK;
+}
+
+/* ---- Identifiers. */
+static char* cg_sanitize(const char* prefix, const char* name) {
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_append(&sb, prefix);
+  if (!name || !*name) name = "_";
+  for (const char* p = name; *p; ++p) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    ingot_strbuf_append_bytes(&sb, ok ? &c : "_", 1);
+  }
+  return sb.data;
+}
+
+static bool cg_name_taken(char* const* names, uint32_t count, const char* name) {
+  for (uint32_t i = 0; i < count; ++i)
+    if (names[i] && strcmp(names[i], name) == 0) return true;
+  return false;
+}
+
+/* names[i] = prefix + sanitized(raw[i]), made unique with a numeric suffix. */
+static void cg_unique_name(char** names, uint32_t i, const char* prefix, const char* raw) {
+  char* base = cg_sanitize(prefix, raw);
+  char* name = ingot_xstrdup(base);
+  for (uint32_t n = i; cg_name_taken(names, i, name); ++n) {
+    free(name);
+    ingot_strbuf_t sb = {0};
+    ingot_strbuf_appendf(&sb, "%s_%u", base, n);
+    name = sb.data;
+  }
+  free(base);
+  names[i] = name;
+}
+
+static void cg_append_c_string(ingot_strbuf_t* sb, const char* s) {
+  ingot_strbuf_append(sb, "\"");
+  for (const unsigned char* p = (const unsigned char*)s; *p; ++p) {
+    if (*p == '"' || *p == '\\') ingot_strbuf_appendf(sb, "\\%c", *p);
+    else if (*p < 32 || *p >= 127 || *p == '?') ingot_strbuf_appendf(sb, "\\%03o", *p);
+    else ingot_strbuf_append_bytes(sb, p, 1);
+  }
+  ingot_strbuf_append(sb, "\"");
+}
+
+static void cg_indent(ingot_strbuf_t* sb, int depth) {
+  for (int i = 0; i < depth; ++i) ingot_strbuf_append(sb, "  ");
+}
+
+/* ---- Constants. */
+static void cg_float_literal(ingot_strbuf_t* sb, ingot_dtype_t t, double v) {
+  bool f32 = t == INGOT_DTYPE_F32;
+  if (f32) v = (double)(float)v;
+  if (v != v) {
+    ingot_strbuf_append(sb, f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")");
+  } else if (v == 1.0 / 0.0 || v == -1.0 / 0.0) {
+    ingot_strbuf_appendf(sb, "(%s%s)", v < 0 ? "-" : "", f32 ? "__builtin_inff()" : "__builtin_inf()");
+  } else {
+    ingot_strbuf_appendf(sb, "(%a%s)", v, f32 ? "f" : "");
+  }
+}
+
+static void cg_int_literal(ingot_strbuf_t* sb, int64_t v) {
+  if (v == INT64_MIN) ingot_strbuf_append(sb, "(-9223372036854775807LL - 1)");
+  else if (v < 0) ingot_strbuf_appendf(sb, "(%lldLL)", (long long)v);
+  else ingot_strbuf_appendf(sb, "%lldLL", (long long)v);
+}
+
+/* ---- Expressions. */
+static bool cg_nonneg(const ingot_ir_func_t* f, const ingot_ir_expr_t* e) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_INT: return e->u.i >= 0;
+    case INGOT_IR_EXPR_VAR: return e->u.var < f->var_count && f->vars[e->u.var].kind == INGOT_IR_VAR_LOOP;
+    case INGOT_IR_EXPR_CAST: {
+      ingot_dtype_t from = e->u.unary.a->dtype;
+      if (from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL) return cg_is_int(e->dtype);
+      return e->dtype == INGOT_DTYPE_I64 && cg_is_int(from) && cg_nonneg(f, e->u.unary.a);
+    }
+    case INGOT_IR_EXPR_LOAD: return e->dtype == INGOT_DTYPE_U8;
+    case INGOT_IR_EXPR_BINARY: {
+      const ingot_ir_expr_t* a = e->u.binary.a;
+      const ingot_ir_expr_t* b = e->u.binary.b;
+      switch (e->u.binary.op) {
+        case INGOT_IR_ADD:
+        case INGOT_IR_MUL:
+        case INGOT_IR_MIN: return cg_nonneg(f, a) && cg_nonneg(f, b);
+        case INGOT_IR_MAX: return cg_nonneg(f, a) || cg_nonneg(f, b);
+        case INGOT_IR_DIV:
+        case INGOT_IR_MOD: return cg_nonneg(f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0;
+        default: return false;
+      }
+    }
+    case INGOT_IR_EXPR_SELECT: return cg_nonneg(f, e->u.select.a) && cg_nonneg(f, e->u.select.b);
+    default: return false;
+  }
+}
+
+static ingot_status_t cg_expr(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e);
+
+static ingot_status_t cg_call1(cg_t* cg, ingot_strbuf_t* sb, const char* fn, const ingot_ir_expr_t* a) {
+  ingot_strbuf_appendf(sb, "%s(", fn);
+  CG_CHECK(cg_expr(cg, sb, a));
+  ingot_strbuf_append(sb, ")");
+  return INGOT_OK;
+}
+
+static ingot_status_t cg_call2(cg_t* cg, ingot_strbuf_t* sb, const char* fn, const ingot_ir_expr_t* a,
+                               const ingot_ir_expr_t* b) {
+  ingot_strbuf_appendf(sb, "%s(", fn);
+  CG_CHECK(cg_expr(cg, sb, a));
+  ingot_strbuf_append(sb, ", ");
+  CG_CHECK(cg_expr(cg, sb, b));
+  ingot_strbuf_append(sb, ")");
+  return INGOT_OK;
+}
+
+static ingot_status_t cg_infix(cg_t* cg, ingot_strbuf_t* sb, const char* op, const ingot_ir_expr_t* a,
+                               const ingot_ir_expr_t* b) {
+  ingot_strbuf_append(sb, "(");
+  CG_CHECK(cg_expr(cg, sb, a));
+  ingot_strbuf_appendf(sb, " %s ", op);
+  CG_CHECK(cg_expr(cg, sb, b));
+  ingot_strbuf_append(sb, ")");
+  return INGOT_OK;
+}
+
+static const char* k_unary_names[] = {"?", "neg", "abs", "sqrt", "exp", "log", "tanh", "erf",
+                                      "floor", "ceil", "not"};
+static const char* k_binary_names[] = {"?", "add", "sub", "mul", "div", "mod", "min", "max", "pow",
+                                       "lt", "le", "eq", "ne", "and", "or"};
+
+static ingot_status_t cg_unsupported_op(cg_t* cg, const char* what, ingot_dtype_t t) {
+  return cg_fail(cg, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the C target", what,
+                 ingot_dtype_name(t));
+}
+
+static ingot_status_t cg_unary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
+  const ingot_ir_expr_t* a = e->u.unary.a;
+  ingot_dtype_t t = a->dtype;
+  bool f32 = t == INGOT_DTYPE_F32, f64 = t == INGOT_DTYPE_F64;
+  const char* ty;
+  CG_CHECK(cg_type(cg, e->dtype, &ty));
+  ingot_ir_unary_op_t op = e->u.unary.op;
+  const char* name = (op > 0 && op < INGOT_IR_UNARY_COUNT_) ? k_unary_names[op] : "unknown unary op";
+  switch (op) {
+    case INGOT_IR_NEG:
+      if (t == INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
+      ingot_strbuf_appendf(sb, "((%s)(-", ty);
+      CG_CHECK(cg_expr(cg, sb, a));
+      ingot_strbuf_append(sb, "))");
+      return INGOT_OK;
+    case INGOT_IR_ABS:
+      if (f32) return cg_call1(cg, sb, "__builtin_fabsf", a);
+      if (f64) return cg_call1(cg, sb, "__builtin_fabs", a);
+      if (!cg_is_int(t)) return cg_unsupported_op(cg, name, t);
+      ingot_strbuf_appendf(sb, "((%s)", ty);
+      CG_CHECK(cg_call1(cg, sb, "ingot_abs_i64", a));
+      ingot_strbuf_append(sb, ")");
+      return INGOT_OK;
+    case INGOT_IR_SQRT:
+      if (f32) return cg_call1(cg, sb, "__builtin_sqrtf", a);
+      if (f64) return cg_call1(cg, sb, "__builtin_sqrt", a);
+      return cg_unsupported_op(cg, name, t);
+    case INGOT_IR_FLOOR:
+    case INGOT_IR_CEIL:
+      if (f32) return cg_call1(cg, sb, op == INGOT_IR_FLOOR ? "ingot_floorf" : "ingot_ceilf", a);
+      if (f64) return cg_call1(cg, sb, op == INGOT_IR_FLOOR ? "ingot_floor" : "ingot_ceil", a);
+      if (cg_is_int(t)) return cg_call1(cg, sb, "", a);
+      return cg_unsupported_op(cg, name, t);
+    case INGOT_IR_EXP:
+    case INGOT_IR_LOG:
+    case INGOT_IR_TANH:
+    case INGOT_IR_ERF: {
+      if (!f32) return cg_unsupported_op(cg, name, t);
+      const char* fn = op == INGOT_IR_EXP ? "ingot_expf" : op == INGOT_IR_LOG ? "ingot_logf"
+                       : op == INGOT_IR_TANH ? "ingot_tanhf" : "ingot_erff";
+      return cg_call1(cg, sb, fn, a);
+    }
+    case INGOT_IR_NOT:
+      if (t != INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
+      return cg_call1(cg, sb, "!", a);
+    default:
+      return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown unary op %d", (int)op);
+  }
+}
+
+static ingot_status_t cg_binary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
+  const ingot_ir_expr_t* a = e->u.binary.a;
+  const ingot_ir_expr_t* b = e->u.binary.b;
+  ingot_dtype_t t = a->dtype;
+  ingot_ir_binary_op_t op = e->u.binary.op;
+  const char* name = (op > 0 && op < INGOT_IR_BINARY_COUNT_) ? k_binary_names[op] : "unknown binary op";
+  if (op <= 0 || op >= INGOT_IR_BINARY_COUNT_)
+    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown binary op %d", (int)op);
+  if (b->dtype != t)
+    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "%s of %s and %s: operand dtypes differ", name,
+                   ingot_dtype_name(t), ingot_dtype_name(b->dtype));
+  const char* ty;
+  CG_CHECK(cg_type(cg, e->dtype, &ty));
+  bool f32 = t == INGOT_DTYPE_F32, fl = cg_is_float(t), in = cg_is_int(t);
+  switch (op) {
+    case INGOT_IR_LT: return cg_infix(cg, sb, "<", a, b);
+    case INGOT_IR_LE: return cg_infix(cg, sb, "<=", a, b);
+    case INGOT_IR_EQ: return cg_infix(cg, sb, "==", a, b);
+    case INGOT_IR_NE: return cg_infix(cg, sb, "!=", a, b);
+    case INGOT_IR_AND:
+    case INGOT_IR_OR:
+      if (t != INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
+      ingot_strbuf_append(sb, "((_Bool)");
+      CG_CHECK(cg_infix(cg, sb, op == INGOT_IR_AND ? "&" : "|", a, b));
+      ingot_strbuf_append(sb, ")");
+      return INGOT_OK;
+    default: break;
+  }
+  if (!fl && !in) return cg_unsupported_op(cg, name, t);
+  if (fl) {
+    switch (op) {
+      case INGOT_IR_ADD: return cg_infix(cg, sb, "+", a, b);
+      case INGOT_IR_SUB: return cg_infix(cg, sb, "-", a, b);
+      case INGOT_IR_MUL: return cg_infix(cg, sb, "*", a, b);
+      case INGOT_IR_DIV: return cg_infix(cg, sb, "/", a, b);
+      case INGOT_IR_MOD:
+        if (!f32) return cg_unsupported_op(cg, name, t);
+        return cg_call2(cg, sb, "ingot_fmodf", a, b);
+      case INGOT_IR_MIN: return cg_call2(cg, sb, f32 ? "ingot_fminf" : "ingot_fmin", a, b);
+      case INGOT_IR_MAX: return cg_call2(cg, sb, f32 ? "ingot_fmaxf" : "ingot_fmax", a, b);
+      case INGOT_IR_POW:
+        if (b->kind == INGOT_IR_EXPR_FLOAT && b->u.f == 1.0) return cg_call1(cg, sb, "", a);
+        if (b->kind == INGOT_IR_EXPR_FLOAT && b->u.f == 2.0)
+          return cg_call1(cg, sb, f32 ? "ingot_sqf" : "ingot_sq", a);
+        if (!f32) return cg_unsupported_op(cg, name, t);
+        return cg_call2(cg, sb, "env->powf", a, b);
+      default: return cg_unsupported_op(cg, name, t);
+    }
+  }
+  /* Integers: arithmetic in C's promoted type (int for int8/uint8), helpers
+   * in int64; converted back where those differ from the expression's type. */
+  bool helper = op == INGOT_IR_MIN || op == INGOT_IR_MAX || op == INGOT_IR_POW ||
+                ((op == INGOT_IR_DIV || op == INGOT_IR_MOD) &&
+                 !(cg_nonneg(cg->f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0));
+  bool convert = t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || (helper && t != INGOT_DTYPE_I64);
+  if (convert) ingot_strbuf_appendf(sb, "((%s)", ty);
+  switch (op) {
+    case INGOT_IR_ADD: CG_CHECK(cg_infix(cg, sb, "+", a, b)); break;
+    case INGOT_IR_SUB: CG_CHECK(cg_infix(cg, sb, "-", a, b)); break;
+    case INGOT_IR_MUL: CG_CHECK(cg_infix(cg, sb, "*", a, b)); break;
+    case INGOT_IR_DIV:
+    case INGOT_IR_MOD:
+      if (!helper)
+        CG_CHECK(cg_infix(cg, sb, op == INGOT_IR_DIV ? "/" : "%", a, b));
+      else
+        CG_CHECK(cg_call2(cg, sb, op == INGOT_IR_DIV ? "ingot_floordiv" : "ingot_floormod", a, b));
+      break;
+    case INGOT_IR_MIN: CG_CHECK(cg_call2(cg, sb, "ingot_min_i64", a, b)); break;
+    case INGOT_IR_MAX: CG_CHECK(cg_call2(cg, sb, "ingot_max_i64", a, b)); break;
+    case INGOT_IR_POW: CG_CHECK(cg_call2(cg, sb, "ingot_ipow", a, b)); break;
+    default: return cg_unsupported_op(cg, name, t);
+  }
+  if (convert) ingot_strbuf_append(sb, ")");
+  return INGOT_OK;
+}
+
+/* The ABI declarations arrive as one line (a stringified macro); lay them out
+ * one member a line for readers of the module. */
+static void cg_append_decls(ingot_strbuf_t* sb, const char* text) {
+  int depth = 0, parens = 0;
+  for (const char* p = text; *p; ++p) {
+    char c = *p;
+    if (c == '(') ++parens;
+    if (c == ')') --parens;
+    if (c == '}') {
+      --depth;
+      while (sb->length && sb->data[sb->length - 1] == ' ') sb->data[--sb->length] = '\0';
+    }
+    ingot_strbuf_append_bytes(sb, &c, 1);
+    if ((c == ';' && parens == 0) || c == '{') {
+      if (c == '{') ++depth;
+      ingot_strbuf_append(sb, "\n");
+      for (int i = 0; i < depth; ++i) ingot_strbuf_append(sb, "  ");
+      while (p[1] == ' ') ++p;
+    }
+  }
+}
+
+static ingot_status_t cg_expr(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
+  const ingot_ir_func_t* f = cg->f;
+  if (!e) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing expression");
+  if (sb->length > cg->max_bytes)
+    return cg_fail(cg, INGOT_ERROR_LIMIT, "generated source exceeds %zu bytes (shared expressions?)",
+                   cg->max_bytes);
+  switch (e->kind) {
+    case INGOT_IR_EXPR_INT:
+      if (e->dtype == INGOT_DTYPE_I64) {
+        cg_int_literal(sb, e->u.i);
+      } else {
+        const char* ty;
+        CG_CHECK(cg_type(cg, e->dtype, &ty));
+        ingot_strbuf_appendf(sb, "((%s)", ty);
+        cg_int_literal(sb, e->u.i);
+        ingot_strbuf_append(sb, ")");
+      }
+      return INGOT_OK;
+    case INGOT_IR_EXPR_FLOAT:
+      if (!cg_is_float(e->dtype)) return cg_unsupported_op(cg, "float constant", e->dtype);
+      cg_float_literal(sb, e->dtype, e->u.f);
+      return INGOT_OK;
+    case INGOT_IR_EXPR_VAR:
+      if (e->u.var >= f->var_count)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "variable index %u out of range", e->u.var);
+      if (!cg->in_scope[e->u.var])
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "variable '%s' used out of its scope",
+                       f->vars[e->u.var].name);
+      ingot_strbuf_append(sb, cg->var_names[e->u.var]);
+      return INGOT_OK;
+    case INGOT_IR_EXPR_LOAD:
+      if (e->u.load.buffer >= f->buffer_count)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "buffer index %u out of range", e->u.load.buffer);
+      if (!e->u.load.index || e->u.load.index->dtype != INGOT_DTYPE_I64)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "load from '%s': index is not int64",
+                       f->buffers[e->u.load.buffer].name);
+      ingot_strbuf_appendf(sb, "%s[", cg->buf_names[e->u.load.buffer]);
+      CG_CHECK(cg_expr(cg, sb, e->u.load.index));
+      ingot_strbuf_append(sb, "]");
+      return INGOT_OK;
+    case INGOT_IR_EXPR_UNARY:
+      if (!e->u.unary.a) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
+      return cg_unary(cg, sb, e);
+    case INGOT_IR_EXPR_BINARY:
+      if (!e->u.binary.a || !e->u.binary.b)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
+      return cg_binary(cg, sb, e);
+    case INGOT_IR_EXPR_SELECT: {
+      if (!e->u.select.cond || !e->u.select.a || !e->u.select.b)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
+      const char* ty;
+      CG_CHECK(cg_type(cg, e->dtype, &ty));
+      ingot_strbuf_appendf(sb, "((%s)(", ty);
+      CG_CHECK(cg_expr(cg, sb, e->u.select.cond));
+      ingot_strbuf_append(sb, " ? ");
+      CG_CHECK(cg_expr(cg, sb, e->u.select.a));
+      ingot_strbuf_append(sb, " : ");
+      CG_CHECK(cg_expr(cg, sb, e->u.select.b));
+      ingot_strbuf_append(sb, "))");
+      return INGOT_OK;
+    }
+    case INGOT_IR_EXPR_CAST: {
+      if (!e->u.unary.a) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
+      const char* ty;
+      const char* from;
+      CG_CHECK(cg_type(cg, e->dtype, &ty));
+      CG_CHECK(cg_type(cg, e->u.unary.a->dtype, &from));
+      ingot_strbuf_appendf(sb, "((%s)", ty);
+      CG_CHECK(cg_expr(cg, sb, e->u.unary.a));
+      ingot_strbuf_append(sb, ")");
+      return INGOT_OK;
+    }
+  }
+  return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown expression kind %d", (int)e->kind);
+}
+
+/* ---- Analyses on statements (for outlining and vectorization). */
+typedef struct cg_uses_t {
+  uint8_t* vars;      /* per var: read or assigned in the statement */
+  uint8_t* assigned;  /* per var: ASSIGNed */
+  uint8_t* declared;  /* per var: bound (LOCAL or FOR) inside the statement */
+  uint8_t* buffers;   /* per buffer: loaded or stored */
+} cg_uses_t;
+
+static void cg_uses_expr(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, cg_uses_t* u) {
+  if (!e) return;
+  switch (e->kind) {
+    case INGOT_IR_EXPR_VAR:
+      if (e->u.var < f->var_count) u->vars[e->u.var] = 1;
+      return;
+    case INGOT_IR_EXPR_LOAD:
+      if (e->u.load.buffer < f->buffer_count) u->buffers[e->u.load.buffer] = 1;
+      cg_uses_expr(f, e->u.load.index, u);
+      return;
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: cg_uses_expr(f, e->u.unary.a, u); return;
+    case INGOT_IR_EXPR_BINARY:
+      cg_uses_expr(f, e->u.binary.a, u);
+      cg_uses_expr(f, e->u.binary.b, u);
+      return;
+    case INGOT_IR_EXPR_SELECT:
+      cg_uses_expr(f, e->u.select.cond, u);
+      cg_uses_expr(f, e->u.select.a, u);
+      cg_uses_expr(f, e->u.select.b, u);
+      return;
+    default: return;
+  }
+}
+
+static void cg_uses_stmt(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, cg_uses_t* u) {
+  if (!s) return;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR:
+      if (s->u.loop.var < f->var_count) u->declared[s->u.loop.var] = 1;
+      cg_uses_stmt(f, s->u.loop.body, u);
+      return;
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i) cg_uses_stmt(f, s->u.block.stmts[i], u);
+      return;
+    case INGOT_IR_STMT_STORE:
+      if (s->u.store.buffer < f->buffer_count) u->buffers[s->u.store.buffer] = 1;
+      cg_uses_expr(f, s->u.store.index, u);
+      cg_uses_expr(f, s->u.store.value, u);
+      return;
+    case INGOT_IR_STMT_IF:
+      cg_uses_expr(f, s->u.cond.cond, u);
+      cg_uses_stmt(f, s->u.cond.then_body, u);
+      return;
+    case INGOT_IR_STMT_LOCAL:
+    case INGOT_IR_STMT_ASSIGN:
+      if (s->u.local.var < f->var_count) {
+        u->vars[s->u.local.var] = 1;
+        if (s->kind == INGOT_IR_STMT_LOCAL) u->declared[s->u.local.var] = 1;
+        else u->assigned[s->u.local.var] = 1;
+      }
+      cg_uses_expr(f, s->u.local.value, u);
+      return;
+  }
+}
+
+static void cg_uses_init(const ingot_ir_func_t* f, cg_uses_t* u) {
+  size_t nv = f->var_count ? f->var_count : 1, nb = f->buffer_count ? f->buffer_count : 1;
+  u->vars = ingot_xcalloc(nv, 1);
+  u->assigned = ingot_xcalloc(nv, 1);
+  u->declared = ingot_xcalloc(nv, 1);
+  u->buffers = ingot_xcalloc(nb, 1);
+}
+
+static void cg_uses_free(cg_uses_t* u) {
+  free(u->vars);
+  free(u->assigned);
+  free(u->declared);
+  free(u->buffers);
+}
+
+/* A loop may take SIMD pragmas when it assigns no local bound outside it and
+ * every store's index depends on the loop (directly or through a local bound
+ * inside it); otherwise iterations would race on the same element. */
+static bool cg_store_indices_vary(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, uint32_t var,
+                                  const uint8_t* declared) {
+  if (!s) return true;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR: return cg_store_indices_vary(f, s->u.loop.body, var, declared);
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i)
+        if (!cg_store_indices_vary(f, s->u.block.stmts[i], var, declared)) return false;
+      return true;
+    case INGOT_IR_STMT_IF: return cg_store_indices_vary(f, s->u.cond.then_body, var, declared);
+    case INGOT_IR_STMT_STORE: {
+      if (ingot_ir_expr_uses_var(s->u.store.index, var)) return true;
+      for (uint32_t v = 0; v < f->var_count; ++v)
+        if (declared[v] && ingot_ir_expr_uses_var(s->u.store.index, v)) return true;
+      return false;
+    }
+    default: return true;
+  }
+}
+
+static bool cg_simd_safe(const ingot_ir_func_t* f, const ingot_ir_stmt_t* loop) {
+  cg_uses_t u;
+  cg_uses_init(f, &u);
+  cg_uses_stmt(f, loop->u.loop.body, &u);
+  bool ok = true;
+  for (uint32_t v = 0; v < f->var_count && ok; ++v)
+    if (u.assigned[v] && !u.declared[v]) ok = false;
+  if (ok) ok = cg_store_indices_vary(f, loop->u.loop.body, loop->u.loop.var, u.declared);
+  cg_uses_free(&u);
+  return ok;
+}
+
+/* ---- Statements. */
+static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth);
+
+static void cg_declare(cg_t* cg, uint32_t var) {
+  cg->in_scope[var] = 1;
+  INGOT_VEC_PUSH(cg->scope, var);
+}
+
+static void cg_scope_pop(cg_t* cg, size_t mark) {
+  while (cg->scope.count > mark) cg->in_scope[cg->scope.data[--cg->scope.count]] = 0;
+}
+
+/* Emits `s` as the contents of a C block (the braces are the caller's): a
+ * BLOCK's statements inline, anything else as one statement. Declarations made
+ * inside go out of scope at the end. */
+static ingot_status_t cg_body(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
+  size_t mark = cg->scope.count;
+  ingot_status_t st = INGOT_OK;
+  if (s && s->kind == INGOT_IR_STMT_BLOCK) {
+    for (uint32_t i = 0; i < s->u.block.count && st == INGOT_OK; ++i)
+      st = cg_stmt(cg, sb, s->u.block.stmts[i], depth);
+  } else {
+    st = cg_stmt(cg, sb, s, depth);
+  }
+  cg_scope_pop(cg, mark);
+  return st;
+}
+
+static ingot_status_t cg_check_loop(cg_t* cg, const ingot_ir_stmt_t* s) {
+  const ingot_ir_func_t* f = cg->f;
+  uint32_t v = s->u.loop.var;
+  if (v >= f->var_count)
+    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop variable index %u out of range", v);
+  if (f->vars[v].kind != INGOT_IR_VAR_LOOP)
+    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop over '%s', which is not a loop variable",
+                   f->vars[v].name);
+  if (cg->in_scope[v])
+    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop variable '%s' bound twice", f->vars[v].name);
+  if (s->u.loop.extent <= 0)
+    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has extent %lld", f->vars[v].name,
+                   (long long)s->u.loop.extent);
+  return INGOT_OK;
+}
+
+/* A PARALLEL loop: its body becomes a static function over [begin, end) with
+ * a context struct holding the env, the buffers it touches and the enclosing
+ * variables it reads; the kernel fills the struct and calls parallel_for. */
+static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
+  const ingot_ir_func_t* f = cg->f;
+  cg_uses_t u;
+  cg_uses_init(f, &u);
+  cg_uses_stmt(f, s->u.loop.body, &u);
+  uint32_t k = cg->par_count++;
+  ingot_strbuf_t fn = {0};
+  ingot_strbuf_t call = {0};
+  ingot_strbuf_appendf(&fn, "typedef struct par%u_%s_ctx {\n  const ingot_kernel_env_t* env;\n", k,
+                       cg->cname);
+  cg_indent(&call, depth);
+  ingot_strbuf_appendf(&call, "{\n");
+  cg_indent(&call, depth + 1);
+  ingot_strbuf_appendf(&call, "par%u_%s_ctx ctx%u_;\n", k, cg->cname, k);
+  cg_indent(&call, depth + 1);
+  ingot_strbuf_appendf(&call, "ctx%u_.env = env;\n", k);
+  ingot_strbuf_t unpack = {0};
+  ingot_strbuf_append(&unpack, "  const ingot_kernel_env_t* env = c_->env;\n  (void)env;\n");
+  for (uint32_t i = 0; i < f->buffer_count; ++i) {
+    if (!u.buffers[i]) continue;
+    const char* ty;
+    ingot_status_t st = cg_type(cg, f->buffers[i].dtype, &ty);
+    if (st != INGOT_OK) {
+      cg_uses_free(&u);
+      ingot_strbuf_free(&fn);
+      ingot_strbuf_free(&call);
+      ingot_strbuf_free(&unpack);
+      return st;
+    }
+    const char* cq = f->buffers[i].role == INGOT_IR_BUFFER_INPUT ? "const " : "";
+    ingot_strbuf_appendf(&fn, "  %s%s* %s;\n", cq, ty, cg->buf_names[i]);
+    ingot_strbuf_appendf(&unpack, "  %s%s* restrict %s = c_->%s;\n", cq, ty, cg->buf_names[i],
+                         cg->buf_names[i]);
+    cg_indent(&call, depth + 1);
+    ingot_strbuf_appendf(&call, "ctx%u_.%s = %s;\n", k, cg->buf_names[i], cg->buf_names[i]);
+  }
+  for (uint32_t v = 0; v < f->var_count; ++v) {
+    if (!u.vars[v] || !cg->in_scope[v]) continue;
+    const char* ty = cg_ctype(f->vars[v].dtype);
+    if (!ty) ty = "int64_t";
+    ingot_strbuf_appendf(&fn, "  %s %s;\n", ty, cg->var_names[v]);
+    ingot_strbuf_appendf(&unpack, "  %s %s = c_->%s;\n", ty, cg->var_names[v], cg->var_names[v]);
+    cg_indent(&call, depth + 1);
+    ingot_strbuf_appendf(&call, "ctx%u_.%s = %s;\n", k, cg->var_names[v], cg->var_names[v]);
+  }
+  cg_uses_free(&u);
+  ingot_strbuf_appendf(&fn, "} par%u_%s_ctx;\n\n", k, cg->cname);
+  ingot_strbuf_appendf(&fn, "static void par%u_%s(void* ctx_, int64_t begin_, int64_t end_) {\n", k,
+                       cg->cname);
+  ingot_strbuf_appendf(&fn, "  const par%u_%s_ctx* c_ = (const par%u_%s_ctx*)ctx_;\n", k, cg->cname, k,
+                       cg->cname);
+  ingot_strbuf_append_bytes(&fn, unpack.data, unpack.length);
+  ingot_strbuf_free(&unpack);
+  size_t mark = cg->scope.count;
+  cg_declare(cg, s->u.loop.var);
+  ingot_strbuf_appendf(&fn, "  for (int64_t %s = begin_; %s < end_; ++%s) {\n",
+                       cg->var_names[s->u.loop.var], cg->var_names[s->u.loop.var],
+                       cg->var_names[s->u.loop.var]);
+  cg->in_parallel = true;
+  ingot_status_t st = cg_body(cg, &fn, s->u.loop.body, 2);
+  cg->in_parallel = false;
+  cg_scope_pop(cg, mark);
+  if (st == INGOT_OK) {
+    ingot_strbuf_append(&fn, "  }\n}\n\n");
+    ingot_strbuf_append_bytes(&cg->outlined, fn.data, fn.length);
+    cg_indent(&call, depth + 1);
+    ingot_strbuf_appendf(&call, "env->parallel_for(env->pool, %lldLL, par%u_%s, &ctx%u_);\n",
+                         (long long)s->u.loop.extent, k, cg->cname, k);
+    cg_indent(&call, depth);
+    ingot_strbuf_append(&call, "}\n");
+    ingot_strbuf_append_bytes(sb, call.data, call.length);
+  }
+  ingot_strbuf_free(&fn);
+  ingot_strbuf_free(&call);
+  return st;
+}
+
+static bool cg_parallel_assigns_outer(cg_t* cg, const ingot_ir_stmt_t* s) {
+  cg_uses_t u;
+  cg_uses_init(cg->f, &u);
+  cg_uses_stmt(cg->f, s->u.loop.body, &u);
+  bool bad = false;
+  for (uint32_t v = 0; v < cg->f->var_count; ++v)
+    if (u.assigned[v] && !u.declared[v]) bad = true;
+  cg_uses_free(&u);
+  return bad;
+}
+
+static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
+  const ingot_ir_func_t* f = cg->f;
+  if (!s) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing statement");
+  if (sb->length > cg->max_bytes)
+    return cg_fail(cg, INGOT_ERROR_LIMIT, "generated source exceeds %zu bytes", cg->max_bytes);
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR: {
+      CG_CHECK(cg_check_loop(cg, s));
+      uint32_t v = s->u.loop.var;
+      const char* name = cg->var_names[v];
+      ingot_ir_loop_kind_t kind = s->u.loop.loop_kind;
+      if (kind == INGOT_IR_LOOP_PARALLEL) {
+        if (!cg->in_parallel && s->u.loop.extent > 1 && !cg_parallel_assigns_outer(cg, s))
+          return cg_parallel(cg, sb, s, depth);
+        cg_indent(sb, depth);
+        ingot_strbuf_append(sb, cg->in_parallel ? "/* parallel (nested): run serially */\n"
+                                                : "/* parallel: run serially */\n");
+      } else if (kind == INGOT_IR_LOOP_VECTORIZED) {
+        if (cg_simd_safe(f, s)) {
+          cg_indent(sb, depth);
+          /* (gcc accepts only one loop pragma before a for; omp simd
+           * already asserts the iterations independent, as ivdep would.) */
+          ingot_strbuf_append(sb, "#pragma omp simd\n");
+        } else {
+          cg_indent(sb, depth);
+          ingot_strbuf_append(sb, "/* vectorize: iterations share a store or local; no SIMD pragma */\n");
+        }
+      } else if (kind == INGOT_IR_LOOP_UNROLLED) {
+        int64_t n = s->u.loop.extent < 65534 ? s->u.loop.extent : 65534;
+        cg_indent(sb, depth);
+        ingot_strbuf_appendf(sb, "#pragma GCC unroll %lld\n", (long long)n);
+      } else if (kind != INGOT_IR_LOOP_SERIAL) {
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has unknown kind %d",
+                       f->vars[v].name, (int)kind);
+      }
+      cg_indent(sb, depth);
+      ingot_strbuf_appendf(sb, "for (int64_t %s = 0; %s < %lldLL; ++%s) {\n", name, name,
+                           (long long)s->u.loop.extent, name);
+      size_t mark = cg->scope.count;
+      cg_declare(cg, v);
+      ingot_status_t st = cg_body(cg, sb, s->u.loop.body, depth + 1);
+      cg_scope_pop(cg, mark);
+      CG_CHECK(st);
+      cg_indent(sb, depth);
+      ingot_strbuf_append(sb, "}\n");
+      return INGOT_OK;
+    }
+    case INGOT_IR_STMT_BLOCK:
+      cg_indent(sb, depth);
+      ingot_strbuf_append(sb, "{\n");
+      CG_CHECK(cg_body(cg, sb, s, depth + 1));
+      cg_indent(sb, depth);
+      ingot_strbuf_append(sb, "}\n");
+      return INGOT_OK;
+    case INGOT_IR_STMT_STORE: {
+      uint32_t b = s->u.store.buffer;
+      if (b >= f->buffer_count)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "store to buffer index %u out of range", b);
+      if (f->buffers[b].role != INGOT_IR_BUFFER_OUTPUT)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "store to input buffer '%s'", f->buffers[b].name);
+      if (!s->u.store.index || s->u.store.index->dtype != INGOT_DTYPE_I64)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "store to '%s': index is not int64",
+                       f->buffers[b].name);
+      if (!s->u.store.value || s->u.store.value->dtype != f->buffers[b].dtype)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "store to '%s' (%s): value of another dtype",
+                       f->buffers[b].name, ingot_dtype_name(f->buffers[b].dtype));
+      cg_indent(sb, depth);
+      ingot_strbuf_appendf(sb, "%s[", cg->buf_names[b]);
+      CG_CHECK(cg_expr(cg, sb, s->u.store.index));
+      ingot_strbuf_append(sb, "] = ");
+      CG_CHECK(cg_expr(cg, sb, s->u.store.value));
+      ingot_strbuf_append(sb, ";\n");
+      return INGOT_OK;
+    }
+    case INGOT_IR_STMT_IF:
+      if (!s->u.cond.cond || s->u.cond.cond->dtype != INGOT_DTYPE_BOOL)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "if: condition is not bool");
+      cg_indent(sb, depth);
+      ingot_strbuf_append(sb, "if (");
+      CG_CHECK(cg_expr(cg, sb, s->u.cond.cond));
+      ingot_strbuf_append(sb, ") {\n");
+      CG_CHECK(cg_body(cg, sb, s->u.cond.then_body, depth + 1));
+      cg_indent(sb, depth);
+      ingot_strbuf_append(sb, "}\n");
+      return INGOT_OK;
+    case INGOT_IR_STMT_LOCAL:
+    case INGOT_IR_STMT_ASSIGN: {
+      uint32_t v = s->u.local.var;
+      if (v >= f->var_count)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "variable index %u out of range", v);
+      const ingot_ir_var_t* var = &f->vars[v];
+      if (var->kind != INGOT_IR_VAR_LOCAL)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "'%s' is not a local", var->name);
+      if (!s->u.local.value || s->u.local.value->dtype != var->dtype)
+        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "local '%s' (%s): value of another dtype",
+                       var->name, ingot_dtype_name(var->dtype));
+      const char* ty;
+      CG_CHECK(cg_type(cg, var->dtype, &ty));
+      cg_indent(sb, depth);
+      if (s->kind == INGOT_IR_STMT_LOCAL) {
+        if (cg->in_scope[v])
+          return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "local '%s' declared twice", var->name);
+        ingot_strbuf_appendf(sb, "%s %s = ", ty, cg->var_names[v]);
+        CG_CHECK(cg_expr(cg, sb, s->u.local.value));
+        cg_declare(cg, v);
+      } else {
+        if (!cg->in_scope[v])
+          return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "assignment to '%s' out of its scope",
+                         var->name);
+        ingot_strbuf_appendf(sb, "%s = ", cg->var_names[v]);
+        CG_CHECK(cg_expr(cg, sb, s->u.local.value));
+      }
+      ingot_strbuf_append(sb, ";\n");
+      return INGOT_OK;
+    }
+  }
+  return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown statement kind %d", (int)s->kind);
+}
+
+/* ---- Functions and the module. */
+static void cg_func_free(cg_t* cg) {
+  const ingot_ir_func_t* f = cg->f;
+  if (cg->var_names)
+    for (uint32_t i = 0; i < f->var_count; ++i) free(cg->var_names[i]);
+  if (cg->buf_names)
+    for (uint32_t i = 0; i < f->buffer_count; ++i) free(cg->buf_names[i]);
+  free(cg->var_names);
+  free(cg->buf_names);
+  free(cg->in_scope);
+  INGOT_VEC_FREE(cg->scope);
+  ingot_strbuf_free(&cg->outlined);
+  cg->var_names = cg->buf_names = NULL;
+  cg->in_scope = NULL;
+}
+
+static ingot_status_t cg_func(cg_t* cg, ingot_strbuf_t* module) {
+  const ingot_ir_func_t* f = cg->f;
+  cg->var_names = ingot_xcalloc(f->var_count ? f->var_count : 1, sizeof(char*));
+  cg->buf_names = ingot_xcalloc(f->buffer_count ? f->buffer_count : 1, sizeof(char*));
+  cg->in_scope = ingot_xcalloc(f->var_count ? f->var_count : 1, 1);
+  for (uint32_t i = 0; i < f->var_count; ++i) cg_unique_name(cg->var_names, i, "v_", f->vars[i].name);
+  for (uint32_t i = 0; i < f->buffer_count; ++i)
+    cg_unique_name(cg->buf_names, i, "b_", f->buffers[i].name);
+
+  ingot_strbuf_t body = {0};
+  ingot_status_t st = INGOT_OK;
+  for (uint32_t i = 0; i < f->buffer_count && st == INGOT_OK; ++i) {
+    const char* ty;
+    st = cg_type(cg, f->buffers[i].dtype, &ty);
+    if (st != INGOT_OK) break;
+    const char* cq = f->buffers[i].role == INGOT_IR_BUFFER_INPUT ? "const " : "";
+    ingot_strbuf_appendf(&body, "  %s%s* restrict %s = (%s%s*)args[%u];\n", cq, ty, cg->buf_names[i], cq,
+                         ty, i);
+  }
+  if (st == INGOT_OK) {
+    ingot_strbuf_append(&body, "  (void)env;\n  (void)args;\n");
+    st = cg_body(cg, &body, f->body, 1);
+  }
+  if (st == INGOT_OK) {
+    ingot_strbuf_appendf(module, "/* ---- %s */\n", f->name);
+    ingot_strbuf_append_bytes(module, cg->outlined.data, cg->outlined.length);
+    ingot_strbuf_appendf(module, "static int32_t %s(const ingot_kernel_env_t* env, void* const* args) {\n",
+                         cg->cname);
+    ingot_strbuf_append_bytes(module, body.data, body.length);
+    ingot_strbuf_append(module, "  return 0;\n}\n\n");
+  }
+  ingot_strbuf_free(&body);
+  cg_func_free(cg);
+  return st;
+}
+
+ingot_status_t ingot_codegen_c_source(ingot_ir_func_t* const* funcs, uint32_t count,
+                                      const ingot_target_t* target, ingot_strbuf_t* out_source) {
+  if (!out_source || (count && !funcs))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: missing functions or output");
+  if (target && target->kind != INGOT_TARGET_C)
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen c: target '%s' is not a C target", target->name);
+  for (uint32_t i = 0; i < count; ++i)
+    if (!funcs[i] || !funcs[i]->name || !funcs[i]->body)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: function %u is incomplete", i);
+
+  ingot_strbuf_t m = {0};
+  ingot_strbuf_append(&m, "/* Generated by Ingot (target c): do not edit. */\n");
+  ingot_strbuf_appendf(&m, "/* %u kernel%s; target '%s'%s%s. Self-contained C99: no headers, no libc. */\n\n",
+                       count, count == 1 ? "" : "s", target && target->name[0] ? target->name : "c",
+                       target && target->cpu[0] ? ", cpu " : "", target && target->cpu[0] ? target->cpu : "");
+  ingot_strbuf_append(&m, k_prelude);
+  ingot_strbuf_append(&m, "\n/* Kernel ABI (runtime/ingot_format.h, INGOT_KERNEL_ABI_VERSION 1). */\n");
+  cg_append_decls(&m, k_abi_decls);
+  ingot_strbuf_append(&m, "\n\n");
+
+  char** cnames = ingot_xcalloc(count ? count : 1, sizeof(char*));
+  for (uint32_t i = 0; i < count; ++i) cg_unique_name(cnames, i, "k_", funcs[i]->name);
+  ingot_status_t st = INGOT_OK;
+  uint32_t par_count = 0;
+  for (uint32_t i = 0; i < count && st == INGOT_OK; ++i) {
+    cg_t cg = {0};
+    cg.f = funcs[i];
+    cg.cname = cnames[i];
+    cg.par_count = par_count;
+    cg.max_bytes = (size_t)1 << 30;
+    st = cg_func(&cg, &m);
+    par_count = cg.par_count;
+  }
+  if (st == INGOT_OK) {
+    ingot_strbuf_append(&m, "static const ingot_kernel_entry_t ingot_kernels[] = {\n");
+    for (uint32_t i = 0; i < count; ++i) {
+      ingot_strbuf_append(&m, "  {");
+      cg_append_c_string(&m, funcs[i]->name);
+      ingot_strbuf_appendf(&m, ", %s},\n", cnames[i]);
+    }
+    if (count == 0) ingot_strbuf_append(&m, "  {0, 0},\n");
+    ingot_strbuf_appendf(&m,
+                         "};\n\nstatic const ingot_kernel_library_t ingot_library = {1u, %uu, ingot_kernels};\n\n",
+                         count);
+    ingot_strbuf_append(&m,
+                        "__attribute__((visibility(\"default\")))\n"
+                        "const ingot_kernel_library_t* ingot_library_query(uint32_t abi_version) {\n"
+                        "  return abi_version == ingot_library.abi_version ? &ingot_library : 0;\n"
+                        "}\n");
+    ingot_strbuf_append_bytes(out_source, m.data, m.length);
+  }
+  for (uint32_t i = 0; i < count; ++i) free(cnames[i]);
+  free(cnames);
+  ingot_strbuf_free(&m);
+  return st;
+}

@@ -1,0 +1,180 @@
+/* The graph IR: typed values and nodes, shape inference and passes.
+ *
+ * A graph owns everything it points to through its arena (names, dims,
+ * attributes) except weight data, which lives in heap blocks owned by the
+ * graph too; ingot_graph_destroy frees all of it.
+ *
+ * Values and nodes are referenced by index (uint32_t ids) into the graph's
+ * arrays. Passes rewrite the graph in place: they may append values and nodes
+ * and mark nodes dead (node.dead); ingot_graph_compact removes dead nodes and
+ * unreferenced values and renumbers. Node order is always a valid topological
+ * order once ingot_graph_sort has run (the importer calls it). */
+#ifndef INGOT_GRAPH_H_
+#define INGOT_GRAPH_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "runtime/ingot.h"
+#include "runtime/ingot_format.h"
+
+typedef enum ingot_op_t {
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out) INGOT_OP_##id,
+#include "graph/ops.def"
+  INGOT_OP_COUNT_
+} ingot_op_t;
+
+/* "Conv" for INGOT_OP_CONV; NULL for out-of-range values. */
+const char* ingot_op_name(ingot_op_t op);
+/* INGOT_OP_COUNT_ when `onnx_name` (in the default domain) is unknown. */
+ingot_op_t ingot_op_from_name(const char* onnx_name);
+/* Input/output arity bounds from ops.def. */
+void ingot_op_arity(ingot_op_t op, int* out_min_inputs, int* out_max_inputs,
+                    int* out_min_outputs, int* out_max_outputs);
+
+#define INGOT_NO_VALUE UINT32_MAX /* an absent optional input */
+
+typedef enum ingot_value_kind_t {
+  INGOT_VALUE_INTERMEDIATE = 0,
+  INGOT_VALUE_INPUT = 1,    /* a graph input (not an initializer) */
+  INGOT_VALUE_WEIGHT = 2,   /* constant data known at compile time */
+} ingot_value_kind_t;
+
+typedef struct ingot_value_t {
+  const char* name;          /* unique in the graph */
+  ingot_value_kind_t kind;
+  bool is_output;            /* a graph output (any kind) */
+  ingot_dtype_t dtype;       /* INGOT_DTYPE_INVALID until inferred */
+  int32_t rank;              /* -1 until inferred */
+  int64_t dims[INGOT_MAX_RANK];
+  /* dims[i] < 0: symbolic; dim_names[i] holds the symbol (or NULL). */
+  const char* dim_names[INGOT_MAX_RANK];
+  void* data;                /* WEIGHT: rank-major dense data, heap, owned */
+  uint32_t producer;         /* node id, INGOT_NO_VALUE for inputs/weights */
+} ingot_value_t;
+
+typedef enum ingot_attr_type_t {
+  INGOT_ATTR_INT = 1,
+  INGOT_ATTR_FLOAT = 2,
+  INGOT_ATTR_STRING = 3,
+  INGOT_ATTR_INTS = 4,
+  INGOT_ATTR_FLOATS = 5,
+  INGOT_ATTR_TENSOR = 6,     /* `tensor` holds a value id of kind WEIGHT */
+} ingot_attr_type_t;
+
+typedef struct ingot_attr_t {
+  const char* name;
+  ingot_attr_type_t type;
+  int64_t i;                 /* INT */
+  float f;                   /* FLOAT */
+  const char* s;             /* STRING */
+  int64_t* ints;             /* INTS: count entries */
+  float* floats;             /* FLOATS: count entries */
+  uint32_t count;
+  uint32_t tensor;           /* TENSOR */
+} ingot_attr_t;
+
+/* Fused epilogues a pass may attach to a node (graph/ passes set them, lower/
+ * applies them in the producer's store). */
+typedef enum ingot_activation_t {
+  INGOT_ACTIVATION_NONE = 0,
+  INGOT_ACTIVATION_RELU = 1,
+  INGOT_ACTIVATION_CLIP = 2,  /* clip to [act_min, act_max] */
+} ingot_activation_t;
+
+typedef struct ingot_node_t {
+  ingot_op_t op;
+  const char* name;          /* never NULL: "<op>_<index>" when unnamed */
+  uint32_t* inputs;          /* value ids; INGOT_NO_VALUE for absent ones */
+  uint32_t input_count;
+  uint32_t* outputs;
+  uint32_t output_count;
+  ingot_attr_t* attrs;
+  uint32_t attr_count;
+  ingot_activation_t activation;
+  float act_min, act_max;
+  bool dead;
+} ingot_node_t;
+
+typedef struct ingot_graph_t {
+  ingot_arena_t arena;
+  ingot_value_t* values;
+  uint32_t value_count, value_cap;
+  ingot_node_t* nodes;
+  uint32_t node_count, node_cap;
+  uint32_t* inputs;          /* graph inputs in model order (kind INPUT) */
+  uint32_t input_count;
+  uint32_t* outputs;         /* graph outputs in model order */
+  uint32_t output_count;
+  int64_t opset;             /* the ai.onnx opset the model imports */
+  const char* name;
+} ingot_graph_t;
+
+ingot_status_t ingot_graph_create(ingot_graph_t** out_graph);
+void ingot_graph_destroy(ingot_graph_t* graph);
+
+/* Appends a value; the name is copied. Returns its id. */
+uint32_t ingot_graph_add_value(ingot_graph_t* graph, const char* name, ingot_value_kind_t kind);
+/* Appends a node; inputs/outputs are copied. Returns its id. */
+uint32_t ingot_graph_add_node(ingot_graph_t* graph, ingot_op_t op, const char* name,
+                              const uint32_t* inputs, uint32_t input_count,
+                              const uint32_t* outputs, uint32_t output_count);
+/* A unique value name derived from `base`, arena-owned. */
+const char* ingot_graph_unique_name(ingot_graph_t* graph, const char* base);
+/* Returns the id of the value named `name`, or INGOT_NO_VALUE. */
+uint32_t ingot_graph_find_value(const ingot_graph_t* graph, const char* name);
+
+/* Element count of a value with a fully known shape (1 for rank 0). */
+int64_t ingot_value_numel(const ingot_value_t* value);
+uint64_t ingot_value_bytes(const ingot_value_t* value);
+/* Weight data as float (NULL unless WEIGHT with dtype F32). */
+const float* ingot_value_f32(const ingot_graph_t* graph, uint32_t value);
+
+/* Attribute lookup on a node; NULL if absent. */
+const ingot_attr_t* ingot_node_attr(const ingot_node_t* node, const char* name);
+int64_t ingot_node_attr_int(const ingot_node_t* node, const char* name, int64_t fallback);
+float ingot_node_attr_float(const ingot_node_t* node, const char* name, float fallback);
+const char* ingot_node_attr_string(const ingot_node_t* node, const char* name, const char* fallback);
+/* INTS attribute: its entries and count, or (NULL, 0) if absent. */
+const int64_t* ingot_node_attr_ints(const ingot_node_t* node, const char* name, uint32_t* out_count);
+
+/* Fixes symbolic input dimensions: "name=1x3x224x224". Fails on an unknown
+ * name, a rank mismatch, or a fixed dimension that disagrees. */
+ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spec);
+
+/* ---- Passes: each takes the graph, rewrites it, reports failure. ---- */
+
+/* Orders nodes topologically; fails on a cycle or an undefined input. */
+ingot_status_t ingot_graph_sort(ingot_graph_t* graph);
+/* Infers dtype and shape of every value; fails naming the node on an
+ * unsupported attribute or a shape that does not fit, or on a symbolic
+ * dimension that is still unresolved. Canonicalizes Conv/pool attributes:
+ * kernel_shape, strides, dilations and explicit pads are always set after
+ * it (auto_pad resolved, then "NOTSET"); Transpose always has perm. */
+ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph);
+/* Evaluates nodes whose inputs are all weights and turns their outputs into
+ * weights (and Constant nodes into weights). */
+ingot_status_t ingot_graph_fold_constants(ingot_graph_t* graph);
+/* Removes Identity/Dropout (inference), nodes whose outputs nobody uses, and
+ * weights nobody reads. Compacts the graph, so value and node ids change. */
+ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
+/* Folds BatchNormalization into the Conv that feeds it (when the conv output
+ * has no other consumer), rewriting the conv's weights and bias. */
+ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
+/* Fuses Relu / Clip(constant bounds) into a preceding Conv or Gemm whose output
+ * has no other consumer (sets node.activation). */
+ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
+/* Drops dead nodes and values no node or graph output references. */
+void ingot_graph_compact(ingot_graph_t* graph);
+
+/* Runs the standard pipeline: sort, fold constants, DCE, infer, fold
+ * batchnorm, fuse activations, DCE, sort, infer again, compact. (Constants
+ * are folded before the first inference so that a Reshape whose shape is
+ * computed from constants sees a weight.) */
+ingot_status_t ingot_graph_optimize(ingot_graph_t* graph);
+
+/* Writes a readable listing (one node a line, with shapes) to sb. */
+void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb);
+
+#endif /* INGOT_GRAPH_H_ */

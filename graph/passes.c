@@ -1,0 +1,775 @@
+/* Graph passes: sort, constant folding, dead-code elimination, batch-norm
+ * folding, activation fusion, compaction, and the standard pipeline. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "graph/graph_internal.h"
+
+/* Folding never materializes a constant larger than this. */
+#define FOLD_MAX_BYTES ((uint64_t)256 << 20)
+
+uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph) {
+  uint32_t* uses = ingot_xcalloc(graph->value_count ? graph->value_count : 1, sizeof(uint32_t));
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->input_count; ++k) {
+      if (n->inputs[k] != INGOT_NO_VALUE) uses[n->inputs[k]]++;
+    }
+  }
+  return uses;
+}
+
+/* Replaces every read of `from` by live nodes with `to`. */
+static void replace_uses(ingot_graph_t* graph, uint32_t from, uint32_t to) {
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->input_count; ++k) {
+      if (n->inputs[k] == from) n->inputs[k] = to;
+    }
+  }
+}
+
+static const char* op_name(const ingot_node_t* n) { return ingot_op_name(n->op) ? ingot_op_name(n->op) : "?"; }
+
+/* ---- sort ---- */
+
+typedef struct heap_t {
+  uint32_t* data;
+  uint32_t count;
+} heap_t;
+
+static void heap_push(heap_t* h, uint32_t x) {
+  uint32_t i = h->count++;
+  h->data[i] = x;
+  while (i > 0) {
+    uint32_t parent = (i - 1) / 2;
+    if (h->data[parent] <= h->data[i]) break;
+    uint32_t t = h->data[parent];
+    h->data[parent] = h->data[i];
+    h->data[i] = t;
+    i = parent;
+  }
+}
+
+static uint32_t heap_pop(heap_t* h) {
+  uint32_t top = h->data[0];
+  h->data[0] = h->data[--h->count];
+  uint32_t i = 0;
+  for (;;) {
+    uint32_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < h->count && h->data[l] < h->data[m]) m = l;
+    if (r < h->count && h->data[r] < h->data[m]) m = r;
+    if (m == i) break;
+    uint32_t t = h->data[m];
+    h->data[m] = h->data[i];
+    h->data[i] = t;
+    i = m;
+  }
+  return top;
+}
+
+/* Sets value.producer from the live nodes; fails if a value has two producers
+ * or a node writes a graph input or weight. */
+static ingot_status_t rebuild_producers(ingot_graph_t* graph) {
+  for (uint32_t i = 0; i < graph->value_count; ++i) graph->values[i].producer = INGOT_NO_VALUE;
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->output_count; ++k) {
+      uint32_t id = n->outputs[k];
+      if (id == INGOT_NO_VALUE) continue;
+      if (id >= graph->value_count) {
+        return ingot_fail(INGOT_ERROR_INTERNAL, "node '%s' (%s): output %u has an invalid value id", n->name,
+                          op_name(n), k);
+      }
+      ingot_value_t* v = &graph->values[id];
+      if (v->kind != INGOT_VALUE_INTERMEDIATE) {
+        return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s): output '%s' is also a graph input or initializer",
+                          n->name, op_name(n), v->name);
+      }
+      if (v->producer != INGOT_NO_VALUE) {
+        return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s): output '%s' is also produced by node '%s'", n->name,
+                          op_name(n), v->name, graph->nodes[v->producer].name);
+      }
+      v->producer = i;
+    }
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_graph_sort(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t n_nodes = graph->node_count, n_values = graph->value_count;
+  /* Every input must be defined. */
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->input_count; ++k) {
+      uint32_t id = n->inputs[k];
+      if (id == INGOT_NO_VALUE) continue;
+      if (id >= n_values) {
+        return ingot_fail(INGOT_ERROR_INTERNAL, "node '%s' (%s): input %u has an invalid value id", n->name,
+                          op_name(n), k);
+      }
+      const ingot_value_t* v = &graph->values[id];
+      if (v->kind == INGOT_VALUE_INTERMEDIATE && v->producer == INGOT_NO_VALUE) {
+        return ingot_fail(INGOT_ERROR_CORRUPT,
+                          "node '%s' (%s): input '%s' is not produced by any node, nor a graph input or initializer",
+                          n->name, op_name(n), v->name);
+      }
+    }
+  }
+  for (uint32_t i = 0; i < graph->output_count; ++i) {
+    const ingot_value_t* v = &graph->values[graph->outputs[i]];
+    if (v->kind == INGOT_VALUE_INTERMEDIATE && v->producer == INGOT_NO_VALUE) {
+      return ingot_fail(INGOT_ERROR_CORRUPT, "graph output '%s' is not produced by any node", v->name);
+    }
+  }
+  /* Consumers of each value (by slot), as CSR. */
+  uint32_t* start = ingot_xcalloc((size_t)n_values + 1, sizeof(uint32_t));
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->input_count; ++k) {
+      if (n->inputs[k] != INGOT_NO_VALUE) start[n->inputs[k] + 1]++;
+    }
+  }
+  for (uint32_t v = 0; v < n_values; ++v) start[v + 1] += start[v];
+  uint32_t* fill = ingot_xmalloc(sizeof(uint32_t) * ((size_t)n_values + 1));
+  memcpy(fill, start, sizeof(uint32_t) * ((size_t)n_values + 1));
+  uint32_t* consumers = ingot_xmalloc(sizeof(uint32_t) * ((size_t)start[n_values] + 1));
+  uint32_t* indegree = ingot_xcalloc((size_t)n_nodes + 1, sizeof(uint32_t));
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    ++live;
+    for (uint32_t k = 0; k < n->input_count; ++k) {
+      uint32_t id = n->inputs[k];
+      if (id == INGOT_NO_VALUE) continue;
+      consumers[fill[id]++] = i;
+      if (graph->values[id].producer != INGOT_NO_VALUE) indegree[i]++;
+    }
+  }
+  heap_t ready = {ingot_xmalloc(sizeof(uint32_t) * ((size_t)n_nodes + 1)), 0};
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    if (!graph->nodes[i].dead && indegree[i] == 0) heap_push(&ready, i);
+  }
+  uint32_t* order = ingot_xmalloc(sizeof(uint32_t) * ((size_t)n_nodes + 1));
+  uint32_t emitted = 0;
+  while (ready.count) {
+    uint32_t i = heap_pop(&ready);
+    order[emitted++] = i;
+    const ingot_node_t* n = &graph->nodes[i];
+    for (uint32_t k = 0; k < n->output_count; ++k) {
+      uint32_t id = n->outputs[k];
+      if (id == INGOT_NO_VALUE) continue;
+      for (uint32_t c = start[id]; c < start[id + 1]; ++c) {
+        if (--indegree[consumers[c]] == 0) heap_push(&ready, consumers[c]);
+      }
+    }
+  }
+  if (emitted != live) {
+    uint32_t culprit = 0;
+    for (uint32_t i = 0; i < n_nodes; ++i) {
+      if (!graph->nodes[i].dead && indegree[i] > 0) {
+        culprit = i;
+        break;
+      }
+    }
+    s = ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s) is part of a cycle", graph->nodes[culprit].name,
+                   op_name(&graph->nodes[culprit]));
+  } else {
+    /* Live nodes in order, dead ones after them. */
+    for (uint32_t i = 0; i < n_nodes; ++i) {
+      if (graph->nodes[i].dead) order[emitted++] = i;
+    }
+    ingot_node_t* sorted = ingot_xmalloc(sizeof(ingot_node_t) * (graph->node_cap ? graph->node_cap : 1));
+    for (uint32_t i = 0; i < n_nodes; ++i) sorted[i] = graph->nodes[order[i]];
+    free(graph->nodes);
+    graph->nodes = sorted;
+    s = rebuild_producers(graph);
+  }
+  free(order);
+  free(ready.data);
+  free(indegree);
+  free(consumers);
+  free(fill);
+  free(start);
+  return s;
+}
+
+/* ---- constant folding ---- */
+
+static void unravel(int64_t index, int32_t rank, const int64_t* dims, int64_t* idx) {
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    idx[d] = dims[d] ? index % dims[d] : 0;
+    index = dims[d] ? index / dims[d] : 0;
+  }
+}
+
+/* Offset into a tensor of shape `dims` (rank `rank`) broadcast to an output of
+ * rank `out_rank`, at output index `idx`. */
+static int64_t broadcast_offset(const int64_t* idx, int32_t out_rank, const ingot_value_t* v) {
+  int64_t off = 0;
+  for (int32_t d = 0; d < v->rank; ++d) {
+    int64_t i = idx[d + (out_rank - v->rank)];
+    off = off * v->dims[d] + (v->dims[d] == 1 ? 0 : i);
+  }
+  return off;
+}
+
+typedef enum fold_result_t { FOLD_DONE, FOLD_SKIP, FOLD_ERROR } fold_result_t;
+
+static fold_result_t fold_binary(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
+  const ingot_value_t* a = &g->values[n->inputs[0]];
+  const ingot_value_t* b = &g->values[n->inputs[1]];
+  int64_t total = ingot_value_numel(out);
+  int64_t idx[INGOT_MAX_RANK];
+  if (out->dtype == INGOT_DTYPE_F32) {
+    const float* x = a->data;
+    const float* y = b->data;
+    float* z = dst;
+    for (int64_t i = 0; i < total; ++i) {
+      unravel(i, out->rank, out->dims, idx);
+      float p = x[broadcast_offset(idx, out->rank, a)], q = y[broadcast_offset(idx, out->rank, b)];
+      switch (n->op) {
+        case INGOT_OP_ADD: z[i] = p + q; break;
+        case INGOT_OP_SUB: z[i] = p - q; break;
+        case INGOT_OP_MUL: z[i] = p * q; break;
+        default: z[i] = p / q; break;
+      }
+    }
+    return FOLD_DONE;
+  }
+  if (out->dtype == INGOT_DTYPE_I64) {
+    const int64_t* x = a->data;
+    const int64_t* y = b->data;
+    int64_t* z = dst;
+    for (int64_t i = 0; i < total; ++i) {
+      unravel(i, out->rank, out->dims, idx);
+      int64_t p = x[broadcast_offset(idx, out->rank, a)], q = y[broadcast_offset(idx, out->rank, b)];
+      bool overflow = false;
+      switch (n->op) {
+        case INGOT_OP_ADD: overflow = __builtin_add_overflow(p, q, &z[i]); break;
+        case INGOT_OP_SUB: overflow = __builtin_sub_overflow(p, q, &z[i]); break;
+        case INGOT_OP_MUL: overflow = __builtin_mul_overflow(p, q, &z[i]); break;
+        default:
+          if (q == 0) {
+            ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (%s): integer division by zero in a constant",
+                       n->name, op_name(n));
+            return FOLD_ERROR;
+          }
+          if (p == INT64_MIN && q == -1) {
+            overflow = true;
+          } else {
+            /* ONNX integer Div truncates toward zero, as C does. */
+            z[i] = p / q;
+          }
+          break;
+      }
+      if (overflow) {
+        ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (%s): int64 overflow in a constant", n->name, op_name(n));
+        return FOLD_ERROR;
+      }
+    }
+    return FOLD_DONE;
+  }
+  return FOLD_SKIP;
+}
+
+static bool clip_bounds_f32(const ingot_graph_t* g, const ingot_node_t* n, float* lo, float* hi) {
+  *lo = -FLT_MAX;
+  *hi = FLT_MAX;
+  if (n->input_count <= 1) {
+    *lo = ingot_node_attr_float(n, "min", -FLT_MAX);
+    *hi = ingot_node_attr_float(n, "max", FLT_MAX);
+    return true;
+  }
+  for (uint32_t k = 1; k < n->input_count && k < 3; ++k) {
+    if (n->inputs[k] == INGOT_NO_VALUE) continue;
+    const ingot_value_t* v = &g->values[n->inputs[k]];
+    if (v->kind != INGOT_VALUE_WEIGHT || v->dtype != INGOT_DTYPE_F32 || !v->data || ingot_value_numel(v) != 1) {
+      return false;
+    }
+    float x = *(const float*)v->data;
+    if (k == 1) *lo = x; else *hi = x;
+  }
+  return true;
+}
+
+static fold_result_t fold_unary(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
+  const ingot_value_t* a = &g->values[n->inputs[0]];
+  int64_t total = ingot_value_numel(out);
+  if (a->dtype == INGOT_DTYPE_F32) {
+    const float* x = a->data;
+    float* z = dst;
+    float lo = 0, hi = 0;
+    if (n->op == INGOT_OP_CLIP && !clip_bounds_f32(g, n, &lo, &hi)) return FOLD_SKIP;
+    for (int64_t i = 0; i < total; ++i) {
+      float v = x[i];
+      switch (n->op) {
+        case INGOT_OP_RELU: z[i] = v > 0.0f ? v : 0.0f; break;
+        case INGOT_OP_SIGMOID: z[i] = 1.0f / (1.0f + expf(-v)); break;
+        case INGOT_OP_TANH: z[i] = tanhf(v); break;
+        default: z[i] = v < lo ? lo : (v > hi ? hi : v); break;
+      }
+    }
+    return FOLD_DONE;
+  }
+  if (a->dtype == INGOT_DTYPE_I64 && (n->op == INGOT_OP_RELU || n->op == INGOT_OP_CLIP)) {
+    const int64_t* x = a->data;
+    int64_t* z = dst;
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    if (n->op == INGOT_OP_CLIP) {
+      for (uint32_t k = 1; k < n->input_count && k < 3; ++k) {
+        if (n->inputs[k] == INGOT_NO_VALUE) continue;
+        const ingot_value_t* v = &g->values[n->inputs[k]];
+        if (v->dtype != INGOT_DTYPE_I64 || ingot_value_numel(v) != 1) return FOLD_SKIP;
+        if (k == 1) lo = *(const int64_t*)v->data; else hi = *(const int64_t*)v->data;
+      }
+    }
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t v = x[i];
+      if (n->op == INGOT_OP_RELU) {
+        z[i] = v > 0 ? v : 0;
+      } else {
+        z[i] = v < lo ? lo : (v > hi ? hi : v);
+      }
+    }
+    return FOLD_DONE;
+  }
+  return FOLD_SKIP;
+}
+
+static fold_result_t fold_transpose(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
+  const ingot_value_t* a = &g->values[n->inputs[0]];
+  uint32_t count = 0;
+  const int64_t* perm = ingot_node_attr_ints(n, "perm", &count);
+  if (!perm || (int32_t)count != a->rank) return FOLD_SKIP;
+  size_t es = ingot_graph_dtype_size(a->dtype);
+  int64_t in_strides[INGOT_MAX_RANK];
+  int64_t stride = 1;
+  for (int32_t d = a->rank - 1; d >= 0; --d) {
+    in_strides[d] = stride;
+    stride *= a->dims[d];
+  }
+  int64_t total = ingot_value_numel(out), idx[INGOT_MAX_RANK];
+  for (int64_t i = 0; i < total; ++i) {
+    unravel(i, out->rank, out->dims, idx);
+    int64_t src = 0;
+    for (int32_t d = 0; d < out->rank; ++d) src += idx[d] * in_strides[perm[d]];
+    memcpy((uint8_t*)dst + (size_t)i * es, (const uint8_t*)a->data + (size_t)src * es, es);
+  }
+  return FOLD_DONE;
+}
+
+static fold_result_t fold_concat(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
+  int64_t axis = ingot_node_attr_int(n, "axis", 1);
+  if (axis < 0) axis += out->rank;
+  size_t es = ingot_graph_dtype_size(out->dtype);
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0; d < axis; ++d) outer *= out->dims[d];
+  for (int32_t d = (int32_t)axis + 1; d < out->rank; ++d) inner *= out->dims[d];
+  int64_t out_row = out->dims[axis] * inner, col = 0;
+  for (uint32_t k = 0; k < n->input_count; ++k) {
+    const ingot_value_t* v = &g->values[n->inputs[k]];
+    int64_t row = v->dims[axis] * inner;
+    for (int64_t o = 0; o < outer; ++o) {
+      memcpy((uint8_t*)dst + (size_t)(o * out_row + col) * es, (const uint8_t*)v->data + (size_t)(o * row) * es,
+             (size_t)row * es);
+    }
+    col += row;
+  }
+  return FOLD_DONE;
+}
+
+static fold_result_t fold_constant_node(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
+  const ingot_attr_t* a;
+  size_t bytes = (size_t)ingot_value_bytes(out);
+  if ((a = ingot_node_attr(n, "value")) && a->type == INGOT_ATTR_TENSOR) {
+    const ingot_value_t* t = &g->values[a->tensor];
+    if (!t->data && bytes) return FOLD_SKIP;
+    if (bytes) memcpy(dst, t->data, bytes);
+  } else if ((a = ingot_node_attr(n, "value_float")) && a->type == INGOT_ATTR_FLOAT) {
+    *(float*)dst = a->f;
+  } else if ((a = ingot_node_attr(n, "value_int")) && a->type == INGOT_ATTR_INT) {
+    *(int64_t*)dst = a->i;
+  } else if ((a = ingot_node_attr(n, "value_floats")) && a->type == INGOT_ATTR_FLOATS) {
+    if (a->count) memcpy(dst, a->floats, sizeof(float) * a->count);
+  } else if ((a = ingot_node_attr(n, "value_ints")) && a->type == INGOT_ATTR_INTS) {
+    if (a->count) memcpy(dst, a->ints, sizeof(int64_t) * a->count);
+  } else {
+    return FOLD_SKIP;
+  }
+  return FOLD_DONE;
+}
+
+static bool foldable_op(ingot_op_t op) {
+  switch (op) {
+    case INGOT_OP_CONSTANT: case INGOT_OP_IDENTITY: case INGOT_OP_DROPOUT: case INGOT_OP_RESHAPE:
+    case INGOT_OP_FLATTEN: case INGOT_OP_TRANSPOSE: case INGOT_OP_CONCAT: case INGOT_OP_ADD:
+    case INGOT_OP_SUB: case INGOT_OP_MUL: case INGOT_OP_DIV: case INGOT_OP_RELU: case INGOT_OP_SIGMOID:
+    case INGOT_OP_TANH: case INGOT_OP_CLIP:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ingot_status_t ingot_graph_fold_constants(ingot_graph_t* graph) {
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* n = &graph->nodes[i];
+    if (n->dead || !foldable_op(n->op) || n->output_count < 1) continue;
+    bool all_weights = true;
+    for (uint32_t k = 0; k < n->input_count; ++k) {
+      uint32_t id = n->inputs[k];
+      if (id == INGOT_NO_VALUE) continue;
+      if (id >= graph->value_count || graph->values[id].kind != INGOT_VALUE_WEIGHT) all_weights = false;
+    }
+    if (!all_weights) continue;
+    /* Only the first output is folded; a node with another output in use stays. */
+    bool extra_outputs = false;
+    for (uint32_t k = 1; k < n->output_count; ++k) extra_outputs = extra_outputs || n->outputs[k] != INGOT_NO_VALUE;
+    if (extra_outputs) continue;
+    uint32_t out_id = n->outputs[0];
+    if (graph->values[out_id].is_output) continue; /* keep graph outputs computed */
+    ingot_status_t s = ingot_graph_infer_node(graph, i);
+    if (s) return s;
+    n = &graph->nodes[i];
+    const ingot_value_t* out = &graph->values[out_id];
+    uint64_t bytes = ingot_value_bytes(out);
+    if (bytes > FOLD_MAX_BYTES) continue;
+    void* data = ingot_xcalloc(1, bytes ? (size_t)bytes : 1);
+    fold_result_t r = FOLD_SKIP;
+    switch (n->op) {
+      case INGOT_OP_CONSTANT: r = fold_constant_node(graph, n, out, data); break;
+      case INGOT_OP_IDENTITY: case INGOT_OP_DROPOUT: case INGOT_OP_RESHAPE: case INGOT_OP_FLATTEN: {
+        const ingot_value_t* a = &graph->values[n->inputs[0]];
+        if (a->data && bytes) memcpy(data, a->data, (size_t)bytes);
+        r = a->data || !bytes ? FOLD_DONE : FOLD_SKIP;
+        break;
+      }
+      case INGOT_OP_TRANSPOSE: r = fold_transpose(graph, n, out, data); break;
+      case INGOT_OP_CONCAT: r = fold_concat(graph, n, out, data); break;
+      case INGOT_OP_ADD: case INGOT_OP_SUB: case INGOT_OP_MUL: case INGOT_OP_DIV:
+        r = fold_binary(graph, n, out, data);
+        break;
+      default: r = fold_unary(graph, n, out, data); break;
+    }
+    if (r == FOLD_ERROR) {
+      free(data);
+      return INGOT_ERROR_INVALID_ARGUMENT;
+    }
+    if (r == FOLD_SKIP) {
+      free(data);
+      continue;
+    }
+    int64_t dims[INGOT_MAX_RANK];
+    memcpy(dims, out->dims, sizeof(dims));
+    ingot_graph_set_weight(graph, out_id, out->dtype, out->rank, dims, data);
+    n->dead = true;
+  }
+  return INGOT_OK;
+}
+
+/* ---- dead code ---- */
+
+/* Removes an Identity-like node (output 0 equals input 0); false if kept. */
+static bool bypass_node(ingot_graph_t* graph, uint32_t node_id) {
+  ingot_node_t* n = &graph->nodes[node_id];
+  uint32_t x = n->inputs[0], y = n->outputs[0];
+  if (x == INGOT_NO_VALUE || y == INGOT_NO_VALUE) return false;
+  ingot_value_t* yv = &graph->values[y];
+  ingot_value_t* xv = &graph->values[x];
+  if (!yv->is_output) {
+    n->dead = true;
+    replace_uses(graph, y, x);
+    return true;
+  }
+  /* y names a graph output: let x's producer write y directly, when x is an
+   * ordinary computed value. */
+  if (xv->is_output || xv->kind != INGOT_VALUE_INTERMEDIATE || xv->producer == INGOT_NO_VALUE) return false;
+  ingot_node_t* p = &graph->nodes[xv->producer];
+  if (p->dead) return false;
+  n->dead = true;
+  replace_uses(graph, x, y);
+  for (uint32_t k = 0; k < p->output_count; ++k) {
+    if (p->outputs[k] == x) p->outputs[k] = y;
+  }
+  yv->producer = xv->producer;
+  xv->producer = INGOT_NO_VALUE;
+  if (xv->rank >= 0 && yv->rank < 0) {
+    yv->dtype = xv->dtype;
+    yv->rank = xv->rank;
+    memcpy(yv->dims, xv->dims, sizeof(yv->dims));
+  }
+  return true;
+}
+
+ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    if (n->op == INGOT_OP_IDENTITY) {
+      bypass_node(graph, i);
+    } else if (n->op == INGOT_OP_DROPOUT) {
+      bool mask_used = false;
+      if (n->output_count > 1 && n->outputs[1] != INGOT_NO_VALUE) {
+        const ingot_value_t* m = &graph->values[n->outputs[1]];
+        mask_used = uses[n->outputs[1]] > 0 || m->is_output;
+      }
+      if (!mask_used) bypass_node(graph, i);
+    }
+  }
+  free(uses);
+  uses = ingot_graph_use_counts(graph);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (uint32_t i = graph->node_count; i-- > 0;) {
+      ingot_node_t* n = &graph->nodes[i];
+      if (n->dead) continue;
+      bool needed = false;
+      for (uint32_t k = 0; k < n->output_count; ++k) {
+        uint32_t id = n->outputs[k];
+        if (id != INGOT_NO_VALUE && (uses[id] > 0 || graph->values[id].is_output)) needed = true;
+      }
+      if (needed) continue;
+      n->dead = true;
+      changed = true;
+      for (uint32_t k = 0; k < n->input_count; ++k) {
+        if (n->inputs[k] != INGOT_NO_VALUE) uses[n->inputs[k]]--;
+      }
+    }
+  }
+  free(uses);
+  ingot_graph_compact(graph);
+  return rebuild_producers(graph);
+}
+
+/* ---- batch-norm folding ---- */
+
+static bool is_f32_weight(const ingot_graph_t* g, uint32_t id, int64_t numel) {
+  if (id == INGOT_NO_VALUE || id >= g->value_count) return false;
+  const ingot_value_t* v = &g->values[id];
+  return v->kind == INGOT_VALUE_WEIGHT && v->dtype == INGOT_DTYPE_F32 && v->data &&
+         (numel < 0 || ingot_value_numel(v) == numel);
+}
+
+ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* bn = &graph->nodes[i];
+    if (bn->dead || bn->op != INGOT_OP_BATCHNORMALIZATION || bn->input_count != 5 || bn->output_count != 1) continue;
+    if (ingot_node_attr_int(bn, "training_mode", 0) != 0 || ingot_node_attr_int(bn, "spatial", 1) != 1) continue;
+    uint32_t x = bn->inputs[0];
+    if (x == INGOT_NO_VALUE) continue;
+    ingot_value_t* xv = &graph->values[x];
+    if (xv->producer == INGOT_NO_VALUE || xv->is_output || uses[x] != 1) continue;
+    uint32_t conv_id = xv->producer;
+    ingot_node_t* conv = &graph->nodes[conv_id];
+    if (conv->dead || conv->op != INGOT_OP_CONV || conv->outputs[0] != x ||
+        conv->activation != INGOT_ACTIVATION_NONE) {
+      continue;
+    }
+    uint32_t w = conv->inputs[1];
+    if (!is_f32_weight(graph, w, -1)) continue;
+    const ingot_value_t* wv = &graph->values[w];
+    if (wv->rank < 1) continue;
+    int64_t m = wv->dims[0];
+    if (m <= 0) continue;
+    uint32_t b = conv->input_count > 2 ? conv->inputs[2] : INGOT_NO_VALUE;
+    if (b != INGOT_NO_VALUE && !is_f32_weight(graph, b, m)) continue;
+    bool params_ok = true;
+    for (uint32_t k = 1; k < 5; ++k) params_ok = params_ok && is_f32_weight(graph, bn->inputs[k], m);
+    if (!params_ok) continue;
+    double eps = ingot_node_attr_float(bn, "epsilon", 1e-5f);
+    const float* scale = graph->values[bn->inputs[1]].data;
+    const float* beta = graph->values[bn->inputs[2]].data;
+    const float* mean = graph->values[bn->inputs[3]].data;
+    const float* var = graph->values[bn->inputs[4]].data;
+    const float* old_b = b != INGOT_NO_VALUE ? graph->values[b].data : NULL;
+    int64_t total = ingot_value_numel(wv), per = total / m;
+    float* new_w = ingot_xmalloc(sizeof(float) * (size_t)(total ? total : 1));
+    float* new_b = ingot_xmalloc(sizeof(float) * (size_t)m);
+    const float* old_w = wv->data;
+    for (int64_t c = 0; c < m; ++c) {
+      double f = (double)scale[c] / sqrt((double)var[c] + eps);
+      for (int64_t j = 0; j < per; ++j) new_w[c * per + j] = (float)((double)old_w[c * per + j] * f);
+      double bias = old_b ? (double)old_b[c] : 0.0;
+      new_b[c] = (float)((bias - (double)mean[c]) * f + (double)beta[c]);
+    }
+    /* New weight values (the old ones may be shared with other nodes). */
+    char* base = ingot_arena_printf(&graph->arena, "%s_bnfold", graph->values[w].name);
+    uint32_t nw = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+    int64_t wdims[INGOT_MAX_RANK];
+    memcpy(wdims, graph->values[w].dims, sizeof(wdims));
+    ingot_graph_set_weight(graph, nw, INGOT_DTYPE_F32, graph->values[w].rank, wdims, new_w);
+    base = ingot_arena_printf(&graph->arena, "%s_bias_bnfold", conv->name);
+    uint32_t nb = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+    ingot_graph_set_weight(graph, nb, INGOT_DTYPE_F32, 1, &m, new_b);
+    /* values may have moved; refetch pointers. */
+    conv = &graph->nodes[conv_id];
+    bn = &graph->nodes[i];
+    if (conv->input_count < 3) {
+      uint32_t* inputs = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 3);
+      memcpy(inputs, conv->inputs, sizeof(uint32_t) * conv->input_count);
+      conv->inputs = inputs;
+      conv->input_count = 3;
+    }
+    conv->inputs[1] = nw;
+    conv->inputs[2] = nb;
+    uint32_t y = bn->outputs[0];
+    conv->outputs[0] = y;
+    graph->values[y].producer = conv_id;
+    graph->values[x].producer = INGOT_NO_VALUE;
+    bn->dead = true;
+    uses = ingot_xrealloc(uses, sizeof(uint32_t) * graph->value_count);
+    uses[nw] = uses[nb] = 1;
+    uses[x] = 0;
+  }
+  free(uses);
+  return INGOT_OK;
+}
+
+/* ---- activation fusion ---- */
+
+ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* act = &graph->nodes[i];
+    if (act->dead || (act->op != INGOT_OP_RELU && act->op != INGOT_OP_CLIP) || act->output_count != 1) continue;
+    uint32_t x = act->inputs[0];
+    if (x == INGOT_NO_VALUE) continue;
+    ingot_value_t* xv = &graph->values[x];
+    if (xv->producer == INGOT_NO_VALUE || xv->is_output || uses[x] != 1) continue;
+    if (xv->dtype != INGOT_DTYPE_F32 && xv->dtype != INGOT_DTYPE_INVALID) continue;
+    uint32_t p_id = xv->producer;
+    ingot_node_t* p = &graph->nodes[p_id];
+    if (p->dead || (p->op != INGOT_OP_CONV && p->op != INGOT_OP_GEMM) || p->activation != INGOT_ACTIVATION_NONE ||
+        p->outputs[0] != x) {
+      continue;
+    }
+    float lo = 0.0f, hi = FLT_MAX;
+    ingot_activation_t kind = INGOT_ACTIVATION_RELU;
+    if (act->op == INGOT_OP_CLIP) {
+      if (!clip_bounds_f32(graph, act, &lo, &hi)) continue;
+      kind = INGOT_ACTIVATION_CLIP;
+    }
+    p->activation = kind;
+    p->act_min = lo;
+    p->act_max = hi;
+    uint32_t y = act->outputs[0];
+    p->outputs[0] = y;
+    graph->values[y].producer = p_id;
+    xv->producer = INGOT_NO_VALUE;
+    act->dead = true;
+    uses[x] = 0;
+  }
+  free(uses);
+  return INGOT_OK;
+}
+
+/* ---- compaction ---- */
+
+void ingot_graph_compact(ingot_graph_t* graph) {
+  uint32_t nv = graph->value_count, nn = graph->node_count;
+  bool* keep = ingot_xcalloc(nv ? nv : 1, sizeof(bool));
+  for (uint32_t i = 0; i < graph->input_count; ++i) keep[graph->inputs[i]] = true;
+  for (uint32_t i = 0; i < graph->output_count; ++i) keep[graph->outputs[i]] = true;
+  for (uint32_t i = 0; i < nv; ++i) {
+    if (graph->values[i].is_output) keep[i] = true;
+  }
+  for (uint32_t i = 0; i < nn; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->input_count; ++k) {
+      if (n->inputs[k] != INGOT_NO_VALUE) keep[n->inputs[k]] = true;
+    }
+    for (uint32_t k = 0; k < n->output_count; ++k) {
+      if (n->outputs[k] != INGOT_NO_VALUE) keep[n->outputs[k]] = true;
+    }
+    for (uint32_t k = 0; k < n->attr_count; ++k) {
+      if (n->attrs[k].type == INGOT_ATTR_TENSOR && n->attrs[k].tensor < nv) keep[n->attrs[k].tensor] = true;
+    }
+  }
+  uint32_t* value_map = ingot_xmalloc(sizeof(uint32_t) * (nv ? nv : 1));
+  uint32_t* node_map = ingot_xmalloc(sizeof(uint32_t) * (nn ? nn : 1));
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < nv; ++i) {
+    if (!keep[i]) {
+      free(graph->values[i].data);
+      graph->values[i].data = NULL;
+      value_map[i] = INGOT_NO_VALUE;
+      continue;
+    }
+    value_map[i] = count;
+    graph->values[count++] = graph->values[i];
+  }
+  graph->value_count = count;
+  count = 0;
+  for (uint32_t i = 0; i < nn; ++i) {
+    if (graph->nodes[i].dead) {
+      node_map[i] = INGOT_NO_VALUE;
+      continue;
+    }
+    node_map[i] = count;
+    graph->nodes[count++] = graph->nodes[i];
+  }
+  graph->node_count = count;
+#define REMAP(x) ((x) == INGOT_NO_VALUE ? INGOT_NO_VALUE : value_map[(x)])
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* n = &graph->nodes[i];
+    for (uint32_t k = 0; k < n->input_count; ++k) n->inputs[k] = REMAP(n->inputs[k]);
+    for (uint32_t k = 0; k < n->output_count; ++k) n->outputs[k] = REMAP(n->outputs[k]);
+    for (uint32_t k = 0; k < n->attr_count; ++k) {
+      if (n->attrs[k].type == INGOT_ATTR_TENSOR && n->attrs[k].tensor < nv) {
+        n->attrs[k].tensor = value_map[n->attrs[k].tensor];
+      }
+    }
+  }
+  for (uint32_t i = 0; i < graph->input_count; ++i) graph->inputs[i] = REMAP(graph->inputs[i]);
+  for (uint32_t i = 0; i < graph->output_count; ++i) graph->outputs[i] = REMAP(graph->outputs[i]);
+#undef REMAP
+  for (uint32_t i = 0; i < graph->value_count; ++i) {
+    ingot_value_t* v = &graph->values[i];
+    v->producer = v->producer == INGOT_NO_VALUE || v->producer >= nn ? INGOT_NO_VALUE : node_map[v->producer];
+  }
+  free(node_map);
+  free(value_map);
+  free(keep);
+}
+
+/* ---- the pipeline ---- */
+
+ingot_status_t ingot_graph_optimize(ingot_graph_t* graph) {
+  ingot_status_t s;
+  /* Constants are folded before the first full inference so that shapes
+   * computed from constants (Reshape of a Concat of constants, ...) are
+   * weights by the time inference needs them. */
+  if ((s = ingot_graph_sort(graph))) return s;
+  if ((s = ingot_graph_fold_constants(graph))) return s;
+  if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
+  if ((s = ingot_graph_infer_shapes(graph))) return s;
+  if ((s = ingot_graph_fold_batchnorm(graph))) return s;
+  if ((s = ingot_graph_fuse_activations(graph))) return s;
+  if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
+  if ((s = ingot_graph_sort(graph))) return s;
+  if ((s = ingot_graph_infer_shapes(graph))) return s;
+  ingot_graph_compact(graph);
+  return INGOT_OK;
+}

@@ -1,0 +1,206 @@
+/* The loop IR: what one kernel computes, as a loop nest over flat buffers.
+ *
+ * A function (ingot_ir_func_t) has parameter buffers (the kernel's arguments,
+ * in order), variables (loop counters and scalar locals) and a body statement.
+ * Expressions and statements are tagged unions allocated from the function's
+ * arena; nothing is freed until ingot_ir_func_destroy. Rewrites (schedule/)
+ * build new nodes and leave the old ones to the arena. Nodes may be shared by
+ * several parents (a DAG); rewrites never mutate a node in place.
+ *
+ * Buffers are flat: a LOAD or STORE takes one int64 element index. Lowering
+ * computes flat indices from multi-dimensional ones (ingot_ir_flat_index).
+ *
+ * Loop variables run from 0 to extent-1 (extent a positive constant). Every
+ * loop variable and local has a name unique in its function; schedules refer
+ * to loops by these names. */
+#ifndef INGOT_IR_H_
+#define INGOT_IR_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "runtime/ingot.h"
+#include "runtime/ingot_format.h"
+
+typedef struct ingot_ir_expr_t ingot_ir_expr_t;
+typedef struct ingot_ir_stmt_t ingot_ir_stmt_t;
+
+typedef enum ingot_ir_buffer_role_t {
+  INGOT_IR_BUFFER_INPUT = 1,   /* read only */
+  INGOT_IR_BUFFER_OUTPUT = 2,  /* written (and maybe read back) */
+} ingot_ir_buffer_role_t;
+
+typedef struct ingot_ir_buffer_t {
+  const char* name;
+  ingot_dtype_t dtype;
+  ingot_ir_buffer_role_t role;
+  int32_t rank;
+  int64_t dims[INGOT_MAX_RANK];
+} ingot_ir_buffer_t;
+
+typedef enum ingot_ir_var_kind_t {
+  INGOT_IR_VAR_LOOP = 1,       /* a loop counter, int64 */
+  INGOT_IR_VAR_LOCAL = 2,      /* a scalar local, declared by STMT_LOCAL */
+} ingot_ir_var_kind_t;
+
+typedef struct ingot_ir_var_t {
+  const char* name;
+  ingot_ir_var_kind_t kind;
+  ingot_dtype_t dtype;         /* LOOP: INGOT_DTYPE_I64 */
+} ingot_ir_var_t;
+
+typedef enum ingot_ir_expr_kind_t {
+  INGOT_IR_EXPR_INT = 1,       /* .i */
+  INGOT_IR_EXPR_FLOAT = 2,     /* .f */
+  INGOT_IR_EXPR_VAR = 3,       /* .var */
+  INGOT_IR_EXPR_LOAD = 4,      /* .load */
+  INGOT_IR_EXPR_UNARY = 5,     /* .unary */
+  INGOT_IR_EXPR_BINARY = 6,    /* .binary */
+  INGOT_IR_EXPR_SELECT = 7,    /* .select: cond ? a : b */
+  INGOT_IR_EXPR_CAST = 8,      /* .unary.a converted to expr.dtype */
+} ingot_ir_expr_kind_t;
+
+typedef enum ingot_ir_unary_op_t {
+  INGOT_IR_NEG = 1, INGOT_IR_ABS, INGOT_IR_SQRT, INGOT_IR_EXP, INGOT_IR_LOG,
+  INGOT_IR_TANH, INGOT_IR_ERF, INGOT_IR_FLOOR, INGOT_IR_CEIL, INGOT_IR_NOT,
+  INGOT_IR_UNARY_COUNT_
+} ingot_ir_unary_op_t;
+
+typedef enum ingot_ir_binary_op_t {
+  INGOT_IR_ADD = 1, INGOT_IR_SUB, INGOT_IR_MUL, INGOT_IR_DIV, /* int DIV: floor */
+  INGOT_IR_MOD,                                               /* int: floor mod */
+  INGOT_IR_MIN, INGOT_IR_MAX, INGOT_IR_POW,
+  INGOT_IR_LT, INGOT_IR_LE, INGOT_IR_EQ, INGOT_IR_NE,         /* yield BOOL */
+  INGOT_IR_AND, INGOT_IR_OR,                                  /* BOOL operands */
+  INGOT_IR_BINARY_COUNT_
+} ingot_ir_binary_op_t;
+
+struct ingot_ir_expr_t {
+  ingot_ir_expr_kind_t kind;
+  ingot_dtype_t dtype;         /* the result type */
+  union {
+    int64_t i;
+    double f;
+    uint32_t var;              /* index into func->vars */
+    struct { uint32_t buffer; ingot_ir_expr_t* index; } load;
+    struct { ingot_ir_unary_op_t op; ingot_ir_expr_t* a; } unary;
+    struct { ingot_ir_binary_op_t op; ingot_ir_expr_t* a; ingot_ir_expr_t* b; } binary;
+    struct { ingot_ir_expr_t* cond; ingot_ir_expr_t* a; ingot_ir_expr_t* b; } select;
+  } u;
+};
+
+typedef enum ingot_ir_stmt_kind_t {
+  INGOT_IR_STMT_FOR = 1,       /* .loop */
+  INGOT_IR_STMT_BLOCK = 2,     /* .block: statements in order */
+  INGOT_IR_STMT_STORE = 3,     /* .store: buffer[index] = value */
+  INGOT_IR_STMT_IF = 4,        /* .cond: if (cond) then_body */
+  INGOT_IR_STMT_LOCAL = 5,     /* .local: declare var = value; scope: the rest
+                                  of the enclosing BLOCK */
+  INGOT_IR_STMT_ASSIGN = 6,    /* .local: var = value (var declared before) */
+} ingot_ir_stmt_kind_t;
+
+typedef enum ingot_ir_loop_kind_t {
+  INGOT_IR_LOOP_SERIAL = 0,
+  INGOT_IR_LOOP_PARALLEL = 1,  /* iterations independent; run on the pool */
+  INGOT_IR_LOOP_VECTORIZED = 2,/* iterations independent; SIMD lanes */
+  INGOT_IR_LOOP_UNROLLED = 3,  /* fully unrolled by codegen */
+} ingot_ir_loop_kind_t;
+
+struct ingot_ir_stmt_t {
+  ingot_ir_stmt_kind_t kind;
+  union {
+    struct {
+      uint32_t var;            /* a LOOP var, bound by this loop alone */
+      int64_t extent;          /* > 0 */
+      ingot_ir_loop_kind_t loop_kind;
+      ingot_ir_stmt_t* body;
+    } loop;
+    struct { ingot_ir_stmt_t** stmts; uint32_t count; } block;
+    struct { uint32_t buffer; ingot_ir_expr_t* index; ingot_ir_expr_t* value; } store;
+    struct { ingot_ir_expr_t* cond; ingot_ir_stmt_t* then_body; } cond;
+    struct { uint32_t var; ingot_ir_expr_t* value; } local;
+  } u;
+};
+
+typedef struct ingot_ir_func_t {
+  ingot_arena_t arena;
+  const char* name;            /* a C identifier, unique in the module */
+  ingot_ir_buffer_t* buffers;  /* parameters, in call order */
+  uint32_t buffer_count, buffer_cap;
+  ingot_ir_var_t* vars;
+  uint32_t var_count, var_cap;
+  ingot_ir_stmt_t* body;
+} ingot_ir_func_t;
+
+ingot_ir_func_t* ingot_ir_func_create(const char* name);
+void ingot_ir_func_destroy(ingot_ir_func_t* func);
+
+/* Appends a parameter buffer; returns its index. */
+uint32_t ingot_ir_add_buffer(ingot_ir_func_t* func, const char* name, ingot_dtype_t dtype,
+                             ingot_ir_buffer_role_t role, int32_t rank, const int64_t* dims);
+/* Appends a variable; a name already taken gets a numeric suffix. */
+uint32_t ingot_ir_add_var(ingot_ir_func_t* func, const char* name, ingot_ir_var_kind_t kind,
+                          ingot_dtype_t dtype);
+/* Looks a variable up by name; UINT32_MAX if absent. */
+uint32_t ingot_ir_find_var(const ingot_ir_func_t* func, const char* name);
+int64_t ingot_ir_buffer_numel(const ingot_ir_buffer_t* buffer);
+
+/* ---- Expression constructors. They fold constants (2 + 3 -> 5, x * 1 -> x,
+ * x + 0 -> x, 0 * x -> 0 for ints) so that index arithmetic stays small. */
+ingot_ir_expr_t* ingot_ir_int(ingot_ir_func_t* f, int64_t value);
+ingot_ir_expr_t* ingot_ir_float(ingot_ir_func_t* f, ingot_dtype_t dtype, double value);
+ingot_ir_expr_t* ingot_ir_var(ingot_ir_func_t* f, uint32_t var);
+ingot_ir_expr_t* ingot_ir_load(ingot_ir_func_t* f, uint32_t buffer, ingot_ir_expr_t* index);
+ingot_ir_expr_t* ingot_ir_unary(ingot_ir_func_t* f, ingot_ir_unary_op_t op, ingot_ir_expr_t* a);
+ingot_ir_expr_t* ingot_ir_binary(ingot_ir_func_t* f, ingot_ir_binary_op_t op,
+                                 ingot_ir_expr_t* a, ingot_ir_expr_t* b);
+ingot_ir_expr_t* ingot_ir_select(ingot_ir_func_t* f, ingot_ir_expr_t* cond,
+                                 ingot_ir_expr_t* a, ingot_ir_expr_t* b);
+ingot_ir_expr_t* ingot_ir_cast(ingot_ir_func_t* f, ingot_dtype_t dtype, ingot_ir_expr_t* a);
+/* Shorthands for ingot_ir_binary. */
+ingot_ir_expr_t* ingot_ir_add(ingot_ir_func_t* f, ingot_ir_expr_t* a, ingot_ir_expr_t* b);
+ingot_ir_expr_t* ingot_ir_mul(ingot_ir_func_t* f, ingot_ir_expr_t* a, ingot_ir_expr_t* b);
+/* sum(idx[i] * stride[i]) for the buffer's row-major dims. */
+ingot_ir_expr_t* ingot_ir_flat_index(ingot_ir_func_t* f, uint32_t buffer,
+                                     ingot_ir_expr_t* const* indices);
+
+/* ---- Statement constructors. */
+ingot_ir_stmt_t* ingot_ir_for(ingot_ir_func_t* f, uint32_t var, int64_t extent,
+                              ingot_ir_stmt_t* body);
+ingot_ir_stmt_t* ingot_ir_block(ingot_ir_func_t* f, ingot_ir_stmt_t* const* stmts, uint32_t count);
+ingot_ir_stmt_t* ingot_ir_store(ingot_ir_func_t* f, uint32_t buffer, ingot_ir_expr_t* index,
+                                ingot_ir_expr_t* value);
+ingot_ir_stmt_t* ingot_ir_if(ingot_ir_func_t* f, ingot_ir_expr_t* cond, ingot_ir_stmt_t* then_body);
+ingot_ir_stmt_t* ingot_ir_local(ingot_ir_func_t* f, uint32_t var, ingot_ir_expr_t* value);
+ingot_ir_stmt_t* ingot_ir_assign(ingot_ir_func_t* f, uint32_t var, ingot_ir_expr_t* value);
+/* A copy of `loop` with another body / kind (the loop var stays). */
+ingot_ir_stmt_t* ingot_ir_for_like(ingot_ir_func_t* f, const ingot_ir_stmt_t* loop,
+                                   ingot_ir_stmt_t* body);
+
+/* ---- Rewriting helpers. */
+/* Replaces every use of variable `var` by `replacement` (new nodes only where
+ * something changed). */
+ingot_ir_expr_t* ingot_ir_expr_substitute(ingot_ir_func_t* f, ingot_ir_expr_t* expr,
+                                          uint32_t var, ingot_ir_expr_t* replacement);
+ingot_ir_stmt_t* ingot_ir_stmt_substitute(ingot_ir_func_t* f, ingot_ir_stmt_t* stmt,
+                                          uint32_t var, ingot_ir_expr_t* replacement);
+/* True if `expr` reads variable `var`. */
+bool ingot_ir_expr_uses_var(const ingot_ir_expr_t* expr, uint32_t var);
+bool ingot_ir_stmt_uses_var(const ingot_ir_stmt_t* stmt, uint32_t var);
+
+/* ---- Printing and checking. */
+/* Appends the readable text form of the function to sb. */
+void ingot_ir_print(const ingot_ir_func_t* func, ingot_strbuf_t* sb);
+/* Checks the function: variables bound before use and bound once, loop vars
+ * only in scope, extents positive, buffer indices valid, dtypes consistent
+ * (index expressions int64, stored values of the buffer's dtype, conditions
+ * BOOL), INPUT buffers never stored, constant indices in range. Fails with a
+ * message naming the function and the offending statement. */
+ingot_status_t ingot_ir_verify(const ingot_ir_func_t* func);
+
+/* Evaluates the function on the host, for tests: args[i] points at buffer i's
+ * data. Slow, exact to the IR's semantics (float math in the buffer dtype). */
+ingot_status_t ingot_ir_interpret(const ingot_ir_func_t* func, void* const* args);
+
+#endif /* INGOT_IR_H_ */

@@ -1,0 +1,414 @@
+/* Lowering driver: one kernel per live node, dispatched through a table indexed
+ * by ingot_op_t, plus the helpers the op families share (lower_internal.h).
+ *
+ * Conventions every op family keeps:
+ * - Func buffers are the kernel arguments: the node's present inputs (absent
+ *   optional inputs are not arguments; an input read twice is one argument),
+ *   then its outputs, each with its graph value's dtype and shape.
+ *   kernel.args[i] is the graph value of buffer i (not alias-resolved).
+ *   Inputs that only steer shapes (Reshape's shape) are not arguments;
+ *   Clip bounds held in scalar weights are folded into constants.
+ * - Kernel names are "<op lowercased>_<node index>"; loop names are short
+ *   (n, k, oh, ow, rc, rh, rw, i, j, ...) and never equal a buffer name.
+ * - Padded windows clamp the load index into the buffer and SELECT 0 (or keep
+ *   the running max), so no load leaves its buffer even when guarded.
+ * - float32 only; anything else, or an attribute value we do not implement,
+ *   fails naming the node and op. Views between two plain intermediates
+ *   produce no kernel (alias_of); other views are PURE copies. */
+#include "lower/lower.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+/* ---- the dispatch table, one hook per op in graph/ops.def ----
+ * Adding an op to ops.def without a LOWER_HOOK_<ID> here fails the build. */
+#define LOWER_HOOK_CONV lower_conv
+#define LOWER_HOOK_GEMM lower_gemm
+#define LOWER_HOOK_MATMUL lower_matmul
+#define LOWER_HOOK_ADD lower_binary_elementwise
+#define LOWER_HOOK_SUB lower_binary_elementwise
+#define LOWER_HOOK_MUL lower_binary_elementwise
+#define LOWER_HOOK_DIV lower_binary_elementwise
+#define LOWER_HOOK_RELU lower_unary_elementwise
+#define LOWER_HOOK_CLIP lower_unary_elementwise
+#define LOWER_HOOK_SIGMOID lower_unary_elementwise
+#define LOWER_HOOK_TANH lower_unary_elementwise
+#define LOWER_HOOK_MAXPOOL lower_pool
+#define LOWER_HOOK_AVERAGEPOOL lower_pool
+#define LOWER_HOOK_GLOBALAVERAGEPOOL lower_global_pool
+#define LOWER_HOOK_BATCHNORMALIZATION lower_batchnorm
+#define LOWER_HOOK_FLATTEN lower_view
+#define LOWER_HOOK_RESHAPE lower_view
+#define LOWER_HOOK_TRANSPOSE lower_transpose
+#define LOWER_HOOK_CONCAT lower_concat
+#define LOWER_HOOK_SOFTMAX lower_softmax
+#define LOWER_HOOK_IDENTITY lower_view
+#define LOWER_HOOK_DROPOUT lower_view
+#define LOWER_HOOK_CONSTANT NULL /* folded into a weight by the graph passes */
+
+static const lower_fn_t kLowerers[] = {
+#define INGOT_OP(id, ...) LOWER_HOOK_##id,
+#include "graph/ops.def"
+};
+static_assert(sizeof(kLowerers) / sizeof(kLowerers[0]) == INGOT_OP_COUNT_,
+              "lowering table out of sync with graph/ops.def");
+
+/* ---- errors and checks ---- */
+
+ingot_status_t lower_fail(const lower_ctx_t* ctx, ingot_status_t code, const char* fmt, ...) {
+  char msg[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, args);
+  va_end(args);
+  const char* op = ingot_op_name(ctx->node->op);
+  return ingot_fail(code, "node '%s' (%s): %s", ctx->node->name, op ? op : "?", msg);
+}
+
+const ingot_value_t* lower_value(const lower_ctx_t* ctx, uint32_t value) { return &ctx->graph->values[value]; }
+
+uint32_t lower_input(const lower_ctx_t* ctx, uint32_t i) {
+  return i < ctx->node->input_count ? ctx->node->inputs[i] : INGOT_NO_VALUE;
+}
+
+ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f32_only) {
+  if (value == INGOT_NO_VALUE || value >= ctx->graph->value_count) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a required input or output is missing");
+  }
+  const ingot_value_t* v = lower_value(ctx, value);
+  if (v->rank < 0) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the shape of '%s' is unknown (shape inference has not run)",
+                      v->name);
+  }
+  if (v->rank > (int32_t)INGOT_MAX_RANK) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "'%s' has rank %d, above %u", v->name, v->rank, INGOT_MAX_RANK);
+  }
+  for (int32_t i = 0; i < v->rank; ++i) {
+    if (v->dims[i] < 0) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT,
+                        "dimension %d of '%s' is symbolic; fix it with --input-shape", i, v->name);
+    }
+    if (v->dims[i] == 0) {
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "'%s' has an empty dimension (%d)", v->name, i);
+    }
+  }
+  if (f32_only && v->dtype != INGOT_DTYPE_F32) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; float32 only)",
+                      ingot_dtype_name(v->dtype), v->name);
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t lower_check_broadcast(const lower_ctx_t* ctx, uint32_t value, uint32_t out) {
+  const ingot_value_t* v = lower_value(ctx, value);
+  const ingot_value_t* o = lower_value(ctx, out);
+  if (v->rank > o->rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "'%s' (rank %d) does not broadcast to '%s' (rank %d)", v->name,
+                      v->rank, o->name, o->rank);
+  }
+  int32_t off = o->rank - v->rank;
+  for (int32_t i = 0; i < v->rank; ++i) {
+    if (v->dims[i] != 1 && v->dims[i] != o->dims[off + i]) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT,
+                        "'%s' dimension %d (%lld) does not broadcast to '%s' dimension %d (%lld)", v->name, i,
+                        (long long)v->dims[i], o->name, off + i, (long long)o->dims[off + i]);
+    }
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t lower_refuse_activation(const lower_ctx_t* ctx) {
+  if (ctx->node->activation == INGOT_ACTIVATION_NONE) return INGOT_OK;
+  return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a fused activation on this op is not supported");
+}
+
+/* ---- arguments ---- */
+
+static uint32_t add_arg(lower_ctx_t* ctx, uint32_t value, const char* name, ingot_ir_buffer_role_t role) {
+  const ingot_value_t* v = lower_value(ctx, value);
+  uint32_t b = ingot_ir_add_buffer(ctx->f, name, v->dtype, role, v->rank, v->dims);
+  INGOT_VEC_PUSH(ctx->args, value);
+  return b;
+}
+
+uint32_t lower_add_input(lower_ctx_t* ctx, uint32_t value, const char* name) {
+  for (uint32_t b = 0; b < ctx->args.count; ++b) {
+    if (ctx->args.data[b] == value && ctx->f->buffers[b].role == INGOT_IR_BUFFER_INPUT) return b;
+  }
+  return add_arg(ctx, value, name, INGOT_IR_BUFFER_INPUT);
+}
+
+uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name) {
+  return add_arg(ctx, value, name, INGOT_IR_BUFFER_OUTPUT);
+}
+
+/* ---- loops and stages ---- */
+
+uint32_t lower_add_var(lower_ctx_t* ctx, const char* name, ingot_ir_var_kind_t kind, ingot_dtype_t dtype) {
+  const char* unique = name;
+  for (int n = 1;; ++n) {
+    bool clash = false;
+    for (uint32_t b = 0; b < ctx->f->buffer_count && !clash; ++b) clash = strcmp(ctx->f->buffers[b].name, unique) == 0;
+    if (!clash) break;
+    unique = ingot_arena_printf(ctx->arena, "%s%d", name, n);
+  }
+  return ingot_ir_add_var(ctx->f, unique, kind, dtype);
+}
+
+void lower_loops_make(lower_ctx_t* ctx, lower_loops_t* out, uint32_t count, const int64_t* extents,
+                      const char* const* names) {
+  assert(count <= INGOT_MAX_STAGE_AXES);
+  memset(out, 0, sizeof(*out));
+  out->count = count;
+  for (uint32_t i = 0; i < count; ++i) {
+    out->vars[i] = lower_add_var(ctx, names[i], INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    out->extents[i] = extents[i];
+    out->idx[i] = ingot_ir_var(ctx->f, out->vars[i]);
+  }
+}
+
+void lower_loops_over(lower_ctx_t* ctx, lower_loops_t* out, int32_t rank, const int64_t* dims) {
+  static const char* const k1[] = {"i"};
+  static const char* const k2[] = {"i", "j"};
+  static const char* const k3[] = {"n", "i", "j"};
+  static const char* const k4[] = {"n", "c", "h", "w"};
+  static const char* const k5[] = {"n", "c", "d", "h", "w"};
+  static const char* const kMany[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+  const char* const* names = kMany;
+  switch (rank) {
+    case 1:
+      names = k1;
+      break;
+    case 2:
+      names = k2;
+      break;
+    case 3:
+      names = k3;
+      break;
+    case 4:
+      names = k4;
+      break;
+    case 5:
+      names = k5;
+      break;
+    default:
+      break;
+  }
+  lower_loops_make(ctx, out, (uint32_t)rank, dims, names);
+}
+
+static ingot_stage_t* push_stage(lower_ctx_t* ctx, ingot_stage_role_t role) {
+  ingot_stage_t stage;
+  memset(&stage, 0, sizeof(stage));
+  stage.role = role;
+  INGOT_VEC_PUSH(ctx->stages, stage);
+  return &ctx->stages.data[ctx->stages.count - 1];
+}
+
+void lower_emit_stage(lower_ctx_t* ctx, ingot_stage_role_t role, const lower_loops_t* spatial,
+                      const lower_loops_t* reduce, ingot_ir_stmt_t* inner) {
+  ingot_ir_stmt_t* s = inner;
+  if (reduce) {
+    for (uint32_t i = reduce->count; i-- > 0;) s = ingot_ir_for(ctx->f, reduce->vars[i], reduce->extents[i], s);
+  }
+  ingot_stage_t* stage = push_stage(ctx, role);
+  if (spatial->count == 0) {
+    uint32_t v = lower_add_var(ctx, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    s = ingot_ir_for(ctx->f, v, 1, s);
+    stage->spatial[stage->spatial_count++] = v;
+  } else {
+    for (uint32_t i = spatial->count; i-- > 0;) s = ingot_ir_for(ctx->f, spatial->vars[i], spatial->extents[i], s);
+    for (uint32_t i = 0; i < spatial->count; ++i) stage->spatial[stage->spatial_count++] = spatial->vars[i];
+  }
+  if (reduce) {
+    for (uint32_t i = 0; i < reduce->count; ++i) stage->reduce[stage->reduce_count++] = reduce->vars[i];
+  }
+  INGOT_VEC_PUSH(ctx->body, s);
+}
+
+void lower_emit_other(lower_ctx_t* ctx, ingot_ir_stmt_t* loop) {
+  assert(loop->kind == INGOT_IR_STMT_FOR);
+  ingot_stage_t* stage = push_stage(ctx, INGOT_STAGE_OTHER);
+  stage->spatial[stage->spatial_count++] = loop->u.loop.var;
+  INGOT_VEC_PUSH(ctx->body, loop);
+}
+
+/* ---- index helpers ---- */
+
+ingot_ir_expr_t* lower_broadcast_index(lower_ctx_t* ctx, uint32_t buffer, int32_t out_rank,
+                                       ingot_ir_expr_t* const* out_idx) {
+  const ingot_ir_buffer_t* b = &ctx->f->buffers[buffer];
+  ingot_ir_expr_t* idx[INGOT_MAX_RANK];
+  int32_t off = out_rank - b->rank;
+  assert(off >= 0);
+  for (int32_t i = 0; i < b->rank; ++i) idx[i] = b->dims[i] == 1 ? ingot_ir_int(ctx->f, 0) : out_idx[off + i];
+  return ingot_ir_flat_index(ctx->f, buffer, idx);
+}
+
+ingot_ir_expr_t* lower_and(lower_ctx_t* ctx, ingot_ir_expr_t* a, ingot_ir_expr_t* b) {
+  if (!a) return b;
+  if (!b) return a;
+  return ingot_ir_binary(ctx->f, INGOT_IR_AND, a, b);
+}
+
+void lower_window_axis(lower_ctx_t* ctx, ingot_ir_expr_t* o, ingot_ir_expr_t* r, int64_t stride, int64_t pad,
+                       int64_t dilation, int64_t in_extent, int64_t out_extent, int64_t k, ingot_ir_expr_t** cond,
+                       ingot_ir_expr_t** index) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* pos = ingot_ir_add(f, ingot_ir_mul(f, o, ingot_ir_int(f, stride)), ingot_ir_int(f, -pad));
+  pos = ingot_ir_add(f, pos, ingot_ir_mul(f, r, ingot_ir_int(f, dilation)));
+  int64_t lo = -pad;
+  int64_t hi = (out_extent - 1) * stride - pad + (k - 1) * dilation;
+  ingot_ir_expr_t* c = NULL;
+  ingot_ir_expr_t* clamped = pos;
+  if (lo < 0) {
+    c = ingot_ir_binary(f, INGOT_IR_LE, ingot_ir_int(f, 0), pos);
+    clamped = ingot_ir_binary(f, INGOT_IR_MAX, clamped, ingot_ir_int(f, 0));
+  }
+  if (hi >= in_extent) {
+    c = lower_and(ctx, c, ingot_ir_binary(f, INGOT_IR_LT, pos, ingot_ir_int(f, in_extent)));
+    clamped = ingot_ir_binary(f, INGOT_IR_MIN, clamped, ingot_ir_int(f, in_extent - 1));
+  }
+  *cond = c;
+  *index = clamped;
+}
+
+/* ---- values ---- */
+
+ingot_ir_expr_t* lower_f32(lower_ctx_t* ctx, double v) { return ingot_ir_float(ctx->f, INGOT_DTYPE_F32, v); }
+
+bool lower_has_activation(const lower_ctx_t* ctx) { return ctx->node->activation != INGOT_ACTIVATION_NONE; }
+
+ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v) {
+  switch (ctx->node->activation) {
+    case INGOT_ACTIVATION_NONE:
+      return v;
+    case INGOT_ACTIVATION_RELU:
+      return ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_f32(ctx, 0.0));
+    case INGOT_ACTIVATION_CLIP:
+      v = ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_f32(ctx, ctx->node->act_min));
+      return ingot_ir_binary(ctx->f, INGOT_IR_MIN, v, lower_f32(ctx, ctx->node->act_max));
+  }
+  return v;
+}
+
+const char* lower_activation_name(lower_ctx_t* ctx) {
+  switch (ctx->node->activation) {
+    case INGOT_ACTIVATION_NONE:
+      return "none";
+    case INGOT_ACTIVATION_RELU:
+      return "relu";
+    case INGOT_ACTIVATION_CLIP:
+      return ingot_arena_printf(ctx->arena, "clip(%g,%g)", (double)ctx->node->act_min, (double)ctx->node->act_max);
+  }
+  return "?";
+}
+
+const char* lower_shape_str(lower_ctx_t* ctx, uint32_t value) {
+  const ingot_value_t* v = lower_value(ctx, value);
+  if (v->rank == 0) return "scalar";
+  ingot_strbuf_t sb = {0};
+  for (int32_t i = 0; i < v->rank; ++i) ingot_strbuf_appendf(&sb, "%s%lld", i ? "x" : "", (long long)v->dims[i]);
+  const char* s = ingot_arena_strdup(ctx->arena, sb.data);
+  ingot_strbuf_free(&sb);
+  return s;
+}
+
+const char* lower_op_lower(lower_ctx_t* ctx) {
+  const char* name = ingot_op_name(ctx->node->op);
+  char* s = ingot_arena_strdup(ctx->arena, name ? name : "op");
+  for (char* p = s; *p; ++p) *p = (char)tolower((unsigned char)*p);
+  return s;
+}
+
+/* ---- the driver ---- */
+
+static void ctx_release(lower_ctx_t* ctx) {
+  INGOT_VEC_FREE(ctx->args);
+  INGOT_VEC_FREE(ctx->stages);
+  INGOT_VEC_FREE(ctx->body);
+  ingot_ir_func_destroy(ctx->f);
+  ctx->f = NULL;
+}
+
+static ingot_status_t lower_node(const ingot_graph_t* graph, uint32_t node_id, ingot_lowered_t* lowered) {
+  const ingot_node_t* node = &graph->nodes[node_id];
+  lower_ctx_t ctx;
+  memset(&ctx, 0, sizeof(ctx));
+  ctx.graph = graph;
+  ctx.node = node;
+  ctx.node_id = node_id;
+  ctx.arena = &lowered->arena;
+  ctx.alias_of = lowered->alias_of;
+  if ((unsigned)node->op >= INGOT_OP_COUNT_ || !kLowerers[node->op]) {
+    return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "this op cannot be lowered%s",
+                      node->op == INGOT_OP_CONSTANT ? " (constant folding should have made it a weight)" : "");
+  }
+  for (uint32_t i = 0; i < node->input_count; ++i) {
+    if (node->inputs[i] != INGOT_NO_VALUE && node->inputs[i] >= graph->value_count) {
+      return lower_fail(&ctx, INGOT_ERROR_INVALID_ARGUMENT, "input %u refers to no value", i);
+    }
+  }
+  for (uint32_t i = 0; i < node->output_count; ++i) {
+    if (node->outputs[i] != INGOT_NO_VALUE && node->outputs[i] >= graph->value_count) {
+      return lower_fail(&ctx, INGOT_ERROR_INVALID_ARGUMENT, "output %u refers to no value", i);
+    }
+  }
+  ctx.f = ingot_ir_func_create(ingot_arena_printf(ctx.arena, "%s_%u", lower_op_lower(&ctx), node_id));
+  ingot_status_t status = kLowerers[node->op](&ctx);
+  if (status != INGOT_OK || ctx.no_kernel) {
+    ctx_release(&ctx);
+    return status;
+  }
+  ctx.f->body = ingot_ir_block(ctx.f, ctx.body.data, (uint32_t)ctx.body.count);
+  ingot_kernel_t* k = &lowered->kernels[lowered->kernel_count++];
+  memset(k, 0, sizeof(*k));
+  k->func = ctx.f;
+  k->node = node_id;
+  k->arg_count = (uint32_t)ctx.args.count;
+  k->args = INGOT_ARENA_ARRAY(ctx.arena, uint32_t, ctx.args.count ? ctx.args.count : 1);
+  if (ctx.args.count) memcpy(k->args, ctx.args.data, sizeof(uint32_t) * ctx.args.count);
+  k->op_class = ctx.op_class;
+  k->stage_count = (uint32_t)ctx.stages.count;
+  k->stages = INGOT_ARENA_ARRAY(ctx.arena, ingot_stage_t, ctx.stages.count ? ctx.stages.count : 1);
+  if (ctx.stages.count) memcpy(k->stages, ctx.stages.data, sizeof(ingot_stage_t) * ctx.stages.count);
+  k->workload = ctx.workload ? ctx.workload : ingot_arena_strdup(ctx.arena, ctx.f->name);
+  ctx.f = NULL; /* now owned by the kernel */
+  ctx_release(&ctx);
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_lower_graph(const ingot_graph_t* graph, ingot_lowered_t** out_lowered) {
+  if (!out_lowered) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_lower_graph: out_lowered is NULL");
+  *out_lowered = NULL;
+  if (!graph) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_lower_graph: graph is NULL");
+  ingot_lowered_t* lowered = ingot_xcalloc(1, sizeof(*lowered));
+  ingot_arena_init(&lowered->arena, ingot_allocator_system());
+  lowered->value_count = graph->value_count;
+  lowered->alias_of = INGOT_ARENA_ARRAY(&lowered->arena, uint32_t, graph->value_count ? graph->value_count : 1);
+  for (uint32_t i = 0; i < graph->value_count; ++i) lowered->alias_of[i] = INGOT_NO_VALUE;
+  lowered->kernels = INGOT_ARENA_ARRAY(&lowered->arena, ingot_kernel_t, graph->node_count ? graph->node_count : 1);
+  for (uint32_t n = 0; n < graph->node_count; ++n) {
+    if (graph->nodes[n].dead) continue;
+    ingot_status_t status = lower_node(graph, n, lowered);
+    if (status != INGOT_OK) {
+      ingot_lowered_destroy(lowered);
+      return status;
+    }
+  }
+  *out_lowered = lowered;
+  return INGOT_OK;
+}
+
+void ingot_lowered_destroy(ingot_lowered_t* lowered) {
+  if (!lowered) return;
+  for (uint32_t i = 0; i < lowered->kernel_count; ++i) ingot_ir_func_destroy(lowered->kernels[i].func);
+  ingot_arena_deinit(&lowered->arena);
+  free(lowered);
+}

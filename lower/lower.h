@@ -1,0 +1,78 @@
+/* Lowering: each graph node -> one kernel, a loop-IR function computing it
+ * from a compute definition (output shape + index expression + reduction axes).
+ * Lowering knows nothing of targets; schedule/ transforms what it yields.
+ *
+ * The body of every kernel is a BLOCK of stages, each a perfect loop nest in
+ * this form (the schedule templates rely on it):
+ *
+ *   PURE    for s0..sk { out[idx] = f(...) }                (injective ops)
+ *   INIT    for s0..sk { out[idx] = init }                  (a reduction's start)
+ *   UPDATE  for s0..sk { for r0..rm { out[idx] = out[idx] + g(...) } }
+ *   FINISH  for s0..sk { out[idx] = epilogue(out[idx]) }    (bias/activation/scale)
+ *   OTHER   any nest (softmax rows, ...): only its outermost loop is spatial
+ *
+ * s* are spatial axes (over the output, iterations independent), r* the
+ * reduction axes. Stage records name the loops so templates can find them. */
+#ifndef INGOT_LOWER_H_
+#define INGOT_LOWER_H_
+
+#include "graph/graph.h"
+#include "lower/ir.h"
+
+#define INGOT_MAX_STAGE_AXES 12
+
+typedef enum ingot_op_class_t {
+  INGOT_OP_CLASS_INJECTIVE = 1,   /* elementwise, broadcast, transpose, concat, copy */
+  INGOT_OP_CLASS_CONTRACTION = 2, /* conv, gemm, matmul: UPDATE with multiply-add */
+  INGOT_OP_CLASS_POOL = 3,        /* max/average/global pooling */
+  INGOT_OP_CLASS_ROW = 4,         /* softmax and other per-row passes */
+} ingot_op_class_t;
+
+typedef enum ingot_stage_role_t {
+  INGOT_STAGE_PURE = 1,
+  INGOT_STAGE_INIT = 2,
+  INGOT_STAGE_UPDATE = 3,
+  INGOT_STAGE_FINISH = 4,
+  INGOT_STAGE_OTHER = 5,
+} ingot_stage_role_t;
+
+typedef struct ingot_stage_t {
+  ingot_stage_role_t role;
+  uint32_t spatial[INGOT_MAX_STAGE_AXES]; /* loop var ids, outer -> inner */
+  uint32_t spatial_count;
+  uint32_t reduce[INGOT_MAX_STAGE_AXES];  /* UPDATE only, inside the spatial loops */
+  uint32_t reduce_count;
+} ingot_stage_t;
+
+typedef struct ingot_kernel_t {
+  ingot_ir_func_t* func;        /* owned */
+  uint32_t node;                /* the graph node it computes */
+  uint32_t* args;               /* graph value id of each func buffer, in order */
+  uint32_t arg_count;
+  ingot_op_class_t op_class;
+  ingot_stage_t* stages;        /* in body order */
+  uint32_t stage_count;
+  /* Identifies the computation for tuning logs: op, dtypes, shapes and the
+   * attributes that change the loop nest, e.g.
+   * "conv2d f32 n1 c64 h56 w56 k64 r3 s3 stride1x1 pad1x1x1x1 dil1x1 g1 act=relu" */
+  const char* workload;
+} ingot_kernel_t;
+
+typedef struct ingot_lowered_t {
+  ingot_arena_t arena;          /* stages, args, workload strings */
+  ingot_kernel_t* kernels;      /* in execution order */
+  uint32_t kernel_count;
+  /* Per graph value: the value whose storage it shares (a view, e.g. the
+   * output of a Reshape of an intermediate), or INGOT_NO_VALUE. Only
+   * intermediates alias intermediates; otherwise lowering emits a copy. */
+  uint32_t* alias_of;
+  uint32_t value_count;
+} ingot_lowered_t;
+
+/* Lowers every live node of an optimized, shape-inferred graph. Fails naming
+ * the node and op when a node cannot be lowered (unsupported dtype or
+ * attribute combination). */
+ingot_status_t ingot_lower_graph(const ingot_graph_t* graph, ingot_lowered_t** out_lowered);
+void ingot_lowered_destroy(ingot_lowered_t* lowered);
+
+#endif /* INGOT_LOWER_H_ */

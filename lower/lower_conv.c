@@ -1,0 +1,211 @@
+/* Conv (1-D, 2-D, 3-D; groups incl. depthwise; pads, auto_pad, strides,
+ * dilations; bias; fused activation):
+ *
+ *   INIT    y[n,k,o..] = bias[k] or 0
+ *   UPDATE  y[n,k,o..] += x[n, g(k)*Cg + rc, o*s - p + r*d ..] * w[k, rc, r..]
+ *           spatial (n, k, o..), reduce (rc, r..); padded taps read a clamped
+ *           index and contribute 0 through a SELECT
+ *   FINISH  y = act(y), only with a fused activation */
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+ingot_status_t lower_ints_attr(lower_ctx_t* ctx, const char* name, uint32_t count, int64_t fallback, int64_t min_value,
+                               int64_t* out) {
+  uint32_t n = 0;
+  const int64_t* v = ingot_node_attr_ints(ctx->node, name, &n);
+  if (!v) {
+    if (ingot_node_attr(ctx->node, name)) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a list of ints", name);
+    }
+    for (uint32_t i = 0; i < count; ++i) out[i] = fallback;
+    return INGOT_OK;
+  }
+  if (n != count) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' has %u entries, expected %u", name, n, count);
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    if (v[i] < min_value) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' entry %u is %lld (must be >= %lld)", name, i,
+                        (long long)v[i], (long long)min_value);
+    }
+    out[i] = v[i];
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t lower_window_attrs(lower_ctx_t* ctx, uint32_t nsp, const int64_t* in, const int64_t* k, bool allow_ceil,
+                                  int64_t* strides, int64_t* dilations, int64_t* pads, bool* ceil_mode) {
+  ingot_status_t s;
+  if ((s = lower_ints_attr(ctx, "strides", nsp, 1, 1, strides)) ||
+      (s = lower_ints_attr(ctx, "dilations", nsp, 1, 1, dilations)) ||
+      (s = lower_ints_attr(ctx, "pads", 2 * nsp, 0, 0, pads))) {
+    return s;
+  }
+  *ceil_mode = false;
+  int64_t ceil = ingot_node_attr_int(ctx->node, "ceil_mode", 0);
+  if (ceil != 0) {
+    if (!allow_ceil) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "ceil_mode is not an attribute of this op");
+    *ceil_mode = true;
+  }
+  const char* auto_pad = ingot_node_attr_string(ctx->node, "auto_pad", "NOTSET");
+  if (strcmp(auto_pad, "NOTSET") == 0) return INGOT_OK;
+  if (strcmp(auto_pad, "VALID") == 0) {
+    for (uint32_t i = 0; i < 2 * nsp; ++i) pads[i] = 0;
+    return INGOT_OK;
+  }
+  bool upper = strcmp(auto_pad, "SAME_UPPER") == 0;
+  if (!upper && strcmp(auto_pad, "SAME_LOWER") != 0) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "auto_pad '%s' is not supported", auto_pad);
+  }
+  for (uint32_t i = 0; i < nsp; ++i) {
+    int64_t out = (in[i] + strides[i] - 1) / strides[i];
+    int64_t total = (out - 1) * strides[i] + (k[i] - 1) * dilations[i] + 1 - in[i];
+    if (total < 0) total = 0;
+    int64_t small = total / 2;
+    pads[i] = upper ? small : total - small;
+    pads[nsp + i] = total - pads[i];
+  }
+  return INGOT_OK;
+}
+
+void lower_append_ints(ingot_strbuf_t* sb, const char* tag, const int64_t* v, uint32_t n) {
+  ingot_strbuf_appendf(sb, " %s", tag);
+  for (uint32_t i = 0; i < n; ++i) ingot_strbuf_appendf(sb, "%s%lld", i ? "x" : "", (long long)v[i]);
+}
+
+ingot_status_t lower_conv(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 1), b = lower_input(ctx, 2);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, w, true)) ||
+      (s = lower_check_value(ctx, y, true))) {
+    return s;
+  }
+  if (b != INGOT_NO_VALUE && (s = lower_check_value(ctx, b, true))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* wv = lower_value(ctx, w);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (xv->rank < 3 || xv->rank > 5) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "input rank %d is not supported (1-D, 2-D or 3-D conv)", xv->rank);
+  }
+  uint32_t nsp = (uint32_t)xv->rank - 2;
+  if (wv->rank != xv->rank || yv->rank != xv->rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight and output must have rank %d", xv->rank);
+  }
+  int64_t batch = xv->dims[0], cin = xv->dims[1], cout = wv->dims[0], cg = wv->dims[1];
+  int64_t group = ingot_node_attr_int(node, "group", 1);
+  if (group < 1 || cin != cg * group || cout % group != 0) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not fit %lld input channels, weight %s",
+                      (long long)group, (long long)cin, lower_shape_str(ctx, w));
+  }
+  int64_t in_sp[3], k[3], ks[3], strides[3], dil[3], pads[6];
+  for (uint32_t i = 0; i < nsp; ++i) {
+    in_sp[i] = xv->dims[2 + i];
+    k[i] = wv->dims[2 + i];
+  }
+  if ((s = lower_ints_attr(ctx, "kernel_shape", nsp, 0, 1, ks))) return s;
+  if (ingot_node_attr(node, "kernel_shape")) {
+    for (uint32_t i = 0; i < nsp; ++i) {
+      if (ks[i] != k[i])
+        return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape disagrees with the weight shape");
+    }
+  }
+  bool ceil_mode;
+  if ((s = lower_window_attrs(ctx, nsp, in_sp, k, false, strides, dil, pads, &ceil_mode))) return s;
+  if (yv->dims[0] != batch || yv->dims[1] != cout) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s does not match the input and weight",
+                      lower_shape_str(ctx, y));
+  }
+  int64_t out_sp[3];
+  for (uint32_t i = 0; i < nsp; ++i) {
+    int64_t span = (k[i] - 1) * dil[i] + 1;
+    int64_t expect = (in_sp[i] + pads[i] + pads[nsp + i] - span) / strides[i] + 1;
+    if (in_sp[i] + pads[i] + pads[nsp + i] < span || yv->dims[2 + i] != expect) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT,
+                        "output shape %s does not match the window (spatial axis %u: expected %lld)",
+                        lower_shape_str(ctx, y), i, (long long)expect);
+    }
+    out_sp[i] = expect;
+  }
+  if (b != INGOT_NO_VALUE) {
+    const ingot_value_t* bv = lower_value(ctx, b);
+    if (bv->rank != 1 || bv->dims[0] != cout) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "bias must have shape [%lld]", (long long)cout);
+    }
+  }
+
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bw = lower_add_input(ctx, w, "w");
+  uint32_t bb = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+
+  static const char* const kOut[3][3] = {{"ow"}, {"oh", "ow"}, {"od", "oh", "ow"}};
+  static const char* const kRed[3][3] = {{"rw"}, {"rh", "rw"}, {"rd", "rh", "rw"}};
+  const char* snames[5] = {"n", "k"};
+  const char* rnames[4] = {"rc"};
+  int64_t sext[5] = {batch, cout}, rext[4] = {cg};
+  for (uint32_t i = 0; i < nsp; ++i) {
+    snames[2 + i] = kOut[nsp - 1][i];
+    sext[2 + i] = out_sp[i];
+    rnames[1 + i] = kRed[nsp - 1][i];
+    rext[1 + i] = k[i];
+  }
+
+  /* INIT */
+  lower_loops_t sp, red;
+  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : lower_f32(ctx, 0.0);
+  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
+
+  /* UPDATE */
+  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);
+  ingot_ir_expr_t* ci = red.idx[0];
+  if (group > 1) {
+    ingot_ir_expr_t* g = ingot_ir_binary(f, INGOT_IR_DIV, sp.idx[1], ingot_ir_int(f, cout / group));
+    ci = ingot_ir_add(f, ingot_ir_mul(f, g, ingot_ir_int(f, cg)), ci);
+  }
+  ingot_ir_expr_t* xi[5] = {sp.idx[0], ci};
+  ingot_ir_expr_t* cond = NULL;
+  for (uint32_t i = 0; i < nsp; ++i) {
+    ingot_ir_expr_t* c;
+    lower_window_axis(ctx, sp.idx[2 + i], red.idx[1 + i], strides[i], pads[i], dil[i], in_sp[i], out_sp[i], k[i], &c,
+                      &xi[2 + i]);
+    cond = lower_and(ctx, cond, c);
+  }
+  ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+  if (cond) xval = ingot_ir_select(f, cond, xval, lower_f32(ctx, 0.0));
+  ingot_ir_expr_t* wi[5] = {sp.idx[1], red.idx[0]};
+  for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
+  ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, yi), ingot_ir_mul(f, xval, wval));
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, acc));
+
+  /* FINISH */
+  if (lower_has_activation(ctx)) {
+    lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+    yi = ingot_ir_flat_index(f, by, sp.idx);
+    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL,
+                     ingot_ir_store(f, by, yi, lower_activation(ctx, ingot_ir_load(f, by, yi))));
+  }
+
+  ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
+  ingot_strbuf_t sb = {0};
+  static const char* const kSp[3][3] = {{"w"}, {"h", "w"}, {"d", "h", "w"}};
+  static const char* const kK[3][3] = {{"s"}, {"r", "s"}, {"t", "r", "s"}};
+  ingot_strbuf_appendf(&sb, "conv%ud f32 n%lld c%lld", nsp, (long long)batch, (long long)cin);
+  for (uint32_t i = 0; i < nsp; ++i) ingot_strbuf_appendf(&sb, " %s%lld", kSp[nsp - 1][i], (long long)in_sp[i]);
+  ingot_strbuf_appendf(&sb, " k%lld", (long long)cout);
+  for (uint32_t i = 0; i < nsp; ++i) ingot_strbuf_appendf(&sb, " %s%lld", kK[nsp - 1][i], (long long)k[i]);
+  lower_append_ints(&sb, "stride", strides, nsp);
+  lower_append_ints(&sb, "pad", pads, 2 * nsp);
+  lower_append_ints(&sb, "dil", dil, nsp);
+  ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
+  ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}

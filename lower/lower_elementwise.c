@@ -1,0 +1,219 @@
+/* Elementwise ops: Add/Sub/Mul/Div with numpy broadcasting, Relu, Clip,
+ * Sigmoid, Tanh, and BatchNormalization in inference form. Each is one PURE
+ * stage over the output shape. */
+#include <math.h>
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+ingot_status_t lower_binary_elementwise(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  ingot_ir_binary_op_t op;
+  switch (node->op) {
+    case INGOT_OP_ADD:
+      op = INGOT_IR_ADD;
+      break;
+    case INGOT_OP_SUB:
+      op = INGOT_IR_SUB;
+      break;
+    case INGOT_OP_MUL:
+      op = INGOT_IR_MUL;
+      break;
+    case INGOT_OP_DIV:
+      op = INGOT_IR_DIV;
+      break;
+    default:
+      return lower_fail(ctx, INGOT_ERROR_INTERNAL, "not a binary elementwise op");
+  }
+  uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, a, true)) || (s = lower_check_value(ctx, b, true)) ||
+      (s = lower_check_value(ctx, y, true)) || (s = lower_check_broadcast(ctx, a, y)) ||
+      (s = lower_check_broadcast(ctx, b, y))) {
+    return s;
+  }
+  uint32_t ba = lower_add_input(ctx, a, "a");
+  uint32_t bb = lower_add_input(ctx, b, "b");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  const ingot_value_t* yv = lower_value(ctx, y);
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* va = ingot_ir_load(f, ba, lower_broadcast_index(ctx, ba, yv->rank, loops.idx));
+  ingot_ir_expr_t* vb = ingot_ir_load(f, bb, lower_broadcast_index(ctx, bb, yv->rank, loops.idx));
+  ingot_ir_expr_t* v = lower_activation(ctx, ingot_ir_binary(f, op, va, vb));
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload =
+      ingot_arena_printf(ctx->arena, "%s f32 a=%s b=%s y=%s act=%s", lower_op_lower(ctx), lower_shape_str(ctx, a),
+                         lower_shape_str(ctx, b), lower_shape_str(ctx, y), lower_activation_name(ctx));
+  return INGOT_OK;
+}
+
+/* A Clip bound: from an input (a scalar weight folds to a constant; any other
+ * value is read at run time) or, before opset 11, from an attribute. */
+typedef struct clip_bound_t {
+  bool present;
+  bool is_const;
+  double value;
+  uint32_t input; /* !is_const: the graph value */
+  uint32_t buffer;
+} clip_bound_t;
+
+static ingot_status_t clip_bound(lower_ctx_t* ctx, uint32_t input_index, const char* attr, clip_bound_t* out) {
+  memset(out, 0, sizeof(*out));
+  const ingot_attr_t* at = ingot_node_attr(ctx->node, attr);
+  if (at) {
+    if (at->type != INGOT_ATTR_FLOAT && at->type != INGOT_ATTR_INT) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a number", attr);
+    }
+    out->present = out->is_const = true;
+    out->value = ingot_node_attr_float(ctx->node, attr, 0.0f);
+  }
+  uint32_t v = lower_input(ctx, input_index);
+  if (v == INGOT_NO_VALUE) return INGOT_OK;
+  ingot_status_t s = lower_check_value(ctx, v, true);
+  if (s) return s;
+  const ingot_value_t* val = lower_value(ctx, v);
+  if (ingot_value_numel(val) != 1) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "bound '%s' must hold one element", val->name);
+  }
+  out->present = true;
+  const float* data = ingot_value_f32(ctx->graph, v);
+  if (data) {
+    out->is_const = true;
+    out->value = data[0];
+  } else {
+    out->is_const = false;
+    out->input = v;
+  }
+  return INGOT_OK;
+}
+
+static ingot_ir_expr_t* clip_bound_expr(lower_ctx_t* ctx, const clip_bound_t* b) {
+  if (b->is_const) return lower_f32(ctx, b->value);
+  return ingot_ir_load(ctx->f, b->buffer, ingot_ir_int(ctx->f, 0));
+}
+
+ingot_status_t lower_unary_elementwise(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (xv->rank != yv->rank || ingot_value_numel(xv) != ingot_value_numel(yv)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s differs from input shape %s",
+                      lower_shape_str(ctx, y), lower_shape_str(ctx, x));
+  }
+  clip_bound_t lo = {0}, hi = {0};
+  if (node->op == INGOT_OP_CLIP) {
+    if ((s = clip_bound(ctx, 1, "min", &lo)) || (s = clip_bound(ctx, 2, "max", &hi))) return s;
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  if (lo.present && !lo.is_const) lo.buffer = lower_add_input(ctx, lo.input, "lo");
+  if (hi.present && !hi.is_const) hi.buffer = lower_add_input(ctx, hi.input, "hi");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* v = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, loops.idx));
+  const char* extra = "";
+  switch (node->op) {
+    case INGOT_OP_RELU:
+      v = ingot_ir_binary(f, INGOT_IR_MAX, v, lower_f32(ctx, 0.0));
+      break;
+    case INGOT_OP_SIGMOID: {
+      ingot_ir_expr_t* e = ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_unary(f, INGOT_IR_NEG, v));
+      v = ingot_ir_binary(f, INGOT_IR_DIV, lower_f32(ctx, 1.0), ingot_ir_add(f, lower_f32(ctx, 1.0), e));
+      break;
+    }
+    case INGOT_OP_TANH:
+      v = ingot_ir_unary(f, INGOT_IR_TANH, v);
+      break;
+    case INGOT_OP_CLIP:
+      /* ONNX: min(max(x, lo), hi); an absent bound does not clip. */
+      if (lo.present) v = ingot_ir_binary(f, INGOT_IR_MAX, v, clip_bound_expr(ctx, &lo));
+      if (hi.present) v = ingot_ir_binary(f, INGOT_IR_MIN, v, clip_bound_expr(ctx, &hi));
+      extra = ingot_arena_printf(ctx->arena, " min=%s max=%s",
+                                 !lo.present   ? "none"
+                                 : lo.is_const ? ingot_arena_printf(ctx->arena, "%g", lo.value)
+                                               : "var",
+                                 !hi.present   ? "none"
+                                 : hi.is_const ? ingot_arena_printf(ctx->arena, "%g", hi.value)
+                                               : "var");
+      break;
+    default:
+      return lower_fail(ctx, INGOT_ERROR_INTERNAL, "not a unary elementwise op");
+  }
+  v = lower_activation(ctx, v);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s f32 x=%s%s act=%s", lower_op_lower(ctx), lower_shape_str(ctx, x),
+                                     extra, lower_activation_name(ctx));
+  return INGOT_OK;
+}
+
+/* y = (x - mean[c]) * (scale[c] / sqrt(var[c] + epsilon)) + bias[c], c = axis 1. */
+ingot_status_t lower_batchnorm(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  if (ingot_node_attr_int(node, "training_mode", 0) != 0) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+  }
+  if (ingot_node_attr_int(node, "spatial", 1) != 1) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
+  }
+  for (uint32_t i = 1; i < node->output_count; ++i) {
+    if (node->outputs[i] != INGOT_NO_VALUE) {
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training outputs (running mean/var) are not supported");
+    }
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (xv->rank < 2) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2");
+  if (yv->rank != xv->rank || ingot_value_numel(xv) != ingot_value_numel(yv)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape differs from input shape");
+  }
+  int64_t channels = xv->dims[1];
+  static const char* const kNames[4] = {"scale", "bias", "mean", "var"};
+  uint32_t params[4];
+  for (uint32_t i = 0; i < 4; ++i) {
+    params[i] = lower_input(ctx, i + 1);
+    if ((s = lower_check_value(ctx, params[i], true))) return s;
+    const ingot_value_t* pv = lower_value(ctx, params[i]);
+    if (pv->rank != 1 || pv->dims[0] != channels) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s '%s' must have shape [%lld]", kNames[i], pv->name,
+                        (long long)channels);
+    }
+  }
+  double eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bp[4];
+  for (uint32_t i = 0; i < 4; ++i) bp[i] = lower_add_input(ctx, params[i], kNames[i]);
+  uint32_t by = lower_add_output(ctx, y, "y");
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* c = loops.idx[1];
+  ingot_ir_expr_t* p[4];
+  for (uint32_t i = 0; i < 4; ++i) p[i] = ingot_ir_load(f, bp[i], c);
+  ingot_ir_expr_t* inv = ingot_ir_unary(f, INGOT_IR_SQRT, ingot_ir_add(f, p[3], lower_f32(ctx, eps)));
+  ingot_ir_expr_t* mul = ingot_ir_binary(f, INGOT_IR_DIV, p[0], inv);
+  ingot_ir_expr_t* v = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, loops.idx));
+  v = ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_binary(f, INGOT_IR_SUB, v, p[2]), mul), p[1]);
+  v = lower_activation(ctx, v);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "batchnormalization f32 x=%s eps=%g act=%s", lower_shape_str(ctx, x),
+                                     eps, lower_activation_name(ctx));
+  return INGOT_OK;
+}

@@ -1,0 +1,209 @@
+/* Gemm and MatMul.
+ *
+ * Gemm  Y[i,j] = alpha * sum_k A'[i,k] B'[k,j] + beta * C[i,j] (C broadcast):
+ *   INIT    y = beta*C (alpha == 1) or 0 (no C, or alpha != 1)
+ *   UPDATE  y += A'[i,k] * B'[k,j]          spatial (i, j), reduce (k)
+ *   FINISH  y = act(alpha*y + beta*C)       when alpha != 1 or an activation
+ *
+ * MatMul (numpy): batch axes broadcast; a 1-D A is [1,K] with the 1 dropped
+ * from the result, a 1-D B is [K,1] likewise.
+ *   INIT y = 0; UPDATE y += A[..,i,k] * B[..,k,j]; FINISH only for an activation */
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+/* beta * C at output position idx (C broadcast to [M, N]); NULL without C. */
+static ingot_ir_expr_t* c_term(lower_ctx_t* ctx, uint32_t bc, double beta, ingot_ir_expr_t* const* idx) {
+  if (bc == UINT32_MAX) return NULL;
+  ingot_ir_expr_t* c = ingot_ir_load(ctx->f, bc, lower_broadcast_index(ctx, bc, 2, idx));
+  return beta == 1.0 ? c : ingot_ir_mul(ctx->f, lower_f32(ctx, beta), c);
+}
+
+ingot_status_t lower_gemm(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1), c = lower_input(ctx, 2);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, a, true)) || (s = lower_check_value(ctx, b, true)) ||
+      (s = lower_check_value(ctx, y, true))) {
+    return s;
+  }
+  if (c != INGOT_NO_VALUE && (s = lower_check_value(ctx, c, true))) return s;
+  const ingot_value_t* av = lower_value(ctx, a);
+  const ingot_value_t* bv = lower_value(ctx, b);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (av->rank != 2 || bv->rank != 2 || yv->rank != 2) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "A, B and Y must be 2-D (A %s, B %s)", lower_shape_str(ctx, a),
+                      lower_shape_str(ctx, b));
+  }
+  bool ta = ingot_node_attr_int(node, "transA", 0) != 0;
+  bool tb = ingot_node_attr_int(node, "transB", 0) != 0;
+  double alpha = ingot_node_attr_float(node, "alpha", 1.0f);
+  double beta = ingot_node_attr_float(node, "beta", 1.0f);
+  int64_t m = ta ? av->dims[1] : av->dims[0];
+  int64_t kk = ta ? av->dims[0] : av->dims[1];
+  int64_t kb = tb ? bv->dims[1] : bv->dims[0];
+  int64_t n = tb ? bv->dims[0] : bv->dims[1];
+  if (kk != kb || yv->dims[0] != m || yv->dims[1] != n) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit: A %s%s, B %s%s, Y %s",
+                      lower_shape_str(ctx, a), ta ? " (transposed)" : "", lower_shape_str(ctx, b),
+                      tb ? " (transposed)" : "", lower_shape_str(ctx, y));
+  }
+  if (c != INGOT_NO_VALUE && (s = lower_check_broadcast(ctx, c, y))) return s;
+  bool use_c = c != INGOT_NO_VALUE && beta != 0.0;
+
+  uint32_t ba = lower_add_input(ctx, a, "a");
+  uint32_t bb = lower_add_input(ctx, b, "b");
+  uint32_t bc = use_c ? lower_add_input(ctx, c, "c") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  static const char* const kSp[2] = {"i", "j"};
+  static const char* const kRed[1] = {"k"};
+  int64_t sext[2] = {m, n}, rext[1] = {kk};
+  bool finish = alpha != 1.0 || lower_has_activation(ctx);
+  lower_loops_t sp, red;
+
+  lower_loops_make(ctx, &sp, 2, sext, kSp);
+  ingot_ir_expr_t* init = alpha == 1.0 ? c_term(ctx, bc, beta, sp.idx) : NULL;
+  if (!init) init = lower_f32(ctx, 0.0);
+  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
+
+  lower_loops_make(ctx, &sp, 2, sext, kSp);
+  lower_loops_make(ctx, &red, 1, rext, kRed);
+  ingot_ir_expr_t* ai[2] = {ta ? red.idx[0] : sp.idx[0], ta ? sp.idx[0] : red.idx[0]};
+  ingot_ir_expr_t* bi[2] = {tb ? sp.idx[1] : red.idx[0], tb ? red.idx[0] : sp.idx[1]};
+  ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
+                                       ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
+                   ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+
+  if (finish) {
+    lower_loops_make(ctx, &sp, 2, sext, kSp);
+    yi = ingot_ir_flat_index(f, by, sp.idx);
+    ingot_ir_expr_t* v = ingot_ir_load(f, by, yi);
+    if (alpha != 1.0) {
+      v = ingot_ir_mul(f, lower_f32(ctx, alpha), v);
+      ingot_ir_expr_t* ct = c_term(ctx, bc, beta, sp.idx);
+      if (ct) v = ingot_ir_add(f, v, ct);
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
+  }
+
+  ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
+  ctx->workload = ingot_arena_printf(ctx->arena, "gemm f32 m%lld n%lld k%lld ta%d tb%d alpha%g beta%g c=%s act=%s",
+                                     (long long)m, (long long)n, (long long)kk, ta, tb, alpha, use_c ? beta : 0.0,
+                                     use_c ? lower_shape_str(ctx, c) : "none", lower_activation_name(ctx));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_matmul(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, a, true)) || (s = lower_check_value(ctx, b, true)) ||
+      (s = lower_check_value(ctx, y, true))) {
+    return s;
+  }
+  const ingot_value_t* av = lower_value(ctx, a);
+  const ingot_value_t* bv = lower_value(ctx, b);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (av->rank < 1 || bv->rank < 1) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "MatMul operands must have rank >= 1");
+  }
+  bool a_vec = av->rank == 1, b_vec = bv->rank == 1;
+  int64_t m = a_vec ? 1 : av->dims[av->rank - 2];
+  int64_t kk = av->dims[av->rank - 1];
+  int64_t kb = b_vec ? bv->dims[0] : bv->dims[bv->rank - 2];
+  int64_t n = b_vec ? 1 : bv->dims[bv->rank - 1];
+  int32_t a_batch = a_vec ? 0 : av->rank - 2, b_batch = b_vec ? 0 : bv->rank - 2;
+  int32_t batch = a_batch > b_batch ? a_batch : b_batch;
+  int32_t expect_rank = batch + (a_vec ? 0 : 1) + (b_vec ? 0 : 1);
+  bool ok = kk == kb && yv->rank == expect_rank;
+  int64_t bdims[INGOT_MAX_RANK];
+  for (int32_t i = 0; ok && i < batch; ++i) {
+    int32_t ia = i - (batch - a_batch), ib = i - (batch - b_batch);
+    int64_t da = ia >= 0 ? av->dims[ia] : 1, db = ib >= 0 ? bv->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) ok = false;
+    bdims[i] = da == 1 ? db : da;
+    if (ok && yv->dims[i] != bdims[i]) ok = false;
+  }
+  if (ok && !a_vec && yv->dims[batch] != m) ok = false;
+  if (ok && !b_vec && yv->dims[yv->rank - 1] != n) ok = false;
+  if (!ok) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit: A %s, B %s, Y %s", lower_shape_str(ctx, a),
+                      lower_shape_str(ctx, b), lower_shape_str(ctx, y));
+  }
+
+  uint32_t ba = lower_add_input(ctx, a, "a");
+  uint32_t bb = lower_add_input(ctx, b, "b");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  static const char* const kBatch[INGOT_MAX_RANK] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
+  const char* snames[INGOT_MAX_RANK];
+  int64_t sext[INGOT_MAX_RANK];
+  uint32_t ns = 0;
+  for (int32_t i = 0; i < batch; ++i) {
+    snames[ns] = batch == 1 ? "n" : kBatch[i];
+    sext[ns++] = bdims[i];
+  }
+  if (!a_vec) {
+    snames[ns] = "i";
+    sext[ns++] = m;
+  }
+  if (!b_vec) {
+    snames[ns] = "j";
+    sext[ns++] = n;
+  }
+  static const char* const kRed[1] = {"k"};
+  int64_t rext[1] = {kk};
+  lower_loops_t sp, red;
+
+  lower_loops_make(ctx, &sp, ns, sext, snames);
+  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_f32(ctx, 0.0)));
+
+  lower_loops_make(ctx, &sp, ns, sext, snames);
+  lower_loops_make(ctx, &red, 1, rext, kRed);
+  ingot_ir_expr_t* ai[INGOT_MAX_RANK];
+  ingot_ir_expr_t* bi[INGOT_MAX_RANK];
+  for (int32_t i = 0; i < a_batch; ++i) {
+    int32_t o = i + (batch - a_batch);
+    ai[i] = av->dims[i] == 1 ? ingot_ir_int(f, 0) : sp.idx[o];
+  }
+  for (int32_t i = 0; i < b_batch; ++i) {
+    int32_t o = i + (batch - b_batch);
+    bi[i] = bv->dims[i] == 1 ? ingot_ir_int(f, 0) : sp.idx[o];
+  }
+  if (a_vec) {
+    ai[0] = red.idx[0];
+  } else {
+    ai[a_batch] = sp.idx[batch];
+    ai[a_batch + 1] = red.idx[0];
+  }
+  if (b_vec) {
+    bi[0] = red.idx[0];
+  } else {
+    bi[b_batch] = red.idx[0];
+    bi[b_batch + 1] = sp.idx[ns - 1];
+  }
+  ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
+                                       ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
+                   ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+
+  if (lower_has_activation(ctx)) {
+    lower_loops_make(ctx, &sp, ns, sext, snames);
+    yi = ingot_ir_flat_index(f, by, sp.idx);
+    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL,
+                     ingot_ir_store(f, by, yi, lower_activation(ctx, ingot_ir_load(f, by, yi))));
+  }
+
+  ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
+  ctx->workload = ingot_arena_printf(ctx->arena, "matmul f32 a=%s b=%s m%lld n%lld k%lld act=%s",
+                                     lower_shape_str(ctx, a), lower_shape_str(ctx, b), (long long)m, (long long)n,
+                                     (long long)kk, lower_activation_name(ctx));
+  return INGOT_OK;
+}

@@ -1,0 +1,129 @@
+/* Private to lower/: the per-node lowering context and the helpers that every
+ * op family shares (arguments, perfect nests, broadcasting, padded windows,
+ * fused activations, workload strings). Not part of the stage interface. */
+#ifndef INGOT_LOWER_INTERNAL_H_
+#define INGOT_LOWER_INTERNAL_H_
+
+#include "lower/lower.h"
+
+/* Everything needed while one node becomes one kernel. The lowering function
+ * of an op adds the arguments (inputs first, then outputs), emits stages in
+ * body order, and sets op_class and workload. A view op may instead set
+ * `no_kernel` after recording an alias. */
+typedef struct lower_ctx_t {
+  const ingot_graph_t* graph;
+  const ingot_node_t* node;
+  uint32_t node_id;
+  ingot_arena_t* arena; /* the lowered result's arena */
+  uint32_t* alias_of;   /* per graph value, see ingot_lowered_t */
+  ingot_ir_func_t* f;
+  INGOT_VEC(uint32_t) args; /* graph value id per func buffer */
+  INGOT_VEC(ingot_stage_t) stages;
+  INGOT_VEC(ingot_ir_stmt_t*) body;
+  ingot_op_class_t op_class;
+  const char* workload; /* arena string */
+  bool no_kernel;
+} lower_ctx_t;
+
+/* A set of loops: ids, extents and the VAR expressions, outer -> inner. */
+typedef struct lower_loops_t {
+  uint32_t count;
+  uint32_t vars[INGOT_MAX_STAGE_AXES];
+  int64_t extents[INGOT_MAX_STAGE_AXES];
+  ingot_ir_expr_t* idx[INGOT_MAX_STAGE_AXES];
+} lower_loops_t;
+
+/* ---- errors and checks ---- */
+/* Fails with "node '<name>' (<Op>): <message>". */
+ingot_status_t lower_fail(const lower_ctx_t* ctx, ingot_status_t code, const char* fmt, ...) INGOT_PRINTF(3, 4);
+const ingot_value_t* lower_value(const lower_ctx_t* ctx, uint32_t value);
+/* The node's input `i`, or INGOT_NO_VALUE when absent. */
+uint32_t lower_input(const lower_ctx_t* ctx, uint32_t i);
+/* Checks that `value` exists with a fully known, non-empty shape, and (when
+ * f32_only) that it is float32. */
+ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f32_only);
+/* Checks that `value` broadcasts (numpy rules, unidirectionally) to `out`. */
+ingot_status_t lower_check_broadcast(const lower_ctx_t* ctx, uint32_t value, uint32_t out);
+/* Fails when the node carries a fused activation that this op cannot apply. */
+ingot_status_t lower_refuse_activation(const lower_ctx_t* ctx);
+
+/* ---- kernel arguments ---- */
+/* Appends a func buffer for graph value `value` (its dtype and shape) and
+ * records it as the next kernel argument. An input already added returns its
+ * existing buffer (x + x reads one argument). Add all inputs before outputs. */
+uint32_t lower_add_input(lower_ctx_t* ctx, uint32_t value, const char* name);
+uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name);
+
+/* ---- loops and stages ---- */
+/* ingot_ir_add_var, but the name also avoids every buffer name (loop vars and
+ * parameters share one C scope in generated code). Add buffers first. */
+uint32_t lower_add_var(lower_ctx_t* ctx, const char* name, ingot_ir_var_kind_t kind, ingot_dtype_t dtype);
+/* New loop variables with the given extents and names. */
+void lower_loops_make(lower_ctx_t* ctx, lower_loops_t* out, uint32_t count, const int64_t* extents,
+                      const char* const* names);
+/* Loops over every dim of a shape, named n/c/h/w, i/j, ... by rank. */
+void lower_loops_over(lower_ctx_t* ctx, lower_loops_t* out, int32_t rank, const int64_t* dims);
+/* Wraps `inner` in the reduce loops (if any) and then the spatial loops, appends
+ * it to the kernel body and records the stage. A rank-0 spatial set gets one
+ * loop of extent 1 so that every stage has an outermost spatial loop. */
+void lower_emit_stage(lower_ctx_t* ctx, ingot_stage_role_t role, const lower_loops_t* spatial,
+                      const lower_loops_t* reduce, ingot_ir_stmt_t* inner);
+/* Appends a stage that the op built itself (role OTHER): `loop` is its
+ * outermost (spatial) loop statement, whose var is recorded. */
+void lower_emit_other(lower_ctx_t* ctx, ingot_ir_stmt_t* loop);
+
+/* ---- index helpers ---- */
+/* Flat index into `buffer` for output indices `out_idx` (out_rank of them),
+ * numpy broadcasting: the buffer's dims align right; a dim of 1 reads index 0. */
+ingot_ir_expr_t* lower_broadcast_index(lower_ctx_t* ctx, uint32_t buffer, int32_t out_rank,
+                                       ingot_ir_expr_t* const* out_idx);
+/* One axis of a sliding window: pos = o*stride - pad + r*dilation, for o in
+ * [0, out_extent) and r in [0, k). When pos can leave [0, in_extent) it sets
+ * *cond to the in-range test (BOOL) and *index to pos clamped into range, so
+ * the load stays inside the buffer; otherwise *cond = NULL and *index = pos. */
+void lower_window_axis(lower_ctx_t* ctx, ingot_ir_expr_t* o, ingot_ir_expr_t* r, int64_t stride, int64_t pad,
+                       int64_t dilation, int64_t in_extent, int64_t out_extent, int64_t k, ingot_ir_expr_t** cond,
+                       ingot_ir_expr_t** index);
+/* Reads an INTS attribute of `count` entries, each >= min_value, into out
+ * (all `fallback` when absent). */
+ingot_status_t lower_ints_attr(lower_ctx_t* ctx, const char* name, uint32_t count, int64_t fallback, int64_t min_value,
+                               int64_t* out);
+/* Strides, dilations and pads (begin.., end..) of a sliding window over `nsp`
+ * spatial axes with input extents `in` and kernel extents `k`; resolves
+ * auto_pad; reads ceil_mode where allow_ceil (else refuses it). Conv, pools. */
+ingot_status_t lower_window_attrs(lower_ctx_t* ctx, uint32_t nsp, const int64_t* in, const int64_t* k, bool allow_ceil,
+                                  int64_t* strides, int64_t* dilations, int64_t* pads, bool* ceil_mode);
+/* Appends " <tag>AxBxC" to sb (workload strings). */
+void lower_append_ints(ingot_strbuf_t* sb, const char* tag, const int64_t* v, uint32_t n);
+/* a && b where either may be NULL (meaning true). */
+ingot_ir_expr_t* lower_and(lower_ctx_t* ctx, ingot_ir_expr_t* a, ingot_ir_expr_t* b);
+
+/* ---- values ---- */
+ingot_ir_expr_t* lower_f32(lower_ctx_t* ctx, double v);
+/* Applies node->activation (NONE: returns v). */
+ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v);
+bool lower_has_activation(const lower_ctx_t* ctx);
+/* "none", "relu", "clip(0,6)" (arena string). */
+const char* lower_activation_name(lower_ctx_t* ctx);
+/* "1x3x224x224" ("scalar" for rank 0), arena string. */
+const char* lower_shape_str(lower_ctx_t* ctx, uint32_t value);
+/* Lowercased op name ("conv", "globalaveragepool"). */
+const char* lower_op_lower(lower_ctx_t* ctx);
+
+/* ---- per-op lowerings (one file per family) ---- */
+typedef ingot_status_t (*lower_fn_t)(lower_ctx_t* ctx);
+
+ingot_status_t lower_binary_elementwise(lower_ctx_t* ctx); /* Add Sub Mul Div */
+ingot_status_t lower_unary_elementwise(lower_ctx_t* ctx);  /* Relu Clip Sigmoid Tanh */
+ingot_status_t lower_batchnorm(lower_ctx_t* ctx);
+ingot_status_t lower_conv(lower_ctx_t* ctx);
+ingot_status_t lower_gemm(lower_ctx_t* ctx);
+ingot_status_t lower_matmul(lower_ctx_t* ctx);
+ingot_status_t lower_pool(lower_ctx_t* ctx);        /* MaxPool AveragePool */
+ingot_status_t lower_global_pool(lower_ctx_t* ctx); /* GlobalAveragePool */
+ingot_status_t lower_view(lower_ctx_t* ctx);        /* Flatten Reshape Identity Dropout */
+ingot_status_t lower_transpose(lower_ctx_t* ctx);
+ingot_status_t lower_concat(lower_ctx_t* ctx);
+ingot_status_t lower_softmax(lower_ctx_t* ctx);
+
+#endif /* INGOT_LOWER_INTERNAL_H_ */

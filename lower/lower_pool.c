@@ -1,0 +1,253 @@
+/* Pooling: MaxPool, AveragePool (pads, strides, dilations, ceil_mode,
+ * count_include_pad) and GlobalAveragePool.
+ *
+ *   INIT    y = -inf (max) or 0 (average)
+ *   UPDATE  max:     y = valid ? max(y, x[clamped]) : y
+ *           average: y = y + (valid ? x[clamped] : 0)
+ *           spatial (n, c, o..), reduce (r..)
+ *   FINISH  average: y = y / count(o..); then a fused activation if any
+ *
+ * The average's divisor counts the taps inside the input (count_include_pad=0)
+ * or inside the padded input [-pad_begin, in + pad_end) (count_include_pad=1);
+ * taps past the padded end (ceil_mode) never count. When the count is the
+ * same for every output position it is a constant; otherwise it is computed
+ * per axis in closed form from the output index. */
+#include <math.h>
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+static int64_t floor_div64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+/* Number of taps r in [0, k) with lo <= o*s - pad + r*d < hi. */
+static int64_t taps_in_range(int64_t o, int64_t s, int64_t pad, int64_t d, int64_t k, int64_t lo, int64_t hi) {
+  int64_t base = o * s - pad;
+  int64_t r_lo = -floor_div64(base - lo, d); /* ceil((lo - base) / d) */
+  int64_t r_hi = floor_div64(hi - 1 - base, d);
+  if (r_lo < 0) r_lo = 0;
+  if (r_hi > k - 1) r_hi = k - 1;
+  return r_hi >= r_lo ? r_hi - r_lo + 1 : 0;
+}
+
+/* The same count as an IR expression of the output index `o`. */
+static ingot_ir_expr_t* taps_expr(lower_ctx_t* ctx, ingot_ir_expr_t* o, int64_t s, int64_t pad, int64_t d, int64_t k,
+                                  int64_t lo, int64_t hi) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* base = ingot_ir_add(f, ingot_ir_mul(f, o, ingot_ir_int(f, s)), ingot_ir_int(f, -pad));
+  ingot_ir_expr_t* neg_base = ingot_ir_mul(f, base, ingot_ir_int(f, -1));
+  /* r_lo = ceil((lo - base) / d) = floor((lo - base + d - 1) / d) */
+  ingot_ir_expr_t* r_lo =
+      ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_add(f, neg_base, ingot_ir_int(f, lo + d - 1)), ingot_ir_int(f, d));
+  r_lo = ingot_ir_binary(f, INGOT_IR_MAX, r_lo, ingot_ir_int(f, 0));
+  ingot_ir_expr_t* r_hi =
+      ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_add(f, neg_base, ingot_ir_int(f, hi - 1)), ingot_ir_int(f, d));
+  r_hi = ingot_ir_binary(f, INGOT_IR_MIN, r_hi, ingot_ir_int(f, k - 1));
+  ingot_ir_expr_t* n = ingot_ir_add(f, ingot_ir_binary(f, INGOT_IR_SUB, r_hi, r_lo), ingot_ir_int(f, 1));
+  return ingot_ir_binary(f, INGOT_IR_MAX, n, ingot_ir_int(f, 0));
+}
+
+ingot_status_t lower_pool(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  bool is_max = node->op == INGOT_OP_MAXPOOL;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  if (node->output_count > 1 && node->outputs[1] != INGOT_NO_VALUE) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "the Indices output of MaxPool is not supported");
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (xv->rank < 3 || xv->rank > 5) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "input rank %d is not supported (1-D, 2-D or 3-D pooling)",
+                      xv->rank);
+  }
+  uint32_t nsp = (uint32_t)xv->rank - 2;
+  if (yv->rank != xv->rank || yv->dims[0] != xv->dims[0] || yv->dims[1] != xv->dims[1]) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s does not fit input %s",
+                      lower_shape_str(ctx, y), lower_shape_str(ctx, x));
+  }
+  int64_t k[3], in_sp[3], out_sp[3], strides[3], dil[3], pads[6];
+  if (!ingot_node_attr(node, "kernel_shape")) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'kernel_shape' is required");
+  }
+  if ((s = lower_ints_attr(ctx, "kernel_shape", nsp, 1, 1, k))) return s;
+  for (uint32_t i = 0; i < nsp; ++i) in_sp[i] = xv->dims[2 + i];
+  bool ceil_mode;
+  if ((s = lower_window_attrs(ctx, nsp, in_sp, k, true, strides, dil, pads, &ceil_mode))) return s;
+  bool include_pad = !is_max && ingot_node_attr_int(node, "count_include_pad", 0) != 0;
+  for (uint32_t i = 0; i < nsp; ++i) {
+    int64_t span = (k[i] - 1) * dil[i] + 1;
+    int64_t total = in_sp[i] + pads[i] + pads[nsp + i] - span;
+    if (total < 0) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the window (%lld) is larger than the padded input (%lld)",
+                        (long long)span, (long long)(in_sp[i] + pads[i] + pads[nsp + i]));
+    }
+    int64_t lo = total / strides[i] + 1;
+    int64_t hi = (total + strides[i] - 1) / strides[i] + 1;
+    out_sp[i] = yv->dims[2 + i];
+    /* ceil_mode may drop a last window that would start in the end padding
+     * (onnxruntime, PyTorch); accept either count, guard every load. */
+    bool fits = out_sp[i] == lo || (ceil_mode && out_sp[i] == hi);
+    if (!fits) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT,
+                        "output shape %s does not match the window (spatial axis %u: expected %lld)",
+                        lower_shape_str(ctx, y), i, (long long)(ceil_mode ? hi : lo));
+    }
+  }
+
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  static const char* const kOut[3][3] = {{"ow"}, {"oh", "ow"}, {"od", "oh", "ow"}};
+  static const char* const kRed[3][3] = {{"rw"}, {"rh", "rw"}, {"rd", "rh", "rw"}};
+  const char* snames[5] = {"n", "c"};
+  const char* rnames[3];
+  int64_t sext[5] = {xv->dims[0], xv->dims[1]}, rext[3];
+  for (uint32_t i = 0; i < nsp; ++i) {
+    snames[2 + i] = kOut[nsp - 1][i];
+    sext[2 + i] = out_sp[i];
+    rnames[i] = kRed[nsp - 1][i];
+    rext[i] = k[i];
+  }
+  lower_loops_t sp, red;
+
+  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_f32(ctx, is_max ? -INFINITY : 0.0)));
+
+  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  lower_loops_make(ctx, &red, nsp, rext, rnames);
+  ingot_ir_expr_t* xi[5] = {sp.idx[0], sp.idx[1]};
+  ingot_ir_expr_t* cond = NULL;
+  for (uint32_t i = 0; i < nsp; ++i) {
+    ingot_ir_expr_t* c;
+    lower_window_axis(ctx, sp.idx[2 + i], red.idx[i], strides[i], pads[i], dil[i], in_sp[i], out_sp[i], k[i], &c,
+                      &xi[2 + i]);
+    cond = lower_and(ctx, cond, c);
+  }
+  ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* cur = ingot_ir_load(f, by, yi);
+  ingot_ir_expr_t* next;
+  if (is_max) {
+    next = ingot_ir_binary(f, INGOT_IR_MAX, cur, xval);
+    if (cond) next = ingot_ir_select(f, cond, next, cur);
+  } else {
+    if (cond) xval = ingot_ir_select(f, cond, xval, lower_f32(ctx, 0.0));
+    next = ingot_ir_add(f, cur, xval);
+  }
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, next));
+
+  if (!is_max || lower_has_activation(ctx)) {
+    lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+    yi = ingot_ir_flat_index(f, by, sp.idx);
+    ingot_ir_expr_t* v = ingot_ir_load(f, by, yi);
+    if (!is_max) {
+      /* Divisor: a constant when every window counts the same taps. */
+      int64_t constant = 1;
+      ingot_ir_expr_t* count = NULL;
+      for (uint32_t i = 0; i < nsp; ++i) {
+        int64_t lo = include_pad ? -pads[i] : 0;
+        int64_t hi = include_pad ? in_sp[i] + pads[nsp + i] : in_sp[i];
+        int64_t first = taps_in_range(0, strides[i], pads[i], dil[i], k[i], lo, hi);
+        bool same = true;
+        for (int64_t o = 1; o < out_sp[i] && same; ++o) {
+          same = taps_in_range(o, strides[i], pads[i], dil[i], k[i], lo, hi) == first;
+        }
+        if (same) {
+          constant *= first;
+        } else {
+          ingot_ir_expr_t* t = taps_expr(ctx, sp.idx[2 + i], strides[i], pads[i], dil[i], k[i], lo, hi);
+          count = count ? ingot_ir_mul(f, count, t) : t;
+        }
+      }
+      if (count) {
+        count = ingot_ir_mul(f, count, ingot_ir_int(f, constant));
+        count = ingot_ir_binary(f, INGOT_IR_MAX, count, ingot_ir_int(f, 1)); /* an all-padding window: 0, not NaN */
+        v = ingot_ir_binary(f, INGOT_IR_DIV, v, ingot_ir_cast(f, INGOT_DTYPE_F32, count));
+      } else {
+        v = ingot_ir_binary(f, INGOT_IR_DIV, v, lower_f32(ctx, (double)(constant > 0 ? constant : 1)));
+      }
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
+  }
+
+  ctx->op_class = INGOT_OP_CLASS_POOL;
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "%s%ud f32 x=%s", is_max ? "maxpool" : "avgpool", nsp, lower_shape_str(ctx, x));
+  lower_append_ints(&sb, "k", k, nsp);
+  lower_append_ints(&sb, "stride", strides, nsp);
+  lower_append_ints(&sb, "pad", pads, 2 * nsp);
+  lower_append_ints(&sb, "dil", dil, nsp);
+  lower_append_ints(&sb, "out", out_sp, nsp);
+  if (!is_max) ingot_strbuf_appendf(&sb, " include_pad=%d", include_pad);
+  ingot_strbuf_appendf(&sb, " act=%s", lower_activation_name(ctx));
+  ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}
+
+/* GlobalAveragePool: y[n,c,1..] = mean over the spatial axes. */
+ingot_status_t lower_global_pool(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (xv->rank < 3) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 3");
+  bool ok = yv->rank == xv->rank && yv->dims[0] == xv->dims[0] && yv->dims[1] == xv->dims[1];
+  for (int32_t i = 2; ok && i < yv->rank; ++i) ok = yv->dims[i] == 1;
+  if (!ok) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s does not fit input %s",
+                      lower_shape_str(ctx, y), lower_shape_str(ctx, x));
+  }
+  uint32_t nsp = (uint32_t)xv->rank - 2;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  static const char* const kSp[3] = {"d", "h", "w"};
+  static const char* const kRed[3] = {"rd", "rh", "rw"};
+  static const char* const kMany[6] = {"s0", "s1", "s2", "s3", "s4", "s5"};
+  static const char* const kManyRed[6] = {"r0", "r1", "r2", "r3", "r4", "r5"};
+  const char* snames[INGOT_MAX_RANK] = {"n", "c"};
+  const char* rnames[INGOT_MAX_RANK];
+  int64_t sext[INGOT_MAX_RANK] = {xv->dims[0], xv->dims[1]}, rext[INGOT_MAX_RANK];
+  int64_t count = 1;
+  for (uint32_t i = 0; i < nsp; ++i) {
+    snames[2 + i] = nsp <= 3 ? kSp[3 - nsp + i] : kMany[i];
+    sext[2 + i] = 1;
+    rnames[i] = nsp <= 3 ? kRed[3 - nsp + i] : kManyRed[i];
+    rext[i] = xv->dims[2 + i];
+    count *= rext[i];
+  }
+  lower_loops_t sp, red;
+  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_f32(ctx, 0.0)));
+
+  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  lower_loops_make(ctx, &red, nsp, rext, rnames);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK] = {sp.idx[0], sp.idx[1]};
+  for (uint32_t i = 0; i < nsp; ++i) xi[2 + i] = red.idx[i];
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* next =
+      ingot_ir_add(f, ingot_ir_load(f, by, yi), ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)));
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, next));
+
+  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* v = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, yi), lower_f32(ctx, (double)count));
+  lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
+
+  ctx->op_class = INGOT_OP_CLASS_POOL;
+  ctx->workload = ingot_arena_printf(ctx->arena, "globalavgpool f32 x=%s act=%s", lower_shape_str(ctx, x),
+                                     lower_activation_name(ctx));
+  return INGOT_OK;
+}

@@ -1,0 +1,195 @@
+/* Shape ops: Flatten, Reshape, Identity, Dropout (views), Transpose, Concat.
+ *
+ * A view whose input and output are both intermediates produces no kernel:
+ * alias_of[output] = the root of the input's alias chain. Otherwise (a weight,
+ * graph input or graph output on either side) it is a PURE copy; row-major
+ * order is unchanged, so the output's flat index is the input's. */
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+static bool is_plain_intermediate(const ingot_value_t* v) {
+  return v->kind == INGOT_VALUE_INTERMEDIATE && !v->is_output;
+}
+
+static ingot_ir_stmt_t* copy_body(lower_ctx_t* ctx, uint32_t bx, uint32_t by, const lower_loops_t* loops) {
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(ctx->f, by, loops->idx);
+  return ingot_ir_store(ctx->f, by, yi, ingot_ir_load(ctx->f, bx, yi));
+}
+
+ingot_status_t lower_view(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value(ctx, y, false))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (xv->dtype != yv->dtype || ingot_value_numel(xv) != ingot_value_numel(yv)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output %s %s does not hold the input %s %s",
+                      ingot_dtype_name(yv->dtype), lower_shape_str(ctx, y), ingot_dtype_name(xv->dtype),
+                      lower_shape_str(ctx, x));
+  }
+  if (xv->dtype != INGOT_DTYPE_F32) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; float32 only)",
+                      ingot_dtype_name(xv->dtype), xv->name);
+  }
+  uint32_t mask = INGOT_NO_VALUE;
+  if (node->op == INGOT_OP_DROPOUT) {
+    uint32_t training = lower_input(ctx, 2);
+    if (training != INGOT_NO_VALUE) {
+      const ingot_value_t* tv = lower_value(ctx, training);
+      bool off = tv->kind == INGOT_VALUE_WEIGHT && tv->dtype == INGOT_DTYPE_BOOL && tv->data &&
+                 ingot_value_numel(tv) == 1 && ((const uint8_t*)tv->data)[0] == 0;
+      if (!off) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training_mode must be a constant false");
+    }
+    if (node->output_count > 1) mask = node->outputs[1];
+    if (mask != INGOT_NO_VALUE) {
+      if ((s = lower_check_value(ctx, mask, false))) return s;
+      const ingot_value_t* mv = lower_value(ctx, mask);
+      if (mv->dtype != INGOT_DTYPE_BOOL || ingot_value_numel(mv) != ingot_value_numel(xv)) {
+        return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "mask output must be bool and shaped like the input");
+      }
+    }
+  }
+  if (mask == INGOT_NO_VALUE && is_plain_intermediate(xv) && is_plain_intermediate(yv)) {
+    uint32_t root = x;
+    while (ctx->alias_of[root] != INGOT_NO_VALUE) root = ctx->alias_of[root];
+    ctx->alias_of[y] = root;
+    ctx->no_kernel = true;
+    return INGOT_OK;
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  uint32_t bm = mask != INGOT_NO_VALUE ? lower_add_output(ctx, mask, "mask") : UINT32_MAX;
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, copy_body(ctx, bx, by, &loops));
+  if (bm != UINT32_MAX) {
+    /* Inference: every element is kept. */
+    const ingot_value_t* mv = lower_value(ctx, mask);
+    lower_loops_over(ctx, &loops, mv->rank, mv->dims);
+    ingot_ir_expr_t* all = ingot_ir_binary(ctx->f, INGOT_IR_EQ, ingot_ir_int(ctx->f, 0), ingot_ir_int(ctx->f, 0));
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                     ingot_ir_store(ctx->f, bm, ingot_ir_flat_index(ctx->f, bm, loops.idx), all));
+  }
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "copy f32 n%lld%s", (long long)ingot_value_numel(yv),
+                                     bm != UINT32_MAX ? " mask" : "");
+  return INGOT_OK;
+}
+
+ingot_status_t lower_transpose(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int32_t rank = xv->rank;
+  int64_t perm[INGOT_MAX_RANK];
+  uint32_t count = 0;
+  const int64_t* p = ingot_node_attr_ints(node, "perm", &count);
+  if (p && count != (uint32_t)rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "perm has %u entries for rank %d", count, rank);
+  }
+  bool seen[INGOT_MAX_RANK] = {false};
+  for (int32_t i = 0; i < rank; ++i) {
+    perm[i] = p ? p[i] : rank - 1 - i;
+    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "perm is not a permutation of 0..%d", rank - 1);
+    }
+    seen[perm[i]] = true;
+  }
+  bool ok = yv->rank == rank;
+  for (int32_t i = 0; ok && i < rank; ++i) ok = yv->dims[i] == xv->dims[perm[i]];
+  if (!ok) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s is not the permuted input %s",
+                      lower_shape_str(ctx, y), lower_shape_str(ctx, x));
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, rank, yv->dims);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  for (int32_t i = 0; i < rank; ++i) xi[perm[i]] = loops.idx[i];
+  ingot_ir_func_t* f = ctx->f;
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx),
+                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "transpose f32 x=%s", lower_shape_str(ctx, x));
+  lower_append_ints(&sb, "perm", perm, (uint32_t)rank);
+  ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}
+
+/* One PURE stage per input, each over that input's shape, writing its slab. */
+ingot_status_t lower_concat(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  ingot_status_t s;
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, y, true))) return s;
+  if (node->input_count == 0) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "no inputs");
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int32_t rank = yv->rank;
+  const ingot_attr_t* axis_attr = ingot_node_attr(node, "axis");
+  if (!axis_attr || axis_attr->type != INGOT_ATTR_INT) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' (int) is required");
+  }
+  int64_t axis = axis_attr->i;
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
+                      (long long)axis_attr->i, rank);
+  }
+  int64_t total = 0;
+  for (uint32_t k = 0; k < node->input_count; ++k) {
+    uint32_t x = node->inputs[k];
+    if ((s = lower_check_value(ctx, x, true))) return s;
+    const ingot_value_t* xv = lower_value(ctx, x);
+    bool ok = xv->rank == rank;
+    for (int32_t i = 0; ok && i < rank; ++i) ok = i == axis || xv->dims[i] == yv->dims[i];
+    if (!ok) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input %u shape %s does not fit output %s on axis %lld", k,
+                        lower_shape_str(ctx, x), lower_shape_str(ctx, y), (long long)axis);
+    }
+    total += xv->dims[axis];
+  }
+  if (total != yv->dims[axis]) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "inputs sum to %lld along axis %lld, output has %lld",
+                      (long long)total, (long long)axis, (long long)yv->dims[axis]);
+  }
+  uint32_t* bufs = INGOT_ARENA_ARRAY(ctx->arena, uint32_t, node->input_count);
+  for (uint32_t k = 0; k < node->input_count; ++k) {
+    bufs[k] = lower_add_input(ctx, node->inputs[k], ingot_arena_printf(ctx->arena, "x%u", k));
+  }
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "concat f32 axis%lld y=%s in=", (long long)axis, lower_shape_str(ctx, y));
+  int64_t offset = 0;
+  for (uint32_t k = 0; k < node->input_count; ++k) {
+    const ingot_value_t* xv = lower_value(ctx, node->inputs[k]);
+    lower_loops_t loops;
+    lower_loops_over(ctx, &loops, rank, xv->dims);
+    ingot_ir_expr_t* yi[INGOT_MAX_RANK];
+    for (int32_t i = 0; i < rank; ++i) yi[i] = loops.idx[i];
+    yi[axis] = ingot_ir_add(f, loops.idx[axis], ingot_ir_int(f, offset));
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, yi),
+                                    ingot_ir_load(f, bufs[k], ingot_ir_flat_index(f, bufs[k], loops.idx))));
+    offset += xv->dims[axis];
+    ingot_strbuf_appendf(&sb, "%s%lld", k ? "," : "", (long long)xv->dims[axis]);
+  }
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}

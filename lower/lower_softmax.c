@@ -1,0 +1,96 @@
+/* Softmax as one OTHER stage: a spatial loop over rows, each row three passes
+ * (max, exp and sum, divide), the max subtracted for stability.
+ *
+ * Opset >= 13: along `axis` (default -1); rows are every position of the other
+ * axes. Opset < 13: the input is coerced to 2-D at `axis` (default 1): a row is
+ * everything from `axis` on. An opset of 0 (unknown) means the current rules.
+ *
+ *   for row in O*I:                        (spatial)
+ *     local mx = x[row, 0]
+ *     for j < L: mx = max(mx, x[row, j])
+ *     local sum = 0
+ *     for j < L: local e = exp(x[row, j] - mx); y[row, j] = e; sum = sum + e
+ *     for j < L: y[row, j] = y[row, j] / sum
+ * where element (row, j) sits at flat ((row / I) * L + j) * I + row % I. */
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+/* Flat index of element j of the row (o, in): (o * len + j) * inner + in. */
+static ingot_ir_expr_t* row_at(ingot_ir_func_t* f, ingot_ir_expr_t* o, ingot_ir_expr_t* in, int64_t len, int64_t inner,
+                               ingot_ir_expr_t* j) {
+  ingot_ir_expr_t* t = ingot_ir_add(f, ingot_ir_mul(f, o, ingot_ir_int(f, len)), j);
+  return ingot_ir_add(f, ingot_ir_mul(f, t, ingot_ir_int(f, inner)), in);
+}
+
+ingot_status_t lower_softmax(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  bool same = xv->rank == yv->rank;
+  for (int32_t i = 0; same && i < xv->rank; ++i) same = xv->dims[i] == yv->dims[i];
+  if (!same) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape differs from input shape");
+  int32_t rank = xv->rank;
+  bool legacy = ctx->graph->opset > 0 && ctx->graph->opset < 13;
+  int64_t axis = ingot_node_attr_int(node, "axis", legacy ? 1 : -1);
+  int64_t given = axis;
+  if (axis < 0) axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)given,
+                      rank);
+  }
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i < axis) {
+      outer *= xv->dims[i];
+    } else if (i == axis || legacy) {
+      len *= xv->dims[i];
+    } else {
+      inner *= xv->dims[i];
+    }
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t row = lower_add_var(ctx, "row", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j1 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j2 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j3 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t mx = lower_add_var(ctx, "mx", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  uint32_t sum = lower_add_var(ctx, "sum", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  uint32_t e = lower_add_var(ctx, "e", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  ingot_ir_expr_t* r = ingot_ir_var(f, row);
+  ingot_ir_expr_t* o = ingot_ir_binary(f, INGOT_IR_DIV, r, ingot_ir_int(f, inner));
+  ingot_ir_expr_t* in = ingot_ir_binary(f, INGOT_IR_MOD, r, ingot_ir_int(f, inner));
+  ingot_ir_expr_t* at0 = row_at(f, o, in, len, inner, ingot_ir_int(f, 0));
+  ingot_ir_expr_t* at1 = row_at(f, o, in, len, inner, ingot_ir_var(f, j1));
+  ingot_ir_expr_t* at2 = row_at(f, o, in, len, inner, ingot_ir_var(f, j2));
+  ingot_ir_expr_t* at3 = row_at(f, o, in, len, inner, ingot_ir_var(f, j3));
+  ingot_ir_expr_t* vmx = ingot_ir_var(f, mx);
+  ingot_ir_expr_t* vsum = ingot_ir_var(f, sum);
+  ingot_ir_stmt_t* pass2[3] = {
+      ingot_ir_local(f, e,
+                     ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at2), vmx))),
+      ingot_ir_store(f, by, at2, ingot_ir_var(f, e)),
+      ingot_ir_assign(f, sum, ingot_ir_add(f, vsum, ingot_ir_var(f, e))),
+  };
+  ingot_ir_stmt_t* rowbody[5] = {
+      ingot_ir_local(f, mx, ingot_ir_load(f, bx, at0)),
+      ingot_ir_for(f, j1, len,
+                   ingot_ir_assign(f, mx, ingot_ir_binary(f, INGOT_IR_MAX, vmx, ingot_ir_load(f, bx, at1)))),
+      ingot_ir_local(f, sum, lower_f32(ctx, 0.0)),
+      ingot_ir_for(f, j2, len, ingot_ir_block(f, pass2, 3)),
+      ingot_ir_for(f, j3, len,
+                   ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, at3), vsum))),
+  };
+  lower_emit_other(ctx, ingot_ir_for(f, row, outer * inner, ingot_ir_block(f, rowbody, 5)));
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+  ctx->workload = ingot_arena_printf(ctx->arena, "softmax f32 outer%lld len%lld inner%lld", (long long)outer,
+                                     (long long)len, (long long)inner);
+  return INGOT_OK;
+}

@@ -1,0 +1,438 @@
+/* The bundle writer: validates a spec, plans the arena, lays out weights and
+ * serializes everything in the format of runtime/ingot_format.h.
+ *
+ * Decisions (the reader in runtime/bundle.c enforces the same):
+ *   - sections in a fixed order: MANIFEST, PLAN, WEIGHTS, then CODE in spec
+ *     order; each at the next 64-byte aligned offset, padding zero; the file
+ *     ends where the last section ends;
+ *   - each section is zstd-compressed at the spec's level (one frame, content
+ *     size recorded); if that does not make it smaller it is stored with
+ *     codec NONE;
+ *   - the string table holds the tensor names, then the step (node) names,
+ *     then the kernel names, each once in that order, no deduplication;
+ *   - inputs are live for the whole run (a caller may fill them once and run
+ *     many times), outputs from their first step to the last one; aliases
+ *     (alias_of chains) form one plan item covering the union of their
+ *     intervals and the largest of their sizes, and share its offset;
+ *   - PLAN records follow tensor index order, one per ARENA tensor, with the
+ *     tensor's own (extended) interval and bytes. */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "packager/packager.h"
+
+#define ALIGN_UP(x, a) (((x) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
+
+static const char* tensor_name(const ingot_bundle_tensor_t* t) { return t->name ? t->name : ""; }
+
+static void pad_to(ingot_strbuf_t* sb, size_t align) {
+  static const uint8_t zeros[64];
+  size_t pad = (size_t)(ALIGN_UP(sb->length, align) - sb->length);
+  if (pad) ingot_strbuf_append_bytes(sb, zeros, pad);
+}
+
+static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* tensor_bytes) {
+  if ((spec->tensor_count && !spec->tensors) || (spec->input_count && !spec->inputs) ||
+      (spec->output_count && !spec->outputs) || (spec->step_count && !spec->steps) ||
+      (spec->kernel_count && !spec->kernel_names) || (spec->code_count && !spec->codes))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: an array with a count is NULL");
+  if (spec->code_count == 0)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: no code variant");
+  uint32_t last_step = spec->step_count ? spec->step_count - 1 : 0;
+  for (uint32_t i = 0; i < spec->tensor_count; ++i) {
+    const ingot_bundle_tensor_t* t = &spec->tensors[i];
+    size_t esize = ingot_dtype_size(t->dtype);
+    if (esize == 0)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': bad dtype %d",
+                        tensor_name(t), (int)t->dtype);
+    if (t->rank > INGOT_MAX_RANK)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': rank %u > %u",
+                        tensor_name(t), t->rank, INGOT_MAX_RANK);
+    uint64_t bytes = esize;
+    for (uint32_t d = 0; d < t->rank; ++d) {
+      if (t->dims[d] < 0)
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': dim %u is %lld",
+                          tensor_name(t), d, (long long)t->dims[d]);
+      if (!ingot_mul_u64(bytes, (uint64_t)t->dims[d], &bytes) || bytes > (UINT64_MAX >> 4))
+        return ingot_fail(INGOT_ERROR_LIMIT, "bundle spec: tensor '%s': size overflows",
+                          tensor_name(t));
+    }
+    tensor_bytes[i] = bytes;
+    if (t->storage == INGOT_STORAGE_WEIGHT) {
+      if (bytes && !t->data)
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: weight '%s' has no data",
+                          tensor_name(t));
+    } else if (t->storage == INGOT_STORAGE_ARENA) {
+      if (t->first_step > t->last_step || t->last_step > last_step)
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "bundle spec: tensor '%s': live interval [%u, %u] with %u steps",
+                          tensor_name(t), t->first_step, t->last_step, spec->step_count);
+      if (t->alias_of != UINT32_MAX &&
+          (t->alias_of >= spec->tensor_count || t->alias_of == i ||
+           spec->tensors[t->alias_of].storage != INGOT_STORAGE_ARENA))
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "bundle spec: tensor '%s': alias_of %u is not another arena tensor",
+                          tensor_name(t), t->alias_of);
+    } else {
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': storage %d",
+                        tensor_name(t), (int)t->storage);
+    }
+  }
+  for (uint32_t i = 0; i < spec->input_count; ++i)
+    if (spec->inputs[i] >= spec->tensor_count ||
+        spec->tensors[spec->inputs[i]].storage != INGOT_STORAGE_ARENA)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "bundle spec: input %u: tensor %u is not an arena tensor", i, spec->inputs[i]);
+  for (uint32_t i = 0; i < spec->output_count; ++i)
+    if (spec->outputs[i] >= spec->tensor_count)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: output %u: bad tensor %u", i,
+                        spec->outputs[i]);
+  uint64_t arg_total = 0;
+  for (uint32_t s = 0; s < spec->step_count; ++s) {
+    const ingot_bundle_step_t* st = &spec->steps[s];
+    const char* name = st->name ? st->name : "";
+    if (st->kernel >= spec->kernel_count)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: step %u ('%s'): kernel %u of %u",
+                        s, name, st->kernel, spec->kernel_count);
+    if (st->arg_count && !st->args)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: step %u ('%s'): args is NULL", s,
+                        name);
+    for (uint32_t a = 0; a < st->arg_count; ++a)
+      if (st->args[a] >= spec->tensor_count)
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "bundle spec: step %u ('%s'): argument %u is tensor %u of %u", s, name,
+                          a, st->args[a], spec->tensor_count);
+    arg_total += st->arg_count;
+  }
+  if (arg_total > UINT32_MAX)
+    return ingot_fail(INGOT_ERROR_LIMIT, "bundle spec: %llu step arguments",
+                      (unsigned long long)arg_total);
+  for (uint32_t k = 0; k < spec->kernel_count; ++k)
+    if (!spec->kernel_names[k] || !spec->kernel_names[k][0])
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: kernel %u has no name", k);
+  for (uint32_t c = 0; c < spec->code_count; ++c) {
+    const ingot_bundle_code_t* code = &spec->codes[c];
+    size_t len = code->target ? strlen(code->target) : 0;
+    if (len == 0 || len >= INGOT_TARGET_NAME_BYTES)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "bundle spec: code %u: target name must have 1 to %u characters", c,
+                        INGOT_TARGET_NAME_BYTES - 1);
+    if (!code->data || code->size == 0)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: code %u ('%s') is empty", c,
+                        code->target);
+  }
+  if (spec->zstd_level < 0 || spec->zstd_level > ZSTD_maxCLevel())
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: zstd level %d", spec->zstd_level);
+  return INGOT_OK;
+}
+
+/* The representative of t's alias group; UINT32_MAX on a cycle. */
+static uint32_t alias_root(const ingot_bundle_spec_t* spec, uint32_t t) {
+  for (uint32_t hops = 0; hops <= spec->tensor_count; ++hops) {
+    if (spec->tensors[t].alias_of == UINT32_MAX) return t;
+    t = spec->tensors[t].alias_of;
+  }
+  return UINT32_MAX;
+}
+
+typedef struct section_t {
+  uint32_t kind;
+  const char* target;
+  const uint8_t* raw;
+  size_t raw_size;
+} section_t;
+
+typedef struct encoded_t {
+  ingot_section_entry_t entry;
+  uint8_t* stored; /* heap; NULL when stored raw */
+} encoded_t;
+
+static ingot_status_t encode_section(const section_t* s, int level, ZSTD_CCtx* cctx, encoded_t* out) {
+  memset(out, 0, sizeof *out);
+  out->entry.kind = s->kind;
+  if (s->target) memcpy(out->entry.target, s->target, strlen(s->target));
+  out->entry.raw_size = s->raw_size;
+  out->entry.raw_crc32 = ingot_crc32(0, s->raw, s->raw_size);
+  size_t bound = ZSTD_compressBound(s->raw_size);
+  uint8_t* buf = ingot_xmalloc(bound ? bound : 1);
+  size_t n = ZSTD_compressCCtx(cctx, buf, bound, s->raw, s->raw_size, level);
+  if (ZSTD_isError(n)) {
+    free(buf);
+    return ingot_fail(INGOT_ERROR_INTERNAL, "bundle: zstd: %s", ZSTD_getErrorName(n));
+  }
+  if (n < s->raw_size) {
+    out->entry.codec = INGOT_CODEC_ZSTD;
+    out->entry.stored_size = n;
+    out->entry.stored_crc32 = ingot_crc32(0, buf, n);
+    out->stored = buf;
+  } else {
+    free(buf);
+    out->entry.codec = INGOT_CODEC_NONE;
+    out->entry.stored_size = s->raw_size;
+    out->entry.stored_crc32 = out->entry.raw_crc32;
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out_data,
+                                  size_t* out_size, ingot_bundle_report_t* out_report) {
+  if (out_data) *out_data = NULL;
+  if (out_size) *out_size = 0;
+  if (out_report) memset(out_report, 0, sizeof *out_report);
+  if (!spec || !out_data || !out_size)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: NULL spec or output");
+
+  const uint32_t nt = spec->tensor_count;
+  uint64_t* tensor_bytes = ingot_xcalloc(nt ? nt : 1, sizeof(uint64_t));
+  uint64_t* offsets = ingot_xcalloc(nt ? nt : 1, sizeof(uint64_t));
+  uint32_t* first = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  uint32_t* last = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  uint32_t* item_of = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  ingot_plan_item_t* items = ingot_xcalloc(nt ? nt : 1, sizeof(ingot_plan_item_t));
+  ingot_strbuf_t manifest = {0}, plan = {0}, strings = {0};
+  uint8_t* weights = NULL;
+  uint8_t* file = NULL;
+  encoded_t* encoded = NULL;
+  uint32_t section_count = 3 + spec->code_count;
+  ZSTD_CCtx* cctx = NULL;
+  ingot_status_t status = validate_spec(spec, tensor_bytes);
+  if (status != INGOT_OK) goto done;
+
+  /* ---- Live intervals, alias groups, the plan. */
+  uint32_t last_step = spec->step_count ? spec->step_count - 1 : 0;
+  for (uint32_t i = 0; i < nt; ++i) {
+    first[i] = spec->tensors[i].first_step;
+    last[i] = spec->tensors[i].last_step;
+  }
+  for (uint32_t i = 0; i < spec->input_count; ++i) {
+    first[spec->inputs[i]] = 0;
+    last[spec->inputs[i]] = last_step;
+  }
+  for (uint32_t i = 0; i < spec->output_count; ++i) last[spec->outputs[i]] = last_step;
+  uint32_t item_count = 0;
+  for (uint32_t i = 0; i < nt; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of != UINT32_MAX)
+      continue;
+    item_of[i] = item_count;
+    items[item_count].bytes = tensor_bytes[i];
+    items[item_count].first_step = first[i];
+    items[item_count].last_step = last[i];
+    ++item_count;
+  }
+  for (uint32_t i = 0; i < nt; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of == UINT32_MAX)
+      continue;
+    uint32_t root = alias_root(spec, i);
+    if (root == UINT32_MAX) {
+      status = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': alias_of cycle",
+                          tensor_name(&spec->tensors[i]));
+      goto done;
+    }
+    ingot_plan_item_t* item = &items[item_of[root]];
+    item_of[i] = item_of[root];
+    if (tensor_bytes[i] > item->bytes) item->bytes = tensor_bytes[i];
+    if (first[i] < item->first_step) item->first_step = first[i];
+    if (last[i] > item->last_step) item->last_step = last[i];
+  }
+  uint64_t arena_bytes = 0, lower_bound = 0;
+  status = ingot_memory_plan(items, item_count, &arena_bytes, &lower_bound);
+  if (status != INGOT_OK) goto done;
+
+  /* ---- Weights, 64-byte aligned in tensor order. */
+  uint64_t weights_size = 0;
+  uint32_t arena_tensors = 0;
+  for (uint32_t i = 0; i < nt; ++i) {
+    if (spec->tensors[i].storage == INGOT_STORAGE_WEIGHT) {
+      offsets[i] = ALIGN_UP(weights_size, INGOT_WEIGHT_ALIGN);
+      weights_size = offsets[i] + tensor_bytes[i];
+      if (weights_size > (UINT64_MAX >> 4) || weights_size > SIZE_MAX / 2) {
+        status = ingot_fail(INGOT_ERROR_LIMIT, "bundle: weights too large");
+        goto done;
+      }
+    } else {
+      offsets[i] = items[item_of[i]].offset;
+      ++arena_tensors;
+    }
+  }
+  weights = ingot_xcalloc(weights_size ? (size_t)weights_size : 1, 1);
+  for (uint32_t i = 0; i < nt; ++i)
+    if (spec->tensors[i].storage == INGOT_STORAGE_WEIGHT && tensor_bytes[i])
+      memcpy(weights + offsets[i], spec->tensors[i].data, (size_t)tensor_bytes[i]);
+
+  /* ---- Strings, then the manifest. */
+  uint32_t* tensor_str = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  uint32_t* step_str = ingot_xcalloc(spec->step_count ? spec->step_count : 1, sizeof(uint32_t));
+  uint32_t* kernel_str = ingot_xcalloc(spec->kernel_count ? spec->kernel_count : 1, sizeof(uint32_t));
+  for (uint32_t i = 0; i < nt; ++i) {
+    tensor_str[i] = (uint32_t)strings.length;
+    ingot_strbuf_append_bytes(&strings, tensor_name(&spec->tensors[i]),
+                              strlen(tensor_name(&spec->tensors[i])) + 1);
+  }
+  for (uint32_t s = 0; s < spec->step_count; ++s) {
+    const char* name = spec->steps[s].name ? spec->steps[s].name : "";
+    step_str[s] = (uint32_t)strings.length;
+    ingot_strbuf_append_bytes(&strings, name, strlen(name) + 1);
+  }
+  for (uint32_t k = 0; k < spec->kernel_count; ++k) {
+    kernel_str[k] = (uint32_t)strings.length;
+    ingot_strbuf_append_bytes(&strings, spec->kernel_names[k], strlen(spec->kernel_names[k]) + 1);
+  }
+  if (strings.length > UINT32_MAX) {
+    free(tensor_str);
+    free(step_str);
+    free(kernel_str);
+    status = ingot_fail(INGOT_ERROR_LIMIT, "bundle: string table over 4 GiB");
+    goto done;
+  }
+  uint32_t arg_total = 0;
+  for (uint32_t s = 0; s < spec->step_count; ++s) arg_total += spec->steps[s].arg_count;
+
+  ingot_manifest_header_t mh = {
+      .tensor_count = nt,
+      .input_count = spec->input_count,
+      .output_count = spec->output_count,
+      .step_count = spec->step_count,
+      .arg_count = arg_total,
+      .kernel_count = spec->kernel_count,
+      .string_bytes = (uint32_t)strings.length,
+  };
+  ingot_strbuf_append_bytes(&manifest, &mh, sizeof mh);
+  pad_to(&manifest, 8);
+  for (uint32_t i = 0; i < nt; ++i) {
+    const ingot_bundle_tensor_t* t = &spec->tensors[i];
+    ingot_tensor_record_t r;
+    memset(&r, 0, sizeof r);
+    r.name = tensor_str[i];
+    r.dtype = (uint32_t)t->dtype;
+    r.rank = t->rank;
+    r.storage = (uint32_t)t->storage;
+    r.offset = t->storage == INGOT_STORAGE_WEIGHT ? offsets[i] : 0;
+    r.bytes = tensor_bytes[i];
+    for (uint32_t d = 0; d < t->rank; ++d) r.dims[d] = t->dims[d];
+    ingot_strbuf_append_bytes(&manifest, &r, sizeof r);
+  }
+  pad_to(&manifest, 8);
+  ingot_strbuf_append_bytes(&manifest, spec->inputs ? (const void*)spec->inputs : "", 4 * (size_t)spec->input_count);
+  pad_to(&manifest, 8);
+  ingot_strbuf_append_bytes(&manifest, spec->outputs ? (const void*)spec->outputs : "", 4 * (size_t)spec->output_count);
+  pad_to(&manifest, 8);
+  uint32_t arg_begin = 0;
+  for (uint32_t s = 0; s < spec->step_count; ++s) {
+    ingot_step_record_t r = {spec->steps[s].kernel, arg_begin, spec->steps[s].arg_count, step_str[s]};
+    ingot_strbuf_append_bytes(&manifest, &r, sizeof r);
+    arg_begin += spec->steps[s].arg_count;
+  }
+  pad_to(&manifest, 8);
+  for (uint32_t s = 0; s < spec->step_count; ++s)
+    if (spec->steps[s].arg_count)
+      ingot_strbuf_append_bytes(&manifest, spec->steps[s].args, 4 * (size_t)spec->steps[s].arg_count);
+  pad_to(&manifest, 8);
+  ingot_strbuf_append_bytes(&manifest, kernel_str, 4 * (size_t)spec->kernel_count);
+  pad_to(&manifest, 8);
+  ingot_strbuf_append_bytes(&manifest, strings.data ? strings.data : "", strings.length);
+  free(tensor_str);
+  free(step_str);
+  free(kernel_str);
+
+  /* ---- The plan section. */
+  ingot_plan_header_t ph = {arena_bytes, lower_bound, arena_tensors, 0};
+  ingot_strbuf_append_bytes(&plan, &ph, sizeof ph);
+  pad_to(&plan, 8);
+  for (uint32_t i = 0; i < nt; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA) continue;
+    ingot_plan_record_t r;
+    memset(&r, 0, sizeof r);
+    r.tensor = i;
+    r.first_step = first[i];
+    r.last_step = last[i];
+    r.offset = offsets[i];
+    r.bytes = tensor_bytes[i];
+    ingot_strbuf_append_bytes(&plan, &r, sizeof r);
+  }
+
+  /* ---- Encode the sections and lay out the file. */
+  cctx = ZSTD_createCCtx();
+  if (!cctx) {
+    status = ingot_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: cannot create a zstd encoder");
+    goto done;
+  }
+  int level = spec->zstd_level ? spec->zstd_level : 19;
+  encoded = ingot_xcalloc(section_count, sizeof(encoded_t));
+  for (uint32_t k = 0; k < section_count; ++k) {
+    section_t s;
+    memset(&s, 0, sizeof s);
+    if (k == 0) s = (section_t){INGOT_SECTION_MANIFEST, NULL, (const uint8_t*)manifest.data, manifest.length};
+    if (k == 1) s = (section_t){INGOT_SECTION_PLAN, NULL, (const uint8_t*)plan.data, plan.length};
+    if (k == 2) s = (section_t){INGOT_SECTION_WEIGHTS, NULL, weights, (size_t)weights_size};
+    if (k >= 3) {
+      const ingot_bundle_code_t* code = &spec->codes[k - 3];
+      s = (section_t){INGOT_SECTION_CODE, code->target, (const uint8_t*)code->data, code->size};
+    }
+    if (!s.raw) s.raw = (const uint8_t*)"";
+    status = encode_section(&s, level, cctx, &encoded[k]);
+    if (status != INGOT_OK) goto done;
+  }
+  uint64_t pos = sizeof(ingot_bundle_header_t) + (uint64_t)section_count * sizeof(ingot_section_entry_t);
+  for (uint32_t k = 0; k < section_count; ++k) {
+    pos = ALIGN_UP(pos, INGOT_SECTION_ALIGN);
+    encoded[k].entry.offset = pos;
+    pos += encoded[k].entry.stored_size;
+  }
+  if (pos > SIZE_MAX / 2) {
+    status = ingot_fail(INGOT_ERROR_LIMIT, "bundle: %llu bytes", (unsigned long long)pos);
+    goto done;
+  }
+  file = ingot_xcalloc((size_t)pos, 1);
+  ingot_section_entry_t* table = (ingot_section_entry_t*)(file + sizeof(ingot_bundle_header_t));
+  for (uint32_t k = 0; k < section_count; ++k) {
+    const uint8_t* payload = encoded[k].stored;
+    if (!payload) {
+      if (k == 0) payload = (const uint8_t*)manifest.data;
+      else if (k == 1) payload = (const uint8_t*)plan.data;
+      else if (k == 2) payload = weights;
+      else payload = (const uint8_t*)spec->codes[k - 3].data;
+    }
+    if (encoded[k].entry.stored_size)
+      memcpy(file + encoded[k].entry.offset, payload, (size_t)encoded[k].entry.stored_size);
+    memcpy(&table[k], &encoded[k].entry, sizeof encoded[k].entry);
+  }
+  ingot_bundle_header_t header;
+  memset(&header, 0, sizeof header);
+  memcpy(header.magic, INGOT_BUNDLE_MAGIC, 8);
+  header.format_version = INGOT_FORMAT_VERSION;
+  header.endian_mark = INGOT_ENDIAN_MARK;
+  header.file_size = pos;
+  header.section_count = section_count;
+  header.table_crc32 = ingot_crc32(0, table, sizeof(ingot_section_entry_t) * section_count);
+  header.header_crc32 = ingot_crc32(0, &header, sizeof header);
+  memcpy(file, &header, sizeof header);
+
+  *out_data = file;
+  *out_size = (size_t)pos;
+  file = NULL;
+  if (out_report) {
+    out_report->arena_bytes = arena_bytes;
+    out_report->arena_lower_bound = lower_bound;
+    out_report->weight_bytes = weights_size;
+    out_report->bundle_bytes = pos;
+  }
+
+done:
+  if (encoded)
+    for (uint32_t k = 0; k < section_count; ++k) free(encoded[k].stored);
+  free(encoded);
+  ZSTD_freeCCtx(cctx);
+  free(file);
+  free(weights);
+  ingot_strbuf_free(&strings);
+  ingot_strbuf_free(&plan);
+  ingot_strbuf_free(&manifest);
+  free(items);
+  free(item_of);
+  free(last);
+  free(first);
+  free(offsets);
+  free(tensor_bytes);
+  return status;
+}

@@ -1,0 +1,87 @@
+/* The packager: the static memory plan and the bundle writer.
+ *
+ * Memory plan: every ARENA tensor has a live interval [first_step,
+ * last_step]; tensors whose intervals overlap never overlap in memory.
+ * Placement is greedy by size (largest first), best fit among the gaps left
+ * by tensors already placed whose intervals overlap. Offsets are 64-byte
+ * aligned. The lower bound is the largest sum of (aligned) bytes live at any
+ * one step; no plan can use less.
+ *
+ * Bundle: see runtime/ingot_format.h. The same spec gives a byte-identical
+ * bundle (fixed zstd level, no timestamps, sections in a fixed order). */
+#ifndef INGOT_PACKAGER_H_
+#define INGOT_PACKAGER_H_
+
+#include <stdint.h>
+
+#include "base/base.h"
+#include "runtime/ingot_format.h"
+
+typedef struct ingot_plan_item_t {
+  uint64_t bytes;        /* in */
+  uint32_t first_step;   /* in */
+  uint32_t last_step;    /* in, >= first_step */
+  uint64_t offset;       /* out */
+} ingot_plan_item_t;
+
+/* Places `count` items; sets each offset, the arena size and the lower bound. */
+ingot_status_t ingot_memory_plan(ingot_plan_item_t* items, uint32_t count,
+                                 uint64_t* out_arena_bytes, uint64_t* out_lower_bound);
+
+/* What goes into a bundle, independent of the graph IR. */
+typedef struct ingot_bundle_tensor_t {
+  const char* name;
+  ingot_dtype_t dtype;
+  uint32_t rank;
+  int64_t dims[INGOT_MAX_RANK];
+  ingot_storage_t storage;
+  const void* data;       /* WEIGHT: the bytes to store */
+  /* ARENA: the live interval in steps. A tensor that shares the storage of
+   * another (a view such as Reshape) names it in alias_of and the planner
+   * gives both one offset; UINT32_MAX otherwise. Graph inputs are live from
+   * step 0, outputs to the last step. */
+  uint32_t first_step, last_step;
+  uint32_t alias_of;
+} ingot_bundle_tensor_t;
+
+typedef struct ingot_bundle_step_t {
+  uint32_t kernel;        /* index into kernel_names */
+  const uint32_t* args;   /* tensor indices */
+  uint32_t arg_count;
+  const char* name;       /* node name */
+} ingot_bundle_step_t;
+
+typedef struct ingot_bundle_code_t {
+  const char* target;     /* target string, < INGOT_TARGET_NAME_BYTES */
+  const void* data;       /* the ELF shared object */
+  size_t size;
+} ingot_bundle_code_t;
+
+typedef struct ingot_bundle_spec_t {
+  const ingot_bundle_tensor_t* tensors;
+  uint32_t tensor_count;
+  const uint32_t* inputs;
+  uint32_t input_count;
+  const uint32_t* outputs;
+  uint32_t output_count;
+  const ingot_bundle_step_t* steps;
+  uint32_t step_count;
+  const char* const* kernel_names;
+  uint32_t kernel_count;
+  const ingot_bundle_code_t* codes;
+  uint32_t code_count;
+  int zstd_level;         /* 0: 19 */
+} ingot_bundle_spec_t;
+
+typedef struct ingot_bundle_report_t {
+  uint64_t arena_bytes;
+  uint64_t arena_lower_bound;
+  uint64_t weight_bytes;
+  uint64_t bundle_bytes;
+} ingot_bundle_report_t;
+
+/* Plans memory and serializes the bundle into a heap buffer (free() it). */
+ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out_data,
+                                  size_t* out_size, ingot_bundle_report_t* out_report);
+
+#endif /* INGOT_PACKAGER_H_ */

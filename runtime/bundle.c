@@ -1,0 +1,643 @@
+/* Opening a bundle: verify everything, then decompress, parse, pick a code
+ * variant, load it and resolve kernels.
+ *
+ * Format decisions taken here (the reader is strict so that any single
+ * flipped byte is refused):
+ *   - the header's flags and reserved bytes are zero; file_size equals the
+ *     bytes given; at most INGOT_RT_MAX_SECTIONS sections;
+ *   - every byte of the file not covered by the header, the section table or
+ *     a section payload (alignment padding) is zero;
+ *   - sections never overlap; exactly one MANIFEST, PLAN and WEIGHTS, at most
+ *     one SIGNATURE (ignored for now), at least one CODE; a CODE target is
+ *     NUL-terminated inside its 32 bytes with zero padding, other sections
+ *     have an all-zero target;
+ *   - codec NONE: stored and raw sizes and checksums are equal; codec ZSTD:
+ *     the payload is exactly one frame whose content size is raw_size;
+ *   - the MANIFEST ends exactly where its string table ends; the PLAN is its
+ *     header and record_count records, nothing more;
+ *   - ARENA tensor records carry offset 0 (the PLAN places them); dims past
+ *     rank are zero.
+ * Only CODE sections that are candidates for this machine are decompressed. */
+#define _DEFAULT_SOURCE 1
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDCtx_advanced: our allocator */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "runtime/runtime_internal.h"
+
+#define INGOT_RT_MAX_SECTIONS 64u
+
+static const ingot_limits_t g_default_limits = {
+    .max_section_bytes = (uint64_t)4 << 30,
+    .max_arena_bytes = (uint64_t)64 << 30,
+    .max_tensors = 1u << 16,
+    .max_steps = 1u << 20,
+};
+
+static const char* section_kind_name(uint32_t kind) {
+  switch (kind) {
+    case INGOT_SECTION_MANIFEST: return "manifest";
+    case INGOT_SECTION_WEIGHTS: return "weights";
+    case INGOT_SECTION_PLAN: return "plan";
+    case INGOT_SECTION_CODE: return "code";
+    case INGOT_SECTION_SIGNATURE: return "signature";
+    default: return "unknown";
+  }
+}
+
+/* "bundle: <where>: <what>" with printf-style <what>. */
+static ingot_status_t fail_va(ingot_status_t code, const char* where, const char* fmt, va_list args) {
+  char what[384];
+  vsnprintf(what, sizeof what, fmt, args);
+  return ingot_rt_fail(code, "bundle: %s: %s", where, what);
+}
+
+static ingot_status_t fail_at(ingot_status_t code, const char* where, const char* fmt, ...)
+    INGOT_RT_PRINTF(3, 4);
+static ingot_status_t fail_at(ingot_status_t code, const char* where, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  ingot_status_t status = fail_va(code, where, fmt, args);
+  va_end(args);
+  return status;
+}
+
+/* "bundle: section 2 (weights): <what>". */
+static ingot_status_t section_fail(ingot_status_t code, uint32_t i, const ingot_section_entry_t* e,
+                                   const char* fmt, ...) INGOT_RT_PRINTF(4, 5);
+static ingot_status_t section_fail(ingot_status_t code, uint32_t i, const ingot_section_entry_t* e,
+                                   const char* fmt, ...) {
+  char where[48];
+  snprintf(where, sizeof where, "section %u (%s)", (unsigned)i, section_kind_name(e->kind));
+  va_list args;
+  va_start(args, fmt);
+  ingot_status_t status = fail_va(code, where, fmt, args);
+  va_end(args);
+  return status;
+}
+
+/* ---- zstd through the bundle's allocator -------------------------------- */
+
+static void* zstd_alloc(void* opaque, size_t size) {
+  return ingot_rt_alloc(*(const ingot_allocator_t*)opaque, size);
+}
+static void zstd_free(void* opaque, void* ptr) {
+  ingot_rt_free(*(const ingot_allocator_t*)opaque, ptr);
+}
+
+/* Decodes section i into a fresh buffer of raw_size bytes (64-aligned). */
+static ingot_status_t section_decode(ingot_bundle_t* b, const uint8_t* file, uint32_t i,
+                                     const ingot_section_entry_t* e, uint8_t** out) {
+  *out = NULL;
+  const uint8_t* src = file + e->offset;
+  uint8_t* dst = (uint8_t*)ingot_rt_alloc(b->allocator, (size_t)e->raw_size);
+  if (!dst) return section_fail(INGOT_ERROR_OUT_OF_MEMORY, i, e, "cannot allocate %llu bytes",
+                                (unsigned long long)e->raw_size);
+  if (e->codec == INGOT_CODEC_NONE) {
+    memcpy(dst, src, (size_t)e->raw_size);
+  } else {
+    unsigned long long content = ZSTD_getFrameContentSize(src, (size_t)e->stored_size);
+    size_t frame = ZSTD_findFrameCompressedSize(src, (size_t)e->stored_size);
+    if (content != e->raw_size || ZSTD_isError(frame) || frame != e->stored_size) {
+      ingot_rt_free(b->allocator, dst);
+      return section_fail(INGOT_ERROR_CORRUPT, i, e, "zstd frame does not match its sizes");
+    }
+    ZSTD_customMem mem = {zstd_alloc, zstd_free, &b->allocator};
+    ZSTD_DCtx* dctx = ZSTD_createDCtx_advanced(mem);
+    if (!dctx) {
+      ingot_rt_free(b->allocator, dst);
+      return section_fail(INGOT_ERROR_OUT_OF_MEMORY, i, e, "cannot create a zstd decoder");
+    }
+    size_t got = ZSTD_decompressDCtx(dctx, dst, (size_t)e->raw_size, src, (size_t)e->stored_size);
+    ZSTD_freeDCtx(dctx);
+    if (ZSTD_isError(got) || got != e->raw_size) {
+      ingot_rt_free(b->allocator, dst);
+      return section_fail(INGOT_ERROR_CORRUPT, i, e, "zstd: %s",
+                          ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short output");
+    }
+  }
+  if (ingot_crc32(0, dst, (size_t)e->raw_size) != e->raw_crc32) {
+    ingot_rt_free(b->allocator, dst);
+    return section_fail(INGOT_ERROR_CORRUPT, i, e, "checksum mismatch after decoding");
+  }
+  *out = dst;
+  return INGOT_OK;
+}
+
+/* ---- Header and section table -------------------------------------------- */
+
+static int all_zero(const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (p[i]) return 0;
+  return 1;
+}
+
+static ingot_status_t check_header(const uint8_t* file, size_t size, ingot_bundle_header_t* h) {
+  if (size < sizeof *h)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: %zu bytes, shorter than the header", size);
+  memcpy(h, file, sizeof *h);
+  if (memcmp(h->magic, INGOT_BUNDLE_MAGIC, 8) != 0)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: bad magic (not an Ingot bundle)");
+  ingot_bundle_header_t copy = *h;
+  copy.header_crc32 = 0;
+  if (ingot_crc32(0, &copy, sizeof copy) != h->header_crc32)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: header checksum mismatch");
+  if (h->endian_mark != INGOT_ENDIAN_MARK)
+    return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: written with another byte order");
+  if (h->format_version != INGOT_FORMAT_VERSION)
+    return ingot_rt_fail(INGOT_ERROR_VERSION, "bundle: format version %u, this runtime reads %u",
+                         h->format_version, INGOT_FORMAT_VERSION);
+  if (h->flags != 0 || !all_zero(h->reserved, sizeof h->reserved))
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: reserved header fields are not zero");
+  if (h->file_size != size)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: header says %llu bytes, got %zu",
+                         (unsigned long long)h->file_size, size);
+  if (h->section_count == 0 || h->section_count > INGOT_RT_MAX_SECTIONS)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: %u sections", h->section_count);
+  uint64_t table_end = sizeof *h + (uint64_t)h->section_count * sizeof(ingot_section_entry_t);
+  if (table_end > size) return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: section table truncated");
+  if (ingot_crc32(0, file + sizeof *h, (size_t)(table_end - sizeof *h)) != h->table_crc32)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: section table checksum mismatch");
+  return INGOT_OK;
+}
+
+static ingot_status_t check_entry(const uint8_t* file, size_t size, uint64_t table_end, uint32_t i,
+                                  const ingot_section_entry_t* e, const ingot_limits_t* limits) {
+  if (e->kind < INGOT_SECTION_MANIFEST || e->kind > INGOT_SECTION_SIGNATURE)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: section %u: unknown kind %u", i, e->kind);
+  if (e->codec != INGOT_CODEC_NONE && e->codec != INGOT_CODEC_ZSTD)
+    return section_fail(INGOT_ERROR_UNSUPPORTED, i, e, "unknown codec %u", e->codec);
+  if (e->offset % INGOT_SECTION_ALIGN != 0 || e->offset < table_end || e->offset > size ||
+      e->stored_size > size - e->offset)
+    return section_fail(INGOT_ERROR_CORRUPT, i, e, "offset %llu + %llu bytes outside the file",
+                        (unsigned long long)e->offset, (unsigned long long)e->stored_size);
+  if (e->raw_size > limits->max_section_bytes)
+    return section_fail(INGOT_ERROR_LIMIT, i, e, "%llu bytes once decoded, limit %llu",
+                        (unsigned long long)e->raw_size,
+                        (unsigned long long)limits->max_section_bytes);
+  if (e->raw_size > SIZE_MAX - 64)
+    return section_fail(INGOT_ERROR_LIMIT, i, e, "does not fit in memory");
+  if (e->codec == INGOT_CODEC_NONE &&
+      (e->stored_size != e->raw_size || e->stored_crc32 != e->raw_crc32))
+    return section_fail(INGOT_ERROR_CORRUPT, i, e, "stored and raw sizes differ");
+  size_t len = strnlen(e->target, INGOT_TARGET_NAME_BYTES);
+  if (e->kind == INGOT_SECTION_CODE) {
+    if (len == 0 || len == INGOT_TARGET_NAME_BYTES ||
+        !all_zero((const uint8_t*)e->target + len, INGOT_TARGET_NAME_BYTES - len))
+      return section_fail(INGOT_ERROR_CORRUPT, i, e, "bad target name");
+  } else if (len != 0 || !all_zero((const uint8_t*)e->target, INGOT_TARGET_NAME_BYTES)) {
+    return section_fail(INGOT_ERROR_CORRUPT, i, e, "target name on a non-code section");
+  }
+  if (ingot_crc32(0, file + e->offset, (size_t)e->stored_size) != e->stored_crc32)
+    return section_fail(INGOT_ERROR_CORRUPT, i, e, "checksum mismatch");
+  return INGOT_OK;
+}
+
+/* Sections must not overlap and the bytes between them must be zero. */
+static ingot_status_t check_layout(const uint8_t* file, size_t size, uint64_t table_end,
+                                   const ingot_section_entry_t* entries, uint32_t count) {
+  uint32_t order[INGOT_RT_MAX_SECTIONS];
+  for (uint32_t i = 0; i < count; ++i) order[i] = i;
+  for (uint32_t i = 1; i < count; ++i)
+    for (uint32_t j = i; j > 0 && entries[order[j - 1]].offset > entries[order[j]].offset; --j) {
+      uint32_t t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  uint64_t pos = table_end;
+  for (uint32_t k = 0; k < count; ++k) {
+    const ingot_section_entry_t* e = &entries[order[k]];
+    if (e->offset < pos)
+      return section_fail(INGOT_ERROR_CORRUPT, order[k], e, "overlaps another section");
+    if (!all_zero(file + pos, (size_t)(e->offset - pos)))
+      return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: non-zero padding at offset %llu",
+                           (unsigned long long)pos);
+    pos = e->offset + e->stored_size;
+  }
+  if (!all_zero(file + pos, (size_t)(size - pos)))
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: non-zero bytes after the last section");
+  return INGOT_OK;
+}
+
+/* ---- Manifest and plan ----------------------------------------------------- */
+
+typedef struct cursor_t {
+  const uint8_t* base;
+  uint64_t size, pos;
+} cursor_t;
+
+/* The next array of `bytes`, starting at a multiple of 8; NULL if it does not fit. */
+static const void* cursor_take(cursor_t* c, uint64_t bytes) {
+  uint64_t start = (c->pos + 7) & ~(uint64_t)7;
+  if (start > c->size || bytes > c->size - start) return NULL;
+  c->pos = start + bytes;
+  return c->base + start;
+}
+
+#define MANIFEST_FAIL(...) fail_at(INGOT_ERROR_CORRUPT, "manifest", __VA_ARGS__)
+
+static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* limits,
+                                     const char** out_strings, uint32_t* out_string_bytes,
+                                     const uint32_t** out_kernel_names, uint32_t* out_kernel_count) {
+  cursor_t c = {b->manifest, b->manifest_bytes, 0};
+  const ingot_manifest_header_t* h = (const ingot_manifest_header_t*)cursor_take(&c, sizeof *h);
+  if (!h) return MANIFEST_FAIL("truncated header");
+  if (h->tensor_count > limits->max_tensors)
+    return ingot_rt_fail(INGOT_ERROR_LIMIT, "bundle: manifest: %u tensors, limit %u",
+                         h->tensor_count, limits->max_tensors);
+  if (h->step_count > limits->max_steps)
+    return ingot_rt_fail(INGOT_ERROR_LIMIT, "bundle: manifest: %u steps, limit %u", h->step_count,
+                         limits->max_steps);
+  if (h->reserved != 0) return MANIFEST_FAIL("reserved field is not zero");
+  const ingot_tensor_record_t* tensors = (const ingot_tensor_record_t*)cursor_take(
+      &c, (uint64_t)h->tensor_count * sizeof(ingot_tensor_record_t));
+  const uint32_t* inputs = (const uint32_t*)cursor_take(&c, (uint64_t)h->input_count * 4);
+  const uint32_t* outputs = inputs ? (const uint32_t*)cursor_take(&c, (uint64_t)h->output_count * 4) : NULL;
+  const ingot_step_record_t* steps = outputs ? (const ingot_step_record_t*)cursor_take(
+      &c, (uint64_t)h->step_count * sizeof(ingot_step_record_t)) : NULL;
+  const uint32_t* args = steps ? (const uint32_t*)cursor_take(&c, (uint64_t)h->arg_count * 4) : NULL;
+  const uint32_t* kernels = args ? (const uint32_t*)cursor_take(&c, (uint64_t)h->kernel_count * 4) : NULL;
+  const char* strings = kernels ? (const char*)cursor_take(&c, h->string_bytes) : NULL;
+  if (!tensors || !strings) return MANIFEST_FAIL("arrays run past the section");
+  if (c.pos != c.size) return MANIFEST_FAIL("%llu trailing bytes", (unsigned long long)(c.size - c.pos));
+  uint32_t nstr = h->string_bytes;
+  if (nstr > 0 && strings[nstr - 1] != '\0') return MANIFEST_FAIL("string table not terminated");
+  /* A string offset is valid when it is inside the table (which ends in NUL). */
+#define STRING_OK(off) ((off) < nstr)
+
+  b->tensor_count = h->tensor_count;
+  b->tensors = (ingot_rt_tensor_t*)ingot_rt_alloc(b->allocator,
+                                                  sizeof(ingot_rt_tensor_t) * h->tensor_count);
+  b->steps = (ingot_rt_step_t*)ingot_rt_alloc(b->allocator, sizeof(ingot_rt_step_t) * h->step_count);
+  if (!b->tensors || !b->steps) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
+
+  for (uint32_t t = 0; t < h->tensor_count; ++t) {
+    const ingot_tensor_record_t* r = &tensors[t];
+    ingot_rt_tensor_t* out = &b->tensors[t];
+    size_t esize = ingot_dtype_size((ingot_dtype_t)r->dtype);
+    if (!STRING_OK(r->name)) return MANIFEST_FAIL("tensor %u: bad name offset", t);
+    if (esize == 0) return MANIFEST_FAIL("tensor %u: unknown dtype %u", t, r->dtype);
+    if (r->rank > INGOT_MAX_RANK) return MANIFEST_FAIL("tensor %u: rank %u", t, r->rank);
+    uint64_t numel = 1;
+    for (uint32_t d = 0; d < INGOT_MAX_RANK; ++d) {
+      if (d >= r->rank) {
+        if (r->dims[d] != 0) return MANIFEST_FAIL("tensor %u: dims past rank are not zero", t);
+        continue;
+      }
+      if (r->dims[d] < 0) return MANIFEST_FAIL("tensor %u: negative dim", t);
+      uint64_t dim = (uint64_t)r->dims[d];
+      if (dim != 0 && numel > UINT64_MAX / dim) return MANIFEST_FAIL("tensor %u: size overflows", t);
+      numel *= dim;
+    }
+    if (numel > UINT64_MAX / esize || numel * esize != r->bytes)
+      return MANIFEST_FAIL("tensor %u: bytes %llu do not match its shape", t,
+                           (unsigned long long)r->bytes);
+    if (r->storage == INGOT_STORAGE_WEIGHT) {
+      if (r->offset % INGOT_WEIGHT_ALIGN != 0 || r->offset > b->weights_bytes ||
+          r->bytes > b->weights_bytes - r->offset)
+        return MANIFEST_FAIL("tensor %u: weight data outside the weights section", t);
+      out->offset = r->offset;
+    } else if (r->storage == INGOT_STORAGE_ARENA) {
+      if (r->offset != 0) return MANIFEST_FAIL("tensor %u: arena tensor with an offset", t);
+      out->offset = UINT64_MAX; /* set from the plan */
+    } else {
+      return MANIFEST_FAIL("tensor %u: unknown storage %u", t, r->storage);
+    }
+    out->storage = r->storage;
+    out->info.name = strings + r->name;
+    out->info.dtype = (ingot_dtype_t)r->dtype;
+    out->info.rank = r->rank;
+    out->info.dims = r->dims;
+    out->info.bytes = (size_t)r->bytes;
+  }
+  for (uint32_t i = 0; i < h->input_count; ++i)
+    if (inputs[i] >= h->tensor_count || b->tensors[inputs[i]].storage != INGOT_STORAGE_ARENA)
+      return MANIFEST_FAIL("input %u: bad tensor index", i);
+  for (uint32_t i = 0; i < h->output_count; ++i)
+    if (outputs[i] >= h->tensor_count) return MANIFEST_FAIL("output %u: bad tensor index", i);
+  for (uint32_t i = 0; i < h->arg_count; ++i)
+    if (args[i] >= h->tensor_count) return MANIFEST_FAIL("argument %u: bad tensor index", i);
+  for (uint32_t i = 0; i < h->kernel_count; ++i)
+    if (!STRING_OK(kernels[i])) return MANIFEST_FAIL("kernel %u: bad name offset", i);
+  for (uint32_t s = 0; s < h->step_count; ++s) {
+    const ingot_step_record_t* r = &steps[s];
+    if (r->kernel >= h->kernel_count) return MANIFEST_FAIL("step %u: bad kernel index", s);
+    if ((uint64_t)r->arg_begin + r->arg_count > h->arg_count)
+      return MANIFEST_FAIL("step %u: arguments out of range", s);
+    if (!STRING_OK(r->name)) return MANIFEST_FAIL("step %u: bad name offset", s);
+    b->steps[s].fn = NULL;
+    b->steps[s].kernel = r->kernel;
+    b->steps[s].kernel_name = strings + kernels[r->kernel];
+    b->steps[s].node_name = strings + r->name;
+    b->steps[s].arg_begin = r->arg_begin;
+    b->steps[s].arg_count = r->arg_count;
+  }
+#undef STRING_OK
+  b->input_count = h->input_count;
+  b->inputs = inputs;
+  b->output_count = h->output_count;
+  b->outputs = outputs;
+  b->step_count = h->step_count;
+  b->arg_count = h->arg_count;
+  b->args = args;
+  *out_strings = strings;
+  *out_string_bytes = nstr;
+  *out_kernel_names = kernels;
+  *out_kernel_count = h->kernel_count;
+  return INGOT_OK;
+}
+
+#define PLAN_FAIL(...) fail_at(INGOT_ERROR_CORRUPT, "plan", __VA_ARGS__)
+
+static ingot_status_t parse_plan(ingot_bundle_t* b, const ingot_limits_t* limits) {
+  cursor_t c = {b->plan, b->plan_bytes, 0};
+  const ingot_plan_header_t* h = (const ingot_plan_header_t*)cursor_take(&c, sizeof *h);
+  if (!h) return PLAN_FAIL("truncated header");
+  const ingot_plan_record_t* recs = (const ingot_plan_record_t*)cursor_take(
+      &c, (uint64_t)h->record_count * sizeof(ingot_plan_record_t));
+  if (!recs || c.pos != c.size) return PLAN_FAIL("size does not match %u records", h->record_count);
+  if (h->reserved != 0) return PLAN_FAIL("reserved field is not zero");
+  if (h->arena_bytes > limits->max_arena_bytes || h->arena_bytes > SIZE_MAX - 64)
+    return ingot_rt_fail(INGOT_ERROR_LIMIT, "bundle: plan: arena of %llu bytes, limit %llu",
+                         (unsigned long long)h->arena_bytes,
+                         (unsigned long long)limits->max_arena_bytes);
+  if (h->lower_bound_bytes > h->arena_bytes) return PLAN_FAIL("lower bound above the arena size");
+  uint32_t arena_tensors = 0;
+  for (uint32_t t = 0; t < b->tensor_count; ++t)
+    arena_tensors += b->tensors[t].storage == INGOT_STORAGE_ARENA;
+  if (h->record_count != arena_tensors)
+    return PLAN_FAIL("%u records for %u arena tensors", h->record_count, arena_tensors);
+  uint32_t last_allowed = b->step_count ? b->step_count - 1 : 0;
+  for (uint32_t i = 0; i < h->record_count; ++i) {
+    const ingot_plan_record_t* r = &recs[i];
+    if (r->tensor >= b->tensor_count || b->tensors[r->tensor].storage != INGOT_STORAGE_ARENA)
+      return PLAN_FAIL("record %u: not an arena tensor", i);
+    ingot_rt_tensor_t* t = &b->tensors[r->tensor];
+    if (t->offset != UINT64_MAX) return PLAN_FAIL("record %u: tensor planned twice", i);
+    if (r->reserved != 0 || r->bytes != t->info.bytes || r->offset % INGOT_WEIGHT_ALIGN != 0 ||
+        r->offset > h->arena_bytes || r->bytes > h->arena_bytes - r->offset)
+      return PLAN_FAIL("record %u: tensor '%s' outside the arena", i, t->info.name);
+    if (r->first_step > r->last_step || r->last_step > last_allowed)
+      return PLAN_FAIL("record %u: bad live interval", i);
+    t->offset = r->offset;
+  }
+  b->arena_bytes = h->arena_bytes;
+  b->arena_lower_bound = h->lower_bound_bytes;
+  return INGOT_OK;
+}
+
+/* ---- Code variants ---------------------------------------------------------- */
+
+/* How much we prefer a CODE target on this machine: 0 = cannot run it. For
+ * now CPU code only: "c" (portable) ranks 1, any other CPU target ("llvm
+ * ...") ranks 2; GPU targets rank 0 until their loaders exist. The decoded
+ * ELF's e_machine must then match the host. CPU-feature checks (-mcpu,
+ * -mattr against this CPU) slot in here. */
+static int select_variant(const char* target) {
+  static const char* const gpu_prefixes[] = {"cuda", "rocm", "hip", "vulkan", "metal", "opencl"};
+  if (strcmp(target, "c") == 0) return 1;
+  for (size_t i = 0; i < sizeof gpu_prefixes / sizeof gpu_prefixes[0]; ++i)
+    if (strncmp(target, gpu_prefixes[i], strlen(gpu_prefixes[i])) == 0) return 0;
+  return 2;
+}
+
+static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
+                                const ingot_section_entry_t* entries, uint32_t count) {
+  for (int rank = 2; rank >= 1; --rank) {
+    for (uint32_t i = 0; i < count; ++i) {
+      const ingot_section_entry_t* e = &entries[i];
+      if (e->kind != INGOT_SECTION_CODE || select_variant(e->target) != rank) continue;
+      uint8_t* obj = NULL;
+      ingot_status_t status = section_decode(b, file, i, e, &obj);
+      if (status != INGOT_OK) return status;
+      if (ingot_elf_peek_machine(obj, (size_t)e->raw_size) != ingot_elf_host_machine()) {
+        ingot_rt_free(b->allocator, obj);
+        continue;
+      }
+      status = ingot_elf_image_load(obj, (size_t)e->raw_size, b->allocator, &b->code);
+      ingot_rt_free(b->allocator, obj);
+      if (status != INGOT_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", ingot_last_error());
+        return section_fail(status, i, e, "target '%s': %s", e->target, why);
+      }
+      memcpy(b->target, e->target, INGOT_TARGET_NAME_BYTES);
+      b->target[INGOT_TARGET_NAME_BYTES] = '\0';
+      return INGOT_OK;
+    }
+  }
+  return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: no code variant runs on this machine");
+}
+
+/* A NUL-terminated string that lies wholly inside the loaded image. */
+static int image_string_ok(const ingot_elf_image_t* im, const char* s) {
+  for (size_t n = 0;; ++n) {
+    if (!ingot_elf_image_contains(im, s + n, 1)) return 0;
+    if (s[n] == '\0') return 1;
+  }
+}
+
+static ingot_status_t resolve_kernels(ingot_bundle_t* b, const char* strings,
+                                      const uint32_t* kernel_names, uint32_t kernel_count) {
+  void* sym = ingot_elf_image_symbol(b->code, INGOT_LIBRARY_QUERY_SYMBOL);
+  if (!sym || !ingot_elf_image_is_code(b->code, sym))
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: code for '%s' does not export %s", b->target,
+                         INGOT_LIBRARY_QUERY_SYMBOL);
+  ingot_library_query_fn_t query;
+  memcpy(&query, &sym, sizeof query); /* object pointer -> function pointer */
+  const ingot_kernel_library_t* lib = query(INGOT_KERNEL_ABI_VERSION);
+  if (!lib)
+    return ingot_rt_fail(INGOT_ERROR_VERSION, "bundle: code for '%s' does not speak kernel ABI %u",
+                         b->target, INGOT_KERNEL_ABI_VERSION);
+  if (!ingot_elf_image_contains(b->code, lib, sizeof *lib) ||
+      lib->abi_version != INGOT_KERNEL_ABI_VERSION ||
+      (uint64_t)lib->kernel_count * sizeof(ingot_kernel_entry_t) > SIZE_MAX ||
+      (lib->kernel_count &&
+       !ingot_elf_image_contains(b->code, lib->kernels,
+                                 (size_t)lib->kernel_count * sizeof(ingot_kernel_entry_t))))
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: code for '%s': bad kernel table", b->target);
+  for (uint32_t k = 0; k < lib->kernel_count; ++k)
+    if (!image_string_ok(b->code, lib->kernels[k].name) ||
+        !ingot_elf_image_is_code(b->code, (const void*)(uintptr_t)lib->kernels[k].fn))
+      return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: code for '%s': bad kernel entry %u",
+                           b->target, k);
+  /* Manifest kernel names -> functions (each looked up once); steps pick
+   * theirs by kernel index. */
+  ingot_kernel_fn_t* fns = (ingot_kernel_fn_t*)ingot_rt_alloc(b->allocator,
+                                                               sizeof(ingot_kernel_fn_t) * kernel_count);
+  if (!fns) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
+  for (uint32_t i = 0; i < kernel_count; ++i) {
+    const char* name = strings + kernel_names[i];
+    uint32_t k = 0;
+    while (k < lib->kernel_count && strcmp(lib->kernels[k].name, name) != 0) ++k;
+    if (k == lib->kernel_count) {
+      ingot_rt_free(b->allocator, fns);
+      return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: kernel '%s' is not in the code for '%s'",
+                           name, b->target);
+    }
+    fns[i] = lib->kernels[k].fn;
+  }
+  for (uint32_t s = 0; s < b->step_count; ++s) b->steps[s].fn = fns[b->steps[s].kernel];
+  ingot_rt_free(b->allocator, fns);
+  return INGOT_OK;
+}
+
+/* ---- Open / release ---------------------------------------------------------- */
+
+static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t size,
+                                  const ingot_limits_t* limits) {
+  ingot_bundle_header_t h;
+  ingot_status_t status = check_header(file, size, &h);
+  if (status != INGOT_OK) return status;
+  ingot_section_entry_t entries[INGOT_RT_MAX_SECTIONS];
+  uint64_t table_end = sizeof h + (uint64_t)h.section_count * sizeof(ingot_section_entry_t);
+  memcpy(entries, file + sizeof h, (size_t)(table_end - sizeof h));
+  uint32_t counts[INGOT_SECTION_SIGNATURE + 1] = {0};
+  int manifest = -1, weights = -1, plan = -1;
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    status = check_entry(file, size, table_end, i, &entries[i], limits);
+    if (status != INGOT_OK) return status;
+    counts[entries[i].kind]++;
+    if (entries[i].kind == INGOT_SECTION_MANIFEST) manifest = (int)i;
+    if (entries[i].kind == INGOT_SECTION_WEIGHTS) weights = (int)i;
+    if (entries[i].kind == INGOT_SECTION_PLAN) plan = (int)i;
+  }
+  if (counts[INGOT_SECTION_MANIFEST] != 1 || counts[INGOT_SECTION_WEIGHTS] != 1 ||
+      counts[INGOT_SECTION_PLAN] != 1 || counts[INGOT_SECTION_SIGNATURE] > 1 ||
+      counts[INGOT_SECTION_CODE] == 0)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT,
+                         "bundle: needs one manifest, plan and weights section and some code");
+  status = check_layout(file, size, table_end, entries, h.section_count);
+  if (status != INGOT_OK) return status;
+
+  status = section_decode(b, file, (uint32_t)manifest, &entries[manifest], &b->manifest);
+  if (status != INGOT_OK) return status;
+  b->manifest_bytes = entries[manifest].raw_size;
+  status = section_decode(b, file, (uint32_t)weights, &entries[weights], &b->weights);
+  if (status != INGOT_OK) return status;
+  b->weights_bytes = entries[weights].raw_size;
+  if (((uintptr_t)b->weights & (INGOT_WEIGHT_ALIGN - 1)) != 0 && b->weights_bytes >= 64)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: the allocator broke 64-byte alignment");
+  status = section_decode(b, file, (uint32_t)plan, &entries[plan], &b->plan);
+  if (status != INGOT_OK) return status;
+  b->plan_bytes = entries[plan].raw_size;
+
+  const char* strings = NULL;
+  uint32_t string_bytes = 0, kernel_count = 0;
+  const uint32_t* kernel_names = NULL;
+  status = parse_manifest(b, limits, &strings, &string_bytes, &kernel_names, &kernel_count);
+  if (status != INGOT_OK) return status;
+  status = parse_plan(b, limits);
+  if (status != INGOT_OK) return status;
+  status = load_code(b, file, entries, h.section_count);
+  if (status != INGOT_OK) return status;
+  return resolve_kernels(b, strings, kernel_names, kernel_count);
+}
+
+void ingot_bundle_release(ingot_bundle_t* b) {
+  if (!b) return;
+  ingot_elf_image_unload(b->code);
+  ingot_rt_free(b->allocator, b->steps);
+  ingot_rt_free(b->allocator, b->tensors);
+  ingot_rt_free(b->allocator, b->plan);
+  ingot_rt_free(b->allocator, b->weights);
+  ingot_rt_free(b->allocator, b->manifest);
+  ingot_rt_free(b->allocator, b);
+}
+
+static void resolve_options(const ingot_bundle_options_t* options, ingot_allocator_t* out_allocator,
+                            ingot_limits_t* out_limits) {
+  *out_allocator = ingot_allocator_system();
+  *out_limits = g_default_limits;
+  if (!options) return;
+  if (options->allocator.fn) *out_allocator = options->allocator;
+  if (options->limits.max_section_bytes) out_limits->max_section_bytes = options->limits.max_section_bytes;
+  if (options->limits.max_arena_bytes) out_limits->max_arena_bytes = options->limits.max_arena_bytes;
+  if (options->limits.max_tensors) out_limits->max_tensors = options->limits.max_tensors;
+  if (options->limits.max_steps) out_limits->max_steps = options->limits.max_steps;
+}
+
+ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
+                                        const ingot_bundle_options_t* options,
+                                        ingot_bundle_t** out_bundle) {
+  if (!out_bundle) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: out_bundle is NULL");
+  *out_bundle = NULL;
+  if (!data && size) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: data is NULL");
+  ingot_allocator_t allocator;
+  ingot_limits_t limits;
+  resolve_options(options, &allocator, &limits);
+  ingot_bundle_t* b = (ingot_bundle_t*)ingot_rt_alloc(allocator, sizeof *b);
+  if (!b) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
+  memset(b, 0, sizeof *b);
+  b->allocator = allocator;
+  ingot_status_t status = bundle_open(b, (const uint8_t*)(data ? data : ""), size, &limits);
+  if (status != INGOT_OK) {
+    ingot_bundle_release(b);
+    return status;
+  }
+  *out_bundle = b;
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_bundle_open_file(const char* path, const ingot_bundle_options_t* options,
+                                      ingot_bundle_t** out_bundle) {
+  if (!out_bundle) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: out_bundle is NULL");
+  *out_bundle = NULL;
+  if (!path) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: path is NULL");
+  ingot_allocator_t allocator;
+  ingot_limits_t limits;
+  resolve_options(options, &allocator, &limits);
+  FILE* f = fopen(path, "rb");
+  if (!f) return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot open '%s'", path);
+  long end = -1;
+  if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+  if (end < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    fclose(f);
+    return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot size '%s'", path);
+  }
+  uint8_t* data = (uint8_t*)ingot_rt_alloc(allocator, (size_t)end);
+  if (!data) {
+    fclose(f);
+    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: '%s': cannot allocate %ld bytes", path, end);
+  }
+  size_t got = fread(data, 1, (size_t)end, f);
+  fclose(f);
+  if (got != (size_t)end) {
+    ingot_rt_free(allocator, data);
+    return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot read '%s'", path);
+  }
+  ingot_status_t status = ingot_bundle_open_memory(data, (size_t)end, options, out_bundle);
+  ingot_rt_free(allocator, data);
+  return status;
+}
+
+/* ---- Queries ------------------------------------------------------------------ */
+
+uint32_t ingot_bundle_input_count(const ingot_bundle_t* b) { return b ? b->input_count : 0; }
+uint32_t ingot_bundle_output_count(const ingot_bundle_t* b) { return b ? b->output_count : 0; }
+
+ingot_status_t ingot_bundle_input_info(const ingot_bundle_t* b, uint32_t index,
+                                       ingot_tensor_info_t* out_info) {
+  if (!b || !out_info) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: NULL argument");
+  if (index >= b->input_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "bundle: no input %u (have %u)", index, b->input_count);
+  *out_info = b->tensors[b->inputs[index]].info;
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_bundle_output_info(const ingot_bundle_t* b, uint32_t index,
+                                        ingot_tensor_info_t* out_info) {
+  if (!b || !out_info) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: NULL argument");
+  if (index >= b->output_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "bundle: no output %u (have %u)", index, b->output_count);
+  *out_info = b->tensors[b->outputs[index]].info;
+  return INGOT_OK;
+}
+
+uint64_t ingot_bundle_arena_bytes(const ingot_bundle_t* b) { return b ? b->arena_bytes : 0; }
+uint64_t ingot_bundle_arena_lower_bound(const ingot_bundle_t* b) {
+  return b ? b->arena_lower_bound : 0;
+}
+const char* ingot_bundle_target(const ingot_bundle_t* b) { return b ? b->target : ""; }

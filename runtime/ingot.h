@@ -1,0 +1,161 @@
+/* Ingot runtime: the public C API.
+ *
+ * Load a bundle written by `ingot compile`, create sessions on it, run them.
+ *
+ *   ingot_bundle_t* bundle;  ingot_session_t* session;
+ *   ingot_bundle_open_file("model.ingot", NULL, &bundle);
+ *   ingot_session_create(bundle, NULL, &session);
+ *   memcpy(ingot_session_input_data(session, 0), image, bytes);
+ *   ingot_session_run(session);
+ *   const float* y = ingot_session_output_data(session, 0);
+ *
+ * Ownership: a bundle owns its decompressed weights and loaded code; a session
+ * borrows the bundle (the bundle must outlive its sessions) and owns its arena
+ * and thread pool. A bundle is immutable once open and may be shared by any
+ * number of sessions in any threads; one session is used by one thread at a
+ * time.
+ *
+ * Errors: every call that can fail returns an ingot_status_t. On failure the
+ * outputs are NULL and ingot_last_error() (per thread) names what was wrong.
+ */
+#ifndef INGOT_H_
+#define INGOT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define INGOT_VERSION_MAJOR 0
+#define INGOT_VERSION_MINOR 1
+#define INGOT_VERSION_PATCH 0
+/* (major << 16) | (minor << 8) | patch */
+uint32_t ingot_version(void);
+
+/* Status codes. Values never change meaning; new ones are appended. */
+typedef enum ingot_status_t {
+  INGOT_OK = 0,
+  INGOT_ERROR_INVALID_ARGUMENT = 1, /* a caller passed something wrong */
+  INGOT_ERROR_OUT_OF_MEMORY = 2,    /* an allocation failed */
+  INGOT_ERROR_IO = 3,               /* a file could not be read or written */
+  INGOT_ERROR_CORRUPT = 4,          /* a bundle or model is malformed */
+  INGOT_ERROR_UNSUPPORTED = 5,      /* valid, but beyond what we handle */
+  INGOT_ERROR_VERSION = 6,          /* format or ABI version mismatch */
+  INGOT_ERROR_NOT_FOUND = 7,        /* a name or index that does not exist */
+  INGOT_ERROR_LIMIT = 8,            /* a size above a configured cap */
+  INGOT_ERROR_INTERNAL = 9,         /* a bug in Ingot */
+} ingot_status_t;
+
+/* A short fixed name for a status ("corrupt", ...). Never NULL. */
+const char* ingot_status_name(ingot_status_t status);
+/* The message of the last failure in this thread ("" if none). Valid until the
+ * next failing call in this thread. */
+const char* ingot_last_error(void);
+
+/* Element types. Values match the bundle format and never change. */
+typedef enum ingot_dtype_t {
+  INGOT_DTYPE_INVALID = 0,
+  INGOT_DTYPE_F32 = 1,
+  INGOT_DTYPE_U8 = 2,
+  INGOT_DTYPE_I8 = 3,
+  INGOT_DTYPE_I32 = 4,
+  INGOT_DTYPE_I64 = 5,
+  INGOT_DTYPE_BOOL = 6,
+  INGOT_DTYPE_F16 = 7,
+  INGOT_DTYPE_F64 = 8,
+  INGOT_DTYPE_COUNT_ = 9,
+} ingot_dtype_t;
+
+/* Bytes per element, 0 for INGOT_DTYPE_INVALID or an unknown value. */
+size_t ingot_dtype_size(ingot_dtype_t dtype);
+/* "float32", "int64", ... ("invalid" for unknown values). */
+const char* ingot_dtype_name(ingot_dtype_t dtype);
+
+/* Allocator hooks, passed by value and kept by whoever they were given to.
+ * fn(self, NULL, size) allocates; fn(self, ptr, 0) frees (ptr may be NULL).
+ * Allocations must be aligned to at least 64 bytes when size >= 64. */
+typedef struct ingot_allocator_t {
+  void* self;
+  void* (*fn)(void* self, void* ptr, size_t size);
+} ingot_allocator_t;
+
+/* The process allocator (aligned_alloc / free). */
+ingot_allocator_t ingot_allocator_system(void);
+
+/* Limits checked while a bundle is opened. Zero fields take the defaults. */
+typedef struct ingot_limits_t {
+  uint64_t max_section_bytes;  /* decompressed size of any one section */
+  uint64_t max_arena_bytes;    /* arena a session would need */
+  uint32_t max_tensors;
+  uint32_t max_steps;
+} ingot_limits_t;
+
+typedef struct ingot_bundle_options_t {
+  ingot_allocator_t allocator; /* fn == NULL: the system allocator */
+  ingot_limits_t limits;
+} ingot_bundle_options_t;
+
+typedef struct ingot_bundle_t ingot_bundle_t;
+
+/* Opens a bundle held in memory. The bytes are only read during the call. */
+ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
+                                        const ingot_bundle_options_t* options,
+                                        ingot_bundle_t** out_bundle);
+/* Opens a bundle file. */
+ingot_status_t ingot_bundle_open_file(const char* path,
+                                      const ingot_bundle_options_t* options,
+                                      ingot_bundle_t** out_bundle);
+void ingot_bundle_release(ingot_bundle_t* bundle);
+
+typedef struct ingot_tensor_info_t {
+  const char* name;  /* owned by the bundle */
+  ingot_dtype_t dtype;
+  uint32_t rank;
+  const int64_t* dims; /* rank entries, owned by the bundle */
+  size_t bytes;
+} ingot_tensor_info_t;
+
+uint32_t ingot_bundle_input_count(const ingot_bundle_t* bundle);
+uint32_t ingot_bundle_output_count(const ingot_bundle_t* bundle);
+ingot_status_t ingot_bundle_input_info(const ingot_bundle_t* bundle, uint32_t index,
+                                       ingot_tensor_info_t* out_info);
+ingot_status_t ingot_bundle_output_info(const ingot_bundle_t* bundle, uint32_t index,
+                                        ingot_tensor_info_t* out_info);
+/* Bytes of arena a session needs, and the planner's lower bound. */
+uint64_t ingot_bundle_arena_bytes(const ingot_bundle_t* bundle);
+uint64_t ingot_bundle_arena_lower_bound(const ingot_bundle_t* bundle);
+/* The target string of the code variant this bundle loaded ("c", ...). */
+const char* ingot_bundle_target(const ingot_bundle_t* bundle);
+
+typedef struct ingot_session_options_t {
+  ingot_allocator_t allocator; /* fn == NULL: the bundle's allocator */
+  uint32_t threads;            /* 0: one per online CPU */
+} ingot_session_options_t;
+
+typedef struct ingot_session_t ingot_session_t;
+
+ingot_status_t ingot_session_create(ingot_bundle_t* bundle,
+                                    const ingot_session_options_t* options,
+                                    ingot_session_t** out_session);
+void ingot_session_release(ingot_session_t* session);
+
+/* Input and output tensors live in the session's arena. The pointers stay valid
+ * for the session's life; inputs are read by ingot_session_run and outputs are
+ * written by it. Outputs may share memory with intermediates of the next run. */
+void* ingot_session_input_data(ingot_session_t* session, uint32_t index);
+const void* ingot_session_output_data(const ingot_session_t* session, uint32_t index);
+
+/* Runs the model once. Allocates nothing. */
+ingot_status_t ingot_session_run(ingot_session_t* session);
+
+/* The checksum the bundle format uses (CRC-32, IEEE polynomial). `seed` is the
+ * previous result when checksumming in pieces, 0 at first. */
+uint32_t ingot_crc32(uint32_t seed, const void* data, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INGOT_H_ */

@@ -1,0 +1,180 @@
+/* The Ingot bundle format and kernel ABI, shared by the compiler (writer) and
+ * the runtime (reader). Includes nothing but <stdint.h>. All integers are
+ * little-endian; all records are naturally aligned, with explicit padding.
+ *
+ * Versioning: INGOT_FORMAT_VERSION changes whenever any record below changes
+ * layout or meaning; INGOT_KERNEL_ABI_VERSION whenever the kernel call
+ * convention or ingot_kernel_env_t changes. Readers refuse other versions.
+ *
+ * File layout:
+ *   ingot_bundle_header_t                      (offset 0, 64 bytes)
+ *   ingot_section_entry_t[section_count]       (right after the header)
+ *   section payloads, each at a 64-byte aligned offset, stored with `codec`
+ *
+ * Sections (each decompresses to raw_size bytes, whose CRC-32 is raw_crc32;
+ * the stored bytes have CRC-32 stored_crc32):
+ *   MANIFEST  tensors, inputs, outputs, steps, kernel names (layout below)
+ *   WEIGHTS   constant tensor data; each tensor at a 64-byte aligned offset
+ *   PLAN      the arena plan (layout below)
+ *   CODE      one per target variant: an ELF shared object (target names it)
+ *   SIGNATURE reserved for a detached signature over everything before it
+ */
+#ifndef INGOT_FORMAT_H_
+#define INGOT_FORMAT_H_
+
+#include <stdint.h>
+
+#define INGOT_BUNDLE_MAGIC "INGOTBND" /* 8 bytes, no terminator in the file */
+#define INGOT_FORMAT_VERSION 1u
+#define INGOT_ENDIAN_MARK 0x01020304u
+#define INGOT_SECTION_ALIGN 64u
+#define INGOT_WEIGHT_ALIGN 64u
+#define INGOT_MAX_RANK 8u
+#define INGOT_TARGET_NAME_BYTES 32u
+
+typedef enum ingot_section_kind_t {
+  INGOT_SECTION_MANIFEST = 1,
+  INGOT_SECTION_WEIGHTS = 2,
+  INGOT_SECTION_PLAN = 3,
+  INGOT_SECTION_CODE = 4,
+  INGOT_SECTION_SIGNATURE = 5,
+} ingot_section_kind_t;
+
+typedef enum ingot_codec_t {
+  INGOT_CODEC_NONE = 0,
+  INGOT_CODEC_ZSTD = 1,
+} ingot_codec_t;
+
+typedef struct ingot_bundle_header_t {
+  char magic[8];              /* INGOT_BUNDLE_MAGIC */
+  uint32_t format_version;    /* INGOT_FORMAT_VERSION */
+  uint32_t endian_mark;       /* INGOT_ENDIAN_MARK as written by the writer */
+  uint64_t file_size;         /* total bytes of the bundle */
+  uint32_t section_count;
+  uint32_t flags;             /* 0; reserved */
+  uint32_t table_crc32;       /* CRC-32 of the section table */
+  uint32_t header_crc32;      /* CRC-32 of this header with this field zero */
+  uint8_t reserved[24];       /* zero */
+} ingot_bundle_header_t;
+
+typedef struct ingot_section_entry_t {
+  uint32_t kind;              /* ingot_section_kind_t */
+  uint32_t codec;             /* ingot_codec_t */
+  uint64_t offset;            /* from the start of the file, 64-byte aligned */
+  uint64_t stored_size;       /* bytes in the file */
+  uint64_t raw_size;          /* bytes once decoded */
+  uint32_t stored_crc32;
+  uint32_t raw_crc32;
+  char target[INGOT_TARGET_NAME_BYTES]; /* CODE: target string, NUL padded */
+} ingot_section_entry_t;
+
+/* ---- MANIFEST ----------------------------------------------------------
+ *   ingot_manifest_header_t
+ *   ingot_tensor_record_t[tensor_count]
+ *   uint32_t inputs[input_count]           tensor indices
+ *   uint32_t outputs[output_count]         tensor indices
+ *   ingot_step_record_t[step_count]
+ *   uint32_t args[arg_count]               tensor indices, steps slice this
+ *   uint32_t kernel_names[kernel_count]    string offsets
+ *   char strings[string_bytes]             NUL-terminated names
+ * Every array starts at the next multiple of 8 bytes. */
+
+typedef enum ingot_storage_t {
+  INGOT_STORAGE_ARENA = 1,   /* offset comes from the PLAN section */
+  INGOT_STORAGE_WEIGHT = 2,  /* offset into the WEIGHTS section */
+} ingot_storage_t;
+
+typedef struct ingot_manifest_header_t {
+  uint32_t tensor_count;
+  uint32_t input_count;
+  uint32_t output_count;
+  uint32_t step_count;
+  uint32_t arg_count;
+  uint32_t kernel_count;
+  uint32_t string_bytes;
+  uint32_t reserved;
+} ingot_manifest_header_t;
+
+typedef struct ingot_tensor_record_t {
+  uint32_t name;              /* string offset */
+  uint32_t dtype;             /* ingot_dtype_t */
+  uint32_t rank;              /* <= INGOT_MAX_RANK */
+  uint32_t storage;           /* ingot_storage_t */
+  uint64_t offset;            /* WEIGHT: offset in WEIGHTS (64-aligned) */
+  uint64_t bytes;             /* element count * dtype size */
+  int64_t dims[INGOT_MAX_RANK];
+} ingot_tensor_record_t;
+
+typedef struct ingot_step_record_t {
+  uint32_t kernel;            /* index into kernel_names */
+  uint32_t arg_begin;         /* first entry in args */
+  uint32_t arg_count;
+  uint32_t name;              /* string offset: the graph node it came from */
+} ingot_step_record_t;
+
+/* ---- PLAN ---------------------------------------------------------------
+ *   ingot_plan_header_t
+ *   ingot_plan_record_t[record_count]   one per ARENA tensor */
+
+typedef struct ingot_plan_header_t {
+  uint64_t arena_bytes;
+  uint64_t lower_bound_bytes; /* largest sum of bytes live at one step */
+  uint32_t record_count;
+  uint32_t reserved;
+} ingot_plan_header_t;
+
+typedef struct ingot_plan_record_t {
+  uint32_t tensor;            /* tensor index */
+  uint32_t first_step;        /* live from this step ... */
+  uint32_t last_step;         /* ... to this one, inclusive */
+  uint32_t reserved;
+  uint64_t offset;            /* in the arena, 64-byte aligned */
+  uint64_t bytes;
+} ingot_plan_record_t;
+
+/* ---- Kernel ABI -----------------------------------------------------------
+ * A CODE section is an ELF shared object that imports nothing. It exports one
+ * symbol, INGOT_LIBRARY_QUERY_SYMBOL, of type ingot_library_query_fn_t. The
+ * library lists its kernels by name; the manifest's kernel_names refer to them.
+ * A kernel receives its arguments as an array of pointers in the order of the
+ * step's args, and returns 0 on success. */
+
+#define INGOT_KERNEL_ABI_VERSION 1u
+#define INGOT_LIBRARY_QUERY_SYMBOL "ingot_library_query"
+
+/* A parallel loop body: runs iterations [begin, end) of a loop. */
+typedef void (*ingot_parallel_body_fn_t)(void* context, int64_t begin, int64_t end);
+
+typedef struct ingot_kernel_env_t {
+  uint32_t abi_version;       /* INGOT_KERNEL_ABI_VERSION */
+  uint32_t thread_count;      /* workers parallel_for may use, >= 1 */
+  void* pool;                 /* opaque, passed back to parallel_for */
+  /* Runs body over [0, count) split in chunks across the pool; returns when
+   * all are done. Never fails. */
+  void (*parallel_for)(void* pool, int64_t count, ingot_parallel_body_fn_t body,
+                       void* context);
+  /* Math the kernels may call instead of inlining it. */
+  float (*expf)(float);
+  float (*logf)(float);
+  float (*tanhf)(float);
+  float (*erff)(float);
+  float (*powf)(float, float);
+} ingot_kernel_env_t;
+
+typedef int32_t (*ingot_kernel_fn_t)(const ingot_kernel_env_t* env, void* const* args);
+
+typedef struct ingot_kernel_entry_t {
+  const char* name;
+  ingot_kernel_fn_t fn;
+} ingot_kernel_entry_t;
+
+typedef struct ingot_kernel_library_t {
+  uint32_t abi_version;       /* INGOT_KERNEL_ABI_VERSION */
+  uint32_t kernel_count;
+  const ingot_kernel_entry_t* kernels;
+} ingot_kernel_library_t;
+
+/* Returns NULL when the library does not speak abi_version. */
+typedef const ingot_kernel_library_t* (*ingot_library_query_fn_t)(uint32_t abi_version);
+
+#endif /* INGOT_FORMAT_H_ */

@@ -1,0 +1,136 @@
+/* Internals of the Ingot runtime, shared between its .c files only. Everything
+ * here has hidden visibility: only runtime/ingot.h is exported from libingot.
+ * Tests link the static library and may call these directly. */
+#ifndef INGOT_RUNTIME_INTERNAL_H_
+#define INGOT_RUNTIME_INTERNAL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/ingot.h"
+#include "runtime/ingot_format.h"
+
+#if defined(__GNUC__)
+#define INGOT_HIDDEN __attribute__((visibility("hidden")))
+#define INGOT_RT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define INGOT_HIDDEN
+#define INGOT_RT_PRINTF(f, a)
+#endif
+
+/* ---- status.c ------------------------------------------------------------ */
+
+/* Records a message for ingot_last_error() in this thread and returns `code`.
+ * Allocates nothing (a fixed thread-local buffer; long messages are cut). */
+INGOT_HIDDEN ingot_status_t ingot_rt_fail(ingot_status_t code, const char* fmt, ...)
+    INGOT_RT_PRINTF(2, 3);
+/* Clears the thread's message (calls that succeed leave it alone otherwise). */
+INGOT_HIDDEN void ingot_rt_error_clear(void);
+
+/* Allocation through the caller's hooks. ingot_rt_alloc never calls fn with
+ * size 0 (that would mean "free"): it asks for at least 1 byte. */
+INGOT_HIDDEN void* ingot_rt_alloc(ingot_allocator_t allocator, size_t size);
+INGOT_HIDDEN void ingot_rt_free(ingot_allocator_t allocator, void* ptr);
+
+/* ---- elf_loader.c ----------------------------------------------------------
+ * Loads an ELF64 ET_DYN shared object held in memory into private anonymous
+ * pages, without the system loader. The rules (anything else is refused with
+ * INGOT_ERROR_CORRUPT or INGOT_ERROR_UNSUPPORTED and a message):
+ *   - ELF64, little-endian, EV_CURRENT, ET_DYN, e_machine of this host (a
+ *     per-machine table names the relocation types, see elf_loader.c);
+ *   - program headers inside the file; PT_LOAD segments sorted, file bytes
+ *     inside the file, p_filesz <= p_memsz, span at most 1 GiB; no segment
+ *     both writable and executable; no PT_INTERP and no PT_TLS;
+ *   - a PT_DYNAMIC inside the image with: no DT_NEEDED, no DT_TEXTREL, no
+ *     initializers (DT_INIT, DT_INIT_ARRAY, DT_PREINIT_ARRAY are never run so
+ *     they are refused), no DT_REL/DT_RELR/DT_JMPREL tables of non-zero
+ *     size; DT_RELA entries of the machine's RELATIVE or NONE type only, each
+ *     target word inside the image;
+ *   - PT_GNU_RELRO pages are made read-only after relocation; every other
+ *     page gets the union of the flags of the segments on it (pages covered
+ *     by no segment get no access), and no page ends up writable and
+ *     executable;
+ *   - symbols come from DT_SYMTAB/DT_STRTAB, counted with DT_HASH or
+ *     DT_GNU_HASH, every read bounds-checked against the image.
+ * Loaded code runs with the process's privileges: the loader protects against
+ * corrupt files, not against hostile code (the bundle's checksums and, later,
+ * its signature decide what is trusted). */
+typedef struct ingot_elf_image_t ingot_elf_image_t;
+
+/* The e_machine value of the host, 0 when the loader has no support for it. */
+INGOT_HIDDEN uint16_t ingot_elf_host_machine(void);
+/* Reads e_machine of an ELF file without loading it; 0 if not ELF64. */
+INGOT_HIDDEN uint16_t ingot_elf_peek_machine(const void* data, size_t size);
+INGOT_HIDDEN ingot_status_t ingot_elf_image_load(const void* data, size_t size,
+                                                 ingot_allocator_t allocator,
+                                                 ingot_elf_image_t** out_image);
+/* The address of a defined function or object symbol, NULL when absent. */
+INGOT_HIDDEN void* ingot_elf_image_symbol(const ingot_elf_image_t* image, const char* name);
+/* True when [ptr, ptr + bytes) lies inside the loaded image. */
+INGOT_HIDDEN int ingot_elf_image_contains(const ingot_elf_image_t* image, const void* ptr,
+                                          size_t bytes);
+/* True when ptr lies inside an executable segment. */
+INGOT_HIDDEN int ingot_elf_image_is_code(const ingot_elf_image_t* image, const void* ptr);
+INGOT_HIDDEN void ingot_elf_image_unload(ingot_elf_image_t* image);
+
+/* ---- thread_pool.c ---------------------------------------------------------
+ * A fixed set of worker threads made at creation. parallel_for splits
+ * [0, count) into contiguous chunks, one per thread, the calling thread taking
+ * the first; it allocates nothing and returns when every chunk is done. A
+ * parallel_for issued from inside a body runs inline. One thread at a time may
+ * call parallel_for on a pool. */
+typedef struct ingot_thread_pool_t ingot_thread_pool_t;
+
+/* threads counts the calling thread: threads == 1 makes no workers. */
+INGOT_HIDDEN ingot_status_t ingot_thread_pool_create(uint32_t threads, ingot_allocator_t allocator,
+                                                     ingot_thread_pool_t** out_pool);
+INGOT_HIDDEN uint32_t ingot_thread_pool_thread_count(const ingot_thread_pool_t* pool);
+/* Matches ingot_kernel_env_t.parallel_for (pool is an ingot_thread_pool_t*). */
+INGOT_HIDDEN void ingot_thread_pool_parallel_for(void* pool, int64_t count,
+                                                 ingot_parallel_body_fn_t body, void* context);
+INGOT_HIDDEN void ingot_thread_pool_release(ingot_thread_pool_t* pool);
+
+/* ---- bundle.c: the parsed bundle that sessions read ---------------------- */
+
+typedef struct ingot_rt_tensor_t {
+  ingot_tensor_info_t info;
+  uint32_t storage;  /* ingot_storage_t */
+  uint64_t offset;   /* WEIGHT: in weights; ARENA: in the arena (from PLAN) */
+} ingot_rt_tensor_t;
+
+typedef struct ingot_rt_step_t {
+  ingot_kernel_fn_t fn;
+  const char* kernel_name;
+  const char* node_name;
+  uint32_t kernel;  /* index into the manifest's kernel names */
+  uint32_t arg_begin;
+  uint32_t arg_count;
+} ingot_rt_step_t;
+
+struct ingot_bundle_t {
+  ingot_allocator_t allocator;
+  /* Decompressed sections, each from the allocator. */
+  uint8_t* manifest;
+  uint64_t manifest_bytes;
+  uint8_t* weights;
+  uint64_t weights_bytes;
+  uint8_t* plan;
+  uint64_t plan_bytes;
+  /* Parsed views; arrays from the allocator, strings point into manifest. */
+  uint32_t tensor_count;
+  ingot_rt_tensor_t* tensors;
+  uint32_t input_count;
+  const uint32_t* inputs;   /* into manifest */
+  uint32_t output_count;
+  const uint32_t* outputs;  /* into manifest */
+  uint32_t step_count;
+  ingot_rt_step_t* steps;
+  uint32_t arg_count;
+  const uint32_t* args;     /* into manifest */
+  uint64_t arena_bytes;
+  uint64_t arena_lower_bound;
+  char target[INGOT_TARGET_NAME_BYTES + 1];
+  ingot_elf_image_t* code;
+};
+
+#endif /* INGOT_RUNTIME_INTERNAL_H_ */

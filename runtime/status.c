@@ -1,0 +1,119 @@
+/* Status names, the per-thread error message, version, dtypes, the system
+ * allocator and CRC-32. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "runtime/runtime_internal.h"
+
+uint32_t ingot_version(void) {
+  return ((uint32_t)INGOT_VERSION_MAJOR << 16) | ((uint32_t)INGOT_VERSION_MINOR << 8) |
+         (uint32_t)INGOT_VERSION_PATCH;
+}
+
+const char* ingot_status_name(ingot_status_t status) {
+  switch (status) {
+    case INGOT_OK: return "ok";
+    case INGOT_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case INGOT_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case INGOT_ERROR_IO: return "i/o error";
+    case INGOT_ERROR_CORRUPT: return "corrupt";
+    case INGOT_ERROR_UNSUPPORTED: return "unsupported";
+    case INGOT_ERROR_VERSION: return "version mismatch";
+    case INGOT_ERROR_NOT_FOUND: return "not found";
+    case INGOT_ERROR_LIMIT: return "limit exceeded";
+    case INGOT_ERROR_INTERNAL: return "internal error";
+  }
+  return "unknown status";
+}
+
+static _Thread_local char g_last_error[512];
+
+const char* ingot_last_error(void) { return g_last_error; }
+
+void ingot_rt_error_clear(void) { g_last_error[0] = '\0'; }
+
+ingot_status_t ingot_rt_fail(ingot_status_t code, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(g_last_error, sizeof g_last_error, fmt, args);
+  va_end(args);
+  return code;
+}
+
+size_t ingot_dtype_size(ingot_dtype_t dtype) {
+  switch (dtype) {
+    case INGOT_DTYPE_F32: return 4;
+    case INGOT_DTYPE_U8: return 1;
+    case INGOT_DTYPE_I8: return 1;
+    case INGOT_DTYPE_I32: return 4;
+    case INGOT_DTYPE_I64: return 8;
+    case INGOT_DTYPE_BOOL: return 1;
+    case INGOT_DTYPE_F16: return 2;
+    case INGOT_DTYPE_F64: return 8;
+    default: return 0;
+  }
+}
+
+const char* ingot_dtype_name(ingot_dtype_t dtype) {
+  switch (dtype) {
+    case INGOT_DTYPE_F32: return "float32";
+    case INGOT_DTYPE_U8: return "uint8";
+    case INGOT_DTYPE_I8: return "int8";
+    case INGOT_DTYPE_I32: return "int32";
+    case INGOT_DTYPE_I64: return "int64";
+    case INGOT_DTYPE_BOOL: return "bool";
+    case INGOT_DTYPE_F16: return "float16";
+    case INGOT_DTYPE_F64: return "float64";
+    default: return "invalid";
+  }
+}
+
+/* ---- System allocator: 64-byte aligned blocks. --------------------------- */
+
+static void* system_allocator_fn(void* self, void* ptr, size_t size) {
+  (void)self;
+  if (size == 0) {
+    free(ptr);
+    return NULL;
+  }
+  if (ptr) return NULL; /* no realloc in this interface */
+  if (size > SIZE_MAX - 63) return NULL;
+  /* aligned_alloc wants a multiple of the alignment. */
+  return aligned_alloc(64, (size + 63) & ~(size_t)63);
+}
+
+ingot_allocator_t ingot_allocator_system(void) {
+  ingot_allocator_t allocator = {NULL, system_allocator_fn};
+  return allocator;
+}
+
+void* ingot_rt_alloc(ingot_allocator_t allocator, size_t size) {
+  return allocator.fn(allocator.self, NULL, size ? size : 1);
+}
+
+void ingot_rt_free(ingot_allocator_t allocator, void* ptr) {
+  if (ptr) allocator.fn(allocator.self, ptr, 0);
+}
+
+/* ---- CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), table-driven. */
+
+static uint32_t g_crc_table[256];
+static pthread_once_t g_crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_table_init(void) {
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    g_crc_table[i] = c;
+  }
+}
+
+uint32_t ingot_crc32(uint32_t seed, const void* data, size_t size) {
+  pthread_once(&g_crc_once, crc_table_init);
+  const uint8_t* p = (const uint8_t*)data;
+  uint32_t c = ~seed;
+  for (size_t i = 0; i < size; ++i) c = g_crc_table[(c ^ p[i]) & 0xFFu] ^ (c >> 8);
+  return ~c;
+}

@@ -1,0 +1,486 @@
+/* Schedule primitives on the loop IR (split, reorder, fuse, marks) and the
+ * schedule-as-data applier. Every primitive checks everything before it
+ * touches the function, so a failure leaves the function as it was. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/schedule.h"
+#include "schedule/schedule_internal.h"
+
+/* Largest extent a loop may have to be fully unrolled by codegen. */
+#define UNROLL_MAX_EXTENT 64
+
+/* ---- finding loops ---- */
+
+typedef INGOT_VEC(ingot_ir_stmt_t*) stmt_vec_t;
+
+/* Depth-first search for the FOR binding `var`; on success `path` holds the
+ * statements from the root down to the loop (inclusive). */
+static bool find_loop_path(ingot_ir_stmt_t* s, uint32_t var, stmt_vec_t* path) {
+  if (!s) return false;
+  INGOT_VEC_PUSH(*path, s);
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR:
+      if (s->u.loop.var == var) return true;
+      if (find_loop_path(s->u.loop.body, var, path)) return true;
+      break;
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i)
+        if (find_loop_path(s->u.block.stmts[i], var, path)) return true;
+      break;
+    case INGOT_IR_STMT_IF:
+      if (find_loop_path(s->u.cond.then_body, var, path)) return true;
+      break;
+    default:
+      break;
+  }
+  --path->count;
+  return false;
+}
+
+ingot_ir_stmt_t* ingot_schedule_find_loop(const ingot_ir_func_t* f, const char* name) {
+  if (!name) return NULL;
+  uint32_t var = ingot_ir_find_var(f, name);
+  if (var == UINT32_MAX || f->vars[var].kind != INGOT_IR_VAR_LOOP) return NULL;
+  stmt_vec_t path = {0};
+  ingot_ir_stmt_t* loop = find_loop_path(f->body, var, &path) ? path.data[path.count - 1] : NULL;
+  INGOT_VEC_FREE(path);
+  return loop;
+}
+
+/* Finds a loop with its ancestors; fails "no loop named ..." when absent. */
+static ingot_status_t locate(const ingot_ir_func_t* f, const char* name, stmt_vec_t* path) {
+  path->count = 0;
+  if (!name) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "no loop name given");
+  uint32_t var = ingot_ir_find_var(f, name);
+  if (var == UINT32_MAX || f->vars[var].kind != INGOT_IR_VAR_LOOP || !find_loop_path(f->body, var, path))
+    return ingot_fail(INGOT_ERROR_NOT_FOUND, "no loop named '%s'", name);
+  return INGOT_OK;
+}
+
+/* The loop directly inside `s`: its body, looking through one-statement blocks. */
+static ingot_ir_stmt_t* direct_child(ingot_ir_stmt_t* body) {
+  while (body && body->kind == INGOT_IR_STMT_BLOCK && body->u.block.count == 1) body = body->u.block.stmts[0];
+  return body;
+}
+
+static bool contains_loop(const ingot_ir_stmt_t* s) {
+  if (!s) return false;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR: return true;
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i)
+        if (contains_loop(s->u.block.stmts[i])) return true;
+      return false;
+    case INGOT_IR_STMT_IF: return contains_loop(s->u.cond.then_body);
+    default: return false;
+  }
+}
+
+static bool contains_parallel(const ingot_ir_stmt_t* s) {
+  if (!s) return false;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR:
+      return s->u.loop.loop_kind == INGOT_IR_LOOP_PARALLEL || contains_parallel(s->u.loop.body);
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i)
+        if (contains_parallel(s->u.block.stmts[i])) return true;
+      return false;
+    case INGOT_IR_STMT_IF: return contains_parallel(s->u.cond.then_body);
+    default: return false;
+  }
+}
+
+/* Checks the loop-kind rules over a whole body: no parallel loop inside a
+ * parallel loop, vectorized loops innermost. */
+static ingot_status_t check_marks(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, bool in_parallel) {
+  if (!s) return INGOT_OK;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR: {
+      const char* name = f->vars[s->u.loop.var].name;
+      bool par = s->u.loop.loop_kind == INGOT_IR_LOOP_PARALLEL;
+      if (par && in_parallel)
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "parallel loop '%s' would sit inside another parallel loop",
+                          name);
+      if (s->u.loop.loop_kind == INGOT_IR_LOOP_VECTORIZED && contains_loop(s->u.loop.body))
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "vectorized loop '%s' would not be innermost", name);
+      return check_marks(f, s->u.loop.body, in_parallel || par);
+    }
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i) {
+        ingot_status_t st = check_marks(f, s->u.block.stmts[i], in_parallel);
+        if (st != INGOT_OK) return st;
+      }
+      return INGOT_OK;
+    case INGOT_IR_STMT_IF: return check_marks(f, s->u.cond.then_body, in_parallel);
+    default: return INGOT_OK;
+  }
+}
+
+/* Rebuilds `root` with the node `target` replaced by `replacement`. */
+static ingot_ir_stmt_t* replace_stmt(ingot_ir_func_t* f, ingot_ir_stmt_t* s, const ingot_ir_stmt_t* target,
+                                     ingot_ir_stmt_t* replacement) {
+  if (s == target) return replacement;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR: {
+      ingot_ir_stmt_t* b = replace_stmt(f, s->u.loop.body, target, replacement);
+      return b == s->u.loop.body ? s : ingot_ir_for_like(f, s, b);
+    }
+    case INGOT_IR_STMT_BLOCK: {
+      uint32_t n = s->u.block.count;
+      ingot_ir_stmt_t** out = NULL;
+      for (uint32_t i = 0; i < n; ++i) {
+        ingot_ir_stmt_t* c = replace_stmt(f, s->u.block.stmts[i], target, replacement);
+        if (c != s->u.block.stmts[i] && !out) {
+          out = ingot_xmalloc(sizeof(*out) * n);
+          memcpy(out, s->u.block.stmts, sizeof(*out) * n);
+        }
+        if (out) out[i] = c;
+      }
+      if (!out) return s;
+      ingot_ir_stmt_t* r = ingot_ir_block(f, out, n);
+      free(out);
+      return r;
+    }
+    case INGOT_IR_STMT_IF: {
+      ingot_ir_stmt_t* t = replace_stmt(f, s->u.cond.then_body, target, replacement);
+      return t == s->u.cond.then_body ? s : ingot_ir_if(f, s->u.cond.cond, t);
+    }
+    default:
+      return s;
+  }
+}
+
+/* Installs a new body if the loop-kind rules still hold; else keeps the old
+ * one (and any variables added are left unused). */
+static ingot_status_t commit(ingot_ir_func_t* f, ingot_ir_stmt_t* body, uint32_t old_var_count) {
+  ingot_status_t st = check_marks(f, body, false);
+  if (st != INGOT_OK) {
+    f->var_count = old_var_count;
+    return st;
+  }
+  f->body = body;
+  return INGOT_OK;
+}
+
+static ingot_status_t check_new_name(const ingot_ir_func_t* f, const char* name) {
+  if (!name || !name[0]) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "empty loop name");
+  if (ingot_ir_find_var(f, name) != UINT32_MAX)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "the name '%s' is already taken", name);
+  return INGOT_OK;
+}
+
+/* ---- split ---- */
+
+ingot_status_t ingot_schedule_split(ingot_ir_func_t* f, const char* loop, int64_t factor, const char* outer_name,
+                                    const char* inner_name) {
+  stmt_vec_t path = {0};
+  ingot_status_t st = locate(f, loop, &path);
+  ingot_ir_stmt_t* l = st == INGOT_OK ? path.data[path.count - 1] : NULL;
+  INGOT_VEC_FREE(path);
+  if (st != INGOT_OK) return st;
+  if (factor < 1) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "split factor %lld is not positive", (long long)factor);
+
+  char outer_default[128], inner_default[128];
+  snprintf(outer_default, sizeof(outer_default), "%s_o", loop);
+  snprintf(inner_default, sizeof(inner_default), "%s_i", loop);
+  if (!outer_name) outer_name = outer_default;
+  if (!inner_name) inner_name = inner_default;
+  if ((st = check_new_name(f, outer_name)) != INGOT_OK) return st;
+  if ((st = check_new_name(f, inner_name)) != INGOT_OK) return st;
+  if (strcmp(outer_name, inner_name) == 0)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "outer and inner loops both named '%s'", outer_name);
+
+  uint32_t old_count = f->var_count;
+  int64_t extent = l->u.loop.extent;
+  int64_t fi = factor < extent ? factor : extent;
+  int64_t fo = (extent + fi - 1) / fi;
+  uint32_t vo = ingot_ir_add_var(f, outer_name, INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t vi = ingot_ir_add_var(f, inner_name, INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  ingot_ir_expr_t* value = ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_var(f, vo), ingot_ir_int(f, fi)), ingot_ir_var(f, vi));
+  ingot_ir_stmt_t* body = ingot_ir_stmt_substitute(f, l->u.loop.body, l->u.loop.var, value);
+  if (extent % fi != 0)
+    body = ingot_ir_if(f, ingot_ir_binary(f, INGOT_IR_LT, value, ingot_ir_int(f, extent)), body);
+  ingot_ir_stmt_t* inner = ingot_ir_for(f, vi, fi, body);
+  ingot_ir_loop_kind_t kind = l->u.loop.loop_kind;
+  if (kind == INGOT_IR_LOOP_VECTORIZED || kind == INGOT_IR_LOOP_UNROLLED) inner->u.loop.loop_kind = kind;
+  ingot_ir_stmt_t* outer = ingot_ir_for(f, vo, fo, inner);
+  if (kind == INGOT_IR_LOOP_PARALLEL) outer->u.loop.loop_kind = kind;
+  return commit(f, replace_stmt(f, f->body, l, outer), old_count);
+}
+
+/* ---- reorder ---- */
+
+static bool expr_has_load(const ingot_ir_expr_t* e) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_LOAD: return true;
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: return expr_has_load(e->u.unary.a);
+    case INGOT_IR_EXPR_BINARY: return expr_has_load(e->u.binary.a) || expr_has_load(e->u.binary.b);
+    case INGOT_IR_EXPR_SELECT:
+      return expr_has_load(e->u.select.cond) || expr_has_load(e->u.select.a) || expr_has_load(e->u.select.b);
+    default: return false;
+  }
+}
+
+ingot_status_t ingot_schedule_reorder(ingot_ir_func_t* f, const char* const* order, uint32_t count) {
+  if (!order || count == 0) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reorder of no loops");
+  for (uint32_t i = 0; i < count; ++i)
+    for (uint32_t j = i + 1; j < count; ++j)
+      if (order[i] && order[j] && strcmp(order[i], order[j]) == 0)
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reorder names loop '%s' twice", order[i]);
+
+  /* The outermost named loop starts the chain. */
+  ingot_ir_stmt_t** loops = ingot_xcalloc(count, sizeof(*loops));
+  ingot_ir_stmt_t** chain = ingot_xcalloc(count, sizeof(*chain));
+  ingot_ir_stmt_t* top = NULL;
+  size_t top_depth = SIZE_MAX;
+  ingot_status_t st = INGOT_OK;
+  stmt_vec_t path = {0};
+  for (uint32_t i = 0; i < count && st == INGOT_OK; ++i) {
+    st = locate(f, order[i], &path);
+    if (st != INGOT_OK) break;
+    loops[i] = path.data[path.count - 1];
+    if (path.count < top_depth) {
+      top_depth = path.count;
+      top = loops[i];
+    }
+  }
+  INGOT_VEC_FREE(path);
+
+  /* Walk down from it: every loop on the way must be one of the named ones. */
+  INGOT_VEC(ingot_ir_expr_t*) guards = {0};
+  uint32_t n = 0;
+  ingot_ir_stmt_t* cur = top;
+  while (st == INGOT_OK) {
+    bool named = false;
+    for (uint32_t i = 0; i < count; ++i) named |= loops[i] == cur;
+    if (!named) {
+      st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                      "loops are not perfectly nested: loop '%s' lies between the named loops",
+                      f->vars[cur->u.loop.var].name);
+      break;
+    }
+    chain[n++] = cur;
+    if (n == count) break;
+    ingot_ir_stmt_t* next = direct_child(cur->u.loop.body);
+    /* Guards (split tails) between the loops sink below them: a condition
+     * that reads no buffer means the same wherever it is tested. */
+    while (next && next->kind == INGOT_IR_STMT_IF && !expr_has_load(next->u.cond.cond)) {
+      INGOT_VEC_PUSH(guards, next->u.cond.cond);
+      next = direct_child(next->u.cond.then_body);
+    }
+    if (!next || next->kind != INGOT_IR_STMT_FOR) {
+      st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                      "loops are not perfectly nested: the body of loop '%s' is not a single loop",
+                      f->vars[cur->u.loop.var].name);
+      break;
+    }
+    cur = next;
+  }
+  if (st == INGOT_OK) {
+    ingot_ir_stmt_t* body = chain[count - 1]->u.loop.body;
+    for (size_t g = guards.count; g-- > 0;) body = ingot_ir_if(f, guards.data[g], body);
+    for (uint32_t i = count; i-- > 0;) body = ingot_ir_for_like(f, loops[i], body);
+    st = commit(f, replace_stmt(f, f->body, top, body), f->var_count);
+  }
+  free(loops);
+  free(chain);
+  INGOT_VEC_FREE(guards);
+  return st;
+}
+
+/* ---- fuse ---- */
+
+ingot_status_t ingot_schedule_fuse(ingot_ir_func_t* f, const char* outer, const char* inner, const char* fused_name) {
+  stmt_vec_t path = {0};
+  ingot_status_t st = locate(f, outer, &path);
+  ingot_ir_stmt_t* lo = st == INGOT_OK ? path.data[path.count - 1] : NULL;
+  if (st == INGOT_OK) st = locate(f, inner, &path);
+  ingot_ir_stmt_t* li = st == INGOT_OK ? path.data[path.count - 1] : NULL;
+  INGOT_VEC_FREE(path);
+  if (st != INGOT_OK) return st;
+  if (direct_child(lo->u.loop.body) != li)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' is not directly inside loop '%s'", inner, outer);
+
+  char fused_default[128];
+  snprintf(fused_default, sizeof(fused_default), "%s_%s", outer, inner);
+  if (!fused_name) fused_name = fused_default;
+  if ((st = check_new_name(f, fused_name)) != INGOT_OK) return st;
+  int64_t e1 = lo->u.loop.extent, e2 = li->u.loop.extent;
+  if (e1 > INT64_MAX / e2)
+    return ingot_fail(INGOT_ERROR_LIMIT, "fusing '%s' and '%s' overflows the extent", outer, inner);
+
+  uint32_t old_count = f->var_count;
+  uint32_t v = ingot_ir_add_var(f, fused_name, INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  ingot_ir_expr_t* fv = ingot_ir_var(f, v);
+  /* An outer loop of one iteration (n = 1) needs no division. */
+  ingot_ir_expr_t* ov = e1 == 1 ? ingot_ir_int(f, 0) : ingot_ir_binary(f, INGOT_IR_DIV, fv, ingot_ir_int(f, e2));
+  ingot_ir_expr_t* iv = e1 == 1 ? fv : ingot_ir_binary(f, INGOT_IR_MOD, fv, ingot_ir_int(f, e2));
+  ingot_ir_stmt_t* body = ingot_ir_stmt_substitute(f, li->u.loop.body, lo->u.loop.var, ov);
+  body = ingot_ir_stmt_substitute(f, body, li->u.loop.var, iv);
+  ingot_ir_stmt_t* fused = ingot_ir_for(f, v, e1 * e2, body);
+  ingot_ir_loop_kind_t ko = lo->u.loop.loop_kind, ki = li->u.loop.loop_kind;
+  if (ko == INGOT_IR_LOOP_PARALLEL || ki == INGOT_IR_LOOP_PARALLEL) fused->u.loop.loop_kind = INGOT_IR_LOOP_PARALLEL;
+  else if (ko == ki) fused->u.loop.loop_kind = ko;
+  return commit(f, replace_stmt(f, f->body, lo, fused), old_count);
+}
+
+/* ---- marks ---- */
+
+ingot_status_t ingot_schedule_mark(ingot_ir_func_t* f, const char* loop, ingot_ir_loop_kind_t kind) {
+  if ((int)kind < INGOT_IR_LOOP_SERIAL || kind > INGOT_IR_LOOP_UNROLLED)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "unknown loop kind %d", (int)kind);
+  stmt_vec_t path = {0};
+  ingot_status_t st = locate(f, loop, &path);
+  if (st != INGOT_OK) {
+    INGOT_VEC_FREE(path);
+    return st;
+  }
+  ingot_ir_stmt_t* l = path.data[path.count - 1];
+  if (kind == INGOT_IR_LOOP_PARALLEL) {
+    for (size_t i = 0; i + 1 < path.count; ++i) {
+      const ingot_ir_stmt_t* a = path.data[i];
+      if (a->kind == INGOT_IR_STMT_FOR && a->u.loop.loop_kind == INGOT_IR_LOOP_PARALLEL) {
+        st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' is inside parallel loop '%s'", loop,
+                        f->vars[a->u.loop.var].name);
+        break;
+      }
+    }
+    if (st == INGOT_OK && contains_parallel(l->u.loop.body))
+      st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' contains a parallel loop", loop);
+  } else if (kind == INGOT_IR_LOOP_VECTORIZED) {
+    if (contains_loop(l->u.loop.body))
+      st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' is not innermost (only innermost loops vectorize)",
+                      loop);
+  } else if (kind == INGOT_IR_LOOP_UNROLLED) {
+    if (l->u.loop.extent > UNROLL_MAX_EXTENT)
+      st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has extent %lld, above %d for full unrolling", loop,
+                      (long long)l->u.loop.extent, UNROLL_MAX_EXTENT);
+  }
+  INGOT_VEC_FREE(path);
+  if (st != INGOT_OK) return st;
+  ingot_ir_stmt_t* marked = ingot_ir_for_like(f, l, l->u.loop.body);
+  marked->u.loop.loop_kind = kind;
+  return commit(f, replace_stmt(f, f->body, l, marked), f->var_count);
+}
+
+/* ---- schedules as data ---- */
+
+void ingot_schedule_init(ingot_schedule_t* s) {
+  memset(s, 0, sizeof(*s));
+  ingot_arena_init(&s->arena, ingot_allocator_system());
+}
+
+void ingot_schedule_deinit(ingot_schedule_t* s) {
+  if (!s) return;
+  ingot_arena_deinit(&s->arena);
+  memset(s, 0, sizeof(*s));
+}
+
+static const char* copy_str(ingot_schedule_t* s, const char* text) {
+  return text ? ingot_arena_strdup(&s->arena, text) : NULL;
+}
+
+void ingot_schedule_add(ingot_schedule_t* s, const ingot_directive_t* d) {
+  uint32_t n = s->directive_count;
+  /* Capacity is implicit: 8, then doubling at each power of two. */
+  if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
+    ingot_directive_t* grown = INGOT_ARENA_ARRAY(&s->arena, ingot_directive_t, n ? n * 2 : 8);
+    if (n) memcpy(grown, s->directives, sizeof(*grown) * n);
+    s->directives = grown;
+  }
+  ingot_directive_t* c = &s->directives[n];
+  *c = *d;
+  c->loop = copy_str(s, d->loop);
+  c->inner = copy_str(s, d->inner);
+  c->outer_name = copy_str(s, d->outer_name);
+  c->inner_name = copy_str(s, d->inner_name);
+  c->order = NULL;
+  if (d->order && d->order_count) {
+    const char** order = INGOT_ARENA_ARRAY(&s->arena, const char*, d->order_count);
+    for (uint32_t i = 0; i < d->order_count; ++i) order[i] = copy_str(s, d->order[i]);
+    c->order = order;
+  }
+  s->directive_count = n + 1;
+}
+
+void ingot_schedule_set_knob(ingot_schedule_t* s, const char* name, int64_t value) {
+  for (uint32_t i = 0; i < s->knob_count; ++i)
+    if (strcmp(s->knob_names[i], name) == 0) {
+      s->knob_values[i] = value;
+      return;
+    }
+  if (s->knob_count == INGOT_MAX_KNOBS) return;
+  s->knob_names[s->knob_count] = ingot_arena_strdup(&s->arena, name);
+  s->knob_values[s->knob_count++] = value;
+}
+
+static void describe_directive(const ingot_directive_t* d, ingot_strbuf_t* sb) {
+  const char* loop = d->loop ? d->loop : "?";
+  switch (d->kind) {
+    case INGOT_DIRECTIVE_SPLIT:
+      ingot_strbuf_appendf(sb, "split %s by %lld", loop, (long long)d->factor);
+      if (d->outer_name || d->inner_name)
+        ingot_strbuf_appendf(sb, " -> %s, %s", d->outer_name ? d->outer_name : "-", d->inner_name ? d->inner_name : "-");
+      return;
+    case INGOT_DIRECTIVE_REORDER:
+      ingot_strbuf_append(sb, "reorder");
+      for (uint32_t i = 0; i < d->order_count; ++i)
+        ingot_strbuf_appendf(sb, "%s%s", i ? ", " : " ", d->order && d->order[i] ? d->order[i] : "?");
+      return;
+    case INGOT_DIRECTIVE_FUSE:
+      ingot_strbuf_appendf(sb, "fuse %s, %s", loop, d->inner ? d->inner : "?");
+      if (d->outer_name) ingot_strbuf_appendf(sb, " -> %s", d->outer_name);
+      return;
+    case INGOT_DIRECTIVE_UNROLL: ingot_strbuf_appendf(sb, "unroll %s", loop); return;
+    case INGOT_DIRECTIVE_VECTORIZE: ingot_strbuf_appendf(sb, "vectorize %s", loop); return;
+    case INGOT_DIRECTIVE_PARALLEL: ingot_strbuf_appendf(sb, "parallel %s", loop); return;
+  }
+  ingot_strbuf_appendf(sb, "unknown directive kind %d", (int)d->kind);
+}
+
+void ingot_schedule_describe(const ingot_schedule_t* s, ingot_strbuf_t* sb) {
+  ingot_strbuf_appendf(sb, "schedule '%s'", s->template_name ? s->template_name : "(none)");
+  for (uint32_t i = 0; i < s->knob_count; ++i)
+    ingot_strbuf_appendf(sb, "%s%s=%lld", i ? " " : " (", s->knob_names[i], (long long)s->knob_values[i]);
+  ingot_strbuf_append(sb, s->knob_count ? "):\n" : ":\n");
+  for (uint32_t i = 0; i < s->directive_count; ++i) {
+    ingot_strbuf_appendf(sb, "  %u: ", i);
+    describe_directive(&s->directives[i], sb);
+    ingot_strbuf_append(sb, "\n");
+  }
+}
+
+static ingot_status_t apply_one(ingot_ir_func_t* f, const ingot_directive_t* d) {
+  switch (d->kind) {
+    case INGOT_DIRECTIVE_SPLIT: return ingot_schedule_split(f, d->loop, d->factor, d->outer_name, d->inner_name);
+    case INGOT_DIRECTIVE_REORDER: return ingot_schedule_reorder(f, d->order, d->order_count);
+    case INGOT_DIRECTIVE_FUSE: return ingot_schedule_fuse(f, d->loop, d->inner, d->outer_name);
+    case INGOT_DIRECTIVE_UNROLL: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_UNROLLED);
+    case INGOT_DIRECTIVE_VECTORIZE: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_VECTORIZED);
+    case INGOT_DIRECTIVE_PARALLEL: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_PARALLEL);
+  }
+  return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "unknown directive kind %d", (int)d->kind);
+}
+
+ingot_status_t ingot_schedule_apply(ingot_ir_func_t* f, const ingot_schedule_t* s) {
+  if (!f || !s) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_schedule_apply: no function or schedule");
+  ingot_ir_stmt_t* old_body = f->body;
+  uint32_t old_vars = f->var_count;
+  for (uint32_t i = 0; i < s->directive_count; ++i) {
+    ingot_status_t st = apply_one(f, &s->directives[i]);
+    if (st != INGOT_OK) {
+      f->body = old_body;
+      f->var_count = old_vars;
+      ingot_strbuf_t sb = {0};
+      describe_directive(&s->directives[i], &sb);
+      st = ingot_fail_prefix(st, "function '%s': schedule '%s' directive %u (%s)", f->name,
+                             s->template_name ? s->template_name : "(none)", i, sb.data ? sb.data : "");
+      ingot_strbuf_free(&sb);
+      return st;
+    }
+  }
+  return INGOT_OK;
+}

@@ -1,0 +1,29 @@
+/* Private to schedule/: helpers shared by the primitives and the templates. */
+#ifndef INGOT_SCHEDULE_INTERNAL_H_
+#define INGOT_SCHEDULE_INTERNAL_H_
+
+#include "schedule/schedule.h"
+
+/* The FOR statement binding the loop variable called `name`, or NULL. */
+ingot_ir_stmt_t* ingot_schedule_find_loop(const ingot_ir_func_t* func, const char* name);
+/* Sets (or appends) a knob value; names are copied into the schedule. */
+void ingot_schedule_set_knob(ingot_schedule_t* schedule, const char* name, int64_t value);
+
+/* One record of a tuning log (strings in the log's arena). */
+typedef struct tuning_record_t {
+  const char* workload;
+  const char* target;
+  const char* template_name;
+  const char* knob_names[INGOT_MAX_KNOBS];
+  int64_t knob_values[INGOT_MAX_KNOBS];
+  uint32_t knob_count;
+  double time_ms;
+} tuning_record_t;
+
+struct ingot_tuning_log_t {
+  ingot_arena_t arena;
+  tuning_record_t* records;
+  uint32_t count;
+};
+
+#endif /* INGOT_SCHEDULE_INTERNAL_H_ */

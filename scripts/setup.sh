@@ -1,0 +1,88 @@
+# Sourced by scripts/demo.sh and scripts/test.sh (not run on its own):
+# installs what the build needs, makes the Python venv, configures and builds.
+#
+#   INGOT_BUILD_DIR   build folder (default: build)
+#   INGOT_BUILD_TYPE  CMake build type (default: Release)
+#
+# On Debian (12) as root, missing system packages are installed with apt-get
+# (checked with dpkg-query first; apt is skipped when all are present). The
+# venv is $INGOT_BUILD_DIR/venv, made with whatever `python3` is on PATH; pip
+# runs only when onnx, onnxruntime or numpy cannot be imported from it.
+
+INGOT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$INGOT_ROOT"
+INGOT_BUILD_DIR="${INGOT_BUILD_DIR:-build}"
+case "$INGOT_BUILD_DIR" in
+  /*) ;;
+  *) INGOT_BUILD_DIR="$INGOT_ROOT/$INGOT_BUILD_DIR" ;;
+esac
+INGOT_BUILD_TYPE="${INGOT_BUILD_TYPE:-Release}"
+INGOT_PY="$INGOT_BUILD_DIR/venv/bin/python"
+
+ingot_say() {
+  if [ -t 1 ]; then printf '\033[1m==> %s\033[0m\n' "$*"; else printf '==> %s\n' "$*"; fi
+}
+
+ingot_install_system_packages() {
+  local packages=(cmake pkg-config gcc clang lld llvm-dev protobuf-c-compiler libprotobuf-c-dev
+                  libonnx-dev libzstd-dev libsodium-dev libjansson-dev python3-venv python3)
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    ingot_say "no dpkg-query: not a Debian system; assuming the packages are installed"
+    return 0
+  fi
+  local missing=() p
+  for p in "${packages[@]}"; do
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+      missing+=("$p")
+    fi
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    ingot_say "system packages: all present"
+    return 0
+  fi
+  ingot_say "installing: ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      echo "error: missing packages (${missing[*]}) and not root; install them and rerun" >&2
+      return 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -q
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+ingot_make_venv() {
+  mkdir -p "$INGOT_BUILD_DIR"
+  # A venv whose interpreter is gone (python moved, pyenv changed) is remade.
+  if [ -d "$INGOT_BUILD_DIR/venv" ] && ! "$INGOT_PY" -c 'import sys' >/dev/null 2>&1; then
+    ingot_say "removing a broken venv at $INGOT_BUILD_DIR/venv"
+    rm -rf "$INGOT_BUILD_DIR/venv"
+  fi
+  if [ ! -x "$INGOT_PY" ]; then
+    ingot_say "creating the venv $INGOT_BUILD_DIR/venv with $(command -v python3) ($(python3 --version 2>&1))"
+    python3 -m venv "$INGOT_BUILD_DIR/venv"
+  fi
+  if "$INGOT_PY" -c 'import onnx, onnxruntime, numpy' >/dev/null 2>&1; then
+    ingot_say "python packages: all importable"
+  else
+    ingot_say "pip installing onnx==1.22.0 onnxruntime numpy"
+    "$INGOT_PY" -m pip install -q --disable-pip-version-check 'onnx==1.22.0' onnxruntime numpy
+  fi
+}
+
+ingot_build() {
+  ingot_say "configuring ($INGOT_BUILD_TYPE) in $INGOT_BUILD_DIR"
+  cmake -S . -B "$INGOT_BUILD_DIR" -DCMAKE_BUILD_TYPE="$INGOT_BUILD_TYPE" \
+        -DINGOT_PYTHON="$INGOT_PY" >/dev/null
+  ingot_say "building with $(nproc) jobs"
+  cmake --build "$INGOT_BUILD_DIR" -j"$(nproc)"
+}
+
+ingot_install_system_packages
+ingot_make_venv
+ingot_build
+INGOT="$INGOT_BUILD_DIR/ingot"

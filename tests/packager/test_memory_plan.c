@@ -1,0 +1,123 @@
+/* Memory planner: random cases keep overlapping tensors apart, offsets
+ * aligned, arena >= lower bound, and hit the lower bound where the optimum is
+ * known (disjoint intervals; intervals sharing one step). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "packager/packager.h"
+
+static int g_failures;
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fprintf(stderr, "\n");                                          \
+      ++g_failures;                                                   \
+    }                                                                 \
+  } while (0)
+
+static uint64_t rng_state;
+static uint32_t rng(void) {
+  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(rng_state >> 33);
+}
+
+static uint64_t align64(uint64_t x) { return (x + 63) & ~(uint64_t)63; }
+
+/* The lower bound computed the slow way, step by step. */
+static uint64_t brute_lower_bound(const ingot_plan_item_t* items, uint32_t n) {
+  uint32_t max_step = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (items[i].last_step > max_step) max_step = items[i].last_step;
+  uint64_t best = 0;
+  for (uint32_t s = 0; s <= max_step; ++s) {
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n; ++i)
+      if (items[i].first_step <= s && s <= items[i].last_step) sum += align64(items[i].bytes);
+    if (sum > best) best = sum;
+  }
+  return best;
+}
+
+static void check_plan(ingot_plan_item_t* items, uint32_t n, int seed, int expect_optimal) {
+  uint64_t arena = 0, lb = 0;
+  ingot_status_t st = ingot_memory_plan(items, n, &arena, &lb);
+  CHECK(st == INGOT_OK, "seed %d: status %d", seed, st);
+  CHECK(lb == brute_lower_bound(items, n), "seed %d: lower bound %" PRIu64 " vs %" PRIu64, seed,
+        lb, brute_lower_bound(items, n));
+  CHECK(arena >= lb, "seed %d: arena %" PRIu64 " < lower bound %" PRIu64, seed, arena, lb);
+  if (expect_optimal) CHECK(arena == lb, "seed %d: arena %" PRIu64 " != optimum %" PRIu64, seed, arena, lb);
+  for (uint32_t i = 0; i < n; ++i) {
+    CHECK(items[i].offset % 64 == 0, "seed %d: item %u offset %" PRIu64, seed, i, items[i].offset);
+    CHECK(items[i].offset + items[i].bytes <= arena, "seed %d: item %u past the arena", seed, i);
+    for (uint32_t j = i + 1; j < n; ++j) {
+      int live_together = items[i].first_step <= items[j].last_step &&
+                          items[j].first_step <= items[i].last_step;
+      int mem_overlap = items[i].bytes && items[j].bytes &&
+                        items[i].offset < items[j].offset + items[j].bytes &&
+                        items[j].offset < items[i].offset + items[i].bytes;
+      CHECK(!(live_together && mem_overlap), "seed %d: items %u and %u collide", seed, i, j);
+    }
+  }
+}
+
+int main(void) {
+  ingot_plan_item_t items[64];
+  /* Random intervals and sizes. */
+  for (int seed = 1; seed <= 500; ++seed) {
+    rng_state = (uint64_t)seed;
+    uint32_t n = 1 + rng() % 40, steps = 1 + rng() % 30;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t a = rng() % steps, b = rng() % steps;
+      items[i].first_step = a < b ? a : b;
+      items[i].last_step = a < b ? b : a;
+      items[i].bytes = (rng() % 8 == 0) ? 0 : 1 + rng() % 5000;
+      items[i].offset = 12345;
+    }
+    check_plan(items, n, seed, 0);
+  }
+  /* Disjoint intervals: the optimum is the largest item. */
+  for (int seed = 1; seed <= 100; ++seed) {
+    rng_state = (uint64_t)seed * 77;
+    uint32_t n = 1 + rng() % 60;
+    for (uint32_t i = 0; i < n; ++i) {
+      items[i].first_step = items[i].last_step = i;
+      items[i].bytes = 1 + rng() % 10000;
+    }
+    check_plan(items, n, seed, 1);
+  }
+  /* Nested intervals (all share the middle step): the optimum is the sum. */
+  for (int seed = 1; seed <= 100; ++seed) {
+    rng_state = (uint64_t)seed * 1234567;
+    uint32_t n = 1 + rng() % 30;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t r = rng() % 20;
+      items[i].first_step = 20 - r;
+      items[i].last_step = 20 + rng() % 20;
+      items[i].bytes = 1 + rng() % 10000;
+    }
+    check_plan(items, n, seed, 1);
+  }
+  /* A chain a->b->c->d (each live for two steps): two buffers suffice. */
+  for (uint32_t i = 0; i < 8; ++i) {
+    items[i].first_step = i;
+    items[i].last_step = i + 1;
+    items[i].bytes = 1000;
+  }
+  check_plan(items, 8, -1, 1);
+  /* Bad input is a status, not a crash. */
+  {
+    ingot_plan_item_t bad = {64, 5, 2, 0};
+    uint64_t arena, lb;
+    CHECK(ingot_memory_plan(&bad, 1, &arena, &lb) == INGOT_ERROR_INVALID_ARGUMENT, "reversed interval");
+    CHECK(ingot_memory_plan(NULL, 0, &arena, &lb) == INGOT_OK && arena == 0 && lb == 0, "empty");
+  }
+  if (g_failures) {
+    fprintf(stderr, "%d failures\n", g_failures);
+    return 1;
+  }
+  printf("memory plan: ok\n");
+  return 0;
+}

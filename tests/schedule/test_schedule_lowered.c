@@ -1,0 +1,216 @@
+/* Default schedules on kernels from the real lowering: for each target, every
+ * kernel of a few small graphs (conv+bias+relu, gemm, matmul, pools, softmax,
+ * broadcast add, transpose) gets the schedule ingot_schedule_choose picks;
+ * the scheduled kernels must verify and compute what the unscheduled ones do. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_test_util.h"
+#include "schedule/schedule.h"
+
+
+
+typedef ingot_graph_t* (*graph_fn)(uint32_t* out_input, uint32_t* out_output);
+
+static ingot_graph_t* g_conv(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t xd[4] = {1, 8, 14, 14}, wd[4] = {16, 8, 3, 3}, bd[1] = {16}, yd[4] = {1, 16, 14, 14};
+  uint32_t x = tg_input(g, "x", 4, xd);
+  uint32_t w = tg_weight(g, "w", 4, wd, NULL);
+  uint32_t b = tg_weight(g, "b", 1, bd, NULL);
+  uint32_t y = tg_output(g, "y", 4, yd);
+  uint32_t ins[3] = {x, w, b};
+  uint32_t node = tg_node(g, INGOT_OP_CONV, ins, 3, &y, 1);
+  int64_t k[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
+  tg_attr_ints(g, node, "kernel_shape", k, 2);
+  tg_attr_ints(g, node, "pads", pads, 4);
+  g->nodes[node].activation = INGOT_ACTIVATION_RELU;
+  *in = x;
+  *out = y;
+  return g;
+}
+
+static ingot_graph_t* g_conv_strided(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t xd[4] = {2, 3, 17, 11}, wd[4] = {5, 3, 3, 3}, yd[4] = {2, 5, 8, 5};
+  uint32_t x = tg_input(g, "x", 4, xd);
+  uint32_t w = tg_weight(g, "w", 4, wd, NULL);
+  uint32_t y = tg_output(g, "y", 4, yd);
+  uint32_t ins[2] = {x, w};
+  uint32_t node = tg_node(g, INGOT_OP_CONV, ins, 2, &y, 1);
+  int64_t k[2] = {3, 3}, s[2] = {2, 2};
+  tg_attr_ints(g, node, "kernel_shape", k, 2);
+  tg_attr_ints(g, node, "strides", s, 2);
+  *in = x;
+  *out = y;
+  return g;
+}
+
+static ingot_graph_t* g_gemm(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t ad[2] = {1, 64}, bd[2] = {100, 64}, cd[1] = {100}, yd[2] = {1, 100};
+  uint32_t a = tg_input(g, "a", 2, ad);
+  uint32_t b = tg_weight(g, "b", 2, bd, NULL);
+  uint32_t c = tg_weight(g, "c", 1, cd, NULL);
+  uint32_t y = tg_output(g, "y", 2, yd);
+  uint32_t ins[3] = {a, b, c};
+  uint32_t node = tg_node(g, INGOT_OP_GEMM, ins, 3, &y, 1);
+  tg_attr_int(g, node, "transB", 1);
+  *in = a;
+  *out = y;
+  return g;
+}
+
+static ingot_graph_t* g_matmul(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t ad[2] = {13, 17}, bd[2] = {17, 40}, yd[2] = {13, 40};
+  uint32_t a = tg_input(g, "a", 2, ad);
+  uint32_t b = tg_weight(g, "b", 2, bd, NULL);
+  uint32_t y = tg_output(g, "y", 2, yd);
+  uint32_t ins[2] = {a, b};
+  tg_node(g, INGOT_OP_MATMUL, ins, 2, &y, 1);
+  *in = a;
+  *out = y;
+  return g;
+}
+
+static ingot_graph_t* g_maxpool(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t xd[4] = {1, 8, 15, 15}, yd[4] = {1, 8, 8, 8};
+  uint32_t x = tg_input(g, "x", 4, xd);
+  uint32_t y = tg_output(g, "y", 4, yd);
+  uint32_t node = tg_node(g, INGOT_OP_MAXPOOL, &x, 1, &y, 1);
+  int64_t k[2] = {3, 3}, s[2] = {2, 2}, p[4] = {1, 1, 1, 1};
+  tg_attr_ints(g, node, "kernel_shape", k, 2);
+  tg_attr_ints(g, node, "strides", s, 2);
+  tg_attr_ints(g, node, "pads", p, 4);
+  *in = x;
+  *out = y;
+  return g;
+}
+
+static ingot_graph_t* g_gap(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t xd[4] = {2, 24, 7, 7}, yd[4] = {2, 24, 1, 1};
+  uint32_t x = tg_input(g, "x", 4, xd);
+  uint32_t y = tg_output(g, "y", 4, yd);
+  tg_node(g, INGOT_OP_GLOBALAVERAGEPOOL, &x, 1, &y, 1);
+  *in = x;
+  *out = y;
+  return g;
+}
+
+static ingot_graph_t* g_softmax(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t d[2] = {70, 50};
+  uint32_t x = tg_input(g, "x", 2, d);
+  uint32_t y = tg_output(g, "y", 2, d);
+  uint32_t node = tg_node(g, INGOT_OP_SOFTMAX, &x, 1, &y, 1);
+  tg_attr_int(g, node, "axis", -1);
+  *in = x;
+  *out = y;
+  return g;
+}
+
+static ingot_graph_t* g_add(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t xd[4] = {2, 3, 50, 7}, bd[1] = {7};
+  uint32_t x = tg_input(g, "x", 4, xd);
+  uint32_t b = tg_weight(g, "b", 1, bd, NULL);
+  uint32_t y = tg_output(g, "y", 4, xd);
+  uint32_t ins[2] = {x, b};
+  tg_node(g, INGOT_OP_ADD, ins, 2, &y, 1);
+  *in = x;
+  *out = y;
+  return g;
+}
+
+static ingot_graph_t* g_transpose(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t xd[3] = {9, 40, 33}, yd[3] = {33, 9, 40};
+  uint32_t x = tg_input(g, "x", 3, xd);
+  uint32_t y = tg_output(g, "y", 3, yd);
+  uint32_t node = tg_node(g, INGOT_OP_TRANSPOSE, &x, 1, &y, 1);
+  int64_t perm[3] = {2, 0, 1};
+  tg_attr_ints(g, node, "perm", perm, 3);
+  *in = x;
+  *out = y;
+  return g;
+}
+
+static void run_case(const char* name, graph_fn make, const ingot_target_t* target) {
+  uint32_t x, y;
+  /* reference: unscheduled kernels */
+  ingot_graph_t* g = make(&x, &y);
+  ingot_lowered_t* l = tg_lower(g);
+  if (!l) {
+    ingot_graph_destroy(g);
+    return;
+  }
+  float** vals = tg_vals(g);
+  vals[x] = tg_random(tg_numel(g, x), 7);
+  int64_t n = tg_numel(g, y);
+  double* want = malloc(sizeof(double) * (size_t)n);
+  bool ok = tg_execute(g, l, vals);
+  for (int64_t i = 0; ok && i < n; ++i) want[i] = vals[y][i];
+
+  /* scheduled */
+  if (ok) {
+    float* input = malloc(sizeof(float) * (size_t)tg_numel(g, x));
+    memcpy(input, vals[x], sizeof(float) * (size_t)tg_numel(g, x));
+    tg_free_vals(g, l, vals);
+    vals = tg_vals(g);
+    vals[x] = input;
+    for (uint32_t k = 0; k < l->kernel_count; ++k) {
+      ingot_kernel_t* kern = &l->kernels[k];
+      ingot_schedule_t s;
+      ingot_schedule_init(&s);
+      ingot_status_t st = ingot_schedule_choose(kern, target, NULL, &s);
+      if (st == INGOT_OK) st = ingot_schedule_apply(kern->func, &s);
+      if (st == INGOT_OK) st = ingot_ir_verify(kern->func);
+      if (st != INGOT_OK) {
+        fprintf(stderr, "%s (%s) kernel '%s': %s\n", name, target->name, kern->func->name, ingot_compiler_error());
+        ++g_failures;
+      }
+      if (getenv("INGOT_TEST_DUMP")) {
+        ingot_strbuf_t sb = {0};
+        ingot_schedule_describe(&s, &sb);
+        ingot_ir_print(kern->func, &sb);
+        fprintf(stderr, "# %s (%s)\n%s\n", name, target->name, sb.data);
+        ingot_strbuf_free(&sb);
+      }
+      ingot_schedule_deinit(&s);
+    }
+    char what[128];
+    snprintf(what, sizeof(what), "%s scheduled for '%s'", name, target->name);
+    if (tg_execute(g, l, vals)) CHECK(tg_close(what, vals[y], want, n));
+  }
+  tg_free_vals(g, l, vals);
+  ingot_lowered_destroy(l);
+  ingot_graph_destroy(g);
+  free(want);
+}
+
+int main(void) {
+  const char* targets[] = {"c", "c -mcpu=x86-64-v3", "c -mcpu=x86-64-v4"};
+  struct { const char* name; graph_fn fn; } cases[] = {
+      {"conv3x3 bias relu", g_conv}, {"conv strided", g_conv_strided}, {"gemm 1x64x100", g_gemm},
+      {"matmul 13x17x40", g_matmul}, {"maxpool", g_maxpool}, {"global average pool", g_gap},
+      {"softmax", g_softmax}, {"broadcast add", g_add}, {"transpose", g_transpose},
+  };
+  for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); ++t) {
+    ingot_target_t target;
+    if (ingot_target_parse(targets[t], &target) != INGOT_OK) {
+      fprintf(stderr, "target: %s\n", ingot_compiler_error());
+      return 1;
+    }
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) run_case(cases[c].name, cases[c].fn, &target);
+  }
+  if (g_failures) {
+    fprintf(stderr, "%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  printf("scheduled lowered kernels match\n");
+  return 0;
+}

@@ -53,13 +53,6 @@ static void compile_usage(FILE* out) {
           "  -q, --quiet              print nothing on success\n");
 }
 
-static int usage_error(const char* fmt, const char* arg) {
-  fprintf(stderr, "ingot: error: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, " (see 'ingot compile --help')\n");
-  return 2;
-}
-
 static int parse_options(int argc, char** argv, compile_options_t* o) {
   memset(o, 0, sizeof(*o));
   o->target = "c";
@@ -68,7 +61,7 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
     const char* value = NULL;
 #define TAKE_VALUE()                                                       \
   do {                                                                     \
-    if (i + 1 >= argc) return usage_error("option '%s' needs a value", a); \
+    if (i + 1 >= argc) return ingot_cli_usage_error("compile", "option '%s' needs a value", a); \
     value = argv[++i];                                                     \
   } while (0)
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -91,7 +84,7 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
       o->cc = value;
     } else if (!strcmp(a, "--input-shape")) {
       TAKE_VALUE();
-      if (o->input_shape_count == 64) return usage_error("too many --input-shape options%s", "");
+      if (o->input_shape_count == 64) return ingot_cli_usage_error("compile", "too many --input-shape options%s", "");
       o->input_shapes[o->input_shape_count++] = value;
     } else if (!strcmp(a, "--dump-ir")) {
       o->dump_ir = true;
@@ -100,16 +93,16 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       o->quiet = true;
     } else if (a[0] == '-' && a[1] != '\0') {
-      return usage_error("unknown option '%s'", a);
+      return ingot_cli_usage_error("compile", "unknown option '%s'", a);
     } else if (!o->model) {
       o->model = a;
     } else {
-      return usage_error("unexpected argument '%s': one model at a time", a);
+      return ingot_cli_usage_error("compile", "unexpected argument '%s': one model at a time", a);
     }
 #undef TAKE_VALUE
   }
-  if (!o->model) return usage_error("no model given%s", "");
-  if (!o->output) return usage_error("no output given: add -o OUT.ingot%s", "");
+  if (!o->model) return ingot_cli_usage_error("compile", "no model given%s", "");
+  if (!o->output) return ingot_cli_usage_error("compile", "no output given: add -o OUT.ingot%s", "");
   return 0;
 }
 
@@ -179,14 +172,12 @@ typedef struct build_state_t {
 } build_state_t;
 
 static ingot_status_t build_bundle(const compile_options_t* o, build_state_t* st,
-                                   const ingot_target_t* target, const char* const* step_kernel_names,
-                                   uint32_t* step_kernel, const char** kernel_names,
+                                   const ingot_target_t* target, uint32_t* step_kernel, const char** kernel_names,
                                    uint32_t kernel_count, ingot_bundle_report_t* report) {
   ingot_graph_t* g = st->graph;
   ingot_lowered_t* lw = st->lowered;
   uint32_t steps = lw->kernel_count;
   ingot_arena_t* A = &st->arena;
-  (void)step_kernel_names;
 
   /* Tensor index per graph value, UINT32_MAX where the value needs no storage. */
   uint32_t* tensor_of = INGOT_ARENA_ARRAY(A, uint32_t, g->value_count);
@@ -359,7 +350,7 @@ static ingot_status_t compile_model(const compile_options_t* o, build_state_t* s
 
   ingot_bundle_report_t report;
   memset(&report, 0, sizeof(report));
-  if ((s = build_bundle(o, st, &target, NULL, step_kernel, kernel_names, unique, &report))) return s;
+  if ((s = build_bundle(o, st, &target, step_kernel, kernel_names, unique, &report))) return s;
   if ((s = ingot_file_write_atomic(o->output, st->bundle, st->bundle_size))) return s;
   if (!o->quiet) {
     printf("compiled %s -> %s\n", o->model, o->output);
@@ -384,7 +375,7 @@ int ingot_cli_compile(int argc, char** argv) {
   ingot_arena_init(&st.arena, ingot_allocator_system());
   ingot_compiler_error_clear();
   ingot_status_t s = compile_model(&o, &st);
-  if (s) fprintf(stderr, "ingot: error: %s\n", ingot_compiler_error());
+  if (s) ingot_cli_error(1, "%s", ingot_compiler_error());
 
   for (uint32_t i = 0; i < st.schedule_count; ++i) ingot_schedule_deinit(&st.schedules[i]);
   free(st.schedules);

@@ -170,6 +170,11 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* Milliseconds with about four significant digits, never in e-notation. */
+static void format_ms(double ms, char* out, size_t cap) {
+  snprintf(out, cap, ms < 1.0 ? "%.4f" : ms < 10.0 ? "%.3f" : ms < 100.0 ? "%.2f" : "%.1f", ms);
+}
+
 static int compare_double(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
@@ -466,7 +471,10 @@ static int run_main(run_options_t* o) {
       long cpus = sysconf(_SC_NPROCESSORS_ONLN);
       threads = cpus > 0 ? cpus : 1;
     }
-    printf("latency: min %.4f ms, median %.4f ms (%lld runs, %lld threads)\n", times[1], median,
+    char min_text[32], median_text[32];
+    format_ms(times[1], min_text, sizeof(min_text));
+    format_ms(median, median_text, sizeof(median_text));
+    printf("latency: min %s ms, median %s ms (%lld runs, %lld threads)\n", min_text, median_text,
            (long long)timed, (long long)threads);
   }
   fflush(stdout);

@@ -30,6 +30,7 @@ enum { kCompileTimeoutSeconds = 600, kMaxArgs = 64, kLogLines = 20, kLogBytes = 
  *  -nostdlib -nostartfiles -ffreestanding  no libc, no crt files, no libgcc
  *  -fvisibility=hidden                  only ingot_library_query is exported
  *  -fno-math-errno -fno-trapping-math   sqrt/floor/ceil become instructions
+ *  -ffp-contract=fast                   a*b+c may fuse to FMA (ISO modes turn it off)
  *  -fopenmp-simd                        honour `#pragma omp simd` (no runtime)
  *  -fno-stack-protector                 no __stack_chk_fail import
  *  -fno-asynchronous-unwind-tables      no .eh_frame to load
@@ -41,7 +42,7 @@ enum { kCompileTimeoutSeconds = 600, kMaxArgs = 64, kLogLines = 20, kLogBytes = 
  *  -Wl,--build-id=none -s               deterministic and small output */
 static const char* const k_common_flags[] = {
     "-std=c99", "-O3", "-fPIC", "-shared", "-nostdlib", "-nostartfiles", "-ffreestanding",
-    "-fvisibility=hidden", "-fno-math-errno", "-fno-trapping-math", "-fopenmp-simd",
+    "-fvisibility=hidden", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=fast", "-fopenmp-simd",
     "-fno-stack-protector", "-fno-asynchronous-unwind-tables", "-fno-plt", "-w",
     "-Wl,-z,defs", "-Wl,--hash-style=both", "-Wl,-z,noexecstack", "-Wl,--build-id=none", "-s",
 };

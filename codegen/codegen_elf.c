@@ -13,6 +13,8 @@ enum {
   kDtNull = 0, kDtNeeded = 1, kDtPltRelSz = 2, kDtHash = 4, kDtStrTab = 5, kDtSymTab = 6,
   kDtRela = 7, kDtRelaSz = 8, kDtRelaEnt = 9, kDtStrSz = 10, kDtSymEnt = 11, kDtRel = 17,
   kDtRelSz = 18, kDtTextRel = 22, kDtJmpRel = 23, kDtFlags = 30, kDfTextRel = 4,
+  kDtInit = 12, kDtFini = 13, kDtInitArray = 25, kDtFiniArray = 26, kDtInitArraySz = 27,
+  kDtPreinitArray = 32, kDtPreinitArraySz = 33, kDtRelrSz = 35, kDtRelr = 36,
   kEmX86_64 = 62, kEmAarch64 = 183, kEmRiscv = 243,
 };
 
@@ -94,7 +96,19 @@ ingot_status_t ingot_codegen_elf_check(const uint8_t* data, size_t size) {
         break;
       case kDtRel:
       case kDtRelSz:
-        if (val) return ingot_fail(INGOT_ERROR_CORRUPT, "code object: has REL (not RELA) relocations");
+      case kDtRelr:
+      case kDtRelrSz:
+        if (val) return ingot_fail(INGOT_ERROR_CORRUPT, "code object: has REL/RELR (not RELA) relocations");
+        break;
+      case kDtInit:
+      case kDtFini:
+      case kDtInitArray:
+      case kDtFiniArray:
+      case kDtPreinitArray:
+        return ingot_fail(INGOT_ERROR_CORRUPT, "code object: has initializers or finalizers (never run)");
+      case kDtInitArraySz:
+      case kDtPreinitArraySz:
+        if (val) return ingot_fail(INGOT_ERROR_CORRUPT, "code object: has initializers (never run)");
         break;
       case kDtRela: rela = val; break;
       case kDtRelaSz: relasz = val; break;

@@ -5,7 +5,8 @@
  *   - sections in a fixed order: MANIFEST, PLAN, WEIGHTS, then CODE in spec
  *     order; each at the next 64-byte aligned offset, padding zero; the file
  *     ends where the last section ends;
- *   - each section is zstd-compressed at the spec's level (one frame, content
+ *   - each section is zstd-compressed at the spec's level (default: 19 below
+ *     1 MiB of raw bytes, 3 above; one frame, content
  *     size recorded); if that does not make it smaller it is stored with
  *     codec NONE;
  *   - the string table holds the tensor names, then the step (node) names,
@@ -357,7 +358,10 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     status = ingot_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: cannot create a zstd encoder");
     goto done;
   }
-  int level = spec->zstd_level ? spec->zstd_level : 19;
+  /* Default level: 19 for small sections (code, manifest), where it is cheap;
+   * 3 for large ones (weights), where 19 costs seconds per model and float
+   * weights gain little from it. */
+  enum { kLargeSection = 1 << 20 };
   encoded = ingot_xcalloc(section_count, sizeof(encoded_t));
   for (uint32_t k = 0; k < section_count; ++k) {
     section_t s;
@@ -370,6 +374,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
       s = (section_t){INGOT_SECTION_CODE, code->target, (const uint8_t*)code->data, code->size};
     }
     if (!s.raw) s.raw = (const uint8_t*)"";
+    int level = spec->zstd_level ? spec->zstd_level : (s.raw_size >= kLargeSection ? 3 : 19);
     status = encode_section(&s, level, cctx, &encoded[k]);
     if (status != INGOT_OK) goto done;
   }

@@ -7,9 +7,10 @@ CASE is one of:
   flags     bad command lines: exit 2, exactly one 'ingot: error:' line
   inspect   `ingot inspect` (text and --json): JSON parses, has every key,
             arena_bytes >= arena_lower_bound_bytes > 0, inputs/outputs right
-  corrupt   a corrupted bundle (bytes flipped in the header, the section
-            table and the middle of every section; truncations) is refused by
-            run and inspect: non-zero exit, one error line, no output file
+  corrupt   a corrupted bundle (any byte of the header and section table
+            flipped, bytes flipped in the middle of every section, truncations,
+            a byte appended) is refused by run and inspect: non-zero exit, one
+            error line, no output file
   npy       bad inputs: a garbage .npy, a Fortran-order one, a shape or dtype
             mismatch, an unknown input name: one error line that says what
   run       run with and without --output, random inputs, --bench, threads
@@ -151,6 +152,17 @@ def case_corrupt():
         variants[f"truncate_{frac}"] = blob[:int(len(blob) * frac)]
     variants["truncate_last_byte"] = blob[:-1]
     variants["appended_byte"] = blob + b"\0"
+    # Every byte of the header and the section table is covered by a checksum.
+    table_end = 64 + 72 * len(info["sections"])  # sizeof(ingot_section_entry_t) == 72
+    for pos in range(table_end):
+        b = bytearray(blob)
+        b[pos] ^= 0x01
+        path = os.path.join(ARGS.work, "corrupt_header_byte.ingot")
+        with open(path, "wb") as f:
+            f.write(b)
+        p = ingot("inspect", path)
+        if p.returncode == 0 or len(p.stderr.splitlines()) != 1 or p.returncode >= 128:
+            check(False, f"header/table byte {pos} flipped: exit {p.returncode}, {p.stderr!r}")
     for name, data in variants.items():
         path = os.path.join(ARGS.work, f"corrupt_{name}.ingot")
         with open(path, "wb") as f:

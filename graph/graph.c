@@ -18,7 +18,7 @@ typedef struct op_info_t {
 } op_info_t;
 
 static const op_info_t kOps[] = {
-#define INGOT_OP(id, name, min_in, max_in, min_out, max_out) {name, min_in, max_in, min_out, max_out},
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) {name, min_in, max_in, min_out, max_out},
 #include "graph/ops.def"
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == INGOT_OP_COUNT_, "op table out of sync with ops.def");

@@ -20,7 +20,7 @@
 #include "runtime/ingot_format.h"
 
 typedef enum ingot_op_t {
-#define INGOT_OP(id, name, min_in, max_in, min_out, max_out) INGOT_OP_##id,
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) INGOT_OP_##id,
 #include "graph/ops.def"
   INGOT_OP_COUNT_
 } ingot_op_t;

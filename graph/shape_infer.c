@@ -13,72 +13,11 @@
 
 #include "graph/graph.h"
 #include "graph/graph_internal.h"
+#include "graph/infer_internal.h"
 
 /* Dimensions above this are refused, so that window arithmetic on int64 can
  * never overflow (attributes are capped at INT32_MAX below). */
 #define MAX_DIM ((int64_t)1 << 48)
-
-static ingot_status_t node_fail(const ingot_node_t* n, ingot_status_t code, const char* fmt, ...)
-    INGOT_PRINTF(3, 4);
-static ingot_status_t node_fail(const ingot_node_t* n, ingot_status_t code, const char* fmt, ...) {
-  char msg[1024];
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, args);
-  va_end(args);
-  return ingot_fail(code, "node '%s' (%s): %s", n->name, ingot_op_name(n->op), msg);
-}
-
-typedef struct ctx_t {
-  ingot_graph_t* g;
-  uint32_t id;
-  ingot_node_t* n;
-} ctx_t;
-
-/* Input i, or NULL when absent. */
-static ingot_value_t* in(const ctx_t* c, uint32_t i) {
-  if (i >= c->n->input_count || c->n->inputs[i] == INGOT_NO_VALUE) return NULL;
-  return &c->g->values[c->n->inputs[i]];
-}
-
-static void set_out(const ctx_t* c, uint32_t k, ingot_dtype_t dtype, int32_t rank, const int64_t* dims) {
-  if (k >= c->n->output_count || c->n->outputs[k] == INGOT_NO_VALUE) return;
-  ingot_value_t* v = &c->g->values[c->n->outputs[k]];
-  v->dtype = dtype;
-  v->rank = rank;
-  for (int32_t i = 0; i < (int32_t)INGOT_MAX_RANK; ++i) {
-    v->dims[i] = i < rank ? dims[i] : 0;
-    v->dim_names[i] = NULL;
-  }
-}
-
-static void copy_out(const ctx_t* c, uint32_t k, const ingot_value_t* from) {
-  set_out(c, k, from->dtype, from->rank, from->dims);
-}
-
-static bool is_float(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F16 || t == INGOT_DTYPE_F64;
-}
-
-static void shape_str(const ingot_value_t* v, char* buf, size_t size) {
-  size_t used = 0;
-  used += (size_t)snprintf(buf + used, size - used, "[");
-  for (int32_t i = 0; i < v->rank && used < size; ++i) {
-    used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "x" : "", (long long)v->dims[i]);
-  }
-  if (used < size) snprintf(buf + used, size - used, "]");
-}
-
-/* Normalizes an axis attribute into [0, rank) (or [0, rank] when `inclusive`). */
-static ingot_status_t norm_axis(const ctx_t* c, int64_t axis, int32_t rank, bool inclusive, int64_t* out) {
-  int64_t hi = inclusive ? rank : rank - 1;
-  if (axis < -(int64_t)rank || axis > hi) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                     (long long)axis, rank);
-  }
-  *out = axis < 0 ? axis + rank : axis;
-  return INGOT_OK;
-}
 
 /* ---- windows (Conv, MaxPool, AveragePool) ---- */
 
@@ -89,25 +28,25 @@ typedef struct window_t {
   int64_t out[INGOT_MAX_RANK];
 } window_t;
 
-static ingot_status_t read_ints(const ctx_t* c, const char* name, uint32_t want, int64_t lo, int64_t fallback,
+static ingot_status_t read_ints(const infer_ctx_t* c, const char* name, uint32_t want, int64_t lo, int64_t fallback,
                                 int64_t* out) {
   uint32_t count = 0;
   const int64_t* v = ingot_node_attr_ints(c->n, name, &count);
   const ingot_attr_t* a = ingot_node_attr(c->n, name);
   if (a && a->type != INGOT_ATTR_INTS) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a list of ints", name);
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a list of ints", name);
   }
   if (!v || count == 0) {
     for (uint32_t i = 0; i < want; ++i) out[i] = fallback;
     return INGOT_OK;
   }
   if (count != want) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' has %u entries, expected %u", name,
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' has %u entries, expected %u", name,
                      count, want);
   }
   for (uint32_t i = 0; i < want; ++i) {
     if (v[i] < lo || v[i] > INT32_MAX) {
-      return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "attribute '%s'[%u] = %lld is out of range", name, i,
+      return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "attribute '%s'[%u] = %lld is out of range", name, i,
                        (long long)v[i]);
     }
     out[i] = v[i];
@@ -117,7 +56,7 @@ static ingot_status_t read_ints(const ctx_t* c, const char* name, uint32_t want,
 
 /* Computes output sizes of a sliding window over x's spatial dims, resolving
  * auto_pad into explicit pads, and writes the canonical attributes back. */
-static ingot_status_t infer_window(const ctx_t* c, const ingot_value_t* x, const int64_t* kernel_from_weight,
+static ingot_status_t infer_window(const infer_ctx_t* c, const ingot_value_t* x, const int64_t* kernel_from_weight,
                                    bool allow_ceil, window_t* w) {
   ingot_status_t s;
   w->spatial = x->rank - 2;
@@ -128,11 +67,11 @@ static ingot_status_t infer_window(const ctx_t* c, const ingot_value_t* x, const
     for (uint32_t i = 0; i < sp; ++i) w->kernel[i] = kernel_from_weight[i];
     if (ks && count) {
       if (count != sp) {
-        return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape has %u entries, expected %u", count, sp);
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape has %u entries, expected %u", count, sp);
       }
       for (uint32_t i = 0; i < sp; ++i) {
         if (ks[i] != kernel_from_weight[i]) {
-          return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+          return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
                            "kernel_shape[%u] = %lld disagrees with the weight's %lld", i, (long long)ks[i],
                            (long long)kernel_from_weight[i]);
         }
@@ -141,7 +80,7 @@ static ingot_status_t infer_window(const ctx_t* c, const ingot_value_t* x, const
   } else {
     uint32_t count = 0;
     ingot_node_attr_ints(c->n, "kernel_shape", &count);
-    if (count == 0) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'kernel_shape' is required");
+    if (count == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'kernel_shape' is required");
     if ((s = read_ints(c, "kernel_shape", sp, 1, 1, w->kernel))) return s;
   }
   if ((s = read_ints(c, "strides", sp, 1, 1, w->strides))) return s;
@@ -149,7 +88,7 @@ static ingot_status_t infer_window(const ctx_t* c, const ingot_value_t* x, const
   if ((s = read_ints(c, "pads", 2 * sp, 0, 0, w->pads))) return s;
   int64_t ceil_mode = allow_ceil ? ingot_node_attr_int(c->n, "ceil_mode", 0) : 0;
   if (ceil_mode != 0 && ceil_mode != 1) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "ceil_mode must be 0 or 1, not %lld", (long long)ceil_mode);
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "ceil_mode must be 0 or 1, not %lld", (long long)ceil_mode);
   }
   const char* auto_pad = ingot_node_attr_string(c->n, "auto_pad", "NOTSET");
   enum { kNotSet, kSameUpper, kSameLower, kValid } mode;
@@ -162,7 +101,7 @@ static ingot_status_t infer_window(const ctx_t* c, const ingot_value_t* x, const
   } else if (strcmp(auto_pad, "VALID") == 0) {
     mode = kValid;
   } else {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED,
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
                      "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID)", auto_pad);
   }
   for (uint32_t i = 0; i < sp; ++i) {
@@ -182,7 +121,7 @@ static ingot_status_t infer_window(const ctx_t* c, const ingot_value_t* x, const
       int64_t span = in_size + w->pads[i] + w->pads[i + sp] - eff;
       /* With ceil_mode a window may overhang the padded end by < stride. */
       if (span < 0 && !(ceil_mode && span + st - 1 >= 0)) {
-        return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
                          "spatial dim %u: the window (%lld with dilation) is larger than the padded input (%lld)", i,
                          (long long)eff, (long long)(in_size + w->pads[i] + w->pads[i + sp]));
       }
@@ -196,7 +135,7 @@ static ingot_status_t infer_window(const ctx_t* c, const ingot_value_t* x, const
       }
     }
     if (out < 1) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "spatial dim %u: empty output", i);
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "spatial dim %u: empty output", i);
     }
     w->out[i] = out;
   }
@@ -212,38 +151,38 @@ static ingot_status_t infer_window(const ctx_t* c, const ingot_value_t* x, const
   return INGOT_OK;
 }
 
-static ingot_status_t infer_CONV(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
-  const ingot_value_t* w = in(c, 1);
-  const ingot_value_t* b = in(c, 2);
+ingot_status_t infer_CONV(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* w = infer_input(c, 1);
+  const ingot_value_t* b = infer_input(c, 2);
   if (x->rank < 3 || x->rank > (int32_t)INGOT_MAX_RANK) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d", x->rank);
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d", x->rank);
   }
   if (w->rank != x->rank) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "weight rank %d differs from input rank %d", w->rank,
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "weight rank %d differs from input rank %d", w->rank,
                      x->rank);
   }
-  if (!is_float(x->dtype) || w->dtype != x->dtype) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input and weight must be the same float type (%s, %s)",
+  if (!infer_is_float(x->dtype) || w->dtype != x->dtype) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input and weight must be the same float type (%s, %s)",
                      ingot_graph_dtype_name(x->dtype), ingot_graph_dtype_name(w->dtype));
   }
   int64_t group = ingot_node_attr_int(c->n, "group", 1);
   int64_t channels = x->dims[1], out_channels = w->dims[0];
   if (group < 1 || channels % group != 0 || out_channels % group != 0) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels",
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels",
                      (long long)group, (long long)channels, (long long)out_channels);
   }
   if (w->dims[1] * group != channels) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
                      "weight has %lld input channels per group, input has %lld channels in %lld groups",
                      (long long)w->dims[1], (long long)channels, (long long)group);
   }
   if (b && (b->rank != 1 || b->dims[0] != out_channels || b->dtype != x->dtype)) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "bias must be a vector of %lld %s", (long long)out_channels,
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "bias must be a vector of %lld %s", (long long)out_channels,
                      ingot_graph_dtype_name(x->dtype));
   }
   for (int32_t i = 2; i < w->rank; ++i) {
-    if (w->dims[i] < 1) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "empty kernel");
+    if (w->dims[i] < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "empty kernel");
   }
   window_t win;
   ingot_status_t s = infer_window(c, x, w->dims + 2, false, &win);
@@ -252,17 +191,17 @@ static ingot_status_t infer_CONV(ctx_t* c) {
   dims[0] = x->dims[0];
   dims[1] = out_channels;
   for (int32_t i = 0; i < win.spatial; ++i) dims[2 + i] = win.out[i];
-  set_out(c, 0, x->dtype, x->rank, dims);
+  infer_set_output(c, 0, x->dtype, x->rank, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_pool(ctx_t* c, bool allow_ceil) {
-  const ingot_value_t* x = in(c, 0);
+static ingot_status_t infer_pool(infer_ctx_t* c, bool allow_ceil) {
+  const ingot_value_t* x = infer_input(c, 0);
   if (x->rank < 3) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d", x->rank);
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d", x->rank);
   }
-  if (!is_float(x->dtype) && !(c->n->op == INGOT_OP_MAXPOOL && (x->dtype == INGOT_DTYPE_I8 || x->dtype == INGOT_DTYPE_U8))) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
+  if (!infer_is_float(x->dtype) && !(c->n->op == INGOT_OP_MAXPOOL && (x->dtype == INGOT_DTYPE_I8 || x->dtype == INGOT_DTYPE_U8))) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   window_t win;
   ingot_status_t s = infer_window(c, x, NULL, allow_ceil, &win);
@@ -271,74 +210,74 @@ static ingot_status_t infer_pool(ctx_t* c, bool allow_ceil) {
   dims[0] = x->dims[0];
   dims[1] = x->dims[1];
   for (int32_t i = 0; i < win.spatial; ++i) dims[2 + i] = win.out[i];
-  set_out(c, 0, x->dtype, x->rank, dims);
-  set_out(c, 1, INGOT_DTYPE_I64, x->rank, dims); /* MaxPool Indices */
+  infer_set_output(c, 0, x->dtype, x->rank, dims);
+  infer_set_output(c, 1, INGOT_DTYPE_I64, x->rank, dims); /* MaxPool Indices */
   return INGOT_OK;
 }
 
-static ingot_status_t infer_MAXPOOL(ctx_t* c) { return infer_pool(c, true); }
-static ingot_status_t infer_AVERAGEPOOL(ctx_t* c) { return infer_pool(c, true); }
+ingot_status_t infer_MAXPOOL(infer_ctx_t* c) { return infer_pool(c, true); }
+ingot_status_t infer_AVERAGEPOOL(infer_ctx_t* c) { return infer_pool(c, true); }
 
-static ingot_status_t infer_GLOBALAVERAGEPOOL(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
+ingot_status_t infer_GLOBALAVERAGEPOOL(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
   if (x->rank < 3) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d", x->rank);
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d", x->rank);
   }
-  if (!is_float(x->dtype)) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
+  if (!infer_is_float(x->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   int64_t dims[INGOT_MAX_RANK];
   for (int32_t i = 0; i < x->rank; ++i) dims[i] = i < 2 ? x->dims[i] : 1;
-  set_out(c, 0, x->dtype, x->rank, dims);
+  infer_set_output(c, 0, x->dtype, x->rank, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_BATCHNORMALIZATION(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
-  if (x->rank < 2) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2, has %d", x->rank);
-  if (!is_float(x->dtype)) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
+ingot_status_t infer_BATCHNORMALIZATION(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (x->rank < 2) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2, has %d", x->rank);
+  if (!infer_is_float(x->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   if (ingot_node_attr_int(c->n, "training_mode", 0) != 0) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
   }
   if (ingot_node_attr_int(c->n, "spatial", 1) != 1) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
   }
   static const char* const kNames[] = {"", "scale", "B", "mean", "var"};
   for (uint32_t i = 1; i < 5; ++i) {
-    const ingot_value_t* p = in(c, i);
-    if (!p) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' is required", kNames[i]);
-    if (p->rank != 1 || p->dims[0] != x->dims[1] || !is_float(p->dtype)) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "'%s' must be a float vector of %lld channels", kNames[i],
+    const ingot_value_t* p = infer_input(c, i);
+    if (!p) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' is required", kNames[i]);
+    if (p->rank != 1 || p->dims[0] != x->dims[1] || !infer_is_float(p->dtype)) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "'%s' must be a float vector of %lld channels", kNames[i],
                        (long long)x->dims[1]);
     }
   }
-  copy_out(c, 0, x);
+  infer_copy_output(c, 0, x);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_GEMM(ctx_t* c) {
-  const ingot_value_t* a = in(c, 0);
-  const ingot_value_t* b = in(c, 1);
-  const ingot_value_t* bias = in(c, 2);
+ingot_status_t infer_GEMM(infer_ctx_t* c) {
+  const ingot_value_t* a = infer_input(c, 0);
+  const ingot_value_t* b = infer_input(c, 1);
+  const ingot_value_t* bias = infer_input(c, 2);
   if (a->rank != 2 || b->rank != 2) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "A and B must be matrices (ranks %d, %d)", a->rank, b->rank);
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "A and B must be matrices (ranks %d, %d)", a->rank, b->rank);
   }
-  if (a->dtype != b->dtype || !is_float(a->dtype)) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "A and B must be the same float type (%s, %s)",
+  if (a->dtype != b->dtype || !infer_is_float(a->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "A and B must be the same float type (%s, %s)",
                      ingot_graph_dtype_name(a->dtype), ingot_graph_dtype_name(b->dtype));
   }
   int64_t trans_a = ingot_node_attr_int(c->n, "transA", 0), trans_b = ingot_node_attr_int(c->n, "transB", 0);
   int64_t m = trans_a ? a->dims[1] : a->dims[0], k = trans_a ? a->dims[0] : a->dims[1];
   int64_t k2 = trans_b ? b->dims[1] : b->dims[0], n = trans_b ? b->dims[0] : b->dims[1];
   if (k != k2) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inner dimensions differ: A gives K=%lld, B gives K=%lld",
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inner dimensions differ: A gives K=%lld, B gives K=%lld",
                      (long long)k, (long long)k2);
   }
   if (bias) {
     if (bias->rank > 2 || bias->dtype != a->dtype) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "C must be a %s tensor of rank <= 2",
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "C must be a %s tensor of rank <= 2",
                        ingot_graph_dtype_name(a->dtype));
     }
     int64_t want[2] = {m, n};
@@ -346,27 +285,27 @@ static ingot_status_t infer_GEMM(ctx_t* c) {
       int64_t d = bias->dims[i], full = want[2 - bias->rank + i];
       if (d != 1 && d != full) {
         char buf[128];
-        shape_str(bias, buf, sizeof(buf));
-        return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "C of shape %s does not broadcast to %lldx%lld", buf,
+        infer_shape_str(bias, buf, sizeof(buf));
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "C of shape %s does not broadcast to %lldx%lld", buf,
                          (long long)m, (long long)n);
       }
     }
   }
   int64_t dims[2] = {m, n};
-  set_out(c, 0, a->dtype, 2, dims);
+  infer_set_output(c, 0, a->dtype, 2, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_MATMUL(ctx_t* c) {
-  const ingot_value_t* a = in(c, 0);
-  const ingot_value_t* b = in(c, 1);
-  if (a->rank < 1 || b->rank < 1) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must not be scalars");
+ingot_status_t infer_MATMUL(infer_ctx_t* c) {
+  const ingot_value_t* a = infer_input(c, 0);
+  const ingot_value_t* b = infer_input(c, 1);
+  if (a->rank < 1 || b->rank < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must not be scalars");
   if (a->dtype != b->dtype) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs have different types (%s, %s)",
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs have different types (%s, %s)",
                      ingot_graph_dtype_name(a->dtype), ingot_graph_dtype_name(b->dtype));
   }
-  if (!is_float(a->dtype) && a->dtype != INGOT_DTYPE_I32 && a->dtype != INGOT_DTYPE_I64) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "type %s is not supported", ingot_graph_dtype_name(a->dtype));
+  if (!infer_is_float(a->dtype) && a->dtype != INGOT_DTYPE_I32 && a->dtype != INGOT_DTYPE_I64) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "type %s is not supported", ingot_graph_dtype_name(a->dtype));
   }
   /* Promote 1-D operands: [K] -> [1, K] for A, [K] -> [K, 1] for B. */
   int64_t ad[INGOT_MAX_RANK + 1], bd[INGOT_MAX_RANK + 1];
@@ -386,7 +325,7 @@ static ingot_status_t infer_MATMUL(ctx_t* c) {
     memcpy(bd, b->dims, sizeof(int64_t) * (size_t)br);
   }
   if (ad[ar - 1] != bd[br - 2]) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inner dimensions differ: %lld vs %lld",
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inner dimensions differ: %lld vs %lld",
                      (long long)ad[ar - 1], (long long)bd[br - 2]);
   }
   int32_t batch_a = ar - 2, batch_b = br - 2;
@@ -396,7 +335,7 @@ static ingot_status_t infer_MATMUL(ctx_t* c) {
     int32_t ia = i - (batch - batch_a), ib = i - (batch - batch_b);
     int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
     if (da != db && da != 1 && db != 1) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "batch dimensions %lld and %lld do not broadcast",
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "batch dimensions %lld and %lld do not broadcast",
                        (long long)da, (long long)db);
     }
     dims[i] = da == 1 ? db : da;
@@ -404,13 +343,13 @@ static ingot_status_t infer_MATMUL(ctx_t* c) {
   int32_t rank = batch;
   if (a->rank > 1) dims[rank++] = ad[ar - 2];
   if (b->rank > 1) dims[rank++] = bd[br - 1];
-  if (rank > (int32_t)INGOT_MAX_RANK) return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "output rank %d is too large", rank);
-  set_out(c, 0, a->dtype, rank, dims);
+  if (rank > (int32_t)INGOT_MAX_RANK) return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "output rank %d is too large", rank);
+  infer_set_output(c, 0, a->dtype, rank, dims);
   return INGOT_OK;
 }
 
 /* Numpy-style (multidirectional) broadcasting of a and b into dims. */
-static ingot_status_t broadcast(const ctx_t* c, const ingot_value_t* a, const ingot_value_t* b, int32_t* out_rank,
+static ingot_status_t broadcast(const infer_ctx_t* c, const ingot_value_t* a, const ingot_value_t* b, int32_t* out_rank,
                                 int64_t* dims) {
   int32_t rank = a->rank > b->rank ? a->rank : b->rank;
   for (int32_t i = 0; i < rank; ++i) {
@@ -418,9 +357,9 @@ static ingot_status_t broadcast(const ctx_t* c, const ingot_value_t* a, const in
     int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
     if (da != db && da != 1 && db != 1) {
       char sa[128], sb[128];
-      shape_str(a, sa, sizeof(sa));
-      shape_str(b, sb, sizeof(sb));
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shapes %s and %s do not broadcast", sa, sb);
+      infer_shape_str(a, sa, sizeof(sa));
+      infer_shape_str(b, sb, sizeof(sb));
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shapes %s and %s do not broadcast", sa, sb);
     }
     dims[i] = da == 1 ? db : da;
   }
@@ -428,114 +367,114 @@ static ingot_status_t broadcast(const ctx_t* c, const ingot_value_t* a, const in
   return INGOT_OK;
 }
 
-static ingot_status_t infer_binary(ctx_t* c) {
-  const ingot_value_t* a = in(c, 0);
-  const ingot_value_t* b = in(c, 1);
+static ingot_status_t infer_binary(infer_ctx_t* c) {
+  const ingot_value_t* a = infer_input(c, 0);
+  const ingot_value_t* b = infer_input(c, 1);
   if (a->dtype != b->dtype) {
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs have different types (%s, %s)",
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs have different types (%s, %s)",
                      ingot_graph_dtype_name(a->dtype), ingot_graph_dtype_name(b->dtype));
   }
   if (ingot_node_attr(c->n, "broadcast") && ingot_node_attr_int(c->n, "broadcast", 0) != 0 &&
       ingot_node_attr(c->n, "axis")) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "legacy broadcast with 'axis' (opset < 7) is not supported");
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "legacy broadcast with 'axis' (opset < 7) is not supported");
   }
   int64_t dims[INGOT_MAX_RANK];
   int32_t rank = 0;
   ingot_status_t s = broadcast(c, a, b, &rank, dims);
   if (s) return s;
-  set_out(c, 0, a->dtype, rank, dims);
+  infer_set_output(c, 0, a->dtype, rank, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_ADD(ctx_t* c) { return infer_binary(c); }
-static ingot_status_t infer_SUB(ctx_t* c) { return infer_binary(c); }
-static ingot_status_t infer_MUL(ctx_t* c) { return infer_binary(c); }
-static ingot_status_t infer_DIV(ctx_t* c) { return infer_binary(c); }
+ingot_status_t infer_ADD(infer_ctx_t* c) { return infer_binary(c); }
+ingot_status_t infer_SUB(infer_ctx_t* c) { return infer_binary(c); }
+ingot_status_t infer_MUL(infer_ctx_t* c) { return infer_binary(c); }
+ingot_status_t infer_DIV(infer_ctx_t* c) { return infer_binary(c); }
 
-static ingot_status_t infer_same(ctx_t* c) {
-  copy_out(c, 0, in(c, 0));
+static ingot_status_t infer_same(infer_ctx_t* c) {
+  infer_copy_output(c, 0, infer_input(c, 0));
   return INGOT_OK;
 }
 
-static ingot_status_t infer_float_unary(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
-  if (!is_float(x->dtype)) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
+static ingot_status_t infer_float_unary(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (!infer_is_float(x->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   return infer_same(c);
 }
 
-static ingot_status_t infer_RELU(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
-  if (!is_float(x->dtype) && x->dtype != INGOT_DTYPE_I32 && x->dtype != INGOT_DTYPE_I64 && x->dtype != INGOT_DTYPE_I8) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
+ingot_status_t infer_RELU(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (!infer_is_float(x->dtype) && x->dtype != INGOT_DTYPE_I32 && x->dtype != INGOT_DTYPE_I64 && x->dtype != INGOT_DTYPE_I8) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   return infer_same(c);
 }
-static ingot_status_t infer_SIGMOID(ctx_t* c) { return infer_float_unary(c); }
-static ingot_status_t infer_TANH(ctx_t* c) { return infer_float_unary(c); }
-static ingot_status_t infer_IDENTITY(ctx_t* c) { return infer_same(c); }
+ingot_status_t infer_SIGMOID(infer_ctx_t* c) { return infer_float_unary(c); }
+ingot_status_t infer_TANH(infer_ctx_t* c) { return infer_float_unary(c); }
+ingot_status_t infer_IDENTITY(infer_ctx_t* c) { return infer_same(c); }
 
-static ingot_status_t infer_CLIP(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
+ingot_status_t infer_CLIP(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
   for (uint32_t i = 1; i < 3; ++i) {
-    const ingot_value_t* bound = in(c, i);
+    const ingot_value_t* bound = infer_input(c, i);
     if (!bound) continue;
     if (c->g->opset > 0 && c->g->opset < 11) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "min/max inputs need opset >= 11 (model imports %lld)",
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "min/max inputs need opset >= 11 (model imports %lld)",
                        (long long)c->g->opset);
     }
     if (bound->dtype != x->dtype || ingot_value_numel(bound) != 1 || bound->rank > 1) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s must be a scalar of type %s", i == 1 ? "min" : "max",
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s must be a scalar of type %s", i == 1 ? "min" : "max",
                        ingot_graph_dtype_name(x->dtype));
     }
   }
   return infer_same(c);
 }
 
-static ingot_status_t infer_DROPOUT(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
-  copy_out(c, 0, x);
-  set_out(c, 1, INGOT_DTYPE_BOOL, x->rank, x->dims);
+ingot_status_t infer_DROPOUT(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  infer_copy_output(c, 0, x);
+  infer_set_output(c, 1, INGOT_DTYPE_BOOL, x->rank, x->dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_SOFTMAX(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
-  if (!is_float(x->dtype)) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
+ingot_status_t infer_SOFTMAX(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (!infer_is_float(x->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   int64_t fallback = (c->g->opset > 0 && c->g->opset < 13) ? 1 : -1;
   int64_t axis = 0;
-  if (x->rank == 0) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  ingot_status_t s = norm_axis(c, ingot_node_attr_int(c->n, "axis", fallback), x->rank, false, &axis);
+  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
+  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", fallback), x->rank, false, &axis);
   if (s) return s;
   return infer_same(c);
 }
 
-static ingot_status_t infer_FLATTEN(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
+ingot_status_t infer_FLATTEN(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
   int64_t axis = 0;
-  ingot_status_t s = norm_axis(c, ingot_node_attr_int(c->n, "axis", 1), x->rank, true, &axis);
+  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 1), x->rank, true, &axis);
   if (s) return s;
   int64_t dims[2] = {1, 1};
   for (int32_t i = 0; i < x->rank; ++i) dims[i < axis ? 0 : 1] *= x->dims[i];
-  set_out(c, 0, x->dtype, 2, dims);
+  infer_set_output(c, 0, x->dtype, 2, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_RESHAPE(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
-  const ingot_value_t* shape = in(c, 1);
+ingot_status_t infer_RESHAPE(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* shape = infer_input(c, 1);
   if (shape->kind != INGOT_VALUE_WEIGHT || shape->dtype != INGOT_DTYPE_I64 || !shape->data) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED,
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
                      "the shape input '%s' must be a constant int64 tensor (computed shapes are not supported)",
                      shape->name);
   }
-  if (shape->rank != 1) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "the shape input must be 1-D");
+  if (shape->rank != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "the shape input must be 1-D");
   int64_t count = shape->dims[0];
   if (count > (int64_t)INGOT_MAX_RANK) {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED, "target rank %lld is above %u", (long long)count, INGOT_MAX_RANK);
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "target rank %lld is above %u", (long long)count, INGOT_MAX_RANK);
   }
   const int64_t* want = (const int64_t*)shape->data;
   bool allow_zero = ingot_node_attr_int(c->n, "allowzero", 0) != 0;
@@ -546,26 +485,26 @@ static ingot_status_t infer_RESHAPE(ctx_t* c) {
     int64_t d = want[i];
     if (d == 0 && !allow_zero) {
       if (i >= x->rank) {
-        return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shape[%lld] = 0 copies a dimension the input lacks",
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shape[%lld] = 0 copies a dimension the input lacks",
                          (long long)i);
       }
       d = x->dims[i];
     } else if (d == -1) {
-      if (infer_at >= 0) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "more than one -1 in the shape");
+      if (infer_at >= 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "more than one -1 in the shape");
       infer_at = (int32_t)i;
       dims[i] = 1;
       continue;
     } else if (d < 0) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shape[%lld] = %lld is invalid", (long long)i, (long long)d);
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shape[%lld] = %lld is invalid", (long long)i, (long long)d);
     }
-    if (d > MAX_DIM) return node_fail(c->n, INGOT_ERROR_LIMIT, "shape[%lld] = %lld is too large", (long long)i, (long long)d);
+    if (d > MAX_DIM) return infer_fail(c->n, INGOT_ERROR_LIMIT, "shape[%lld] = %lld is too large", (long long)i, (long long)d);
     dims[i] = d;
-    if (d != 0 && known > INT64_MAX / d) return node_fail(c->n, INGOT_ERROR_LIMIT, "the target shape overflows");
+    if (d != 0 && known > INT64_MAX / d) return infer_fail(c->n, INGOT_ERROR_LIMIT, "the target shape overflows");
     known *= d;
   }
   if (infer_at >= 0) {
     if (known == 0 || numel % known != 0) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "cannot infer the -1 dimension: %lld elements into %lld",
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "cannot infer the -1 dimension: %lld elements into %lld",
                        (long long)numel, (long long)known);
     }
     dims[infer_at] = numel / known;
@@ -573,27 +512,27 @@ static ingot_status_t infer_RESHAPE(ctx_t* c) {
   }
   if (known != numel) {
     char buf[128];
-    shape_str(x, buf, sizeof(buf));
-    return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "cannot reshape %s (%lld elements) into %lld elements", buf,
+    infer_shape_str(x, buf, sizeof(buf));
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "cannot reshape %s (%lld elements) into %lld elements", buf,
                      (long long)numel, (long long)known);
   }
-  set_out(c, 0, x->dtype, (int32_t)count, dims);
+  infer_set_output(c, 0, x->dtype, (int32_t)count, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_TRANSPOSE(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
+ingot_status_t infer_TRANSPOSE(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
   uint32_t count = 0;
   const int64_t* perm = ingot_node_attr_ints(c->n, "perm", &count);
   int64_t p[INGOT_MAX_RANK];
   if (perm && count) {
     if ((int32_t)count != x->rank) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "perm has %u entries, input rank is %d", count, x->rank);
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "perm has %u entries, input rank is %d", count, x->rank);
     }
     bool seen[INGOT_MAX_RANK] = {false};
     for (uint32_t i = 0; i < count; ++i) {
       if (perm[i] < 0 || perm[i] >= x->rank || seen[perm[i]]) {
-        return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "perm is not a permutation of 0..%d", x->rank - 1);
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "perm is not a permutation of 0..%d", x->rank - 1);
       }
       seen[perm[i]] = true;
       p[i] = perm[i];
@@ -604,65 +543,66 @@ static ingot_status_t infer_TRANSPOSE(ctx_t* c) {
   }
   int64_t dims[INGOT_MAX_RANK];
   for (int32_t i = 0; i < x->rank; ++i) dims[i] = x->dims[p[i]];
-  set_out(c, 0, x->dtype, x->rank, dims);
+  infer_set_output(c, 0, x->dtype, x->rank, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_CONCAT(ctx_t* c) {
-  const ingot_value_t* x = in(c, 0);
+ingot_status_t infer_CONCAT(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
   const ingot_attr_t* attr = ingot_node_attr(c->n, "axis");
-  if (!attr && c->g->opset >= 4) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is required");
+  if (!attr && c->g->opset >= 4) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is required");
   int64_t axis = 0;
-  if (x->rank == 0) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must not be scalars");
-  ingot_status_t s = norm_axis(c, ingot_node_attr_int(c->n, "axis", 1), x->rank, false, &axis);
+  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must not be scalars");
+  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 1), x->rank, false, &axis);
   if (s) return s;
   int64_t dims[INGOT_MAX_RANK];
   memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
   for (uint32_t i = 1; i < c->n->input_count; ++i) {
-    const ingot_value_t* y = in(c, i);
-    if (!y) return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u is missing", i);
+    const ingot_value_t* y = infer_input(c, i);
+    if (!y) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u is missing", i);
     if (y->rank != x->rank || y->dtype != x->dtype) {
-      return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' differs in rank or type from '%s'", y->name,
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' differs in rank or type from '%s'", y->name,
                        x->name);
     }
     for (int32_t k = 0; k < x->rank; ++k) {
       if (k == axis) continue;
       if (y->dims[k] != x->dims[k]) {
-        return node_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' differs from '%s' in dimension %d", y->name,
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' differs from '%s' in dimension %d", y->name,
                          x->name, k);
       }
     }
     dims[axis] += y->dims[axis];
-    if (dims[axis] > MAX_DIM) return node_fail(c->n, INGOT_ERROR_LIMIT, "the output is too large");
+    if (dims[axis] > MAX_DIM) return infer_fail(c->n, INGOT_ERROR_LIMIT, "the output is too large");
   }
-  set_out(c, 0, x->dtype, x->rank, dims);
+  infer_set_output(c, 0, x->dtype, x->rank, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_CONSTANT(ctx_t* c) {
+ingot_status_t infer_CONSTANT(infer_ctx_t* c) {
   const ingot_attr_t* a;
   if ((a = ingot_node_attr(c->n, "value")) && a->type == INGOT_ATTR_TENSOR && a->tensor < c->g->value_count) {
-    copy_out(c, 0, &c->g->values[a->tensor]);
+    infer_copy_output(c, 0, &c->g->values[a->tensor]);
   } else if ((a = ingot_node_attr(c->n, "value_float")) && a->type == INGOT_ATTR_FLOAT) {
-    set_out(c, 0, INGOT_DTYPE_F32, 0, NULL);
+    infer_set_output(c, 0, INGOT_DTYPE_F32, 0, NULL);
   } else if ((a = ingot_node_attr(c->n, "value_int")) && a->type == INGOT_ATTR_INT) {
-    set_out(c, 0, INGOT_DTYPE_I64, 0, NULL);
+    infer_set_output(c, 0, INGOT_DTYPE_I64, 0, NULL);
   } else if ((a = ingot_node_attr(c->n, "value_floats")) && a->type == INGOT_ATTR_FLOATS) {
     int64_t d = a->count;
-    set_out(c, 0, INGOT_DTYPE_F32, 1, &d);
+    infer_set_output(c, 0, INGOT_DTYPE_F32, 1, &d);
   } else if ((a = ingot_node_attr(c->n, "value_ints")) && a->type == INGOT_ATTR_INTS) {
     int64_t d = a->count;
-    set_out(c, 0, INGOT_DTYPE_I64, 1, &d);
+    infer_set_output(c, 0, INGOT_DTYPE_I64, 1, &d);
   } else {
-    return node_fail(c->n, INGOT_ERROR_UNSUPPORTED,
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
                      "needs one of the attributes value, value_float(s), value_int(s) (others are not supported)");
   }
   return INGOT_OK;
 }
 
-typedef ingot_status_t (*infer_fn_t)(ctx_t* c);
+
+typedef ingot_status_t (*infer_fn_t)(infer_ctx_t* c);
 static const infer_fn_t kInfer[] = {
-#define INGOT_OP(id, name, min_in, max_in, min_out, max_out) infer_##id,
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) infer,
 #include "graph/ops.def"
 };
 static_assert(sizeof(kInfer) / sizeof(kInfer[0]) == INGOT_OP_COUNT_, "shape inference table out of sync with ops.def");
@@ -675,44 +615,44 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   int min_in, max_in, min_out, max_out;
   ingot_op_arity(n->op, &min_in, &max_in, &min_out, &max_out);
   if ((int)n->input_count < min_in || (int)n->input_count > max_in) {
-    return node_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u inputs, expected %d..%d", n->input_count, min_in, max_in);
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u inputs, expected %d..%d", n->input_count, min_in, max_in);
   }
   if ((int)n->output_count < min_out || (int)n->output_count > max_out) {
-    return node_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u outputs, expected %d..%d", n->output_count, min_out,
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u outputs, expected %d..%d", n->output_count, min_out,
                      max_out);
   }
   for (uint32_t i = 0; i < n->input_count; ++i) {
     uint32_t id = n->inputs[i];
     if (id == INGOT_NO_VALUE) {
-      if ((int)i < min_in) return node_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "required input %u is missing", i);
+      if ((int)i < min_in) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "required input %u is missing", i);
       continue;
     }
-    if (id >= graph->value_count) return node_fail(n, INGOT_ERROR_INTERNAL, "input %u has an invalid value id", i);
+    if (id >= graph->value_count) return infer_fail(n, INGOT_ERROR_INTERNAL, "input %u has an invalid value id", i);
     const ingot_value_t* v = &graph->values[id];
     if (v->dtype == INGOT_DTYPE_INVALID || v->rank < 0) {
-      return node_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' has no known type or shape yet", v->name);
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' has no known type or shape yet", v->name);
     }
     for (int32_t k = 0; k < v->rank; ++k) {
       if (v->dims[k] < 0) {
-        return node_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
                          "input '%s' has an unresolved dimension %d; fix the model inputs with --input-shape",
                          v->name, k);
       }
       if (v->dims[k] > MAX_DIM) {
-        return node_fail(n, INGOT_ERROR_LIMIT, "input '%s' has dimension %d = %lld, above the limit", v->name, k,
+        return infer_fail(n, INGOT_ERROR_LIMIT, "input '%s' has dimension %d = %lld, above the limit", v->name, k,
                          (long long)v->dims[k]);
       }
     }
     if (ingot_value_numel(v) < 0) {
-      return node_fail(n, INGOT_ERROR_LIMIT, "input '%s' has more elements than fit in 64 bits", v->name);
+      return infer_fail(n, INGOT_ERROR_LIMIT, "input '%s' has more elements than fit in 64 bits", v->name);
     }
   }
   for (uint32_t k = 0; k < n->output_count; ++k) {
     if (n->outputs[k] >= graph->value_count) {
-      return node_fail(n, INGOT_ERROR_INTERNAL, "output %u has an invalid value id", k);
+      return infer_fail(n, INGOT_ERROR_INTERNAL, "output %u has an invalid value id", k);
     }
   }
-  ctx_t c = {graph, node_id, n};
+  infer_ctx_t c = {graph, node_id, n};
   ingot_status_t s = kInfer[n->op](&c);
   if (s) return s;
   n = &graph->nodes[node_id];
@@ -721,14 +661,14 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
     if (v->rank < 0) continue;
     for (int32_t d = 0; d < v->rank; ++d) {
       if (v->dims[d] > MAX_DIM) {
-        return node_fail(n, INGOT_ERROR_LIMIT, "output '%s' dimension %d = %lld is above the limit", v->name, d,
+        return infer_fail(n, INGOT_ERROR_LIMIT, "output '%s' dimension %d = %lld is above the limit", v->name, d,
                          (long long)v->dims[d]);
       }
     }
     uint64_t bytes;
     int64_t numel = ingot_value_numel(v);
     if (numel < 0 || !ingot_mul_u64((uint64_t)numel, ingot_graph_dtype_size(v->dtype), &bytes)) {
-      return node_fail(n, INGOT_ERROR_LIMIT, "output '%s' is too large", v->name);
+      return infer_fail(n, INGOT_ERROR_LIMIT, "output '%s' is too large", v->name);
     }
   }
   return INGOT_OK;

@@ -26,34 +26,14 @@
 
 #include "lower/lower_internal.h"
 
-/* ---- the dispatch table, one hook per op in graph/ops.def ----
- * Adding an op to ops.def without a LOWER_HOOK_<ID> here fails the build. */
-#define LOWER_HOOK_CONV lower_conv
-#define LOWER_HOOK_GEMM lower_gemm
-#define LOWER_HOOK_MATMUL lower_matmul
-#define LOWER_HOOK_ADD lower_binary_elementwise
-#define LOWER_HOOK_SUB lower_binary_elementwise
-#define LOWER_HOOK_MUL lower_binary_elementwise
-#define LOWER_HOOK_DIV lower_binary_elementwise
-#define LOWER_HOOK_RELU lower_unary_elementwise
-#define LOWER_HOOK_CLIP lower_unary_elementwise
-#define LOWER_HOOK_SIGMOID lower_unary_elementwise
-#define LOWER_HOOK_TANH lower_unary_elementwise
-#define LOWER_HOOK_MAXPOOL lower_pool
-#define LOWER_HOOK_AVERAGEPOOL lower_pool
-#define LOWER_HOOK_GLOBALAVERAGEPOOL lower_global_pool
-#define LOWER_HOOK_BATCHNORMALIZATION lower_batchnorm
-#define LOWER_HOOK_FLATTEN lower_view
-#define LOWER_HOOK_RESHAPE lower_view
-#define LOWER_HOOK_TRANSPOSE lower_transpose
-#define LOWER_HOOK_CONCAT lower_concat
-#define LOWER_HOOK_SOFTMAX lower_softmax
-#define LOWER_HOOK_IDENTITY lower_view
-#define LOWER_HOOK_DROPOUT lower_view
-#define LOWER_HOOK_CONSTANT NULL /* folded into a weight by the graph passes */
+/* ---- the dispatch table: the lowering hook of each op in graph/ops.def ---- */
+ingot_status_t lower_folded(lower_ctx_t* ctx) {
+  return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "this op cannot be lowered (constant folding should have made it a weight)");
+}
+
 
 static const lower_fn_t kLowerers[] = {
-#define INGOT_OP(id, ...) LOWER_HOOK_##id,
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) lower,
 #include "graph/ops.def"
 };
 static_assert(sizeof(kLowerers) / sizeof(kLowerers[0]) == INGOT_OP_COUNT_,

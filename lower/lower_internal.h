@@ -110,20 +110,11 @@ const char* lower_shape_str(lower_ctx_t* ctx, uint32_t value);
 /* Lowercased op name ("conv", "globalaveragepool"). */
 const char* lower_op_lower(lower_ctx_t* ctx);
 
-/* ---- per-op lowerings (one file per family) ---- */
+/* ---- per-op lowerings: one hook per op, named in graph/ops.def (one file
+ * per op family); the prototypes come from that table. ---- */
 typedef ingot_status_t (*lower_fn_t)(lower_ctx_t* ctx);
-
-ingot_status_t lower_binary_elementwise(lower_ctx_t* ctx); /* Add Sub Mul Div */
-ingot_status_t lower_unary_elementwise(lower_ctx_t* ctx);  /* Relu Clip Sigmoid Tanh */
-ingot_status_t lower_batchnorm(lower_ctx_t* ctx);
-ingot_status_t lower_conv(lower_ctx_t* ctx);
-ingot_status_t lower_gemm(lower_ctx_t* ctx);
-ingot_status_t lower_matmul(lower_ctx_t* ctx);
-ingot_status_t lower_pool(lower_ctx_t* ctx);        /* MaxPool AveragePool */
-ingot_status_t lower_global_pool(lower_ctx_t* ctx); /* GlobalAveragePool */
-ingot_status_t lower_view(lower_ctx_t* ctx);        /* Flatten Reshape Identity Dropout */
-ingot_status_t lower_transpose(lower_ctx_t* ctx);
-ingot_status_t lower_concat(lower_ctx_t* ctx);
-ingot_status_t lower_softmax(lower_ctx_t* ctx);
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) \
+  ingot_status_t lower(lower_ctx_t* ctx);
+#include "graph/ops.def"
 
 #endif /* INGOT_LOWER_INTERNAL_H_ */

@@ -1,0 +1,35 @@
+/* Shape inference internals shared by the files of graph/ that infer ops
+ * (shape_infer.c and one file per further op family). */
+#ifndef INGOT_INFER_INTERNAL_H_
+#define INGOT_INFER_INTERNAL_H_
+
+#include "graph/graph.h"
+
+typedef struct infer_ctx_t {
+  ingot_graph_t* g;
+  uint32_t id;        /* the node being inferred */
+  ingot_node_t* n;
+} infer_ctx_t;
+
+/* Fails with "node 'NAME' (OP): message". */
+ingot_status_t infer_fail(const ingot_node_t* n, ingot_status_t code, const char* fmt, ...)
+    INGOT_PRINTF(3, 4);
+/* Input i, or NULL when absent. */
+ingot_value_t* infer_input(const infer_ctx_t* c, uint32_t i);
+/* Sets output k's dtype and shape (ignored when the output is absent). */
+void infer_set_output(const infer_ctx_t* c, uint32_t k, ingot_dtype_t dtype, int32_t rank,
+                      const int64_t* dims);
+void infer_copy_output(const infer_ctx_t* c, uint32_t k, const ingot_value_t* from);
+bool infer_is_float(ingot_dtype_t t);
+/* "[1x3x224x224]" into buf. */
+void infer_shape_str(const ingot_value_t* v, char* buf, size_t size);
+/* Normalizes an axis into [0, rank) (or [0, rank] when `inclusive`). */
+ingot_status_t infer_norm_axis(const infer_ctx_t* c, int64_t axis, int32_t rank, bool inclusive,
+                               int64_t* out);
+
+/* The inference function of every op, named in graph/ops.def. */
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) \
+  ingot_status_t infer(infer_ctx_t* c);
+#include "graph/ops.def"
+
+#endif /* INGOT_INFER_INTERNAL_H_ */

@@ -15,14 +15,15 @@
 static const char kInspectHelp[] =
     "usage: ingot inspect BUNDLE [--json]\n"
     "\n"
-    "Shows a bundle's inputs and outputs (name, dtype, shape), its code targets, its\n"
-    "sections (kind, codec, stored and raw size) and its memory plan (arena bytes\n"
-    "beside the planner's lower bound). The bundle is verified first.\n"
+    "Shows a bundle's inputs and outputs (name, dtype, shape), its code targets (CPU\n"
+    "variants) and the one this machine loads and why, its sections (kind, codec,\n"
+    "stored and raw size) and its memory plan (arena bytes beside the planner's\n"
+    "lower bound). The bundle is verified first.\n"
     "\n"
     "options:\n"
     "  --json      print one JSON object (keys: format_version, file_bytes, inputs,\n"
-    "              outputs, targets, loaded_target, sections, arena_bytes,\n"
-    "              arena_lower_bound_bytes)\n"
+    "              outputs, targets, loaded_target, target_reason, sections,\n"
+    "              arena_bytes, arena_lower_bound_bytes)\n"
     "  -h, --help  show this help\n";
 
 typedef struct inspect_section_t {
@@ -193,6 +194,7 @@ static int inspect_main(const char* path, bool as_json) {
     }
     json_object_set_new(root, "targets", targets);
     json_object_set_new(root, "loaded_target", json_string(loaded));
+    json_object_set_new(root, "target_reason", json_string(ingot_bundle_target_reason(bundle)));
     json_object_set_new(root, "sections", secs);
     json_object_set_new(root, "arena_bytes", json_integer((json_int_t)arena));
     json_object_set_new(root, "arena_lower_bound_bytes", json_integer((json_int_t)lower));
@@ -215,6 +217,7 @@ static int inspect_main(const char* path, bool as_json) {
       if (sections[i].kind == INGOT_SECTION_CODE) printf(" %s", sections[i].target);
     }
     printf(" (loaded here: %s)\n", loaded);
+    printf("variant: %s\n", ingot_bundle_target_reason(bundle));
     printf("sections:\n");
     printf("  %-10s %-6s %12s %12s  %s\n", "kind", "codec", "stored", "raw", "target");
     for (uint32_t i = 0; i < section_count; ++i) {

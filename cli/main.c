@@ -18,6 +18,9 @@ static void print_one_line(FILE* f, const char* prefix, const char* fmt, va_list
   while (n > 0 && (message[n - 1] == '\n' || message[n - 1] == ' ')) message[--n] = '\0';
   for (char* p = message; *p; ++p) {
     if (*p == '\n' || *p == '\r') *p = ' ';
+    /* Other control bytes (names from a model or bundle may hold any): never
+     * a line break or a terminal escape sequence. */
+    else if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
   }
   fprintf(f, "%s%s\n", prefix, message);
   fflush(f);
@@ -96,6 +99,9 @@ static void print_help(void) {
       "  compile   ONNX model -> .ingot bundle\n"
       "  run       run a bundle on .npy inputs; write .npz outputs, or benchmark\n"
       "  inspect   show a bundle's inputs, outputs, targets, sections and memory plan\n"
+      "  check     list everything in an ONNX model that Ingot cannot compile\n"
+      "  keygen    make an Ed25519 key pair for signing bundles\n"
+      "  sign      sign a bundle in place (ingot run --require-signature checks it)\n"
       "\n"
       "options:\n"
       "  -h, --help     show this help (each command has its own: ingot run --help)\n"
@@ -105,7 +111,8 @@ static void print_help(void) {
       "examples:\n"
       "  ingot compile model.onnx -o model.ingot --input-shape input=1x3x224x224\n"
       "  ingot run model.ingot --input input=image.npy --output out.npz\n"
-      "  ingot inspect model.ingot --json\n");
+      "  ingot inspect model.ingot --json\n"
+      "  ingot check model.onnx --json\n");
 }
 
 int main(int argc, char** argv) {
@@ -126,6 +133,9 @@ int main(int argc, char** argv) {
   if (strcmp(command, "compile") == 0) return ingot_cli_compile(argc - 1, argv + 1);
   if (strcmp(command, "run") == 0) return ingot_cli_run(argc - 1, argv + 1);
   if (strcmp(command, "inspect") == 0) return ingot_cli_inspect(argc - 1, argv + 1);
+  if (strcmp(command, "check") == 0) return ingot_cli_check(argc - 1, argv + 1);
+  if (strcmp(command, "keygen") == 0) return ingot_cli_keygen(argc - 1, argv + 1);
+  if (strcmp(command, "sign") == 0) return ingot_cli_sign(argc - 1, argv + 1);
   if (command[0] == '-') return ingot_cli_usage_error(NULL, "unknown option '%s'", command);
   return ingot_cli_usage_error(NULL, "unknown command '%s'", command);
 }

@@ -27,6 +27,11 @@ static const char kRunHelp[] =
     "  --threads N            worker threads (default: one per CPU)\n"
     "  --bench N              one warm-up run, then N timed runs; prints the latency\n"
     "  --seed S               seed for inputs not given (default 0)\n"
+    "  -v, --verbose          say which code variant the runtime loaded and why (stderr)\n"
+    "  --require-signature PUBKEY\n"
+    "                         refuse the bundle unless it is signed by the key in the\n"
+    "                         file PUBKEY (NAME.pub from `ingot keygen`); checked before\n"
+    "                         any of its code is loaded\n"
     "  -h, --help             show this help\n"
     "\n"
     "Each input's shape must match the bundle's exactly. Its dtype must too, except that\n"
@@ -50,6 +55,8 @@ typedef struct run_options_t {
   int64_t threads;
   int64_t bench;
   int64_t seed;
+  bool verbose;
+  const char* public_key_path; /* --require-signature */
 } run_options_t;
 
 /* ---- helpers ---- */
@@ -289,6 +296,16 @@ static int parse_options(int argc, char** argv, run_options_t* o) {
       }
       continue;
     }
+    if (ingot_cli_flag_value(argc, argv, &i, "--require-signature", &value)) {
+      if (!value || !*value) return ingot_cli_usage_error("run", "--require-signature needs a public key file");
+      o->public_key_path = value;
+      continue;
+    }
+    if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
+      o->verbose = true;
+      ++i;
+      continue;
+    }
     if (arg[0] == '-' && arg[1] != '\0') return ingot_cli_usage_error("run", "unknown option '%s'", arg);
     if (o->bundle_path) {
       return ingot_cli_usage_error("run", "unexpected argument '%s' (one bundle per run)", arg);
@@ -324,12 +341,23 @@ static int run_main(run_options_t* o) {
   int* source = NULL; /* per bundle input: index into o->inputs, or -1 */
   double* times = NULL;
 
-  ingot_status_t s = ingot_bundle_open_file(o->bundle_path, NULL, &bundle);
+  ingot_bundle_options_t bundle_options = {0};
+  uint8_t public_key[INGOT_PUBLIC_KEY_BYTES];
+  if (o->public_key_path) {
+    ingot_compiler_error_clear();
+    if (ingot_cli_key_read(o->public_key_path, false, public_key) != INGOT_OK) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
+      goto done;
+    }
+    bundle_options.signature_public_key = public_key;
+  }
+  ingot_status_t s = ingot_bundle_open_file(o->bundle_path, &bundle_options, &bundle);
   if (s) {
     rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "cannot open bundle '%s': %s (%s)", o->bundle_path,
                          ingot_last_error(), ingot_status_name(s));
     goto done;
   }
+  if (o->verbose) ingot_cli_note("code variant: %s", ingot_bundle_target_reason(bundle));
   uint32_t n_in = ingot_bundle_input_count(bundle);
   uint32_t n_out = ingot_bundle_output_count(bundle);
   in_infos = ingot_xcalloc(n_in ? n_in : 1, sizeof(*in_infos));

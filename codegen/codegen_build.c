@@ -271,6 +271,8 @@ ingot_status_t ingot_codegen_build(ingot_ir_func_t* const* funcs, uint32_t count
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: missing output");
   *out_object = NULL;
   *out_size = 0;
+  if (target && target->kind == INGOT_TARGET_LLVM)
+    return ingot_codegen_llvm_build(funcs, count, target, keep_source_path, out_object, out_size);
   ingot_strbuf_t source = {0};
   ingot_status_t st = ingot_codegen_c_source(funcs, count, target, &source);
   if (st == INGOT_OK && keep_source_path)

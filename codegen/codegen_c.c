@@ -3,7 +3,11 @@
  * The module is self-contained: it includes no header and links against
  * nothing. It starts with its own fixed-width typedefs, inline math helpers
  * (exp/log/tanh/erf accurate to ~1 ulp in float, computed in double so that
- * loops stay vectorizable), integer floor division, and hidden memcpy/memset/
+ * loops stay vectorizable; double-precision exp, expm1, log, log1p, tanh,
+ * erf, round (ties to even), trigonometric and hyperbolic functions and their
+ * inverses, fmod and pow, a few ulp each, whose float versions round the
+ * double result once; tests/elementwise checks them against libm), integer
+ * floor division, and hidden memcpy/memset/
  * memmove for copies the compiler may emit; then the kernel ABI declarations
  * (generated from the same macro that is checked against ingot_format.h
  * below); then one static function per IR function, outlined bodies for its
@@ -101,7 +105,7 @@ static const char k_prelude[] =
     "  int64_t k = (int64_t)(ingot_f64_bits(kd) - ingot_f64_bits(shifter));\n"
     "  kd -= shifter;\n"
     "  double r = x - kd * 0x1.62e42fee00000p-1 - kd * 0x1.a39ef35793c76p-33;\n"
-    "  double p = 0x1.71de3a556c734p-26;        /* 1/11! */\n"
+    "  double p = 1.0 / 39916800.0;             /* 1/11! */\n"
     "  p = p * r + 0x1.27e4fb7789f5cp-22;        /* 1/10! */\n"
     "  p = p * r + 0x1.71de3a556c734p-19;        /* 1/9! */\n"
     "  p = p * r + 0x1.a01a01a01a01ap-16;        /* 1/8! */\n"
@@ -214,6 +218,331 @@ static const char k_prelude[] =
     "  return x != x ? x : r;\n"
     "}\n"
     "\n"
+    "\n"
+    "/* Double-precision cores (|error| a few ulp in double); the float versions\n"
+    " * round them once. No libm: everything inline. */\n"
+    "static inline double ingot_f64_copysign(double x, double s) {\n"
+    "  return ingot_f64_from_bits((ingot_f64_bits(x) & 0x7fffffffffffffffull) | (ingot_f64_bits(s) & 0x8000000000000000ull));\n"
+    "}\n"
+    "/* exp(x) for any x: Cody-Waite reduction, degree-13 Taylor, 2^k applied in\n"
+    " * two halves (so results between subnormal and overflow round once more at\n"
+    " * most). About 1 ulp. */\n"
+    "static inline double ingot_exp(double x) {\n"
+    "  double c = x > 710.0 ? 710.0 : x;\n"
+    "  c = c < -746.0 ? -746.0 : c;\n"
+    "  const double shifter = 0x1.8p52;\n"
+    "  double kd = c * 0x1.71547652b82fep0 + shifter;\n"
+    "  int64_t k = (int64_t)(ingot_f64_bits(kd) - ingot_f64_bits(shifter));\n"
+    "  kd -= shifter;\n"
+    "  double r = c - kd * 0x1.62e42fee00000p-1 - kd * 0x1.a39ef35793c76p-33;\n"
+    "  double p = 1.0 / 6227020800.0;              /* 1/13! */\n"
+    "  p = p * r + 1.0 / 479001600.0;\n"
+    "  p = p * r + 1.0 / 39916800.0;\n"
+    "  p = p * r + 1.0 / 3628800.0;\n"
+    "  p = p * r + 1.0 / 362880.0;\n"
+    "  p = p * r + 1.0 / 40320.0;\n"
+    "  p = p * r + 1.0 / 5040.0;\n"
+    "  p = p * r + 1.0 / 720.0;\n"
+    "  p = p * r + 1.0 / 120.0;\n"
+    "  p = p * r + 1.0 / 24.0;\n"
+    "  p = p * r + 1.0 / 6.0;\n"
+    "  p = p * r + 0.5;\n"
+    "  p = p * r + 1.0;\n"
+    "  p = p * r + 1.0;\n"
+    "  int64_t k1 = k / 2, k2 = k - k1;\n"
+    "  double y = p * ingot_f64_from_bits((uint64_t)(k1 + 1023) << 52) * ingot_f64_from_bits((uint64_t)(k2 + 1023) << 52);\n"
+    "  return x != x ? x : y;\n"
+    "}\n"
+    "/* exp(x) - 1 without cancellation near 0 (Taylor for |x| < 0.25). */\n"
+    "static inline double ingot_expm1(double x) {\n"
+    "  double p = 1.0 / 6227020800.0;              /* 1/13! */\n"
+    "  p = p * x + 1.0 / 479001600.0;\n"
+    "  p = p * x + 1.0 / 39916800.0;\n"
+    "  p = p * x + 1.0 / 3628800.0;\n"
+    "  p = p * x + 1.0 / 362880.0;\n"
+    "  p = p * x + 1.0 / 40320.0;\n"
+    "  p = p * x + 1.0 / 5040.0;\n"
+    "  p = p * x + 1.0 / 720.0;\n"
+    "  p = p * x + 1.0 / 120.0;\n"
+    "  p = p * x + 1.0 / 24.0;\n"
+    "  p = p * x + 1.0 / 6.0;\n"
+    "  p = p * x + 0.5;\n"
+    "  double small = x + x * x * p;\n"
+    "  return __builtin_fabs(x) < 0.25 ? small : ingot_exp(x) - 1.0;\n"
+    "}\n"
+    "/* log(x): x = m 2^e, m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s) with\n"
+    " * s = (m-1)/(m+1), |s| <= 0.1716, series to s^23. */\n"
+    "static inline double ingot_log(double x) {\n"
+    "  int sub = x < 0x1p-1022;\n"
+    "  double xs = sub ? x * 0x1p54 : x;\n"
+    "  uint64_t ix = ingot_f64_bits(xs);\n"
+    "  int64_t e = (int64_t)((ix >> 52) & 0x7ff) - 1023 - (sub ? 54 : 0);\n"
+    "  double m = ingot_f64_from_bits((ix & 0xfffffffffffffull) | 0x3ff0000000000000ull);\n"
+    "  int big = m > 0x1.6a09e667f3bcdp0;\n"
+    "  m = big ? 0.5 * m : m;\n"
+    "  e += big;\n"
+    "  double f = m - 1.0;\n"
+    "  double s = f / (2.0 + f);\n"
+    "  double s2 = s * s;\n"
+    "  double p = 1.0 / 23.0;\n"
+    "  p = p * s2 + 1.0 / 21.0;\n"
+    "  p = p * s2 + 1.0 / 19.0;\n"
+    "  p = p * s2 + 1.0 / 17.0;\n"
+    "  p = p * s2 + 1.0 / 15.0;\n"
+    "  p = p * s2 + 1.0 / 13.0;\n"
+    "  p = p * s2 + 1.0 / 11.0;\n"
+    "  p = p * s2 + 1.0 / 9.0;\n"
+    "  p = p * s2 + 1.0 / 7.0;\n"
+    "  p = p * s2 + 1.0 / 5.0;\n"
+    "  p = p * s2 + 1.0 / 3.0;\n"
+    "  double ed = (double)e;\n"
+    "  double r = ed * 0x1.62e42fee00000p-1 + (2.0 * s + (2.0 * s * s2 * p + ed * 0x1.a39ef35793c76p-33));\n"
+    "  r = x == 0.0 ? -__builtin_inf() : r;\n"
+    "  r = x < 0.0 ? __builtin_nan(\"\") : r;\n"
+    "  r = x == __builtin_inf() ? x : r;\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "/* log(1 + x) with full relative accuracy near 0: log(u) * x / (u - 1), u = 1 + x. */\n"
+    "static inline double ingot_log1p(double x) {\n"
+    "  double u = 1.0 + x;\n"
+    "  double d = u - 1.0;\n"
+    "  double r = ingot_log(u) * (x / (d == 0.0 ? 1.0 : d));\n"
+    "  r = d == 0.0 ? x : r;\n"
+    "  return u == __builtin_inf() ? u : r;\n"
+    "}\n"
+    "static inline double ingot_tanh(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  double c = a < 22.0 ? a : 22.0;\n"
+    "  double e = ingot_expm1(2.0 * c);\n"
+    "  double t = e / (e + 2.0);\n"
+    "  t = ingot_f64_copysign(t, x);\n"
+    "  return x != x ? x : t;\n"
+    "}\n"
+    "/* sinh, cosh: exp in halves near overflow; Taylor of sinh below 0.25. */\n"
+    "static inline double ingot_sinh(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  double e = ingot_exp(a < 709.0 ? a : 0.5 * a);\n"
+    "  double big = a < 709.0 ? 0.5 * (e - 1.0 / e) : (0.5 * e) * e;\n"
+    "  double a2 = a * a;\n"
+    "  double p = 1.0 / 6227020800.0;\n"
+    "  p = p * a2 + 1.0 / 39916800.0;\n"
+    "  p = p * a2 + 1.0 / 362880.0;\n"
+    "  p = p * a2 + 1.0 / 5040.0;\n"
+    "  p = p * a2 + 1.0 / 120.0;\n"
+    "  p = p * a2 + 1.0 / 6.0;\n"
+    "  double small = a + a * a2 * p;\n"
+    "  double r = ingot_f64_copysign(a < 0.25 ? small : big, x);\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "static inline double ingot_cosh(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  double e = ingot_exp(a < 709.0 ? a : 0.5 * a);\n"
+    "  double r = a < 709.0 ? 0.5 * (e + 1.0 / e) : (0.5 * e) * e;\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "static inline double ingot_asinh(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  double r = a > 0x1p500 ? ingot_log(a) + 0x1.62e42fefa39efp-1\n"
+    "                         : ingot_log1p(a + a * a / (1.0 + __builtin_sqrt(1.0 + a * a)));\n"
+    "  r = ingot_f64_copysign(r, x);\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "static inline double ingot_acosh(double x) {\n"
+    "  double t = x - 1.0;\n"
+    "  double r = x > 0x1p500 ? ingot_log(x) + 0x1.62e42fefa39efp-1 : ingot_log1p(t + __builtin_sqrt(2.0 * t + t * t));\n"
+    "  return x < 1.0 ? __builtin_nan(\"\") : r;\n"
+    "}\n"
+    "static inline double ingot_atanh(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  double r = 0.5 * ingot_log1p(2.0 * a / (1.0 - a));\n"
+    "  r = a > 1.0 ? __builtin_nan(\"\") : r;\n"
+    "  r = ingot_f64_copysign(r, x);\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "/* atan: |x| > 1 via pi/2 - atan(1/|x|); above tan(pi/12) via\n"
+    " * pi/6 + atan((t sqrt3 - 1) / (t + sqrt3)); then the series to t^29. */\n"
+    "static inline double ingot_atan(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  int inv = a > 1.0;\n"
+    "  double t = inv ? 1.0 / a : a;\n"
+    "  int shift = t > 0x1.126145e9ecd56p-2; /* 2 - sqrt(3) */\n"
+    "  const double sqrt3 = 0x1.bb67ae8584caap0;\n"
+    "  t = shift ? (t * sqrt3 - 1.0) / (t + sqrt3) : t;\n"
+    "  double t2 = t * t;\n"
+    "  double p = -1.0 / 29.0;\n"
+    "  p = p * t2 + 1.0 / 27.0;\n"
+    "  p = p * t2 - 1.0 / 25.0;\n"
+    "  p = p * t2 + 1.0 / 23.0;\n"
+    "  p = p * t2 - 1.0 / 21.0;\n"
+    "  p = p * t2 + 1.0 / 19.0;\n"
+    "  p = p * t2 - 1.0 / 17.0;\n"
+    "  p = p * t2 + 1.0 / 15.0;\n"
+    "  p = p * t2 - 1.0 / 13.0;\n"
+    "  p = p * t2 + 1.0 / 11.0;\n"
+    "  p = p * t2 - 1.0 / 9.0;\n"
+    "  p = p * t2 + 1.0 / 7.0;\n"
+    "  p = p * t2 - 1.0 / 5.0;\n"
+    "  p = p * t2 + 1.0 / 3.0;\n"
+    "  double r = t - t * t2 * p;\n"
+    "  r = shift ? 0x1.0c152382d7366p-1 + r : r;   /* pi/6 */\n"
+    "  r = inv ? 0x1.921fb54442d18p0 - r : r;      /* pi/2 */\n"
+    "  r = ingot_f64_copysign(r, x);\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "static inline double ingot_asin(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  double r = ingot_atan(a / __builtin_sqrt((1.0 - a) * (1.0 + a)));\n"
+    "  r = a > 1.0 ? __builtin_nan(\"\") : r;\n"
+    "  r = ingot_f64_copysign(r, x);\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "static inline double ingot_acos(double x) {\n"
+    "  double r = 2.0 * ingot_atan(__builtin_sqrt((1.0 - x) / (1.0 + x)));\n"
+    "  r = __builtin_fabs(x) > 1.0 ? __builtin_nan(\"\") : r;\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "/* sin, cos, tan: k = round(x 2/pi), r = x - k pi/2 in three parts (exact\n"
+    " * for |x| < 2^20 pi/2; beyond, the reduction loses bits), then the Taylor\n"
+    " * series of sin and cos on [-pi/4, pi/4]; the quadrant k mod 4 picks. */\n"
+    "static inline double ingot_trig_reduce(double x, int64_t* q) {\n"
+    "  const double shifter = 0x1.8p52;\n"
+    "  double kd = x * 0x1.45f306dc9c883p-1 + shifter;\n"
+    "  *q = (int64_t)(ingot_f64_bits(kd) - ingot_f64_bits(shifter));\n"
+    "  kd -= shifter;\n"
+    "  double r = x - kd * 0x1.921fb54400000p0;\n"
+    "  r = r - kd * 0x1.0b4611a600000p-34;\n"
+    "  r = r - kd * 0x1.3198a2e037073p-69;\n"
+    "  return r;\n"
+    "}\n"
+    "static inline double ingot_sin_poly(double r) {\n"
+    "  double r2 = r * r;\n"
+    "  double p = 1.0 / 355687428096000.0;        /* 1/17! */\n"
+    "  p = p * r2 - 1.0 / 1307674368000.0;\n"
+    "  p = p * r2 + 1.0 / 6227020800.0;\n"
+    "  p = p * r2 - 1.0 / 39916800.0;\n"
+    "  p = p * r2 + 1.0 / 362880.0;\n"
+    "  p = p * r2 - 1.0 / 5040.0;\n"
+    "  p = p * r2 + 1.0 / 120.0;\n"
+    "  p = p * r2 - 1.0 / 6.0;\n"
+    "  return r + r * r2 * p;\n"
+    "}\n"
+    "static inline double ingot_cos_poly(double r) {\n"
+    "  double r2 = r * r;\n"
+    "  double p = -1.0 / 6402373705728000.0;      /* -1/18! */\n"
+    "  p = p * r2 + 1.0 / 20922789888000.0;\n"
+    "  p = p * r2 - 1.0 / 87178291200.0;\n"
+    "  p = p * r2 + 1.0 / 479001600.0;\n"
+    "  p = p * r2 - 1.0 / 3628800.0;\n"
+    "  p = p * r2 + 1.0 / 40320.0;\n"
+    "  p = p * r2 - 1.0 / 720.0;\n"
+    "  p = p * r2 + 1.0 / 24.0;\n"
+    "  return 1.0 - 0.5 * r2 + r2 * r2 * p;\n"
+    "}\n"
+    "static inline double ingot_sin(double x) {\n"
+    "  int64_t q;\n"
+    "  double r = ingot_trig_reduce(x, &q);\n"
+    "  double s = ingot_sin_poly(r), c = ingot_cos_poly(r);\n"
+    "  double v = (q & 1) ? c : s;\n"
+    "  return (q & 2) ? -v : v;\n"
+    "}\n"
+    "static inline double ingot_cos(double x) {\n"
+    "  int64_t q;\n"
+    "  double r = ingot_trig_reduce(x, &q);\n"
+    "  double s = ingot_sin_poly(r), c = ingot_cos_poly(r);\n"
+    "  double v = (q & 1) ? s : c;\n"
+    "  return ((q + 1) & 2) ? -v : v;\n"
+    "}\n"
+    "static inline double ingot_tan(double x) {\n"
+    "  int64_t q;\n"
+    "  double r = ingot_trig_reduce(x, &q);\n"
+    "  double s = ingot_sin_poly(r), c = ingot_cos_poly(r);\n"
+    "  return (q & 1) ? -c / s : s / c;\n"
+    "}\n"
+    "/* Round to nearest, ties to even (the default rounding mode does it when\n"
+    " * 2^52 is added and taken away); |x| >= 2^52 is an integer already. */\n"
+    "static inline double ingot_round(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  double r = (a + 0x1p52) - 0x1p52;\n"
+    "  r = a < 0x1p52 ? r : a;\n"
+    "  return ingot_f64_copysign(r, x);\n"
+    "}\n"
+    "static inline float ingot_roundf(float x) {\n"
+    "  float a = __builtin_fabsf(x);\n"
+    "  float r = (a + 0x1p23f) - 0x1p23f;\n"
+    "  r = a < 0x1p23f ? r : a;\n"
+    "  return ingot_f32_from_bits((ingot_f32_bits(r) & 0x7fffffffu) | (ingot_f32_bits(x) & 0x80000000u));\n"
+    "}\n"
+    "/* fmod in double, exact: long division of the significands. */\n"
+    "static inline double ingot_fmod(double x, double y) {\n"
+    "  uint64_t ux = ingot_f64_bits(x), uy = ingot_f64_bits(y);\n"
+    "  uint64_t sign = ux & 0x8000000000000000ull;\n"
+    "  ux &= 0x7fffffffffffffffull;\n"
+    "  uy &= 0x7fffffffffffffffull;\n"
+    "  if (uy == 0 || ux >= 0x7ff0000000000000ull || uy > 0x7ff0000000000000ull) return (x * y) / (x * y);\n"
+    "  if (ux < uy) return x;\n"
+    "  if (ux == uy) return ingot_f64_from_bits(sign);\n"
+    "  int64_t ex = (int64_t)(ux >> 52), ey = (int64_t)(uy >> 52);\n"
+    "  uint64_t mx = ux & 0xfffffffffffffull, my = uy & 0xfffffffffffffull;\n"
+    "  const uint64_t hidden = 0x10000000000000ull;\n"
+    "  if (ex == 0) { ex = 1; while (!(mx & hidden)) { mx <<= 1; --ex; } } else { mx |= hidden; }\n"
+    "  if (ey == 0) { ey = 1; while (!(my & hidden)) { my <<= 1; --ey; } } else { my |= hidden; }\n"
+    "  for (; ex > ey; --ex) {\n"
+    "    if (mx >= my) mx -= my;\n"
+    "    mx <<= 1;\n"
+    "  }\n"
+    "  if (mx >= my) mx -= my;\n"
+    "  if (mx == 0) return ingot_f64_from_bits(sign);\n"
+    "  while (!(mx & hidden)) { mx <<= 1; --ex; }\n"
+    "  uint64_t bits = ex > 0 ? ((uint64_t)ex << 52) | (mx & 0xfffffffffffffull) : mx >> (1 - ex);\n"
+    "  return ingot_f64_from_bits(bits | sign);\n"
+    "}\n"
+    "/* pow in double: exp(y log|x|) with the sign and special cases of C pow. */\n"
+    "static inline double ingot_pow(double x, double y) {\n"
+    "  double ay = __builtin_fabs(y);\n"
+    "  int yint = ay < 0x1p53 ? ingot_round(y) == y : 1;\n"
+    "  int yodd = yint && ay < 0x1p53 && ingot_fmod(ay, 2.0) == 1.0;\n"
+    "  double ax = __builtin_fabs(x);\n"
+    "  double r = ingot_exp(y * ingot_log(ax));\n"
+    "  r = ax == 0.0 ? (y < 0.0 ? __builtin_inf() : 0.0) : r;\n"
+    "  r = ax == __builtin_inf() ? (y < 0.0 ? 0.0 : __builtin_inf()) : r;\n"
+    "  r = (ax == 1.0 && ay == __builtin_inf()) ? 1.0 : r;\n"
+    "  r = (x < 0.0 || (x == 0.0 && ingot_f64_bits(x) != 0)) && yodd ? -r : r;\n"
+    "  r = x < 0.0 && !yint ? __builtin_nan(\"\") : r;\n"
+    "  r = y != y || x != x ? x + y : r;\n"
+    "  r = y == 0.0 || x == 1.0 ? 1.0 : r;\n"
+    "  return r;\n"
+    "}\n"
+    "/* erf in double: the Maclaurin series below 2 (60 terms), else\n"
+    " * 1 - erfc(x) with erfc from its continued fraction (60 levels). */\n"
+    "static inline double ingot_erf(double x) {\n"
+    "  double a = __builtin_fabs(x);\n"
+    "  double c = a < 6.0 ? a : 6.0;\n"
+    "  double x2 = c * c;\n"
+    "  double term = c, sum = c;\n"
+    "  for (int n = 1; n < 60; ++n) {\n"
+    "    term *= -x2 / (double)n;\n"
+    "    sum += term / (double)(2 * n + 1);\n"
+    "  }\n"
+    "  double series = sum * 0x1.20dd750429b6dp0;   /* 2/sqrt(pi) */\n"
+    "  double t = c;\n"
+    "  for (int k = 60; k >= 1; --k) t = c + (0.5 * (double)k) / t;\n"
+    "  double cf = 1.0 - ingot_exp(-x2) / (t * 0x1.c5bf891b4ef6bp0);  /* sqrt(pi) */\n"
+    "  double r = c < 2.0 ? series : cf;\n"
+    "  r = ingot_f64_copysign(r, x);\n"
+    "  return x != x ? x : r;\n"
+    "}\n"
+    "/* Float versions: the double cores, rounded once. */\n"
+    "static inline float ingot_sinf(float x) { return (float)ingot_sin((double)x); }\n"
+    "static inline float ingot_cosf(float x) { return (float)ingot_cos((double)x); }\n"
+    "static inline float ingot_tanf(float x) { return (float)ingot_tan((double)x); }\n"
+    "static inline float ingot_asinf(float x) { return (float)ingot_asin((double)x); }\n"
+    "static inline float ingot_acosf(float x) { return (float)ingot_acos((double)x); }\n"
+    "static inline float ingot_atanf(float x) { return (float)ingot_atan((double)x); }\n"
+    "static inline float ingot_sinhf(float x) { return (float)ingot_sinh((double)x); }\n"
+    "static inline float ingot_coshf(float x) { return (float)ingot_cosh((double)x); }\n"
+    "static inline float ingot_asinhf(float x) { return (float)ingot_asinh((double)x); }\n"
+    "static inline float ingot_acoshf(float x) { return (float)ingot_acosh((double)x); }\n"
+    "static inline float ingot_atanhf(float x) { return (float)ingot_atanh((double)x); }\n"
     "/* floor / ceil: instructions where the compiler inlines them (gcc; SSE4.1);\n"
     " * otherwise through a truncating conversion, exact for |x| < 2^23 (larger\n"
     " * floats are integers). The result keeps the sign of x (floor(-0) = -0,\n"
@@ -508,7 +837,10 @@ static ingot_status_t cg_infix(cg_t* cg, ingot_strbuf_t* sb, const char* op, con
 }
 
 static const char* k_unary_names[] = {"?", "neg", "abs", "sqrt", "exp", "log", "tanh", "erf",
-                                      "floor", "ceil", "not"};
+                                      "floor", "ceil", "not", "round", "sin", "cos", "tan", "asin",
+                                      "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
+_Static_assert(sizeof(k_unary_names) / sizeof(k_unary_names[0]) == INGOT_IR_UNARY_COUNT_,
+               "k_unary_names out of sync with ingot_ir_unary_op_t");
 static const char* k_binary_names[] = {"?", "add", "sub", "mul", "div", "mod", "min", "max", "pow",
                                        "lt", "le", "eq", "ne", "and", "or"};
 
@@ -554,11 +886,36 @@ static ingot_status_t cg_unary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr
     case INGOT_IR_LOG:
     case INGOT_IR_TANH:
     case INGOT_IR_ERF: {
-      if (!f32) return cg_unsupported_op(cg, name, t);
-      const char* fn = op == INGOT_IR_EXP ? "ingot_expf" : op == INGOT_IR_LOG ? "ingot_logf"
-                       : op == INGOT_IR_TANH ? "ingot_tanhf" : "ingot_erff";
-      return cg_call1(cg, sb, fn, a);
+      if (!f32 && !f64) return cg_unsupported_op(cg, name, t);
+      const char* fn = op == INGOT_IR_EXP ? "ingot_exp" : op == INGOT_IR_LOG ? "ingot_log"
+                       : op == INGOT_IR_TANH ? "ingot_tanh" : "ingot_erf";
+      ingot_strbuf_appendf(sb, "%s%s(", fn, f32 ? "f" : "");
+      CG_CHECK(cg_expr(cg, sb, a));
+      ingot_strbuf_append(sb, ")");
+      return INGOT_OK;
     }
+    case INGOT_IR_ROUND:
+      if (f32) return cg_call1(cg, sb, "ingot_roundf", a);
+      if (f64) return cg_call1(cg, sb, "ingot_round", a);
+      if (cg_is_int(t)) return cg_call1(cg, sb, "", a);
+      return cg_unsupported_op(cg, name, t);
+    case INGOT_IR_SIN:
+    case INGOT_IR_COS:
+    case INGOT_IR_TAN:
+    case INGOT_IR_ASIN:
+    case INGOT_IR_ACOS:
+    case INGOT_IR_ATAN:
+    case INGOT_IR_SINH:
+    case INGOT_IR_COSH:
+    case INGOT_IR_ASINH:
+    case INGOT_IR_ACOSH:
+    case INGOT_IR_ATANH:
+      /* ingot_sin / ingot_sinf, ... (prelude): named after the op. */
+      if (!f32 && !f64) return cg_unsupported_op(cg, name, t);
+      ingot_strbuf_appendf(sb, "ingot_%s%s(", name, f32 ? "f" : "");
+      CG_CHECK(cg_expr(cg, sb, a));
+      ingot_strbuf_append(sb, ")");
+      return INGOT_OK;
     case INGOT_IR_NOT:
       if (t != INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
       return cg_call1(cg, sb, "!", a);
@@ -603,16 +960,14 @@ static ingot_status_t cg_binary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_exp
       case INGOT_IR_MUL: return cg_infix(cg, sb, "*", a, b);
       case INGOT_IR_DIV: return cg_infix(cg, sb, "/", a, b);
       case INGOT_IR_MOD:
-        if (!f32) return cg_unsupported_op(cg, name, t);
-        return cg_call2(cg, sb, "ingot_fmodf", a, b);
+        return cg_call2(cg, sb, f32 ? "ingot_fmodf" : "ingot_fmod", a, b);
       case INGOT_IR_MIN: return cg_call2(cg, sb, f32 ? "ingot_fminf" : "ingot_fmin", a, b);
       case INGOT_IR_MAX: return cg_call2(cg, sb, f32 ? "ingot_fmaxf" : "ingot_fmax", a, b);
       case INGOT_IR_POW:
         if (b->kind == INGOT_IR_EXPR_FLOAT && b->u.f == 1.0) return cg_call1(cg, sb, "", a);
         if (b->kind == INGOT_IR_EXPR_FLOAT && b->u.f == 2.0)
           return cg_call1(cg, sb, f32 ? "ingot_sqf" : "ingot_sq", a);
-        if (!f32) return cg_unsupported_op(cg, name, t);
-        return cg_call2(cg, sb, "env->powf", a, b);
+        return cg_call2(cg, sb, f32 ? "env->powf" : "ingot_pow", a, b);
       default: return cg_unsupported_op(cg, name, t);
     }
   }

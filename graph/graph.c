@@ -46,36 +46,10 @@ void ingot_op_arity(ingot_op_t op, int* out_min_inputs, int* out_max_inputs, int
   if (out_max_outputs) *out_max_outputs = info.max_outputs;
 }
 
-/* ---- dtypes (kept here so the compiler side does not depend on the
- * runtime's implementation for this) ---- */
+/* ---- dtypes: the runtime's public table is the one definition ---- */
 
-size_t ingot_graph_dtype_size(ingot_dtype_t dtype) {
-  switch (dtype) {
-    case INGOT_DTYPE_F32: return 4;
-    case INGOT_DTYPE_U8: return 1;
-    case INGOT_DTYPE_I8: return 1;
-    case INGOT_DTYPE_I32: return 4;
-    case INGOT_DTYPE_I64: return 8;
-    case INGOT_DTYPE_BOOL: return 1;
-    case INGOT_DTYPE_F16: return 2;
-    case INGOT_DTYPE_F64: return 8;
-    default: return 0;
-  }
-}
-
-const char* ingot_graph_dtype_name(ingot_dtype_t dtype) {
-  switch (dtype) {
-    case INGOT_DTYPE_F32: return "float32";
-    case INGOT_DTYPE_U8: return "uint8";
-    case INGOT_DTYPE_I8: return "int8";
-    case INGOT_DTYPE_I32: return "int32";
-    case INGOT_DTYPE_I64: return "int64";
-    case INGOT_DTYPE_BOOL: return "bool";
-    case INGOT_DTYPE_F16: return "float16";
-    case INGOT_DTYPE_F64: return "float64";
-    default: return "invalid";
-  }
-}
+size_t ingot_graph_dtype_size(ingot_dtype_t dtype) { return ingot_dtype_size(dtype); }
+const char* ingot_graph_dtype_name(ingot_dtype_t dtype) { return ingot_dtype_name(dtype); }
 
 /* ---- create / destroy ---- */
 

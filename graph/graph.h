@@ -143,6 +143,15 @@ const int64_t* ingot_node_attr_ints(const ingot_node_t* node, const char* name, 
  * name, a rank mismatch, or a fixed dimension that disagrees. */
 ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spec);
 
+/* Makes graph input `name` a weight holding a copy of `data` (dtype, rank,
+ * dims): fixes at compile time an input that decides shapes (a Reshape
+ * target, Slice bounds, Resize scales, ...) the way --input-shape fixes
+ * dimensions. The input leaves graph->inputs. Fails on an unknown name or a
+ * dtype or shape that disagrees with the declared one (symbolic dimensions
+ * take any size). */
+ingot_status_t ingot_graph_bind_input(ingot_graph_t* graph, const char* name, ingot_dtype_t dtype, int32_t rank,
+                                      const int64_t* dims, const void* data);
+
 /* ---- Passes: each takes the graph, rewrites it, reports failure. ---- */
 
 /* Orders nodes topologically; fails on a cycle or an undefined input. */
@@ -153,9 +162,24 @@ ingot_status_t ingot_graph_sort(ingot_graph_t* graph);
  * kernel_shape, strides, dilations and explicit pads are always set after
  * it (auto_pad resolved, then "NOTSET"); Transpose always has perm. */
 ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph);
-/* Evaluates nodes whose inputs are all weights and turns their outputs into
- * weights (and Constant nodes into weights). */
-ingot_status_t ingot_graph_fold_constants(ingot_graph_t* graph);
+/* Computes the outputs of node `node`, whose present inputs are all weights
+ * and whose outputs have inferred dtypes and shapes: sets out_data[k] (the
+ * array has node.output_count slots, all NULL on entry) to a malloc'd block
+ * holding output k, rank-major, which the graph takes over. Returns
+ * INGOT_ERROR_UNSUPPORTED when it cannot evaluate this node (the node then
+ * stays in the graph), any other failure aborts the pass. The compiler's
+ * evaluator is ingot_lower_eval_node (lower/lower.h): it lowers the node and
+ * runs the IR interpreter, so folding and the compiled code share one
+ * definition of every op. */
+typedef ingot_status_t (*ingot_node_eval_fn_t)(void* self, ingot_graph_t* graph, uint32_t node, void** out_data);
+
+/* One topological walk that infers each node (as ingot_graph_infer_shapes)
+ * and then folds it when its outputs are known at compile time, so later
+ * nodes see them as weights: Constant nodes, Shape and Size (from the static
+ * shape), nodes whose outputs are all empty, and, through `eval` (may be
+ * NULL), nodes whose inputs are all weights. Outputs that are graph outputs
+ * stay computed. */
+ingot_status_t ingot_graph_infer_and_fold(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* Removes Identity/Dropout (inference), nodes whose outputs nobody uses, and
  * weights nobody reads. Compacts the graph, so value and node ids change. */
 ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
@@ -168,11 +192,96 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
 /* Drops dead nodes and values no node or graph output references. */
 void ingot_graph_compact(ingot_graph_t* graph);
 
-/* Runs the standard pipeline: sort, fold constants, DCE, infer, fold
- * batchnorm, fuse activations, DCE, sort, infer again, compact. (Constants
- * are folded before the first inference so that a Reshape whose shape is
- * computed from constants sees a weight.) */
+/* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
+ * fold batchnorm, fuse activations, DCE, sort, infer again, compact. */
+ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
+/* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size
+ * and empty outputs are folded. */
 ingot_status_t ingot_graph_optimize(ingot_graph_t* graph);
+
+/* ---- Parameters of data-movement ops, resolved from their attributes and
+ * constant inputs (opset differences included). Shape inference and lowering
+ * both read them, so each op's parameters have one definition. Each fails
+ * naming the node when a parameter is invalid, or is not known at compile
+ * time where the output shape depends on it (INGOT_ERROR_UNSUPPORTED). The
+ * node's data inputs must have inferred shapes. ---- */
+
+/* The [start, end) range of dimensions a Shape node reports for an input of
+ * rank `rank` (attributes start/end, negative from the back, clamped). */
+void ingot_graph_shape_range(const ingot_node_t* node, int32_t rank, int64_t* out_start, int64_t* out_end);
+
+typedef struct ingot_slice_params_t {
+  int32_t rank;
+  int64_t start[INGOT_MAX_RANK]; /* input index of output index 0, per dim */
+  int64_t step[INGOT_MAX_RANK];  /* never 0 */
+  int64_t count[INGOT_MAX_RANK]; /* output extent (may be 0) */
+} ingot_slice_params_t;
+ingot_status_t ingot_graph_slice_params(const ingot_graph_t* graph, uint32_t node, ingot_slice_params_t* out);
+
+typedef enum ingot_pad_mode_t {
+  INGOT_PAD_CONSTANT = 0,
+  INGOT_PAD_REFLECT = 1,
+  INGOT_PAD_EDGE = 2,
+  INGOT_PAD_WRAP = 3,
+} ingot_pad_mode_t;
+
+typedef struct ingot_pad_params_t {
+  int32_t rank;
+  ingot_pad_mode_t mode;
+  int64_t begin[INGOT_MAX_RANK], end[INGOT_MAX_RANK]; /* may be < 0 (crop) in constant mode */
+  double value;      /* the pad value when it is an attribute (opset < 11) or absent */
+  uint32_t value_in; /* the constant_value input (read at run time), or INGOT_NO_VALUE */
+} ingot_pad_params_t;
+ingot_status_t ingot_graph_pad_params(const ingot_graph_t* graph, uint32_t node, ingot_pad_params_t* out);
+
+#define INGOT_MAX_SPLIT 64
+typedef struct ingot_split_params_t {
+  int32_t axis;
+  uint32_t count; /* = the node's output count */
+  int64_t sizes[INGOT_MAX_SPLIT];
+} ingot_split_params_t;
+ingot_status_t ingot_graph_split_params(const ingot_graph_t* graph, uint32_t node, ingot_split_params_t* out);
+
+typedef enum ingot_resize_mode_t {
+  INGOT_RESIZE_NEAREST = 0,
+  INGOT_RESIZE_LINEAR = 1,
+  INGOT_RESIZE_CUBIC = 2,
+} ingot_resize_mode_t;
+
+typedef enum ingot_resize_coord_t {
+  INGOT_RESIZE_HALF_PIXEL = 0,
+  INGOT_RESIZE_HALF_PIXEL_SYMMETRIC,
+  INGOT_RESIZE_PYTORCH_HALF_PIXEL,
+  INGOT_RESIZE_ALIGN_CORNERS,
+  INGOT_RESIZE_ASYMMETRIC,
+  INGOT_RESIZE_TF_HALF_PIXEL_FOR_NN,
+  INGOT_RESIZE_TF_CROP_AND_RESIZE,
+} ingot_resize_coord_t;
+
+typedef enum ingot_resize_nearest_t {
+  INGOT_RESIZE_ROUND_PREFER_FLOOR = 0,
+  INGOT_RESIZE_ROUND_PREFER_CEIL,
+  INGOT_RESIZE_FLOOR,
+  INGOT_RESIZE_CEIL,
+  INGOT_RESIZE_SIMPLE, /* Resize-10 / Upsample: floor, or ceil when downsampling */
+} ingot_resize_nearest_t;
+
+/* Resize (all opsets) and Upsample. Per axis: the output index x maps to the
+ * input coordinate given by `coord` with `scale`; `identity` axes map x to x. */
+typedef struct ingot_resize_params_t {
+  int32_t rank;
+  ingot_resize_mode_t mode;
+  ingot_resize_coord_t coord;
+  ingot_resize_nearest_t nearest;
+  double cubic_a;
+  bool exclude_outside;
+  double extrapolation; /* tf_crop_and_resize, outside the input */
+  int64_t in[INGOT_MAX_RANK], out[INGOT_MAX_RANK];
+  double scale[INGOT_MAX_RANK];
+  double roi_start[INGOT_MAX_RANK], roi_end[INGOT_MAX_RANK];
+  bool identity[INGOT_MAX_RANK];
+} ingot_resize_params_t;
+ingot_status_t ingot_graph_resize_params(const ingot_graph_t* graph, uint32_t node, ingot_resize_params_t* out);
 
 /* Writes a readable listing (one node a line, with shapes) to sb. */
 void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb);

@@ -23,6 +23,12 @@ void ingot_graph_node_set_ints(ingot_graph_t* graph, uint32_t node_id, const cha
  * be known). May normalize attributes (auto_pad -> explicit pads). */
 ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id);
 
+/* ingot_graph_infer_shapes in parts: begin checks that every graph input is
+ * resolved and forgets what an earlier inference said about computed values;
+ * end checks that every graph output got a type and shape. */
+ingot_status_t ingot_graph_infer_begin(ingot_graph_t* graph);
+ingot_status_t ingot_graph_infer_end(ingot_graph_t* graph);
+
 /* Number of live-node input slots that read each value (heap array of
  * value_count entries; free() it). */
 uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph);

@@ -1,5 +1,12 @@
-/* Graph passes: sort, constant folding, dead-code elimination, batch-norm
- * folding, activation fusion, compaction, and the standard pipeline. */
+/* Graph passes: sort, inference interleaved with constant folding, dead-code
+ * elimination, batch-norm folding, activation fusion, compaction, and the
+ * standard pipeline.
+ *
+ * Folding has no evaluator of its own: a node whose inputs are all weights is
+ * evaluated by the hook the caller passes (lower/ lowers it and runs the IR
+ * interpreter), so each op's semantics has one definition, its lowering.
+ * Only Constant (a copy of its attribute), Shape and Size (read from the
+ * static shape) and nodes with empty outputs are folded here directly. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -7,9 +14,6 @@
 
 #include "graph/graph.h"
 #include "graph/graph_internal.h"
-
-/* Folding never materializes a constant larger than this. */
-#define FOLD_MAX_BYTES ((uint64_t)256 << 20)
 
 uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph) {
   uint32_t* uses = ingot_xcalloc(graph->value_count ? graph->value_count : 1, sizeof(uint32_t));
@@ -205,197 +209,20 @@ ingot_status_t ingot_graph_sort(ingot_graph_t* graph) {
   return s;
 }
 
-/* ---- constant folding ---- */
+/* ---- inference interleaved with constant folding ---- */
 
-static void unravel(int64_t index, int32_t rank, const int64_t* dims, int64_t* idx) {
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    idx[d] = dims[d] ? index % dims[d] : 0;
-    index = dims[d] ? index / dims[d] : 0;
-  }
-}
+/* Folding never materializes constants larger than this (all outputs of one
+ * node together); bigger ones stay computed at run time. */
+#define FOLD_MAX_BYTES ((uint64_t)64 << 20)
 
-/* Offset into a tensor of shape `dims` (rank `rank`) broadcast to an output of
- * rank `out_rank`, at output index `idx`. */
-static int64_t broadcast_offset(const int64_t* idx, int32_t out_rank, const ingot_value_t* v) {
-  int64_t off = 0;
-  for (int32_t d = 0; d < v->rank; ++d) {
-    int64_t i = idx[d + (out_rank - v->rank)];
-    off = off * v->dims[d] + (v->dims[d] == 1 ? 0 : i);
-  }
-  return off;
-}
-
-typedef enum fold_result_t { FOLD_DONE, FOLD_SKIP, FOLD_ERROR } fold_result_t;
-
-static fold_result_t fold_binary(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
-  const ingot_value_t* a = &g->values[n->inputs[0]];
-  const ingot_value_t* b = &g->values[n->inputs[1]];
-  int64_t total = ingot_value_numel(out);
-  int64_t idx[INGOT_MAX_RANK];
-  if (out->dtype == INGOT_DTYPE_F32) {
-    const float* x = a->data;
-    const float* y = b->data;
-    float* z = dst;
-    for (int64_t i = 0; i < total; ++i) {
-      unravel(i, out->rank, out->dims, idx);
-      float p = x[broadcast_offset(idx, out->rank, a)], q = y[broadcast_offset(idx, out->rank, b)];
-      switch (n->op) {
-        case INGOT_OP_ADD: z[i] = p + q; break;
-        case INGOT_OP_SUB: z[i] = p - q; break;
-        case INGOT_OP_MUL: z[i] = p * q; break;
-        default: z[i] = p / q; break;
-      }
-    }
-    return FOLD_DONE;
-  }
-  if (out->dtype == INGOT_DTYPE_I64) {
-    const int64_t* x = a->data;
-    const int64_t* y = b->data;
-    int64_t* z = dst;
-    for (int64_t i = 0; i < total; ++i) {
-      unravel(i, out->rank, out->dims, idx);
-      int64_t p = x[broadcast_offset(idx, out->rank, a)], q = y[broadcast_offset(idx, out->rank, b)];
-      bool overflow = false;
-      switch (n->op) {
-        case INGOT_OP_ADD: overflow = __builtin_add_overflow(p, q, &z[i]); break;
-        case INGOT_OP_SUB: overflow = __builtin_sub_overflow(p, q, &z[i]); break;
-        case INGOT_OP_MUL: overflow = __builtin_mul_overflow(p, q, &z[i]); break;
-        default:
-          if (q == 0) {
-            ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (%s): integer division by zero in a constant",
-                       n->name, op_name(n));
-            return FOLD_ERROR;
-          }
-          if (p == INT64_MIN && q == -1) {
-            overflow = true;
-          } else {
-            /* ONNX integer Div truncates toward zero, as C does. */
-            z[i] = p / q;
-          }
-          break;
-      }
-      if (overflow) {
-        ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (%s): int64 overflow in a constant", n->name, op_name(n));
-        return FOLD_ERROR;
-      }
-    }
-    return FOLD_DONE;
-  }
-  return FOLD_SKIP;
-}
-
-static bool clip_bounds_f32(const ingot_graph_t* g, const ingot_node_t* n, float* lo, float* hi) {
-  *lo = -FLT_MAX;
-  *hi = FLT_MAX;
-  if (n->input_count <= 1) {
-    *lo = ingot_node_attr_float(n, "min", -FLT_MAX);
-    *hi = ingot_node_attr_float(n, "max", FLT_MAX);
-    return true;
-  }
-  for (uint32_t k = 1; k < n->input_count && k < 3; ++k) {
-    if (n->inputs[k] == INGOT_NO_VALUE) continue;
-    const ingot_value_t* v = &g->values[n->inputs[k]];
-    if (v->kind != INGOT_VALUE_WEIGHT || v->dtype != INGOT_DTYPE_F32 || !v->data || ingot_value_numel(v) != 1) {
-      return false;
-    }
-    float x = *(const float*)v->data;
-    if (k == 1) *lo = x; else *hi = x;
-  }
-  return true;
-}
-
-static fold_result_t fold_unary(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
-  const ingot_value_t* a = &g->values[n->inputs[0]];
-  int64_t total = ingot_value_numel(out);
-  if (a->dtype == INGOT_DTYPE_F32) {
-    const float* x = a->data;
-    float* z = dst;
-    float lo = 0, hi = 0;
-    if (n->op == INGOT_OP_CLIP && !clip_bounds_f32(g, n, &lo, &hi)) return FOLD_SKIP;
-    for (int64_t i = 0; i < total; ++i) {
-      float v = x[i];
-      switch (n->op) {
-        case INGOT_OP_RELU: z[i] = v > 0.0f ? v : 0.0f; break;
-        case INGOT_OP_SIGMOID: z[i] = 1.0f / (1.0f + expf(-v)); break;
-        case INGOT_OP_TANH: z[i] = tanhf(v); break;
-        default: z[i] = v < lo ? lo : (v > hi ? hi : v); break;
-      }
-    }
-    return FOLD_DONE;
-  }
-  if (a->dtype == INGOT_DTYPE_I64 && (n->op == INGOT_OP_RELU || n->op == INGOT_OP_CLIP)) {
-    const int64_t* x = a->data;
-    int64_t* z = dst;
-    int64_t lo = INT64_MIN, hi = INT64_MAX;
-    if (n->op == INGOT_OP_CLIP) {
-      for (uint32_t k = 1; k < n->input_count && k < 3; ++k) {
-        if (n->inputs[k] == INGOT_NO_VALUE) continue;
-        const ingot_value_t* v = &g->values[n->inputs[k]];
-        if (v->dtype != INGOT_DTYPE_I64 || ingot_value_numel(v) != 1) return FOLD_SKIP;
-        if (k == 1) lo = *(const int64_t*)v->data; else hi = *(const int64_t*)v->data;
-      }
-    }
-    for (int64_t i = 0; i < total; ++i) {
-      int64_t v = x[i];
-      if (n->op == INGOT_OP_RELU) {
-        z[i] = v > 0 ? v : 0;
-      } else {
-        z[i] = v < lo ? lo : (v > hi ? hi : v);
-      }
-    }
-    return FOLD_DONE;
-  }
-  return FOLD_SKIP;
-}
-
-static fold_result_t fold_transpose(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
-  const ingot_value_t* a = &g->values[n->inputs[0]];
-  uint32_t count = 0;
-  const int64_t* perm = ingot_node_attr_ints(n, "perm", &count);
-  if (!perm || (int32_t)count != a->rank) return FOLD_SKIP;
-  size_t es = ingot_graph_dtype_size(a->dtype);
-  int64_t in_strides[INGOT_MAX_RANK];
-  int64_t stride = 1;
-  for (int32_t d = a->rank - 1; d >= 0; --d) {
-    in_strides[d] = stride;
-    stride *= a->dims[d];
-  }
-  int64_t total = ingot_value_numel(out), idx[INGOT_MAX_RANK];
-  for (int64_t i = 0; i < total; ++i) {
-    unravel(i, out->rank, out->dims, idx);
-    int64_t src = 0;
-    for (int32_t d = 0; d < out->rank; ++d) src += idx[d] * in_strides[perm[d]];
-    memcpy((uint8_t*)dst + (size_t)i * es, (const uint8_t*)a->data + (size_t)src * es, es);
-  }
-  return FOLD_DONE;
-}
-
-static fold_result_t fold_concat(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
-  int64_t axis = ingot_node_attr_int(n, "axis", 1);
-  if (axis < 0) axis += out->rank;
-  size_t es = ingot_graph_dtype_size(out->dtype);
-  int64_t outer = 1, inner = 1;
-  for (int32_t d = 0; d < axis; ++d) outer *= out->dims[d];
-  for (int32_t d = (int32_t)axis + 1; d < out->rank; ++d) inner *= out->dims[d];
-  int64_t out_row = out->dims[axis] * inner, col = 0;
-  for (uint32_t k = 0; k < n->input_count; ++k) {
-    const ingot_value_t* v = &g->values[n->inputs[k]];
-    int64_t row = v->dims[axis] * inner;
-    for (int64_t o = 0; o < outer; ++o) {
-      memcpy((uint8_t*)dst + (size_t)(o * out_row + col) * es, (const uint8_t*)v->data + (size_t)(o * row) * es,
-             (size_t)row * es);
-    }
-    col += row;
-  }
-  return FOLD_DONE;
-}
-
-static fold_result_t fold_constant_node(ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
+/* Copies a Constant node's attribute (value, value_float(s), value_int(s))
+ * into dst, which holds the inferred output. */
+static bool constant_data(const ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* out, void* dst) {
   const ingot_attr_t* a;
   size_t bytes = (size_t)ingot_value_bytes(out);
-  if ((a = ingot_node_attr(n, "value")) && a->type == INGOT_ATTR_TENSOR) {
+  if ((a = ingot_node_attr(n, "value")) && a->type == INGOT_ATTR_TENSOR && a->tensor < g->value_count) {
     const ingot_value_t* t = &g->values[a->tensor];
-    if (!t->data && bytes) return FOLD_SKIP;
+    if (!t->data && bytes) return false;
     if (bytes) memcpy(dst, t->data, bytes);
   } else if ((a = ingot_node_attr(n, "value_float")) && a->type == INGOT_ATTR_FLOAT) {
     *(float*)dst = a->f;
@@ -406,76 +233,183 @@ static fold_result_t fold_constant_node(ingot_graph_t* g, const ingot_node_t* n,
   } else if ((a = ingot_node_attr(n, "value_ints")) && a->type == INGOT_ATTR_INTS) {
     if (a->count) memcpy(dst, a->ints, sizeof(int64_t) * a->count);
   } else {
-    return FOLD_SKIP;
+    return false;
   }
-  return FOLD_DONE;
+  return true;
 }
 
-static bool foldable_op(ingot_op_t op) {
-  switch (op) {
-    case INGOT_OP_CONSTANT: case INGOT_OP_IDENTITY: case INGOT_OP_DROPOUT: case INGOT_OP_RESHAPE:
-    case INGOT_OP_FLATTEN: case INGOT_OP_TRANSPOSE: case INGOT_OP_CONCAT: case INGOT_OP_ADD:
-    case INGOT_OP_SUB: case INGOT_OP_MUL: case INGOT_OP_DIV: case INGOT_OP_RELU: case INGOT_OP_SIGMOID:
-    case INGOT_OP_TANH: case INGOT_OP_CLIP:
-      return true;
-    default:
-      return false;
+/* Shape and Size read only the (static) shape of their input. */
+static void shape_data(const ingot_graph_t* g, const ingot_node_t* n, void* dst) {
+  const ingot_value_t* x = &g->values[n->inputs[0]];
+  int64_t* out = dst;
+  if (n->op == INGOT_OP_SIZE) {
+    out[0] = ingot_value_numel(x);
+    return;
   }
+  int64_t start = 0, end = 0;
+  ingot_graph_shape_range(n, x->rank, &start, &end);
+  for (int64_t i = start; i < end; ++i) out[i - start] = x->dims[i];
 }
 
-ingot_status_t ingot_graph_fold_constants(ingot_graph_t* graph) {
-  for (uint32_t i = 0; i < graph->node_count; ++i) {
-    ingot_node_t* n = &graph->nodes[i];
-    if (n->dead || !foldable_op(n->op) || n->output_count < 1) continue;
-    bool all_weights = true;
-    for (uint32_t k = 0; k < n->input_count; ++k) {
-      uint32_t id = n->inputs[k];
-      if (id == INGOT_NO_VALUE) continue;
-      if (id >= graph->value_count || graph->values[id].kind != INGOT_VALUE_WEIGHT) all_weights = false;
+/* After node `id` was inferred: turns its outputs into weights when they are
+ * known at compile time. Outputs that are graph outputs stay computed. */
+static ingot_status_t fold_node(ingot_graph_t* graph, uint32_t id, ingot_node_eval_fn_t eval, void* eval_self,
+                                char** why) {
+  ingot_node_t* n = &graph->nodes[id];
+  uint32_t nout = n->output_count;
+  if (nout == 0) return INGOT_OK;
+  uint64_t bytes = 0;
+  bool any_output = false, all_empty = true;
+  for (uint32_t k = 0; k < nout; ++k) {
+    uint32_t o = n->outputs[k];
+    if (o == INGOT_NO_VALUE) continue;
+    const ingot_value_t* v = &graph->values[o];
+    if (v->is_output || v->rank < 0) return INGOT_OK;
+    any_output = true;
+    bytes += ingot_value_bytes(v);
+    if (ingot_value_numel(v) != 0) all_empty = false;
+  }
+  if (!any_output) return INGOT_OK;
+  bool all_weights = true;
+  uint32_t present = 0;
+  for (uint32_t k = 0; k < n->input_count; ++k) {
+    uint32_t x = n->inputs[k];
+    if (x == INGOT_NO_VALUE) continue;
+    ++present;
+    if (graph->values[x].kind != INGOT_VALUE_WEIGHT) all_weights = false;
+  }
+  void** data = ingot_xcalloc(nout, sizeof(void*));
+  bool folded = false;
+  ingot_status_t s = INGOT_OK;
+  if (n->op == INGOT_OP_CONSTANT) {
+    const ingot_value_t* out = &graph->values[n->outputs[0]];
+    data[0] = ingot_xcalloc(1, bytes ? (size_t)bytes : 1);
+    folded = constant_data(graph, n, out, data[0]);
+  } else if (all_empty) {
+    /* Nothing to compute: an empty tensor is the same whatever the inputs. */
+    for (uint32_t k = 0; k < nout; ++k) {
+      if (n->outputs[k] != INGOT_NO_VALUE) data[k] = ingot_xcalloc(1, 1);
     }
-    if (!all_weights) continue;
-    /* Only the first output is folded; a node with another output in use stays. */
-    bool extra_outputs = false;
-    for (uint32_t k = 1; k < n->output_count; ++k) extra_outputs = extra_outputs || n->outputs[k] != INGOT_NO_VALUE;
-    if (extra_outputs) continue;
-    uint32_t out_id = n->outputs[0];
-    if (graph->values[out_id].is_output) continue; /* keep graph outputs computed */
-    ingot_status_t s = ingot_graph_infer_node(graph, i);
-    if (s) return s;
-    n = &graph->nodes[i];
-    const ingot_value_t* out = &graph->values[out_id];
-    uint64_t bytes = ingot_value_bytes(out);
-    if (bytes > FOLD_MAX_BYTES) continue;
-    void* data = ingot_xcalloc(1, bytes ? (size_t)bytes : 1);
-    fold_result_t r = FOLD_SKIP;
-    switch (n->op) {
-      case INGOT_OP_CONSTANT: r = fold_constant_node(graph, n, out, data); break;
-      case INGOT_OP_IDENTITY: case INGOT_OP_DROPOUT: case INGOT_OP_RESHAPE: case INGOT_OP_FLATTEN: {
-        const ingot_value_t* a = &graph->values[n->inputs[0]];
-        if (a->data && bytes) memcpy(data, a->data, (size_t)bytes);
-        r = a->data || !bytes ? FOLD_DONE : FOLD_SKIP;
-        break;
+    folded = true;
+  } else if (n->op == INGOT_OP_SHAPE || n->op == INGOT_OP_SIZE) {
+    data[0] = ingot_xcalloc(1, bytes ? (size_t)bytes : 1);
+    shape_data(graph, n, data[0]);
+    folded = true;
+  } else if (all_weights && present > 0 && eval && bytes <= FOLD_MAX_BYTES) {
+    s = eval(eval_self, graph, id, data);
+    if (s == INGOT_ERROR_UNSUPPORTED) {
+      /* Not evaluable here; lowering will compute it (or say why not). The
+       * reason is kept for a consumer that needs the value as a constant. */
+      n = &graph->nodes[id];
+      for (uint32_t k = 0; k < nout; ++k) {
+        if (n->outputs[k] != INGOT_NO_VALUE && !why[n->outputs[k]]) why[n->outputs[k]] = ingot_xstrdup(ingot_compiler_error());
       }
-      case INGOT_OP_TRANSPOSE: r = fold_transpose(graph, n, out, data); break;
-      case INGOT_OP_CONCAT: r = fold_concat(graph, n, out, data); break;
-      case INGOT_OP_ADD: case INGOT_OP_SUB: case INGOT_OP_MUL: case INGOT_OP_DIV:
-        r = fold_binary(graph, n, out, data);
-        break;
-      default: r = fold_unary(graph, n, out, data); break;
+      ingot_compiler_error_clear();
+      s = INGOT_OK;
+    } else if (s != INGOT_OK) {
+      n = &graph->nodes[id];
+      s = ingot_fail_prefix(s, "node '%s' (%s): evaluating it at compile time", n->name, op_name(n));
+    } else {
+      folded = true;
     }
-    if (r == FOLD_ERROR) {
-      free(data);
-      return INGOT_ERROR_INVALID_ARGUMENT;
-    }
-    if (r == FOLD_SKIP) {
-      free(data);
-      continue;
-    }
-    int64_t dims[INGOT_MAX_RANK];
-    memcpy(dims, out->dims, sizeof(dims));
-    ingot_graph_set_weight(graph, out_id, out->dtype, out->rank, dims, data);
-    n->dead = true;
   }
+  n = &graph->nodes[id];
+  if (!folded && !s) {
+    /* Outputs computed from a value that failed to fold inherit its reason. */
+    const char* root = NULL;
+    for (uint32_t k = 0; k < n->input_count && !root; ++k) {
+      if (n->inputs[k] != INGOT_NO_VALUE) root = why[n->inputs[k]];
+    }
+    for (uint32_t k = 0; root && k < nout; ++k) {
+      if (n->outputs[k] != INGOT_NO_VALUE && !why[n->outputs[k]]) why[n->outputs[k]] = ingot_xstrdup(root);
+    }
+  }
+  if (folded) {
+    for (uint32_t k = 0; k < nout; ++k) {
+      uint32_t o = n->outputs[k];
+      if (o == INGOT_NO_VALUE) continue;
+      const ingot_value_t* v = &graph->values[o];
+      if (!data[k]) data[k] = ingot_xcalloc(1, 1); /* an evaluator may leave empty outputs NULL */
+      int64_t dims[INGOT_MAX_RANK];
+      memcpy(dims, v->dims, sizeof(dims));
+      ingot_graph_set_weight(graph, o, v->dtype, v->rank, dims, data[k]);
+      graph->values[o].producer = INGOT_NO_VALUE;
+      data[k] = NULL;
+    }
+    graph->nodes[id].dead = true;
+  }
+  for (uint32_t k = 0; k < nout; ++k) free(data[k]);
+  free(data);
+  return s;
+}
+
+ingot_status_t ingot_graph_infer_and_fold(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self) {
+  ingot_status_t s = ingot_graph_infer_begin(graph);
+  if (s) return s;
+  /* why[v]: why value v could not be computed at compile time (heap). */
+  uint32_t nv = graph->value_count;
+  char** why = ingot_xcalloc(nv ? nv : 1, sizeof(char*));
+  for (uint32_t i = 0; i < graph->node_count && !s; ++i) {
+    if (graph->nodes[i].dead) continue;
+    if ((s = ingot_graph_infer_node(graph, i))) {
+      const ingot_node_t* n = &graph->nodes[i];
+      const char* root = NULL;
+      uint32_t at = INGOT_NO_VALUE;
+      for (uint32_t k = 0; k < n->input_count && !root; ++k) {
+        at = n->inputs[k];
+        if (at != INGOT_NO_VALUE && at < nv) root = why[at];
+      }
+      if (root && s == INGOT_ERROR_UNSUPPORTED) {
+        char* msg = ingot_xstrdup(ingot_compiler_error());
+        s = ingot_fail(s, "%s; '%s' could not be computed at compile time: %s", msg, graph->values[at].name, root);
+        free(msg);
+      }
+      break;
+    }
+    s = fold_node(graph, i, eval, eval_self, why);
+  }
+  for (uint32_t v = 0; v < nv; ++v) free(why[v]);
+  free(why);
+  if (s) return s;
+  return ingot_graph_infer_end(graph);
+}
+
+/* ---- binding inputs to constants ---- */
+
+ingot_status_t ingot_graph_bind_input(ingot_graph_t* graph, const char* name, ingot_dtype_t dtype, int32_t rank,
+                                      const int64_t* dims, const void* data) {
+  uint32_t at = UINT32_MAX;
+  for (uint32_t i = 0; i < graph->input_count; ++i) {
+    if (strcmp(graph->values[graph->inputs[i]].name, name) == 0) at = i;
+  }
+  if (at == UINT32_MAX) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "'%s' is not a graph input", name);
+  uint32_t id = graph->inputs[at];
+  ingot_value_t* v = &graph->values[id];
+  if (v->dtype != INGOT_DTYPE_INVALID && v->dtype != dtype) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "input '%s' is %s, the data given for it %s", name,
+                      ingot_graph_dtype_name(v->dtype), ingot_graph_dtype_name(dtype));
+  }
+  if (rank < 0 || rank > (int32_t)INGOT_MAX_RANK) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "input '%s': rank %d is not supported", name, rank);
+  }
+  bool ok = v->rank < 0 || v->rank == rank;
+  for (int32_t i = 0; ok && v->rank >= 0 && i < rank; ++i) ok = v->dims[i] < 0 || v->dims[i] == dims[i];
+  for (int32_t i = 0; ok && i < rank; ++i) ok = dims[i] >= 0;
+  if (!ok) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "input '%s': the data given has another shape", name);
+  int64_t numel = 1;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (dims[i] != 0 && numel > INT64_MAX / dims[i]) return ingot_fail(INGOT_ERROR_LIMIT, "input '%s' is too large", name);
+    numel *= dims[i];
+  }
+  uint64_t bytes;
+  if (!ingot_mul_u64((uint64_t)numel, ingot_graph_dtype_size(dtype), &bytes) || bytes > ((uint64_t)1 << 40)) {
+    return ingot_fail(INGOT_ERROR_LIMIT, "input '%s' is too large", name);
+  }
+  void* copy = ingot_xmalloc(bytes ? (size_t)bytes : 1);
+  if (bytes) memcpy(copy, data, (size_t)bytes);
+  ingot_graph_set_weight(graph, id, dtype, rank, dims, copy);
+  for (uint32_t i = at; i + 1 < graph->input_count; ++i) graph->inputs[i] = graph->inputs[i + 1];
+  graph->input_count--;
   return INGOT_OK;
 }
 
@@ -646,6 +580,28 @@ ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph) {
 
 /* ---- activation fusion ---- */
 
+/* Clip's bounds as floats: attributes (opset < 11) or scalar float32 weights
+ * (absent: unbounded); false when a bound is not a constant. */
+static bool clip_bounds_f32(const ingot_graph_t* g, const ingot_node_t* n, float* lo, float* hi) {
+  *lo = -FLT_MAX;
+  *hi = FLT_MAX;
+  if (n->input_count <= 1) {
+    *lo = ingot_node_attr_float(n, "min", -FLT_MAX);
+    *hi = ingot_node_attr_float(n, "max", FLT_MAX);
+    return true;
+  }
+  for (uint32_t k = 1; k < n->input_count && k < 3; ++k) {
+    if (n->inputs[k] == INGOT_NO_VALUE) continue;
+    const ingot_value_t* v = &g->values[n->inputs[k]];
+    if (v->kind != INGOT_VALUE_WEIGHT || v->dtype != INGOT_DTYPE_F32 || !v->data || ingot_value_numel(v) != 1) {
+      return false;
+    }
+    float x = *(const float*)v->data;
+    if (k == 1) *lo = x; else *hi = x;
+  }
+  return true;
+}
+
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
   ingot_status_t s = rebuild_producers(graph);
   if (s) return s;
@@ -756,15 +712,16 @@ void ingot_graph_compact(ingot_graph_t* graph) {
 
 /* ---- the pipeline ---- */
 
-ingot_status_t ingot_graph_optimize(ingot_graph_t* graph) {
+ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self) {
   ingot_status_t s;
-  /* Constants are folded before the first full inference so that shapes
-   * computed from constants (Reshape of a Concat of constants, ...) are
-   * weights by the time inference needs them. */
+  /* Dead code first (Identity/Dropout bypassed, unused nodes dropped), then
+   * one walk that infers each node and folds it when its value is known, so
+   * that a Reshape/Expand/Slice/... whose shape input is computed from
+   * constants or static shapes finds a weight there. */
   if ((s = ingot_graph_sort(graph))) return s;
-  if ((s = ingot_graph_fold_constants(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
-  if ((s = ingot_graph_infer_shapes(graph))) return s;
+  if ((s = ingot_graph_infer_and_fold(graph, eval, eval_self))) return s;
+  if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_fold_batchnorm(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
@@ -773,3 +730,5 @@ ingot_status_t ingot_graph_optimize(ingot_graph_t* graph) {
   ingot_graph_compact(graph);
   return INGOT_OK;
 }
+
+ingot_status_t ingot_graph_optimize(ingot_graph_t* graph) { return ingot_graph_optimize_with(graph, NULL, NULL); }

@@ -376,7 +376,22 @@ static ingot_status_t infer_binary(infer_ctx_t* c) {
   }
   if (ingot_node_attr(c->n, "broadcast") && ingot_node_attr_int(c->n, "broadcast", 0) != 0 &&
       ingot_node_attr(c->n, "axis")) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "legacy broadcast with 'axis' (opset < 7) is not supported");
+    /* Legacy broadcast (opset < 7): B's dims match A's from `axis` on (or are
+     * 1); the output has A's shape. */
+    int64_t axis = ingot_node_attr_int(c->n, "axis", 0);
+    if (axis < 0) axis += a->rank;
+    if (axis < 0 || axis + b->rank > a->rank) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: axis %lld does not fit rank %d into %d",
+                        (long long)ingot_node_attr_int(c->n, "axis", 0), b->rank, a->rank);
+    }
+    for (int32_t i = 0; i < b->rank; ++i) {
+      if (b->dims[i] != 1 && b->dims[i] != a->dims[axis + i]) {
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: B dimension %d (%lld) differs from A's %lld",
+                          i, (long long)b->dims[i], (long long)a->dims[axis + i]);
+      }
+    }
+    infer_copy_output(c, 0, a);
+    return INGOT_OK;
   }
   int64_t dims[INGOT_MAX_RANK];
   int32_t rank = 0;
@@ -466,10 +481,14 @@ ingot_status_t infer_FLATTEN(infer_ctx_t* c) {
 ingot_status_t infer_RESHAPE(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* shape = infer_input(c, 1);
-  if (shape->kind != INGOT_VALUE_WEIGHT || shape->dtype != INGOT_DTYPE_I64 || !shape->data) {
+  if (shape->kind != INGOT_VALUE_WEIGHT || (!shape->data && ingot_value_numel(shape) > 0)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
-                     "the shape input '%s' must be a constant int64 tensor (computed shapes are not supported)",
-                     shape->name);
+                      "input 'shape' ('%s') decides the output shape and must be known at compile time, but it is %s",
+                      shape->name, shape->kind == INGOT_VALUE_INPUT ? "a graph input" : "computed at run time");
+  }
+  if (shape->dtype != INGOT_DTYPE_I64) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "the shape input must be int64, not %s",
+                      ingot_graph_dtype_name(shape->dtype));
   }
   if (shape->rank != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "the shape input must be 1-D");
   int64_t count = shape->dims[0];
@@ -705,7 +724,7 @@ static ingot_status_t check_input_resolved(const ingot_graph_t* graph, const ing
   (void)graph;
 }
 
-ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph) {
+ingot_status_t ingot_graph_infer_begin(ingot_graph_t* graph) {
   for (uint32_t i = 0; i < graph->input_count; ++i) {
     ingot_status_t s = check_input_resolved(graph, &graph->values[graph->inputs[i]]);
     if (s) return s;
@@ -715,6 +734,7 @@ ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph) {
     const ingot_node_t* n = &graph->nodes[i];
     if (n->dead) continue;
     for (uint32_t k = 0; k < n->output_count; ++k) {
+      if (n->outputs[k] == INGOT_NO_VALUE) continue;
       ingot_value_t* v = &graph->values[n->outputs[k]];
       if (v->kind != INGOT_VALUE_INTERMEDIATE) {
         return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (%s): output '%s' is also a graph input or weight",
@@ -724,11 +744,10 @@ ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph) {
       v->rank = -1;
     }
   }
-  for (uint32_t i = 0; i < graph->node_count; ++i) {
-    if (graph->nodes[i].dead) continue;
-    ingot_status_t s = ingot_graph_infer_node(graph, i);
-    if (s) return s;
-  }
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_graph_infer_end(ingot_graph_t* graph) {
   for (uint32_t i = 0; i < graph->output_count; ++i) {
     const ingot_value_t* v = &graph->values[graph->outputs[i]];
     if (v->dtype == INGOT_DTYPE_INVALID || v->rank < 0) {
@@ -736,4 +755,14 @@ ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph) {
     }
   }
   return INGOT_OK;
+}
+
+ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph) {
+  ingot_status_t s = ingot_graph_infer_begin(graph);
+  if (s) return s;
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    if (graph->nodes[i].dead) continue;
+    if ((s = ingot_graph_infer_node(graph, i))) return s;
+  }
+  return ingot_graph_infer_end(graph);
 }

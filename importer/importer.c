@@ -21,6 +21,7 @@
 
 #define DEFAULT_MAX_WEIGHT_BYTES ((uint64_t)16 << 30)
 #define DEFAULT_MAX_NODES 1000000u
+#define DEFAULT_MAX_TENSOR_ELEMENTS ((uint64_t)1 << 32)
 
 typedef struct importer_t {
   ingot_graph_t* g;
@@ -28,11 +29,25 @@ typedef struct importer_t {
   char* model_dir_real;       /* realpath of model_dir, lazily */
   uint64_t max_weight_bytes;
   uint64_t weight_bytes;
+  uint64_t max_tensor_elements;
   /* name -> value id, open addressing; slots hold id + 1 (0 = empty) */
   uint32_t* table;
   uint32_t table_cap;
   uint32_t table_count;
+  ingot_import_problem_fn_t on_problem; /* collect-all mode when set */
+  void* problem_self;
+  uint32_t problems;
 } importer_t;
+
+/* Collect-all mode: reports the error just recorded by ingot_fail (status s)
+ * and returns true when the import may go on without the thing it names. */
+static bool collect(importer_t* imp, ingot_status_t s, const char* node, const char* op, const char* kind) {
+  if (!imp->on_problem || s != INGOT_ERROR_UNSUPPORTED) return false;
+  imp->on_problem(imp->problem_self, node, op, kind, ingot_compiler_error());
+  ingot_compiler_error_clear();
+  imp->problems++;
+  return true;
+}
 
 /* ---- name table ---- */
 
@@ -257,6 +272,10 @@ static ingot_status_t import_tensor(importer_t* imp, const Onnx__TensorProto* t,
     if (!ingot_mul_u64(numel, (uint64_t)t->dims[i], &numel) || numel > (uint64_t)INT64_MAX) {
       return ingot_fail(INGOT_ERROR_CORRUPT, "%s: the element count overflows", what);
     }
+  }
+  if (numel > imp->max_tensor_elements) {
+    return ingot_fail(INGOT_ERROR_LIMIT, "%s: %llu elements, above the limit of %llu", what,
+                      (unsigned long long)numel, (unsigned long long)imp->max_tensor_elements);
   }
   size_t es = dtype_bytes(dtype);
   uint64_t bytes, total;
@@ -499,6 +518,10 @@ static ingot_status_t import_constant(importer_t* imp, const Onnx__NodeProto* np
                       "node '%s' (Constant): attribute '%s' is not supported (value, value_float(s), value_int(s) are)",
                       node_name, a->name);
   }
+  if ((uint64_t)dim > imp->max_tensor_elements) {
+    return ingot_fail(INGOT_ERROR_LIMIT, "%s: %llu elements, above the limit of %llu", what,
+                      (unsigned long long)dim, (unsigned long long)imp->max_tensor_elements);
+  }
   uint64_t total;
   if (!ingot_add_u64(imp->weight_bytes, bytes, &total) || total > imp->max_weight_bytes) {
     return ingot_fail(INGOT_ERROR_LIMIT, "%s: weights exceed the limit of %llu bytes", what,
@@ -543,17 +566,21 @@ static ingot_status_t import_input(importer_t* imp, const Onnx__ValueInfoProto* 
                       INGOT_MAX_RANK);
   }
   v->rank = (int32_t)tt->shape->n_dim;
+  uint64_t numel = 1;
   for (size_t i = 0; i < tt->shape->n_dim; ++i) {
     const Onnx__TensorShapeProto__Dimension* d = tt->shape->dim[i];
     v->dims[i] = -1;
     v->dim_names[i] = NULL;
     if (!d) continue;
     if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-      if (d->dim_value < 0) {
-        return ingot_fail(INGOT_ERROR_CORRUPT, "input '%s': dimension %zu is negative (%lld)", vi->name, i,
-                          (long long)d->dim_value);
-      }
+      /* Exporters (Paddle, some Keras) write a dynamic dimension as -1, and
+       * ONNX Runtime reads it so: unknown, fixed later with --input-shape. */
+      if (d->dim_value < 0) continue;
       v->dims[i] = d->dim_value;
+      if (!ingot_mul_u64(numel, (uint64_t)d->dim_value, &numel) || numel > imp->max_tensor_elements) {
+        return ingot_fail(INGOT_ERROR_LIMIT, "input '%s': its shape has more than %llu elements", vi->name,
+                          (unsigned long long)imp->max_tensor_elements);
+      }
     } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
                d->dim_param[0]) {
       v->dim_names[i] = ingot_arena_strdup(&g->arena, d->dim_param);
@@ -577,7 +604,13 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     if (o && default_domain(o->domain)) g->opset = o->has_version ? o->version : 0;
   }
   if (g->opset <= 0) {
-    return ingot_fail(INGOT_ERROR_CORRUPT, "the model imports no ai.onnx opset (opset_import is missing or empty)");
+    /* Collect mode: a model of other domains only (ai.onnx.ml, training)
+     * gets each of its nodes reported below. */
+    if (imp->on_problem && model->n_opset_import > 0) {
+      g->opset = 1;
+    } else {
+      return ingot_fail(INGOT_ERROR_CORRUPT, "the model imports no ai.onnx opset (opset_import is missing or empty)");
+    }
   }
   if (gp->n_sparse_initializer) {
     return ingot_fail(INGOT_ERROR_UNSUPPORTED, "sparse initializers are not supported");
@@ -592,6 +625,10 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     char* what = ingot_arena_printf(&g->arena, "initializer '%s'", t->name);
     uint32_t id;
     ingot_status_t s = import_tensor(imp, t, t->name, what, &id);
+    if (s && collect(imp, s, NULL, NULL, "dtype")) {
+      add_value(imp, t->name, INGOT_VALUE_INTERMEDIATE); /* defined, never produced */
+      continue;
+    }
     if (s) return s;
   }
   /* Graph inputs (those that are initializers are weights). */
@@ -607,6 +644,10 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     }
     uint32_t id;
     ingot_status_t s = import_input(imp, vi, &id);
+    if (s && collect(imp, s, NULL, NULL, "dtype")) {
+      g->values[id].kind = INGOT_VALUE_INTERMEDIATE; /* defined, never produced */
+      continue;
+    }
     if (s) return s;
     g->inputs[g->input_count++] = id;
   }
@@ -623,20 +664,27 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     }
     const char* name = np->name && np->name[0] ? np->name : ingot_arena_printf(&g->arena, "%s_%zu", np->op_type, i);
     names[i] = name;
+    ops[i] = INGOT_OP_COUNT_;
     if (!default_domain(np->domain)) {
       s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): domain '%s' is not supported (only ai.onnx)", name,
                      np->op_type, np->domain);
-      break;
+    } else {
+      ops[i] = ingot_op_from_name(np->op_type);
+      if (ops[i] == INGOT_OP_COUNT_) {
+        s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): operator '%s' is not supported", name, np->op_type,
+                       np->op_type);
+      }
     }
-    ops[i] = ingot_op_from_name(np->op_type);
-    if (ops[i] == INGOT_OP_COUNT_) {
-      s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): operator '%s' is not supported", name, np->op_type,
-                     np->op_type);
-      break;
-    }
+    if (s && !collect(imp, s, name, np->op_type, "op")) break;
+    s = INGOT_OK;
     if (ops[i] == INGOT_OP_CONSTANT) {
       s = import_constant(imp, np, name);
-      continue;
+      if (s && collect(imp, s, name, np->op_type, "attribute")) {
+        ops[i] = INGOT_OP_COUNT_;
+        s = INGOT_OK;
+      } else {
+        continue;
+      }
     }
     for (size_t k = 0; k < np->n_output; ++k) {
       const char* out = np->output[k];
@@ -650,7 +698,7 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
   }
   for (size_t i = 0; i < gp->n_node && !s; ++i) {
     const Onnx__NodeProto* np = gp->node[i];
-    if (ops[i] == INGOT_OP_CONSTANT) continue;
+    if (ops[i] == INGOT_OP_CONSTANT || ops[i] == INGOT_OP_COUNT_) continue; /* COUNT_: left out (collect mode) */
     const char* name = names[i];
     int min_in, max_in, min_out, max_out;
     ingot_op_arity(ops[i], &min_in, &max_in, &min_out, &max_out);
@@ -660,6 +708,12 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     if ((long)n_in < min_in || (long)n_in > max_in || (long)n_out < min_out || (long)n_out > max_out) {
       s = ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s): has %zu inputs and %zu outputs, expected %d..%d and %d..%d",
                      name, np->op_type, n_in, n_out, min_in, max_in, min_out, max_out);
+      /* Collect mode: a variant with more inputs or outputs than Ingot
+       * handles (training outputs, indices, ...) is reported, and left out. */
+      if (collect(imp, INGOT_ERROR_UNSUPPORTED, name, np->op_type, "op")) {
+        s = INGOT_OK;
+        continue;
+      }
       break;
     }
     uint32_t inputs[64], outputs[8];
@@ -692,6 +746,10 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     }
     uint32_t node_id = ingot_graph_add_node(g, ops[i], name, inputs, (uint32_t)n_in, outputs, (uint32_t)n_out);
     s = import_attrs(imp, np, node_id, name, np->op_type);
+    if (s && collect(imp, s, name, np->op_type, "attribute")) {
+      g->nodes[node_id].dead = true; /* its outputs stay unproduced */
+      s = INGOT_OK;
+    }
   }
   free(ops);
   free(names);
@@ -711,6 +769,7 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     g->values[id].is_output = true;
     g->outputs[g->output_count++] = id;
   }
+  if (imp->problems) return INGOT_OK; /* collect mode: the caller sorts what is left */
   return ingot_graph_sort(g);
 }
 
@@ -743,6 +802,10 @@ ingot_status_t ingot_import_onnx_memory(const void* data, size_t size, const cha
   imp.g = g;
   imp.model_dir = model_dir;
   imp.max_weight_bytes = max_weight;
+  imp.max_tensor_elements =
+      options && options->max_tensor_elements ? options->max_tensor_elements : DEFAULT_MAX_TENSOR_ELEMENTS;
+  imp.on_problem = options ? options->on_problem : NULL;
+  imp.problem_self = options ? options->problem_self : NULL;
   s = import_model(&imp, model);
   free(imp.table);
   free(imp.model_dir_real);

@@ -11,9 +11,31 @@
 
 #include "graph/graph.h"
 
+/* Collect-all mode (`ingot check`): called once for each thing the importer
+ * cannot represent, instead of failing. `node` and `op` name the node (NULL
+ * for an initializer or graph input), `kind` is "op", "attribute" or "dtype",
+ * `message` the error as it would have been reported. The strings are valid
+ * only during the call. */
+typedef void (*ingot_import_problem_fn_t)(void* self, const char* node, const char* op, const char* kind,
+                                          const char* message);
+
 typedef struct ingot_import_options_t {
   uint64_t max_weight_bytes;  /* 0: 16 GiB */
   uint32_t max_nodes;         /* 0: 1,000,000 */
+  /* When set, collect-all mode: a node with an unknown op, another domain or
+   * an attribute of an unsupported type, an initializer or graph input of an
+   * unsupported type, is reported here and left out: the node is not added
+   * (or added dead), and the values it would define exist with no producer
+   * (a graph input so left out is not in graph.inputs). Structural errors
+   * still fail. When anything was reported, the graph is not sorted (it may
+   * have live nodes reading values nobody produces; the caller deals with
+   * them). */
+  ingot_import_problem_fn_t on_problem;
+  void* problem_self;
+  /* Elements of any one initializer, constant, or graph input with a fixed
+   * shape (0: 2^32). Like the two caps above, checked before anything of that
+   * size is allocated; a model above a cap fails with INGOT_ERROR_LIMIT. */
+  uint64_t max_tensor_elements;
 } ingot_import_options_t;
 
 /* Reads `path` and builds a sorted graph (not yet shape-inferred). */

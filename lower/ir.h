@@ -64,6 +64,9 @@ typedef enum ingot_ir_expr_kind_t {
 typedef enum ingot_ir_unary_op_t {
   INGOT_IR_NEG = 1, INGOT_IR_ABS, INGOT_IR_SQRT, INGOT_IR_EXP, INGOT_IR_LOG,
   INGOT_IR_TANH, INGOT_IR_ERF, INGOT_IR_FLOOR, INGOT_IR_CEIL, INGOT_IR_NOT,
+  INGOT_IR_ROUND,                        /* to nearest, ties to even; ints: identity */
+  INGOT_IR_SIN, INGOT_IR_COS, INGOT_IR_TAN, INGOT_IR_ASIN, INGOT_IR_ACOS, INGOT_IR_ATAN,
+  INGOT_IR_SINH, INGOT_IR_COSH, INGOT_IR_ASINH, INGOT_IR_ACOSH, INGOT_IR_ATANH, /* floats only */
   INGOT_IR_UNARY_COUNT_
 } ingot_ir_unary_op_t;
 

@@ -22,6 +22,18 @@ static const char* unary_name(ingot_ir_unary_op_t op) {
     case INGOT_IR_FLOOR: return "floor";
     case INGOT_IR_CEIL: return "ceil";
     case INGOT_IR_NOT: return "!";
+    case INGOT_IR_ROUND: return "round";
+    case INGOT_IR_SIN: return "sin";
+    case INGOT_IR_COS: return "cos";
+    case INGOT_IR_TAN: return "tan";
+    case INGOT_IR_ASIN: return "asin";
+    case INGOT_IR_ACOS: return "acos";
+    case INGOT_IR_ATAN: return "atan";
+    case INGOT_IR_SINH: return "sinh";
+    case INGOT_IR_COSH: return "cosh";
+    case INGOT_IR_ASINH: return "asinh";
+    case INGOT_IR_ACOSH: return "acosh";
+    case INGOT_IR_ATANH: return "atanh";
     default: return "?unary";
   }
 }
@@ -396,7 +408,7 @@ static void verify_expr(verify_ctx_t* c, const ingot_ir_expr_t* e, const ingot_i
         snprintf(msg, sizeof(msg), "%s of a bool", unary_name(op));
         verify_fail(c, s, msg);
       } else if (!is_float(a) && (op == INGOT_IR_SQRT || op == INGOT_IR_EXP || op == INGOT_IR_LOG ||
-                                  op == INGOT_IR_TANH || op == INGOT_IR_ERF)) {
+                                  op == INGOT_IR_TANH || op == INGOT_IR_ERF || op >= INGOT_IR_SIN)) {
         snprintf(msg, sizeof(msg), "%s of an integer (%s)", unary_name(op), ingot_dtype_name(a));
         verify_fail(c, s, msg);
       }
@@ -809,6 +821,18 @@ static double unary_float(ingot_ir_unary_op_t op, ingot_dtype_t t, double a) {
     case INGOT_IR_ERF: return f32 ? erff((float)a) : erf(a);
     case INGOT_IR_FLOOR: return floor(a);
     case INGOT_IR_CEIL: return ceil(a);
+    case INGOT_IR_ROUND: return nearbyint(a); /* the default mode: ties to even */
+    case INGOT_IR_SIN: return f32 ? sinf((float)a) : sin(a);
+    case INGOT_IR_COS: return f32 ? cosf((float)a) : cos(a);
+    case INGOT_IR_TAN: return f32 ? tanf((float)a) : tan(a);
+    case INGOT_IR_ASIN: return f32 ? asinf((float)a) : asin(a);
+    case INGOT_IR_ACOS: return f32 ? acosf((float)a) : acos(a);
+    case INGOT_IR_ATAN: return f32 ? atanf((float)a) : atan(a);
+    case INGOT_IR_SINH: return f32 ? sinhf((float)a) : sinh(a);
+    case INGOT_IR_COSH: return f32 ? coshf((float)a) : cosh(a);
+    case INGOT_IR_ASINH: return f32 ? asinhf((float)a) : asinh(a);
+    case INGOT_IR_ACOSH: return f32 ? acoshf((float)a) : acosh(a);
+    case INGOT_IR_ATANH: return f32 ? atanhf((float)a) : atanh(a);
     default: return a;
   }
 }

@@ -12,8 +12,9 @@
  *   (n, k, oh, ow, rc, rh, rw, i, j, ...) and never equal a buffer name.
  * - Padded windows clamp the load index into the buffer and SELECT 0 (or keep
  *   the running max), so no load leaves its buffer even when guarded.
- * - float32 only; anything else, or an attribute value we do not implement,
- *   fails naming the node and op. Views between two plain intermediates
+ * - Dtypes: each op checks what it supports (lower_check_dtype; the IR has
+ *   F32/F64/I64/I32/I8/U8/BOOL, float16 is refused); anything else, or an
+ *   attribute value we do not implement, fails naming the node and op. Views between two plain intermediates
  *   produce no kernel (alias_of); other views are PURE copies. */
 #include "lower/lower.h"
 
@@ -82,7 +83,36 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; float32 only)",
                       ingot_dtype_name(v->dtype), v->name);
   }
+  if (!(LOWER_DT_ANY & LOWER_DT(v->dtype))) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s')",
+                      ingot_dtype_name(v->dtype), v->name);
+  }
   return INGOT_OK;
+}
+
+bool lower_dtype_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
+bool lower_dtype_is_int(ingot_dtype_t t) {
+  return t == INGOT_DTYPE_I64 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8;
+}
+
+ingot_status_t lower_check_dtype(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed) {
+  const ingot_value_t* v = lower_value(ctx, value);
+  if ((unsigned)v->dtype < 32 && (allowed & LOWER_DT(v->dtype))) return INGOT_OK;
+  char list[160];
+  size_t used = 0;
+  list[0] = '\0';
+  for (unsigned t = 1; t < (unsigned)INGOT_DTYPE_COUNT_ && used < sizeof(list); ++t) {
+    if (allowed & LOWER_DT(t))
+      used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "", ingot_dtype_name((ingot_dtype_t)t));
+  }
+  return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; supported: %s)",
+                    ingot_dtype_name(v->dtype), v->name, list);
+}
+
+ingot_status_t lower_check_value_dt(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed) {
+  ingot_status_t s = lower_check_value(ctx, value, false);
+  if (s) return s;
+  return lower_check_dtype(ctx, value, allowed);
 }
 
 ingot_status_t lower_check_broadcast(const lower_ctx_t* ctx, uint32_t value, uint32_t out) {
@@ -263,6 +293,67 @@ void lower_window_axis(lower_ctx_t* ctx, ingot_ir_expr_t* o, ingot_ir_expr_t* r,
 
 ingot_ir_expr_t* lower_f32(lower_ctx_t* ctx, double v) { return ingot_ir_float(ctx->f, INGOT_DTYPE_F32, v); }
 
+ingot_ir_expr_t* lower_const(lower_ctx_t* ctx, ingot_dtype_t dtype, double v) {
+  if (lower_dtype_is_float(dtype) || dtype == INGOT_DTYPE_F16) return ingot_ir_float(ctx->f, dtype, v);
+  int64_t i;
+  if (dtype == INGOT_DTYPE_BOOL) {
+    i = v != 0.0;
+  } else if (v != v) {
+    i = 0;
+  } else if (v >= 9.2233720368547758e18) {
+    i = INT64_MAX;
+  } else if (v <= -9.2233720368547758e18) {
+    i = INT64_MIN;
+  } else {
+    i = (int64_t)v;
+  }
+  switch (dtype) {
+    case INGOT_DTYPE_I32: i = (int64_t)(int32_t)(uint32_t)(uint64_t)i; break;
+    case INGOT_DTYPE_I8: i = (int64_t)(int8_t)(uint8_t)(uint64_t)i; break;
+    case INGOT_DTYPE_U8: i = (int64_t)(uint8_t)(uint64_t)i; break;
+    default: break;
+  }
+  ingot_ir_expr_t* e = ingot_ir_int(ctx->f, i);
+  e->dtype = dtype; /* a fresh node: typed integer constant */
+  return e;
+}
+
+static bool weight_elem(const ingot_value_t* v, int64_t i, double* out_f, int64_t* out_i) {
+  if (v->kind != INGOT_VALUE_WEIGHT || !v->data || v->rank < 0 || i < 0 || i >= ingot_value_numel(v)) return false;
+  const void* d = v->data;
+  switch (v->dtype) {
+    case INGOT_DTYPE_F32: *out_f = ((const float*)d)[i]; *out_i = 0; return true;
+    case INGOT_DTYPE_F64: *out_f = ((const double*)d)[i]; *out_i = 0; return true;
+    case INGOT_DTYPE_I64: *out_i = ((const int64_t*)d)[i]; break;
+    case INGOT_DTYPE_I32: *out_i = ((const int32_t*)d)[i]; break;
+    case INGOT_DTYPE_I8: *out_i = ((const int8_t*)d)[i]; break;
+    case INGOT_DTYPE_U8: *out_i = ((const uint8_t*)d)[i]; break;
+    case INGOT_DTYPE_BOOL: *out_i = ((const uint8_t*)d)[i] != 0; break;
+    default: return false;
+  }
+  *out_f = (double)*out_i;
+  return true;
+}
+
+bool lower_weight_scalar(const lower_ctx_t* ctx, uint32_t value, double* out) {
+  if (value == INGOT_NO_VALUE || value >= ctx->graph->value_count) return false;
+  const ingot_value_t* v = lower_value(ctx, value);
+  if (v->rank < 0 || ingot_value_numel(v) != 1) return false;
+  int64_t i;
+  return weight_elem(v, 0, out, &i);
+}
+
+bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t* out) {
+  if (value == INGOT_NO_VALUE || value >= ctx->graph->value_count) return false;
+  double f;
+  if (!weight_elem(lower_value(ctx, value), i, &f, out)) return false;
+  if (lower_dtype_is_float(lower_value(ctx, value)->dtype)) {
+    if (f != f || f >= 9.2233720368547758e18 || f <= -9.2233720368547758e18) return false;
+    *out = (int64_t)f;
+  }
+  return true;
+}
+
 bool lower_has_activation(const lower_ctx_t* ctx) { return ctx->node->activation != INGOT_ACTIVATION_NONE; }
 
 ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v) {
@@ -270,10 +361,10 @@ ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v) {
     case INGOT_ACTIVATION_NONE:
       return v;
     case INGOT_ACTIVATION_RELU:
-      return ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_f32(ctx, 0.0));
+      return ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_const(ctx, v->dtype, 0.0));
     case INGOT_ACTIVATION_CLIP:
-      v = ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_f32(ctx, ctx->node->act_min));
-      return ingot_ir_binary(ctx->f, INGOT_IR_MIN, v, lower_f32(ctx, ctx->node->act_max));
+      v = ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_const(ctx, v->dtype, ctx->node->act_min));
+      return ingot_ir_binary(ctx->f, INGOT_IR_MIN, v, lower_const(ctx, v->dtype, ctx->node->act_max));
   }
   return v;
 }
@@ -317,7 +408,7 @@ static void ctx_release(lower_ctx_t* ctx) {
   ctx->f = NULL;
 }
 
-static ingot_status_t lower_node(const ingot_graph_t* graph, uint32_t node_id, ingot_lowered_t* lowered) {
+ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ingot_lowered_t* lowered) {
   const ingot_node_t* node = &graph->nodes[node_id];
   lower_ctx_t ctx;
   memset(&ctx, 0, sizeof(ctx));
@@ -376,7 +467,7 @@ ingot_status_t ingot_lower_graph(const ingot_graph_t* graph, ingot_lowered_t** o
   lowered->kernels = INGOT_ARENA_ARRAY(&lowered->arena, ingot_kernel_t, graph->node_count ? graph->node_count : 1);
   for (uint32_t n = 0; n < graph->node_count; ++n) {
     if (graph->nodes[n].dead) continue;
-    ingot_status_t status = lower_node(graph, n, lowered);
+    ingot_status_t status = lower_node_into(graph, n, lowered);
     if (status != INGOT_OK) {
       ingot_lowered_destroy(lowered);
       return status;

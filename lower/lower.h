@@ -75,4 +75,17 @@ typedef struct ingot_lowered_t {
 ingot_status_t ingot_lower_graph(const ingot_graph_t* graph, ingot_lowered_t** out_lowered);
 void ingot_lowered_destroy(ingot_lowered_t* lowered);
 
+/* The constant-folding evaluator for graph/ (an ingot_node_eval_fn_t; `self`
+ * is unused): lowers node `node`, whose present inputs are all weights, into
+ * its kernel exactly as ingot_lower_graph would, runs it with the IR
+ * interpreter and hands back each output in out_data[k] (malloc'd). Returns
+ * INGOT_ERROR_UNSUPPORTED when the node cannot be lowered; a failure while
+ * running (an integer division by zero, ...) is INGOT_ERROR_INVALID_ARGUMENT. */
+ingot_status_t ingot_lower_eval_node(void* self, ingot_graph_t* graph, uint32_t node, void** out_data);
+
+/* Collect-all checking (`ingot check`): lowers live node `node` of an
+ * inferred graph into a throwaway kernel and verifies its IR. Fails exactly
+ * as ingot_lower_graph would for this node; leaves nothing behind. */
+ingot_status_t ingot_lower_check_node(const ingot_graph_t* graph, uint32_t node);
+
 #endif /* INGOT_LOWER_H_ */

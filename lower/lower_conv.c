@@ -5,7 +5,11 @@
  *   UPDATE  y[n,k,o..] += x[n, g(k)*Cg + rc, o*s - p + r*d ..] * w[k, rc, r..]
  *           spatial (n, k, o..), reduce (rc, r..); padded taps read a clamped
  *           index and contribute 0 through a SELECT
- *   FINISH  y = act(y), only with a fused activation */
+ *   FINISH  y = act(y), only with a fused activation
+ *
+ * ConvInteger: the same nest over uint8/int8 x and w into int32, each
+ * operand widened and its zero point subtracted (x: a scalar; w: a scalar
+ * or one per output channel); padded taps contribute 0. */
 #include <string.h>
 
 #include "lower/lower_internal.h"
@@ -76,14 +80,32 @@ void lower_append_ints(ingot_strbuf_t* sb, const char* tag, const int64_t* v, ui
 
 ingot_status_t lower_conv(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
-  uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 1), b = lower_input(ctx, 2);
+  bool integer = node->op == INGOT_OP_CONVINTEGER;
+  uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 1), b = integer ? INGOT_NO_VALUE : lower_input(ctx, 2);
+  uint32_t xzp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE, wzp = integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, w, true)) ||
-      (s = lower_check_value(ctx, y, true))) {
+  if ((s = lower_check_value(ctx, x, !integer)) || (s = lower_check_value(ctx, w, !integer)) ||
+      (s = lower_check_value(ctx, y, !integer))) {
     return s;
   }
   if (b != INGOT_NO_VALUE && (s = lower_check_value(ctx, b, true))) return s;
+  if (integer) {
+    uint32_t q[4] = {x, w, xzp, wzp};
+    for (uint32_t i = 0; i < 4; ++i) {
+      if (q[i] == INGOT_NO_VALUE) continue;
+      if ((s = lower_check_value(ctx, q[i], false))) return s;
+      ingot_dtype_t t = lower_value(ctx, q[i])->dtype;
+      if (t != INGOT_DTYPE_U8 && t != INGOT_DTYPE_I8) {
+        return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "'%s' has dtype %s (uint8 or int8)", lower_value(ctx, q[i])->name,
+                          ingot_dtype_name(t));
+      }
+    }
+    if (lower_value(ctx, y)->dtype != INGOT_DTYPE_I32 || lower_has_activation(ctx) ||
+        (xzp != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, xzp)) != 1)) {
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "ConvInteger needs an int32 output and a scalar x_zero_point");
+    }
+  }
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* wv = lower_value(ctx, w);
   const ingot_value_t* yv = lower_value(ctx, y);
@@ -139,8 +161,13 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bw = lower_add_input(ctx, w, "w");
   uint32_t bb = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
+  int64_t wzp_n = wzp != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, wzp)) : 0;
+  if (wzp_n > 1 && wzp_n != cout) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "w_zero_point must be a scalar or per output channel");
+  uint32_t bxz = xzp != INGOT_NO_VALUE ? lower_add_input(ctx, xzp, "x_zero") : UINT32_MAX;
+  uint32_t bwz = wzp != INGOT_NO_VALUE ? lower_add_input(ctx, wzp, "w_zero") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* zero = integer ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0)) : lower_f32(ctx, 0.0);
 
   static const char* const kOut[3][3] = {{"ow"}, {"oh", "ow"}, {"od", "oh", "ow"}};
   static const char* const kRed[3][3] = {{"rw"}, {"rh", "rw"}, {"rd", "rh", "rw"}};
@@ -157,7 +184,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   /* INIT */
   lower_loops_t sp, red;
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
-  ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : lower_f32(ctx, 0.0);
+  ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : zero;
   lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
 
   /* UPDATE */
@@ -177,10 +204,23 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     cond = lower_and(ctx, cond, c);
   }
   ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
-  if (cond) xval = ingot_ir_select(f, cond, xval, lower_f32(ctx, 0.0));
+  if (integer) {
+    xval = ingot_ir_cast(f, INGOT_DTYPE_I32, xval);
+    if (bxz != UINT32_MAX) {
+      xval = ingot_ir_binary(f, INGOT_IR_SUB, xval, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bxz, ingot_ir_int(f, 0))));
+    }
+  }
+  if (cond) xval = ingot_ir_select(f, cond, xval, zero);
   ingot_ir_expr_t* wi[5] = {sp.idx[1], red.idx[0]};
   for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
   ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
+  if (integer) {
+    wval = ingot_ir_cast(f, INGOT_DTYPE_I32, wval);
+    if (bwz != UINT32_MAX) {
+      ingot_ir_expr_t* zi = wzp_n > 1 ? sp.idx[1] : ingot_ir_int(f, 0);
+      wval = ingot_ir_binary(f, INGOT_IR_SUB, wval, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bwz, zi)));
+    }
+  }
   ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
   ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, yi), ingot_ir_mul(f, xval, wval));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, acc));
@@ -197,7 +237,11 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   ingot_strbuf_t sb = {0};
   static const char* const kSp[3][3] = {{"w"}, {"h", "w"}, {"d", "h", "w"}};
   static const char* const kK[3][3] = {{"s"}, {"r", "s"}, {"t", "r", "s"}};
-  ingot_strbuf_appendf(&sb, "conv%ud f32 n%lld c%lld", nsp, (long long)batch, (long long)cin);
+  ingot_strbuf_appendf(&sb, "conv%ud %s n%lld c%lld", nsp,
+                       integer ? ingot_arena_printf(ctx->arena, "integer.%s.%s.zp%d.%lld", ingot_dtype_name(xv->dtype),
+                                                    ingot_dtype_name(wv->dtype), bxz != UINT32_MAX, (long long)wzp_n)
+                               : "f32",
+                       (long long)batch, (long long)cin);
   for (uint32_t i = 0; i < nsp; ++i) ingot_strbuf_appendf(&sb, " %s%lld", kSp[nsp - 1][i], (long long)in_sp[i]);
   ingot_strbuf_appendf(&sb, " k%lld", (long long)cout);
   for (uint32_t i = 0; i < nsp; ++i) ingot_strbuf_appendf(&sb, " %s%lld", kK[nsp - 1][i], (long long)k[i]);

@@ -1,6 +1,8 @@
-/* Elementwise ops: Add/Sub/Mul/Div with numpy broadcasting, Relu, Clip,
- * Sigmoid, Tanh, and BatchNormalization in inference form. Each is one PURE
- * stage over the output shape. */
+/* Elementwise ops: Add/Sub/Mul/Div with numpy broadcasting (every numeric
+ * dtype; integer Div truncates toward zero as ONNX Runtime does), Relu
+ * (signed), Clip (numeric), Sigmoid and Tanh (float32/float64), and
+ * BatchNormalization in inference form (float32). Each is one PURE stage over
+ * the output shape. The rest of the family is in lower_math.c. */
 #include <math.h>
 #include <string.h>
 
@@ -28,10 +30,25 @@ ingot_status_t lower_binary_elementwise(lower_ctx_t* ctx) {
   uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, a, true)) || (s = lower_check_value(ctx, b, true)) ||
-      (s = lower_check_value(ctx, y, true)) || (s = lower_check_broadcast(ctx, a, y)) ||
-      (s = lower_check_broadcast(ctx, b, y))) {
+  /* Legacy broadcast (opset < 7): B aligned at `axis` of A (inference checked it). */
+  bool legacy = ingot_node_attr_int(node, "broadcast", 0) != 0 && ingot_node_attr(node, "axis");
+  if ((s = lower_check_value_dt(ctx, a, LOWER_DT_NUMERIC)) || (s = lower_check_value_dt(ctx, b, LOWER_DT_NUMERIC)) ||
+      (s = lower_check_value_dt(ctx, y, LOWER_DT_NUMERIC)) || (s = lower_check_broadcast(ctx, a, y)) ||
+      (!legacy && (s = lower_check_broadcast(ctx, b, y)))) {
     return s;
+  }
+  int64_t axis = 0;
+  if (legacy) {
+    const ingot_value_t *av = lower_value(ctx, a), *bv = lower_value(ctx, b);
+    axis = ingot_node_attr_int(node, "axis", 0);
+    if (axis < 0) axis += av->rank;
+    bool fits = axis >= 0 && axis + bv->rank <= av->rank && av->rank == lower_value(ctx, y)->rank;
+    for (int32_t i = 0; fits && i < bv->rank; ++i) fits = bv->dims[i] == 1 || bv->dims[i] == av->dims[axis + i];
+    if (!fits) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: B does not fit A at axis %lld", (long long)axis);
+  }
+  ingot_dtype_t t = lower_value(ctx, a)->dtype;
+  if (lower_value(ctx, b)->dtype != t || lower_value(ctx, y)->dtype != t) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "inputs and output differ in dtype");
   }
   uint32_t ba = lower_add_input(ctx, a, "a");
   uint32_t bb = lower_add_input(ctx, b, "b");
@@ -41,13 +58,32 @@ ingot_status_t lower_binary_elementwise(lower_ctx_t* ctx) {
   lower_loops_over(ctx, &loops, yv->rank, yv->dims);
   ingot_ir_func_t* f = ctx->f;
   ingot_ir_expr_t* va = ingot_ir_load(f, ba, lower_broadcast_index(ctx, ba, yv->rank, loops.idx));
-  ingot_ir_expr_t* vb = ingot_ir_load(f, bb, lower_broadcast_index(ctx, bb, yv->rank, loops.idx));
-  ingot_ir_expr_t* v = lower_activation(ctx, ingot_ir_binary(f, op, va, vb));
+  ingot_ir_expr_t* vb;
+  if (legacy) {
+    ingot_ir_expr_t* bidx[INGOT_MAX_RANK];
+    const ingot_ir_buffer_t* bbuf = &f->buffers[bb];
+    for (int32_t i = 0; i < bbuf->rank; ++i) bidx[i] = bbuf->dims[i] == 1 ? ingot_ir_int(f, 0) : loops.idx[axis + i];
+    vb = ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bidx));
+  } else {
+    vb = ingot_ir_load(f, bb, lower_broadcast_index(ctx, bb, yv->rank, loops.idx));
+  }
+  ingot_ir_expr_t* v = ingot_ir_binary(f, op, va, vb);
+  if (op == INGOT_IR_DIV && lower_dtype_is_int(t) && t != INGOT_DTYPE_U8) {
+    /* ONNX Runtime's integer Div truncates toward zero; the IR's rounds down:
+     * q + 1 where the division is inexact and the signs differ. */
+    ingot_ir_expr_t* zero = lower_const(ctx, t, 0);
+    ingot_ir_expr_t* inexact = ingot_ir_binary(f, INGOT_IR_NE, ingot_ir_binary(f, INGOT_IR_MOD, va, vb), zero);
+    ingot_ir_expr_t* signs = ingot_ir_binary(f, INGOT_IR_NE, ingot_ir_binary(f, INGOT_IR_LT, va, zero),
+                                             ingot_ir_binary(f, INGOT_IR_LT, vb, zero));
+    v = ingot_ir_select(f, lower_and(ctx, inexact, signs), ingot_ir_add(f, v, lower_const(ctx, t, 1)), v);
+  }
+  v = lower_activation(ctx, v);
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
                    ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ctx->workload =
-      ingot_arena_printf(ctx->arena, "%s f32 a=%s b=%s y=%s act=%s", lower_op_lower(ctx), lower_shape_str(ctx, a),
+      ingot_arena_printf(ctx->arena, "%s %s a=%s b=%s y=%s act=%s", lower_op_lower(ctx),
+                         t == INGOT_DTYPE_F32 ? "f32" : ingot_dtype_name(t), lower_shape_str(ctx, a),
                          lower_shape_str(ctx, b), lower_shape_str(ctx, y), lower_activation_name(ctx));
   return INGOT_OK;
 }
@@ -74,17 +110,17 @@ static ingot_status_t clip_bound(lower_ctx_t* ctx, uint32_t input_index, const c
   }
   uint32_t v = lower_input(ctx, input_index);
   if (v == INGOT_NO_VALUE) return INGOT_OK;
-  ingot_status_t s = lower_check_value(ctx, v, true);
+  ingot_status_t s = lower_check_value_dt(ctx, v, LOWER_DT(lower_value(ctx, lower_input(ctx, 0))->dtype));
   if (s) return s;
   const ingot_value_t* val = lower_value(ctx, v);
   if (ingot_value_numel(val) != 1) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "bound '%s' must hold one element", val->name);
   }
   out->present = true;
-  const float* data = ingot_value_f32(ctx->graph, v);
-  if (data) {
+  double c;
+  if (lower_weight_scalar(ctx, v, &c)) {
     out->is_const = true;
-    out->value = data[0];
+    out->value = c;
   } else {
     out->is_const = false;
     out->input = v;
@@ -92,8 +128,8 @@ static ingot_status_t clip_bound(lower_ctx_t* ctx, uint32_t input_index, const c
   return INGOT_OK;
 }
 
-static ingot_ir_expr_t* clip_bound_expr(lower_ctx_t* ctx, const clip_bound_t* b) {
-  if (b->is_const) return lower_f32(ctx, b->value);
+static ingot_ir_expr_t* clip_bound_expr(lower_ctx_t* ctx, const clip_bound_t* b, ingot_dtype_t t) {
+  if (b->is_const) return lower_const(ctx, t, b->value);
   return ingot_ir_load(ctx->f, b->buffer, ingot_ir_int(ctx->f, 0));
 }
 
@@ -102,13 +138,18 @@ ingot_status_t lower_unary_elementwise(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  uint32_t allowed = node->op == INGOT_OP_RELU ? LOWER_DT_SIGNED
+                     : node->op == INGOT_OP_CLIP ? LOWER_DT_NUMERIC
+                                                 : LOWER_DT_FLOAT;
+  if ((s = lower_check_value_dt(ctx, x, allowed)) || (s = lower_check_value_dt(ctx, y, allowed))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
-  if (xv->rank != yv->rank || ingot_value_numel(xv) != ingot_value_numel(yv)) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s differs from input shape %s",
-                      lower_shape_str(ctx, y), lower_shape_str(ctx, x));
+  if (xv->rank != yv->rank || ingot_value_numel(xv) != ingot_value_numel(yv) || xv->dtype != yv->dtype) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output %s %s differs from input %s %s",
+                      ingot_dtype_name(yv->dtype), lower_shape_str(ctx, y), ingot_dtype_name(xv->dtype),
+                      lower_shape_str(ctx, x));
   }
+  ingot_dtype_t t = xv->dtype;
   clip_bound_t lo = {0}, hi = {0};
   if (node->op == INGOT_OP_CLIP) {
     if ((s = clip_bound(ctx, 1, "min", &lo)) || (s = clip_bound(ctx, 2, "max", &hi))) return s;
@@ -124,11 +165,11 @@ ingot_status_t lower_unary_elementwise(lower_ctx_t* ctx) {
   const char* extra = "";
   switch (node->op) {
     case INGOT_OP_RELU:
-      v = ingot_ir_binary(f, INGOT_IR_MAX, v, lower_f32(ctx, 0.0));
+      v = ingot_ir_binary(f, INGOT_IR_MAX, v, lower_const(ctx, t, 0.0));
       break;
     case INGOT_OP_SIGMOID: {
       ingot_ir_expr_t* e = ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_unary(f, INGOT_IR_NEG, v));
-      v = ingot_ir_binary(f, INGOT_IR_DIV, lower_f32(ctx, 1.0), ingot_ir_add(f, lower_f32(ctx, 1.0), e));
+      v = ingot_ir_binary(f, INGOT_IR_DIV, lower_const(ctx, t, 1.0), ingot_ir_add(f, lower_const(ctx, t, 1.0), e));
       break;
     }
     case INGOT_OP_TANH:
@@ -136,8 +177,8 @@ ingot_status_t lower_unary_elementwise(lower_ctx_t* ctx) {
       break;
     case INGOT_OP_CLIP:
       /* ONNX: min(max(x, lo), hi); an absent bound does not clip. */
-      if (lo.present) v = ingot_ir_binary(f, INGOT_IR_MAX, v, clip_bound_expr(ctx, &lo));
-      if (hi.present) v = ingot_ir_binary(f, INGOT_IR_MIN, v, clip_bound_expr(ctx, &hi));
+      if (lo.present) v = ingot_ir_binary(f, INGOT_IR_MAX, v, clip_bound_expr(ctx, &lo, t));
+      if (hi.present) v = ingot_ir_binary(f, INGOT_IR_MIN, v, clip_bound_expr(ctx, &hi, t));
       extra = ingot_arena_printf(ctx->arena, " min=%s max=%s",
                                  !lo.present   ? "none"
                                  : lo.is_const ? ingot_arena_printf(ctx->arena, "%g", lo.value)
@@ -153,7 +194,8 @@ ingot_status_t lower_unary_elementwise(lower_ctx_t* ctx) {
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
                    ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
-  ctx->workload = ingot_arena_printf(ctx->arena, "%s f32 x=%s%s act=%s", lower_op_lower(ctx), lower_shape_str(ctx, x),
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s x=%s%s act=%s", lower_op_lower(ctx),
+                                     t == INGOT_DTYPE_F32 ? "f32" : ingot_dtype_name(t), lower_shape_str(ctx, x),
                                      extra, lower_activation_name(ctx));
   return INGOT_OK;
 }

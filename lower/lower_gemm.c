@@ -7,7 +7,10 @@
  *
  * MatMul (numpy): batch axes broadcast; a 1-D A is [1,K] with the 1 dropped
  * from the result, a 1-D B is [K,1] likewise.
- *   INIT y = 0; UPDATE y += A[..,i,k] * B[..,k,j]; FINISH only for an activation */
+ *   INIT y = 0; UPDATE y += A[..,i,k] * B[..,k,j]; FINISH only for an activation
+ * MatMulInteger: the same nest over uint8/int8 operands into int32, each
+ * operand widened and its zero point (a scalar, or per row of A / per column
+ * of B) subtracted. */
 #include <string.h>
 
 #include "lower/lower_internal.h"
@@ -99,12 +102,29 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
 
 ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
+  bool integer = node->op == INGOT_OP_MATMULINTEGER;
   uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1);
+  uint32_t azp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE, bzp = integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, a, true)) || (s = lower_check_value(ctx, b, true)) ||
-      (s = lower_check_value(ctx, y, true))) {
+  if ((s = lower_check_value(ctx, a, !integer)) || (s = lower_check_value(ctx, b, !integer)) ||
+      (s = lower_check_value(ctx, y, !integer))) {
     return s;
+  }
+  if (integer) {
+    uint32_t all[4] = {a, b, azp, bzp};
+    for (uint32_t i = 0; i < 4; ++i) {
+      if (all[i] == INGOT_NO_VALUE) continue;
+      if ((s = lower_check_value(ctx, all[i], false))) return s;
+      ingot_dtype_t t = lower_value(ctx, all[i])->dtype;
+      if (t != INGOT_DTYPE_U8 && t != INGOT_DTYPE_I8) {
+        return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "'%s' has dtype %s (uint8 or int8)", lower_value(ctx, all[i])->name,
+                          ingot_dtype_name(t));
+      }
+    }
+    if (lower_value(ctx, y)->dtype != INGOT_DTYPE_I32 || lower_has_activation(ctx)) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the output must be int32 (and no fused activation)");
+    }
   }
   const ingot_value_t* av = lower_value(ctx, a);
   const ingot_value_t* bv = lower_value(ctx, b);
@@ -136,8 +156,15 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
                       lower_shape_str(ctx, b), lower_shape_str(ctx, y));
   }
 
+  int64_t azp_n = azp != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, azp)) : 0;
+  int64_t bzp_n = bzp != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, bzp)) : 0;
+  if ((azp_n > 1 && azp_n != m) || (bzp_n > 1 && bzp_n != n)) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "zero points must be scalars or per row of A / per column of B");
+  }
   uint32_t ba = lower_add_input(ctx, a, "a");
   uint32_t bb = lower_add_input(ctx, b, "b");
+  uint32_t bazp = azp != INGOT_NO_VALUE ? lower_add_input(ctx, azp, "a_zero") : UINT32_MAX;
+  uint32_t bbzp = bzp != INGOT_NO_VALUE ? lower_add_input(ctx, bzp, "b_zero") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   static const char* const kBatch[INGOT_MAX_RANK] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
@@ -162,7 +189,8 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
 
   lower_loops_make(ctx, &sp, ns, sext, snames);
   lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
-                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_f32(ctx, 0.0)));
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx),
+                                  integer ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0)) : lower_f32(ctx, 0.0)));
 
   lower_loops_make(ctx, &sp, ns, sext, snames);
   lower_loops_make(ctx, &red, 1, rext, kRed);
@@ -188,8 +216,21 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     bi[b_batch] = red.idx[0];
     bi[b_batch + 1] = sp.idx[ns - 1];
   }
-  ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
-                                       ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
+  ingot_ir_expr_t* av_e = ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai));
+  ingot_ir_expr_t* bv_e = ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi));
+  if (integer) {
+    av_e = ingot_ir_cast(f, INGOT_DTYPE_I32, av_e);
+    bv_e = ingot_ir_cast(f, INGOT_DTYPE_I32, bv_e);
+    if (bazp != UINT32_MAX) {
+      ingot_ir_expr_t* zi = azp_n > 1 ? sp.idx[batch] : ingot_ir_int(f, 0);
+      av_e = ingot_ir_binary(f, INGOT_IR_SUB, av_e, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bazp, zi)));
+    }
+    if (bbzp != UINT32_MAX) {
+      ingot_ir_expr_t* zi = bzp_n > 1 ? sp.idx[ns - 1] : ingot_ir_int(f, 0);
+      bv_e = ingot_ir_binary(f, INGOT_IR_SUB, bv_e, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bbzp, zi)));
+    }
+  }
+  ingot_ir_expr_t* prod = ingot_ir_mul(f, av_e, bv_e);
   ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
                    ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
@@ -202,7 +243,12 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "matmul f32 a=%s b=%s m%lld n%lld k%lld act=%s",
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s",
+                                     integer ? ingot_arena_printf(ctx->arena, "matmulinteger %s.%s zp%lld.%lld",
+                                                                  ingot_dtype_name(lower_value(ctx, a)->dtype),
+                                                                  ingot_dtype_name(lower_value(ctx, b)->dtype),
+                                                                  (long long)azp_n, (long long)bzp_n)
+                                             : "matmul f32",
                                      lower_shape_str(ctx, a), lower_shape_str(ctx, b), (long long)m, (long long)n,
                                      (long long)kk, lower_activation_name(ctx));
   return INGOT_OK;

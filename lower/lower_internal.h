@@ -39,9 +39,25 @@ ingot_status_t lower_fail(const lower_ctx_t* ctx, ingot_status_t code, const cha
 const ingot_value_t* lower_value(const lower_ctx_t* ctx, uint32_t value);
 /* The node's input `i`, or INGOT_NO_VALUE when absent. */
 uint32_t lower_input(const lower_ctx_t* ctx, uint32_t i);
-/* Checks that `value` exists with a fully known, non-empty shape, and (when
- * f32_only) that it is float32. */
+/* Checks that `value` exists with a fully known, non-empty shape and a dtype
+ * the code targets have (float16 is refused), and (when f32_only) that it is
+ * float32. */
 ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f32_only);
+/* Dtype sets for lower_check_dtype: a bit per ingot_dtype_t. */
+#define LOWER_DT(t) (1u << (unsigned)(t))
+#define LOWER_DT_FLOAT (LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT(INGOT_DTYPE_F64))
+#define LOWER_DT_INT \
+  (LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_U8))
+#define LOWER_DT_SIGNED (LOWER_DT_FLOAT | LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8))
+#define LOWER_DT_NUMERIC (LOWER_DT_FLOAT | LOWER_DT_INT)
+#define LOWER_DT_ANY (LOWER_DT_NUMERIC | LOWER_DT(INGOT_DTYPE_BOOL))
+/* Fails unless the dtype of `value` is in `allowed` (a LOWER_DT_* set); the
+ * message lists the allowed dtypes. */
+ingot_status_t lower_check_dtype(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed);
+/* lower_check_value (shape) and lower_check_dtype in one call. */
+ingot_status_t lower_check_value_dt(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed);
+bool lower_dtype_is_float(ingot_dtype_t t);
+bool lower_dtype_is_int(ingot_dtype_t t); /* I64, I32, I8, U8 (not BOOL) */
 /* Checks that `value` broadcasts (numpy rules, unidirectionally) to `out`. */
 ingot_status_t lower_check_broadcast(const lower_ctx_t* ctx, uint32_t value, uint32_t out);
 /* Fails when the node carries a fused activation that this op cannot apply. */
@@ -100,7 +116,16 @@ ingot_ir_expr_t* lower_and(lower_ctx_t* ctx, ingot_ir_expr_t* a, ingot_ir_expr_t
 
 /* ---- values ---- */
 ingot_ir_expr_t* lower_f32(lower_ctx_t* ctx, double v);
-/* Applies node->activation (NONE: returns v). */
+/* A constant of any IR dtype: float dtypes hold v, integer ones v truncated
+ * toward zero and wrapped (as a C cast does), BOOL v != 0. */
+ingot_ir_expr_t* lower_const(lower_ctx_t* ctx, ingot_dtype_t dtype, double v);
+/* The single element of a WEIGHT value of any dtype, as a double (ints beyond
+ * 2^53 lose precision); false when `value` is not a one-element weight. */
+bool lower_weight_scalar(const lower_ctx_t* ctx, uint32_t value, double* out);
+/* Element i of a WEIGHT value as int64 (floats truncated); false when not a
+ * weight or i is out of range. */
+bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t* out);
+/* Applies node->activation (NONE: returns v), in v's dtype. */
 ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v);
 bool lower_has_activation(const lower_ctx_t* ctx);
 /* "none", "relu", "clip(0,6)" (arena string). */
@@ -109,6 +134,13 @@ const char* lower_activation_name(lower_ctx_t* ctx);
 const char* lower_shape_str(lower_ctx_t* ctx, uint32_t value);
 /* Lowercased op name ("conv", "globalaveragepool"). */
 const char* lower_op_lower(lower_ctx_t* ctx);
+
+/* ---- the driver ---- */
+/* Lowers node `node_id` into lowered->kernels[lowered->kernel_count++] (or
+ * records only an alias when the op is a view); `lowered` must have room for
+ * one more kernel and alias_of sized for the graph's values. Used by
+ * ingot_lower_graph and by ingot_lower_eval_node. */
+ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ingot_lowered_t* lowered);
 
 /* ---- per-op lowerings: one hook per op, named in graph/ops.def (one file
  * per op family); the prototypes come from that table. ---- */

@@ -1,11 +1,14 @@
-/* Pooling: MaxPool, AveragePool (pads, strides, dilations, ceil_mode,
- * count_include_pad) and GlobalAveragePool.
+/* Pooling: MaxPool (float32, and uint8/int8; the Indices output too, as one
+ * OTHER stage described at its code), AveragePool (pads, strides,
+ * dilations, ceil_mode, count_include_pad), LpPool (p), GlobalAveragePool,
+ * GlobalMaxPool and GlobalLpPool.
  *
- *   INIT    y = -inf (max) or 0 (average)
+ *   INIT    y = lowest (max) or 0 (average, Lp)
  *   UPDATE  max:     y = valid ? max(y, x[clamped]) : y
  *           average: y = y + (valid ? x[clamped] : 0)
+ *           Lp:      y = y + (valid ? |x[clamped]|^p : 0)
  *           spatial (n, c, o..), reduce (r..)
- *   FINISH  average: y = y / count(o..); then a fused activation if any
+ *   FINISH  average: y = y / count(o..); Lp: y^(1/p); then a fused activation
  *
  * The average's divisor counts the taps inside the input (count_include_pad=0)
  * or inside the padded input [-pad_begin, in + pad_end) (count_include_pad=1);
@@ -50,15 +53,62 @@ static ingot_ir_expr_t* taps_expr(lower_ctx_t* ctx, ingot_ir_expr_t* o, int64_t 
   return ingot_ir_binary(f, INGOT_IR_MAX, n, ingot_ir_int(f, 0));
 }
 
+/* |v|^p for the Lp pools (p = 1, 2 without pow). */
+static ingot_ir_expr_t* lp_term(lower_ctx_t* ctx, ingot_ir_expr_t* v, int64_t p) {
+  ingot_ir_func_t* f = ctx->f;
+  if (p == 2) return ingot_ir_mul(f, v, v);
+  ingot_ir_expr_t* a = ingot_ir_unary(f, INGOT_IR_ABS, v);
+  return p == 1 ? a : ingot_ir_binary(f, INGOT_IR_POW, a, lower_f32(ctx, (double)p));
+}
+
+static ingot_ir_expr_t* lp_root(lower_ctx_t* ctx, ingot_ir_expr_t* v, int64_t p) {
+  ingot_ir_func_t* f = ctx->f;
+  if (p == 1) return v;
+  if (p == 2) return ingot_ir_unary(f, INGOT_IR_SQRT, v);
+  return ingot_ir_binary(f, INGOT_IR_POW, v, lower_f32(ctx, 1.0 / (double)p));
+}
+
+static ingot_status_t lp_order(lower_ctx_t* ctx, int64_t* out_p) {
+  int64_t p = ingot_node_attr_int(ctx->node, "p", 2);
+  if (p < 1 || p > 64) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "p = %lld is not supported (1..64)", (long long)p);
+  *out_p = p;
+  return INGOT_OK;
+}
+
+/* The lowest value of a MaxPool dtype (float32, uint8, int8). */
+static ingot_ir_expr_t* pool_lowest(lower_ctx_t* ctx, ingot_dtype_t dt) {
+  ingot_ir_func_t* f = ctx->f;
+  if (dt == INGOT_DTYPE_U8) return ingot_ir_cast(f, dt, ingot_ir_int(f, 0));
+  if (dt == INGOT_DTYPE_I8) return ingot_ir_cast(f, dt, ingot_ir_int(f, -128));
+  return lower_f32(ctx, -INFINITY);
+}
+
 ingot_status_t lower_pool(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   bool is_max = node->op == INGOT_OP_MAXPOOL;
+  bool is_lp = node->op == INGOT_OP_LPPOOL;
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
-  if (node->output_count > 1 && node->outputs[1] != INGOT_NO_VALUE) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "the Indices output of MaxPool is not supported");
+  int64_t lp = 2;
+  if (is_lp && (s = lp_order(ctx, &lp))) return s;
+  bool int_ok = is_max && lower_value(ctx, x)->dtype != INGOT_DTYPE_F32 &&
+                (lower_value(ctx, x)->dtype == INGOT_DTYPE_U8 || lower_value(ctx, x)->dtype == INGOT_DTYPE_I8);
+  if ((s = lower_check_value(ctx, x, !int_ok)) || (s = lower_check_value(ctx, y, !int_ok))) return s;
+  if (int_ok && (lower_value(ctx, y)->dtype != lower_value(ctx, x)->dtype || lower_has_activation(ctx))) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "integer MaxPool needs an output of the input's type and no fused activation");
+  }
+  ingot_dtype_t dt = lower_value(ctx, x)->dtype;
+  uint32_t ind = is_max && node->output_count > 1 ? node->outputs[1] : INGOT_NO_VALUE;
+  if (ind != INGOT_NO_VALUE) {
+    if ((s = lower_check_value(ctx, ind, false))) return s;
+    if (lower_value(ctx, ind)->dtype != INGOT_DTYPE_I64 || lower_has_activation(ctx)) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "Indices must be int64 (and no fused activation)");
+    }
+  }
+  int64_t storage_order = ingot_node_attr_int(node, "storage_order", 0);
+  if (storage_order != 0 && storage_order != 1) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "storage_order must be 0 or 1");
   }
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
@@ -103,6 +153,78 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
+  if (ind != INGOT_NO_VALUE) {
+    /* MaxPool with Indices: one OTHER stage, a loop over every output
+     * position, the window scanned in row-major order keeping the first
+     * maximum and its flat input index (N and C included; spatial part
+     * row-major, or column-major for storage_order 1). */
+    uint32_t bi = lower_add_output(ctx, ind, "indices");
+    uint32_t p = lower_add_var(ctx, "p", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t best = lower_add_var(ctx, "best", INGOT_IR_VAR_LOCAL, dt);
+    uint32_t arg = lower_add_var(ctx, "arg", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+    uint32_t take = lower_add_var(ctx, "take", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_BOOL);
+    ingot_ir_expr_t* pe = ingot_ir_var(f, p);
+    int64_t out_total = 1, in_total = 1;
+    for (uint32_t i = 0; i < nsp; ++i) out_total *= out_sp[i], in_total *= in_sp[i];
+    static const char* const kTap[3] = {"r0", "r1", "r2"};
+    uint32_t taps[3];
+    ingot_ir_expr_t* o[3];
+    int64_t rest = out_total;
+    for (uint32_t i = 0; i < nsp; ++i) {
+      rest /= out_sp[i];
+      ingot_ir_expr_t* q = rest == 1 ? pe : ingot_ir_binary(f, INGOT_IR_DIV, pe, ingot_ir_int(f, rest));
+      o[i] = ingot_ir_binary(f, INGOT_IR_MOD, q, ingot_ir_int(f, out_sp[i]));
+      taps[i] = lower_add_var(ctx, kTap[i], INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    }
+    ingot_ir_expr_t* nc = ingot_ir_binary(f, INGOT_IR_DIV, pe, ingot_ir_int(f, out_total));
+    ingot_ir_expr_t* cond = NULL;
+    ingot_ir_expr_t* xflat = ingot_ir_mul(f, nc, ingot_ir_int(f, in_total));
+    ingot_ir_expr_t* iflat = xflat;
+    int64_t col_stride = 1;
+    for (uint32_t i = 0; i < nsp; ++i) {
+      ingot_ir_expr_t* c;
+      ingot_ir_expr_t* pos;
+      lower_window_axis(ctx, o[i], ingot_ir_var(f, taps[i]), strides[i], pads[i], dil[i], in_sp[i], out_sp[i], k[i], &c,
+                        &pos);
+      cond = lower_and(ctx, cond, c);
+      int64_t row_stride = 1;
+      for (uint32_t j = i + 1; j < nsp; ++j) row_stride *= in_sp[j];
+      xflat = ingot_ir_add(f, xflat, ingot_ir_mul(f, pos, ingot_ir_int(f, row_stride)));
+      iflat = ingot_ir_add(f, iflat, ingot_ir_mul(f, pos, ingot_ir_int(f, storage_order ? col_stride : row_stride)));
+      col_stride *= in_sp[i];
+    }
+    ingot_ir_expr_t* v = ingot_ir_load(f, bx, xflat);
+    ingot_ir_expr_t* better = ingot_ir_binary(f, INGOT_IR_OR, ingot_ir_binary(f, INGOT_IR_LT, ingot_ir_var(f, best), v),
+                                              ingot_ir_binary(f, INGOT_IR_LT, ingot_ir_var(f, arg), ingot_ir_int(f, 0)));
+    ingot_ir_stmt_t* tap[3] = {
+        ingot_ir_local(f, take, cond ? ingot_ir_binary(f, INGOT_IR_AND, cond, better) : better),
+        ingot_ir_assign(f, best, ingot_ir_select(f, ingot_ir_var(f, take), v, ingot_ir_var(f, best))),
+        ingot_ir_assign(f, arg, ingot_ir_select(f, ingot_ir_var(f, take), iflat, ingot_ir_var(f, arg))),
+    };
+    ingot_ir_stmt_t* scan = ingot_ir_block(f, tap, 3);
+    for (uint32_t i = nsp; i-- > 0;) scan = ingot_ir_for(f, taps[i], k[i], scan);
+    ingot_ir_stmt_t* body[5] = {
+        ingot_ir_local(f, best, pool_lowest(ctx, dt)),
+        ingot_ir_local(f, arg, ingot_ir_int(f, -1)),
+        scan,
+        ingot_ir_store(f, by, pe, ingot_ir_var(f, best)),
+        ingot_ir_store(f, bi, pe, ingot_ir_var(f, arg)),
+    };
+    lower_emit_other(ctx, ingot_ir_for(f, p, xv->dims[0] * xv->dims[1] * out_total, ingot_ir_block(f, body, 5)));
+    ctx->op_class = INGOT_OP_CLASS_POOL;
+    ingot_strbuf_t sb = {0};
+    ingot_strbuf_appendf(&sb, "maxpool%ud-indices %s x=%s", nsp, dt == INGOT_DTYPE_F32 ? "f32" : ingot_dtype_name(dt),
+                         lower_shape_str(ctx, x));
+    lower_append_ints(&sb, "k", k, nsp);
+    lower_append_ints(&sb, "stride", strides, nsp);
+    lower_append_ints(&sb, "pad", pads, 2 * nsp);
+    lower_append_ints(&sb, "dil", dil, nsp);
+    lower_append_ints(&sb, "out", out_sp, nsp);
+    ingot_strbuf_appendf(&sb, " order%lld", (long long)storage_order);
+    ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
+    ingot_strbuf_free(&sb);
+    return INGOT_OK;
+  }
   static const char* const kOut[3][3] = {{"ow"}, {"oh", "ow"}, {"od", "oh", "ow"}};
   static const char* const kRed[3][3] = {{"rw"}, {"rh", "rw"}, {"rd", "rh", "rw"}};
   const char* snames[5] = {"n", "c"};
@@ -118,7 +240,8 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
 
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
-                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_f32(ctx, is_max ? -INFINITY : 0.0)));
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx),
+                                  is_max ? pool_lowest(ctx, dt) : lower_f32(ctx, 0.0)));
 
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_loops_make(ctx, &red, nsp, rext, rnames);
@@ -138,6 +261,7 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
     next = ingot_ir_binary(f, INGOT_IR_MAX, cur, xval);
     if (cond) next = ingot_ir_select(f, cond, next, cur);
   } else {
+    if (is_lp) xval = lp_term(ctx, xval, lp);
     if (cond) xval = ingot_ir_select(f, cond, xval, lower_f32(ctx, 0.0));
     next = ingot_ir_add(f, cur, xval);
   }
@@ -147,7 +271,9 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
     lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
     yi = ingot_ir_flat_index(f, by, sp.idx);
     ingot_ir_expr_t* v = ingot_ir_load(f, by, yi);
-    if (!is_max) {
+    if (is_lp) {
+      v = lp_root(ctx, v, lp);
+    } else if (!is_max) {
       /* Divisor: a constant when every window counts the same taps. */
       int64_t constant = 1;
       ingot_ir_expr_t* count = NULL;
@@ -179,22 +305,32 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
 
   ctx->op_class = INGOT_OP_CLASS_POOL;
   ingot_strbuf_t sb = {0};
-  ingot_strbuf_appendf(&sb, "%s%ud f32 x=%s", is_max ? "maxpool" : "avgpool", nsp, lower_shape_str(ctx, x));
+  ingot_strbuf_appendf(&sb, "%s%ud %s x=%s", is_max ? "maxpool" : is_lp ? "lppool" : "avgpool", nsp,
+                       dt == INGOT_DTYPE_F32 ? "f32" : ingot_dtype_name(dt), lower_shape_str(ctx, x));
   lower_append_ints(&sb, "k", k, nsp);
   lower_append_ints(&sb, "stride", strides, nsp);
   lower_append_ints(&sb, "pad", pads, 2 * nsp);
   lower_append_ints(&sb, "dil", dil, nsp);
   lower_append_ints(&sb, "out", out_sp, nsp);
-  if (!is_max) ingot_strbuf_appendf(&sb, " include_pad=%d", include_pad);
+  if (!is_max && !is_lp) ingot_strbuf_appendf(&sb, " include_pad=%d", include_pad);
+  if (is_lp) ingot_strbuf_appendf(&sb, " p%lld", (long long)lp);
   ingot_strbuf_appendf(&sb, " act=%s", lower_activation_name(ctx));
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
   ingot_strbuf_free(&sb);
   return INGOT_OK;
 }
 
-/* GlobalAveragePool: y[n,c,1..] = mean over the spatial axes. */
+/* GlobalAveragePool / GlobalMaxPool / GlobalLpPool: y[n,c,1..] = mean, max
+ * or Lp norm over the spatial axes. */
 ingot_status_t lower_global_pool(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
+  bool is_max = node->op == INGOT_OP_GLOBALMAXPOOL;
+  bool is_lp = node->op == INGOT_OP_GLOBALLPPOOL;
+  int64_t lp = 2;
+  if (is_lp) {
+    ingot_status_t ps = lp_order(ctx, &lp);
+    if (ps) return ps;
+  }
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
@@ -230,24 +366,33 @@ ingot_status_t lower_global_pool(lower_ctx_t* ctx) {
   lower_loops_t sp, red;
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
-                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_f32(ctx, 0.0)));
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_f32(ctx, is_max ? -INFINITY : 0.0)));
 
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_loops_make(ctx, &red, nsp, rext, rnames);
   ingot_ir_expr_t* xi[INGOT_MAX_RANK] = {sp.idx[0], sp.idx[1]};
   for (uint32_t i = 0; i < nsp; ++i) xi[2 + i] = red.idx[i];
   ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
-  ingot_ir_expr_t* next =
-      ingot_ir_add(f, ingot_ir_load(f, by, yi), ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)));
+  ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+  ingot_ir_expr_t* next = is_max ? ingot_ir_binary(f, INGOT_IR_MAX, ingot_ir_load(f, by, yi), xval)
+                                 : ingot_ir_add(f, ingot_ir_load(f, by, yi), is_lp ? lp_term(ctx, xval, lp) : xval);
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, next));
 
-  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
-  yi = ingot_ir_flat_index(f, by, sp.idx);
-  ingot_ir_expr_t* v = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, yi), lower_f32(ctx, (double)count));
-  lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
+  if (!is_max || lower_has_activation(ctx)) {
+    lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+    yi = ingot_ir_flat_index(f, by, sp.idx);
+    ingot_ir_expr_t* v = ingot_ir_load(f, by, yi);
+    if (is_lp) {
+      v = lp_root(ctx, v, lp);
+    } else if (!is_max) {
+      v = ingot_ir_binary(f, INGOT_IR_DIV, v, lower_f32(ctx, (double)count));
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
+  }
 
   ctx->op_class = INGOT_OP_CLASS_POOL;
-  ctx->workload = ingot_arena_printf(ctx->arena, "globalavgpool f32 x=%s act=%s", lower_shape_str(ctx, x),
-                                     lower_activation_name(ctx));
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s f32 x=%s act=%s%s", is_max ? "globalmaxpool" : is_lp ? "globallppool" : "globalavgpool",
+                                     lower_shape_str(ctx, x), lower_activation_name(ctx),
+                                     is_lp ? ingot_arena_printf(ctx->arena, " p%lld", (long long)lp) : "");
   return INGOT_OK;
 }

@@ -1,4 +1,5 @@
-/* Shape ops: Flatten, Reshape, Identity, Dropout (views), Transpose, Concat.
+/* Shape ops, every dtype: Flatten, Reshape, Identity, Dropout, Squeeze,
+ * Unsqueeze (views), Transpose, Concat.
  *
  * A view whose input and output are both intermediates produces no kernel:
  * alias_of[output] = the root of the input's alias chain. Otherwise (a weight,
@@ -23,17 +24,13 @@ ingot_status_t lower_view(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   if ((s = lower_refuse_activation(ctx))) return s;
-  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value(ctx, y, false))) return s;
+  if ((s = lower_check_value_dt(ctx, x, LOWER_DT_ANY)) || (s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
   if (xv->dtype != yv->dtype || ingot_value_numel(xv) != ingot_value_numel(yv)) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output %s %s does not hold the input %s %s",
                       ingot_dtype_name(yv->dtype), lower_shape_str(ctx, y), ingot_dtype_name(xv->dtype),
                       lower_shape_str(ctx, x));
-  }
-  if (xv->dtype != INGOT_DTYPE_F32) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; float32 only)",
-                      ingot_dtype_name(xv->dtype), xv->name);
   }
   uint32_t mask = INGOT_NO_VALUE;
   if (node->op == INGOT_OP_DROPOUT) {
@@ -75,7 +72,8 @@ ingot_status_t lower_view(lower_ctx_t* ctx) {
                      ingot_ir_store(ctx->f, bm, ingot_ir_flat_index(ctx->f, bm, loops.idx), all));
   }
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
-  ctx->workload = ingot_arena_printf(ctx->arena, "copy f32 n%lld%s", (long long)ingot_value_numel(yv),
+  ctx->workload = ingot_arena_printf(ctx->arena, "copy %s n%lld%s", ingot_dtype_name(yv->dtype),
+                                     (long long)ingot_value_numel(yv),
                                      bm != UINT32_MAX ? " mask" : "");
   return INGOT_OK;
 }
@@ -86,7 +84,7 @@ ingot_status_t lower_transpose(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   if ((s = lower_refuse_activation(ctx))) return s;
-  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  if ((s = lower_check_value_dt(ctx, x, LOWER_DT_ANY)) || (s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
   int32_t rank = xv->rank;
@@ -104,7 +102,7 @@ ingot_status_t lower_transpose(lower_ctx_t* ctx) {
     }
     seen[perm[i]] = true;
   }
-  bool ok = yv->rank == rank;
+  bool ok = yv->rank == rank && yv->dtype == xv->dtype;
   for (int32_t i = 0; ok && i < rank; ++i) ok = yv->dims[i] == xv->dims[perm[i]];
   if (!ok) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s is not the permuted input %s",
@@ -122,20 +120,22 @@ ingot_status_t lower_transpose(lower_ctx_t* ctx) {
                                   ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ingot_strbuf_t sb = {0};
-  ingot_strbuf_appendf(&sb, "transpose f32 x=%s", lower_shape_str(ctx, x));
+  ingot_strbuf_appendf(&sb, "transpose %s x=%s", ingot_dtype_name(yv->dtype), lower_shape_str(ctx, x));
   lower_append_ints(&sb, "perm", perm, (uint32_t)rank);
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
   ingot_strbuf_free(&sb);
   return INGOT_OK;
 }
 
-/* One PURE stage per input, each over that input's shape, writing its slab. */
+/* One PURE stage per input, each over that input's shape, writing its slab.
+ * Empty inputs (a zero extent on the axis) contribute nothing and are not
+ * arguments. */
 ingot_status_t lower_concat(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   ingot_status_t s;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   if ((s = lower_refuse_activation(ctx))) return s;
-  if ((s = lower_check_value(ctx, y, true))) return s;
+  if ((s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) return s;
   if (node->input_count == 0) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "no inputs");
   const ingot_value_t* yv = lower_value(ctx, y);
   int32_t rank = yv->rank;
@@ -152,9 +152,13 @@ ingot_status_t lower_concat(lower_ctx_t* ctx) {
   int64_t total = 0;
   for (uint32_t k = 0; k < node->input_count; ++k) {
     uint32_t x = node->inputs[k];
-    if ((s = lower_check_value(ctx, x, true))) return s;
+    if (x == INGOT_NO_VALUE || x >= ctx->graph->value_count) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input %u is missing", k);
+    }
     const ingot_value_t* xv = lower_value(ctx, x);
-    bool ok = xv->rank == rank;
+    if (xv->rank == rank && xv->rank > 0 && xv->dims[axis] == 0) continue; /* empty: nothing to copy */
+    if ((s = lower_check_value_dt(ctx, x, LOWER_DT_ANY))) return s;
+    bool ok = xv->rank == rank && xv->dtype == yv->dtype;
     for (int32_t i = 0; ok && i < rank; ++i) ok = i == axis || xv->dims[i] == yv->dims[i];
     if (!ok) {
       return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input %u shape %s does not fit output %s on axis %lld", k,
@@ -168,15 +172,18 @@ ingot_status_t lower_concat(lower_ctx_t* ctx) {
   }
   uint32_t* bufs = INGOT_ARENA_ARRAY(ctx->arena, uint32_t, node->input_count);
   for (uint32_t k = 0; k < node->input_count; ++k) {
-    bufs[k] = lower_add_input(ctx, node->inputs[k], ingot_arena_printf(ctx->arena, "x%u", k));
+    bool empty = lower_value(ctx, node->inputs[k])->dims[axis] == 0;
+    bufs[k] = empty ? UINT32_MAX : lower_add_input(ctx, node->inputs[k], ingot_arena_printf(ctx->arena, "x%u", k));
   }
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   ingot_strbuf_t sb = {0};
-  ingot_strbuf_appendf(&sb, "concat f32 axis%lld y=%s in=", (long long)axis, lower_shape_str(ctx, y));
+  ingot_strbuf_appendf(&sb, "concat %s axis%lld y=%s in=", ingot_dtype_name(yv->dtype), (long long)axis,
+                       lower_shape_str(ctx, y));
   int64_t offset = 0;
   for (uint32_t k = 0; k < node->input_count; ++k) {
     const ingot_value_t* xv = lower_value(ctx, node->inputs[k]);
+    if (bufs[k] == UINT32_MAX) continue;
     lower_loops_t loops;
     lower_loops_over(ctx, &loops, rank, xv->dims);
     ingot_ir_expr_t* yi[INGOT_MAX_RANK];

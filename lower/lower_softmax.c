@@ -1,5 +1,8 @@
-/* Softmax as one OTHER stage: a spatial loop over rows, each row three passes
- * (max, exp and sum, divide), the max subtracted for stability.
+/* Softmax, LogSoftmax and Hardmax as one OTHER stage: a spatial loop over
+ * rows, each row three passes (max, exp and sum, divide), the max subtracted
+ * for stability. LogSoftmax: the last pass writes x - max - log(sum) (the
+ * second pass only sums). Hardmax: the first pass also finds the index of the
+ * first maximum, the last writes 1 there and 0 elsewhere (no exp pass).
  *
  * Opset >= 13: along `axis` (default -1); rows are every position of the other
  * axes. Opset < 13: the input is coerced to 2-D at `axis` (default 1): a row is
@@ -29,12 +32,19 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   if ((s = lower_refuse_activation(ctx))) return s;
-  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value(ctx, y, false))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
-  bool same = xv->rank == yv->rank;
+  ingot_dtype_t dt = xv->dtype;
+  if (dt != INGOT_DTYPE_F32 && dt != INGOT_DTYPE_F64) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; float32, float64)",
+                      ingot_dtype_name(dt), xv->name);
+  }
+  bool same = xv->rank == yv->rank && yv->dtype == dt;
   for (int32_t i = 0; same && i < xv->rank; ++i) same = xv->dims[i] == yv->dims[i];
   if (!same) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape differs from input shape");
+  enum { kSoftmax, kLogSoftmax, kHardmax } kind =
+      node->op == INGOT_OP_LOGSOFTMAX ? kLogSoftmax : node->op == INGOT_OP_HARDMAX ? kHardmax : kSoftmax;
   int32_t rank = xv->rank;
   bool legacy = ctx->graph->opset > 0 && ctx->graph->opset < 13;
   int64_t axis = ingot_node_attr_int(node, "axis", legacy ? 1 : -1);
@@ -61,9 +71,10 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
   uint32_t j1 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t j2 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t j3 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t mx = lower_add_var(ctx, "mx", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
-  uint32_t sum = lower_add_var(ctx, "sum", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
-  uint32_t e = lower_add_var(ctx, "e", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  uint32_t mx = lower_add_var(ctx, "mx", INGOT_IR_VAR_LOCAL, dt);
+  uint32_t sum = lower_add_var(ctx, "sum", INGOT_IR_VAR_LOCAL, dt);
+  uint32_t e = lower_add_var(ctx, "e", INGOT_IR_VAR_LOCAL, dt);
+  uint32_t arg = lower_add_var(ctx, "arg", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
   ingot_ir_expr_t* r = ingot_ir_var(f, row);
   ingot_ir_expr_t* o = ingot_ir_binary(f, INGOT_IR_DIV, r, ingot_ir_int(f, inner));
   ingot_ir_expr_t* in = ingot_ir_binary(f, INGOT_IR_MOD, r, ingot_ir_int(f, inner));
@@ -73,24 +84,47 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
   ingot_ir_expr_t* at3 = row_at(f, o, in, len, inner, ingot_ir_var(f, j3));
   ingot_ir_expr_t* vmx = ingot_ir_var(f, mx);
   ingot_ir_expr_t* vsum = ingot_ir_var(f, sum);
-  ingot_ir_stmt_t* pass2[3] = {
-      ingot_ir_local(f, e,
-                     ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at2), vmx))),
-      ingot_ir_store(f, by, at2, ingot_ir_var(f, e)),
-      ingot_ir_assign(f, sum, ingot_ir_add(f, vsum, ingot_ir_var(f, e))),
-  };
-  ingot_ir_stmt_t* rowbody[5] = {
-      ingot_ir_local(f, mx, ingot_ir_load(f, bx, at0)),
-      ingot_ir_for(f, j1, len,
-                   ingot_ir_assign(f, mx, ingot_ir_binary(f, INGOT_IR_MAX, vmx, ingot_ir_load(f, bx, at1)))),
-      ingot_ir_local(f, sum, lower_f32(ctx, 0.0)),
-      ingot_ir_for(f, j2, len, ingot_ir_block(f, pass2, 3)),
-      ingot_ir_for(f, j3, len,
-                   ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, at3), vsum))),
-  };
-  lower_emit_other(ctx, ingot_ir_for(f, row, outer * inner, ingot_ir_block(f, rowbody, 5)));
+  ingot_ir_stmt_t* rowbody[5];
+  uint32_t nb = 0;
+  rowbody[nb++] = ingot_ir_local(f, mx, ingot_ir_load(f, bx, at0));
+  if (kind == kHardmax) {
+    /* The first index holding the maximum. */
+    ingot_ir_expr_t* xv1 = ingot_ir_load(f, bx, at1);
+    ingot_ir_expr_t* take = ingot_ir_binary(f, INGOT_IR_LT, vmx, xv1);
+    ingot_ir_stmt_t* pass1[2] = {
+        ingot_ir_assign(f, arg, ingot_ir_select(f, take, ingot_ir_var(f, j1), ingot_ir_var(f, arg))),
+        ingot_ir_assign(f, mx, ingot_ir_select(f, take, xv1, vmx)),
+    };
+    rowbody[nb++] = ingot_ir_local(f, arg, ingot_ir_int(f, 0));
+    rowbody[nb++] = ingot_ir_for(f, j1, len, ingot_ir_block(f, pass1, 2));
+    ingot_ir_expr_t* hit = ingot_ir_binary(f, INGOT_IR_EQ, ingot_ir_var(f, j3), ingot_ir_var(f, arg));
+    rowbody[nb++] = ingot_ir_for(
+        f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_select(f, hit, ingot_ir_float(f, dt, 1.0), ingot_ir_float(f, dt, 0.0))));
+  } else {
+    rowbody[nb++] = ingot_ir_for(
+        f, j1, len, ingot_ir_assign(f, mx, ingot_ir_binary(f, INGOT_IR_MAX, vmx, ingot_ir_load(f, bx, at1))));
+    rowbody[nb++] = ingot_ir_local(f, sum, ingot_ir_float(f, dt, 0.0));
+    ingot_ir_expr_t* ex =
+        ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at2), vmx));
+    if (kind == kSoftmax) {
+      ingot_ir_stmt_t* pass2[3] = {
+          ingot_ir_local(f, e, ex),
+          ingot_ir_store(f, by, at2, ingot_ir_var(f, e)),
+          ingot_ir_assign(f, sum, ingot_ir_add(f, vsum, ingot_ir_var(f, e))),
+      };
+      rowbody[nb++] = ingot_ir_for(f, j2, len, ingot_ir_block(f, pass2, 3));
+      rowbody[nb++] = ingot_ir_for(
+          f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, at3), vsum)));
+    } else {
+      rowbody[nb++] = ingot_ir_for(f, j2, len, ingot_ir_assign(f, sum, ingot_ir_add(f, vsum, ex)));
+      ingot_ir_expr_t* shift = ingot_ir_add(f, vmx, ingot_ir_unary(f, INGOT_IR_LOG, vsum));
+      rowbody[nb++] = ingot_ir_for(
+          f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at3), shift)));
+    }
+  }
+  lower_emit_other(ctx, ingot_ir_for(f, row, outer * inner, ingot_ir_block(f, rowbody, nb)));
   ctx->op_class = INGOT_OP_CLASS_ROW;
-  ctx->workload = ingot_arena_printf(ctx->arena, "softmax f32 outer%lld len%lld inner%lld", (long long)outer,
-                                     (long long)len, (long long)inner);
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s outer%lld len%lld inner%lld", lower_op_lower(ctx),
+                                     dt == INGOT_DTYPE_F32 ? "f32" : "f64", (long long)outer, (long long)len, (long long)inner);
   return INGOT_OK;
 }

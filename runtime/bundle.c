@@ -8,7 +8,9 @@
  *   - every byte of the file not covered by the header, the section table or
  *     a section payload (alignment padding) is zero;
  *   - sections never overlap; exactly one MANIFEST, PLAN and WEIGHTS, at most
- *     one SIGNATURE (ignored for now), at least one CODE; a CODE target is
+ *     one SIGNATURE (the last entry and the last bytes of the file; verified
+ *     when the caller gives a public key, before anything is decoded), at
+ *     least one CODE; a CODE target is
  *     NUL-terminated inside its 32 bytes with zero padding, other sections
  *     have an all-zero target;
  *   - codec NONE: stored and raw sizes and checksums are equal; codec ZSTD:
@@ -23,7 +25,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "runtime/runtime_internal.h"
 
@@ -112,6 +116,10 @@ static ingot_status_t section_decode(ingot_bundle_t* b, const uint8_t* file, uin
     }
     size_t got = ZSTD_decompressDCtx(dctx, dst, (size_t)e->raw_size, src, (size_t)e->stored_size);
     ZSTD_freeDCtx(dctx);
+    if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation) {
+      ingot_rt_free(b->allocator, dst);
+      return section_fail(INGOT_ERROR_OUT_OF_MEMORY, i, e, "zstd: out of memory");
+    }
     if (ZSTD_isError(got) || got != e->raw_size) {
       ingot_rt_free(b->allocator, dst);
       return section_fail(INGOT_ERROR_CORRUPT, i, e, "zstd: %s",
@@ -390,45 +398,71 @@ static ingot_status_t parse_plan(ingot_bundle_t* b, const ingot_limits_t* limits
 
 /* ---- Code variants ---------------------------------------------------------- */
 
-/* How much we prefer a CODE target on this machine: 0 = cannot run it. For
- * now CPU code only: "c" (portable) ranks 1, any other CPU target ("llvm
- * ...") ranks 2; GPU targets rank 0 until their loaders exist. The decoded
- * ELF's e_machine must then match the host. CPU-feature checks (-mcpu,
- * -mattr against this CPU) slot in here. */
-static int select_variant(const char* target) {
-  static const char* const gpu_prefixes[] = {"cuda", "rocm", "hip", "vulkan", "metal", "opencl"};
-  if (strcmp(target, "c") == 0) return 1;
-  for (size_t i = 0; i < sizeof gpu_prefixes / sizeof gpu_prefixes[0]; ++i)
-    if (strncmp(target, gpu_prefixes[i], strlen(gpu_prefixes[i])) == 0) return 0;
-  return 2;
+/* Picks the CODE variant to load: every CODE section ranked by
+ * ingot_rt_variant_rank (cpu.c: the CPU features its target needs against
+ * this CPU's), the best that runs here loaded; only that one is decoded (and
+ * the next when its object turns out to be for another machine). The choice
+ * and the reasons are kept in b->target_reason. */
+static void reason_append(ingot_bundle_t* b, const char* fmt, ...) INGOT_RT_PRINTF(2, 3);
+static void reason_append(ingot_bundle_t* b, const char* fmt, ...) {
+  size_t n = strlen(b->target_reason);
+  if (n + 1 >= sizeof b->target_reason) return;
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(b->target_reason + n, sizeof b->target_reason - n, fmt, args);
+  va_end(args);
 }
 
 static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
                                 const ingot_section_entry_t* entries, uint32_t count) {
-  for (int rank = 2; rank >= 1; --rank) {
-    for (uint32_t i = 0; i < count; ++i) {
-      const ingot_section_entry_t* e = &entries[i];
-      if (e->kind != INGOT_SECTION_CODE || select_variant(e->target) != rank) continue;
-      uint8_t* obj = NULL;
-      ingot_status_t status = section_decode(b, file, i, e, &obj);
-      if (status != INGOT_OK) return status;
-      if (ingot_elf_peek_machine(obj, (size_t)e->raw_size) != ingot_elf_host_machine()) {
-        ingot_rt_free(b->allocator, obj);
-        continue;
-      }
-      status = ingot_elf_image_load(obj, (size_t)e->raw_size, b->allocator, &b->code);
-      ingot_rt_free(b->allocator, obj);
-      if (status != INGOT_OK) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", ingot_last_error());
-        return section_fail(status, i, e, "target '%s': %s", e->target, why);
-      }
-      memcpy(b->target, e->target, INGOT_TARGET_NAME_BYTES);
-      b->target[INGOT_TARGET_NAME_BYTES] = '\0';
-      return INGOT_OK;
-    }
+  int rank[INGOT_RT_MAX_SECTIONS];
+  char why[INGOT_RT_MAX_SECTIONS][96];
+  char skipped[768] = "";
+  for (uint32_t i = 0; i < count; ++i) {
+    rank[i] = entries[i].kind == INGOT_SECTION_CODE ? ingot_rt_variant_rank(entries[i].target, why[i], sizeof why[i]) : -1;
   }
-  return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: no code variant runs on this machine");
+  b->target_reason[0] = '\0';
+  int picked = -1;
+  for (;;) {
+    int best = -1;
+    for (uint32_t i = 0; i < count; ++i)
+      if (rank[i] > 0 && (best < 0 || rank[i] > rank[best])) best = (int)i;
+    if (best < 0) break;
+    const ingot_section_entry_t* e = &entries[best];
+    uint8_t* obj = NULL;
+    ingot_status_t status = section_decode(b, file, (uint32_t)best, e, &obj);
+    if (status != INGOT_OK) return status;
+    if (ingot_elf_peek_machine(obj, (size_t)e->raw_size) != ingot_elf_host_machine()) {
+      ingot_rt_free(b->allocator, obj);
+      snprintf(why[best], sizeof why[best], "its code is for another machine");
+      rank[best] = 0;
+      continue;
+    }
+    status = ingot_elf_image_load(obj, (size_t)e->raw_size, b->allocator, &b->code);
+    ingot_rt_free(b->allocator, obj);
+    if (status != INGOT_OK) {
+      char msg[256];
+      snprintf(msg, sizeof msg, "%s", ingot_last_error());
+      return section_fail(status, (uint32_t)best, e, "target '%s': %s", e->target, msg);
+    }
+    memcpy(b->target, e->target, INGOT_TARGET_NAME_BYTES);
+    b->target[INGOT_TARGET_NAME_BYTES] = '\0';
+    picked = best;
+    break;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    if (rank[i] < 0 || (int)i == picked) continue;
+    size_t n = strlen(skipped);
+    snprintf(skipped + n, sizeof skipped - n, "%s%.32s (%.95s)", n ? "; " : "", entries[i].target,
+             rank[i] > 0 ? "runs here, ranks lower" : why[i]);
+  }
+  if (picked < 0) {
+    snprintf(b->target_reason, sizeof b->target_reason, "no variant runs here: %s", skipped);
+    return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: no code variant runs on this machine: %s", skipped);
+  }
+  reason_append(b, "picked %s: %s", b->target, why[picked]);
+  if (skipped[0]) reason_append(b, "; skipped %s", skipped);
+  return INGOT_OK;
 }
 
 /* A NUL-terminated string that lies wholly inside the loaded image. */
@@ -445,6 +479,11 @@ static ingot_status_t resolve_kernels(ingot_bundle_t* b, const char* strings,
   if (!sym || !ingot_elf_image_is_code(b->code, sym))
     return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: code for '%s' does not export %s", b->target,
                          INGOT_LIBRARY_QUERY_SYMBOL);
+#if INGOT_RT_FUZZING
+  /* Never call into fuzzed code (see runtime_internal.h): steps keep fn NULL. */
+  (void)strings, (void)kernel_names, (void)kernel_count;
+  return INGOT_OK;
+#endif
   ingot_library_query_fn_t query;
   memcpy(&query, &sym, sizeof query); /* object pointer -> function pointer */
   const ingot_kernel_library_t* lib = query(INGOT_KERNEL_ABI_VERSION);
@@ -486,31 +525,44 @@ static ingot_status_t resolve_kernels(ingot_bundle_t* b, const char* strings,
 
 /* ---- Open / release ---------------------------------------------------------- */
 
-static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t size,
-                                  const ingot_limits_t* limits) {
-  ingot_bundle_header_t h;
-  ingot_status_t status = check_header(file, size, &h);
+/* The header, every table entry (with its stored checksum), the layout, and
+ * the signature (checked against public_key when it is not NULL). Reads the
+ * file only: nothing is decoded or allocated. */
+static ingot_status_t check_container(const uint8_t* file, size_t size, const ingot_limits_t* limits,
+                                      const uint8_t* public_key, ingot_bundle_header_t* h,
+                                      ingot_section_entry_t* entries) {
+  ingot_status_t status = check_header(file, size, h);
   if (status != INGOT_OK) return status;
-  ingot_section_entry_t entries[INGOT_RT_MAX_SECTIONS];
-  uint64_t table_end = sizeof h + (uint64_t)h.section_count * sizeof(ingot_section_entry_t);
-  memcpy(entries, file + sizeof h, (size_t)(table_end - sizeof h));
+  uint64_t table_end = sizeof *h + (uint64_t)h->section_count * sizeof(ingot_section_entry_t);
+  memcpy(entries, file + sizeof *h, (size_t)(table_end - sizeof *h));
   uint32_t counts[INGOT_SECTION_SIGNATURE + 1] = {0};
-  int manifest = -1, weights = -1, plan = -1;
-  for (uint32_t i = 0; i < h.section_count; ++i) {
+  for (uint32_t i = 0; i < h->section_count; ++i) {
     status = check_entry(file, size, table_end, i, &entries[i], limits);
     if (status != INGOT_OK) return status;
     counts[entries[i].kind]++;
-    if (entries[i].kind == INGOT_SECTION_MANIFEST) manifest = (int)i;
-    if (entries[i].kind == INGOT_SECTION_WEIGHTS) weights = (int)i;
-    if (entries[i].kind == INGOT_SECTION_PLAN) plan = (int)i;
   }
   if (counts[INGOT_SECTION_MANIFEST] != 1 || counts[INGOT_SECTION_WEIGHTS] != 1 ||
       counts[INGOT_SECTION_PLAN] != 1 || counts[INGOT_SECTION_SIGNATURE] > 1 ||
       counts[INGOT_SECTION_CODE] == 0)
     return ingot_rt_fail(INGOT_ERROR_CORRUPT,
                          "bundle: needs one manifest, plan and weights section and some code");
-  status = check_layout(file, size, table_end, entries, h.section_count);
+  status = check_layout(file, size, table_end, entries, h->section_count);
   if (status != INGOT_OK) return status;
+  return ingot_rt_signature_check(file, size, h, entries, public_key);
+}
+
+static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t size,
+                                  const ingot_limits_t* limits, const uint8_t* public_key) {
+  ingot_bundle_header_t h;
+  ingot_section_entry_t entries[INGOT_RT_MAX_SECTIONS];
+  ingot_status_t status = check_container(file, size, limits, public_key, &h, entries);
+  if (status != INGOT_OK) return status;
+  int manifest = -1, weights = -1, plan = -1;
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    if (entries[i].kind == INGOT_SECTION_MANIFEST) manifest = (int)i;
+    if (entries[i].kind == INGOT_SECTION_WEIGHTS) weights = (int)i;
+    if (entries[i].kind == INGOT_SECTION_PLAN) plan = (int)i;
+  }
 
   status = section_decode(b, file, (uint32_t)manifest, &entries[manifest], &b->manifest);
   if (status != INGOT_OK) return status;
@@ -572,13 +624,25 @@ ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
   if (!b) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
   memset(b, 0, sizeof *b);
   b->allocator = allocator;
-  ingot_status_t status = bundle_open(b, (const uint8_t*)(data ? data : ""), size, &limits);
+  ingot_status_t status = bundle_open(b, (const uint8_t*)(data ? data : ""), size, &limits,
+                                     options ? options->signature_public_key : NULL);
   if (status != INGOT_OK) {
     ingot_bundle_release(b);
     return status;
   }
   *out_bundle = b;
   return INGOT_OK;
+}
+
+ingot_status_t ingot_bundle_verify_signature(const void* data, size_t size,
+                                             const uint8_t* public_key) {
+  if (!public_key) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: public_key is NULL");
+  if (!data && size) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: data is NULL");
+  ingot_bundle_header_t h;
+  ingot_section_entry_t entries[INGOT_RT_MAX_SECTIONS];
+  ingot_limits_t limits = g_default_limits;
+  limits.max_section_bytes = UINT64_MAX; /* nothing is decoded here */
+  return check_container((const uint8_t*)(data ? data : ""), size, &limits, public_key, &h, entries);
 }
 
 ingot_status_t ingot_bundle_open_file(const char* path, const ingot_bundle_options_t* options,
@@ -591,6 +655,11 @@ ingot_status_t ingot_bundle_open_file(const char* path, const ingot_bundle_optio
   resolve_options(options, &allocator, &limits);
   FILE* f = fopen(path, "rb");
   if (!f) return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot open '%s'", path);
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return ingot_rt_fail(INGOT_ERROR_IO, "bundle: '%s' is not a regular file", path);
+  }
   long end = -1;
   if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
   if (end < 0 || fseek(f, 0, SEEK_SET) != 0) {
@@ -641,3 +710,4 @@ uint64_t ingot_bundle_arena_lower_bound(const ingot_bundle_t* b) {
   return b ? b->arena_lower_bound : 0;
 }
 const char* ingot_bundle_target(const ingot_bundle_t* b) { return b ? b->target : ""; }
+const char* ingot_bundle_target_reason(const ingot_bundle_t* b) { return b ? b->target_reason : ""; }

@@ -43,6 +43,10 @@ struct ingot_elf_image_t {
   uint64_t lo, hi;     /* page-aligned span of the PT_LOAD segments */
   uint32_t code_count; /* executable segments */
   elf_range_t code[ELF_MAX_LOADS];
+  uint32_t readable_count; /* segments with PF_R: the only memory read after
+                              protect_pages (the rest of the span may be
+                              PROT_NONE) */
+  elf_range_t readable[ELF_MAX_LOADS];
   uint64_t symtab, strtab, strsz; /* vaddrs / bytes */
   uint32_t sym_count;
 };
@@ -78,9 +82,20 @@ static int in_image(const ingot_elf_image_t* im, uint64_t v, uint64_t n) {
 
 static uint8_t* at(const ingot_elf_image_t* im, uint64_t v) { return im->map + (v - im->lo); }
 
+/* [v, v + n) inside one readable segment (so still readable once pages are
+ * protected; a range that is merely inside the span may be PROT_NONE). */
+static int in_readable(const ingot_elf_image_t* im, uint64_t v, uint64_t n) {
+  for (uint32_t i = 0; i < im->readable_count; ++i) {
+    const elf_range_t* r = &im->readable[i];
+    if (v >= r->begin && n <= r->end - r->begin && v - r->begin <= (r->end - r->begin) - n) return 1;
+  }
+  return 0;
+}
+
 int ingot_elf_image_contains(const ingot_elf_image_t* im, const void* ptr, size_t bytes) {
   uintptr_t p = (uintptr_t)ptr, base = (uintptr_t)im->map;
-  return p >= base && bytes <= im->map_bytes && p - base <= im->map_bytes - bytes;
+  if (!(p >= base && bytes <= im->map_bytes && p - base <= im->map_bytes - bytes)) return 0;
+  return in_readable(im, (uint64_t)(p - base) + im->lo, bytes);
 }
 
 int ingot_elf_image_is_code(const ingot_elf_image_t* im, const void* ptr) {
@@ -358,6 +373,11 @@ static ingot_status_t load(ingot_elf_image_t* im, const uint8_t* data, size_t si
   im->map_bytes = (size_t)(im->hi - im->lo);
   for (uint32_t i = 0; i < load_count; ++i) {
     memcpy(at(im, loads[i].p_vaddr), data + loads[i].p_offset, (size_t)loads[i].p_filesz);
+    if (loads[i].p_flags & PF_R) {
+      im->readable[im->readable_count].begin = loads[i].p_vaddr;
+      im->readable[im->readable_count].end = loads[i].p_vaddr + loads[i].p_memsz;
+      im->readable_count++;
+    }
     if (loads[i].p_flags & PF_X) {
       im->code[im->code_count].begin = loads[i].p_vaddr;
       im->code[im->code_count].end = loads[i].p_vaddr + loads[i].p_memsz;
@@ -377,9 +397,10 @@ static ingot_status_t load(ingot_elf_image_t* im, const uint8_t* data, size_t si
     uint32_t count = 0;
     status = count_symbols(im, &dyn, &count);
     if (status != INGOT_OK) return status;
-    if (!in_image(im, dyn.symtab, (uint64_t)count * sizeof(Elf64_Sym)) ||
-        !in_image(im, dyn.strtab, dyn.strsz))
-      return ingot_rt_fail(INGOT_ERROR_CORRUPT, "elf: symbol tables outside the image");
+    /* Read again after protection (ingot_elf_image_symbol): readable segments only. */
+    if (!in_readable(im, dyn.symtab, (uint64_t)count * sizeof(Elf64_Sym)) ||
+        !in_readable(im, dyn.strtab, dyn.strsz))
+      return ingot_rt_fail(INGOT_ERROR_CORRUPT, "elf: symbol tables outside the readable segments");
     im->symtab = dyn.symtab;
     im->strtab = dyn.strtab;
     im->strsz = dyn.strsz;
@@ -415,7 +436,7 @@ void* ingot_elf_image_symbol(const ingot_elf_image_t* im, const char* name) {
       continue;
     const char* sym_name = (const char*)at(im, im->strtab + s.st_name);
     if (memcmp(sym_name, name, len) != 0 || sym_name[len] != '\0') continue;
-    if (!in_image(im, s.st_value, s.st_size ? s.st_size : 1)) return NULL;
+    if (!in_readable(im, s.st_value, s.st_size ? s.st_size : 1)) return NULL;
     return at(im, s.st_value);
   }
   return NULL;

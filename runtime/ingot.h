@@ -17,6 +17,10 @@
  *
  * Errors: every call that can fail returns an ingot_status_t. On failure the
  * outputs are NULL and ingot_last_error() (per thread) names what was wrong.
+ *
+ * Linking: libingot needs libc, libm, pthreads, zstd's decoder and libsodium
+ * (Ed25519 signature verification only: crypto_sign_init / _update /
+ * _final_verify).
  */
 #ifndef INGOT_H_
 #define INGOT_H_
@@ -46,6 +50,7 @@ typedef enum ingot_status_t {
   INGOT_ERROR_NOT_FOUND = 7,        /* a name or index that does not exist */
   INGOT_ERROR_LIMIT = 8,            /* a size above a configured cap */
   INGOT_ERROR_INTERNAL = 9,         /* a bug in Ingot */
+  INGOT_ERROR_SIGNATURE = 10,       /* unsigned, signed by another key, or altered */
 } ingot_status_t;
 
 /* A short fixed name for a status ("corrupt", ...). Never NULL. */
@@ -84,17 +89,33 @@ typedef struct ingot_allocator_t {
 /* The process allocator (aligned_alloc / free). */
 ingot_allocator_t ingot_allocator_system(void);
 
-/* Limits checked while a bundle is opened. Zero fields take the defaults. */
+/* Limits checked while a bundle is opened, before anything of that size is
+ * allocated. Zero fields take the defaults (in parentheses). Every size read
+ * from a bundle is also checked against the bytes it comes from. */
 typedef struct ingot_limits_t {
-  uint64_t max_section_bytes;  /* decompressed size of any one section */
-  uint64_t max_arena_bytes;    /* arena a session would need */
-  uint32_t max_tensors;
-  uint32_t max_steps;
+  uint64_t max_section_bytes;  /* decoded size of any one section, which
+                                  bounds the total weight bytes (4 GiB) */
+  uint64_t max_arena_bytes;    /* arena a session would need (64 GiB) */
+  uint32_t max_tensors;        /* tensors in the manifest (65,536) */
+  uint32_t max_steps;          /* steps in the manifest (1,048,576) */
 } ingot_limits_t;
+
+/* Bytes of an Ed25519 public key (`ingot keygen` writes NAME.pub). */
+#define INGOT_PUBLIC_KEY_BYTES 32u
 
 typedef struct ingot_bundle_options_t {
   ingot_allocator_t allocator; /* fn == NULL: the system allocator */
   ingot_limits_t limits;
+  /* NULL: signatures are not checked (a SIGNATURE section is still checked
+   * for its place and shape). Otherwise INGOT_PUBLIC_KEY_BYTES of an Ed25519
+   * public key, read during the call only: open fails with
+   * INGOT_ERROR_SIGNATURE unless the bundle carries a valid signature by that
+   * key over all its other bytes (see runtime/ingot_format.h). The check runs
+   * right after the header and section table are read: nothing is decoded
+   * and no code is mapped before it passes.
+   * Checksums only catch accidents; a bundle from anywhere but your own build
+   * should be opened with a key, since its code runs in your process. */
+  const uint8_t* signature_public_key;
 } ingot_bundle_options_t;
 
 typedef struct ingot_bundle_t ingot_bundle_t;
@@ -108,6 +129,13 @@ ingot_status_t ingot_bundle_open_file(const char* path,
                                       const ingot_bundle_options_t* options,
                                       ingot_bundle_t** out_bundle);
 void ingot_bundle_release(ingot_bundle_t* bundle);
+
+/* Checks a bundle's header, section table, section checksums and its
+ * signature by `public_key` (INGOT_PUBLIC_KEY_BYTES), without decoding or
+ * loading anything: INGOT_OK, or INGOT_ERROR_SIGNATURE (unsigned, another
+ * key, altered) or another status for a malformed bundle. Allocates nothing. */
+ingot_status_t ingot_bundle_verify_signature(const void* data, size_t size,
+                                             const uint8_t* public_key);
 
 typedef struct ingot_tensor_info_t {
   const char* name;  /* owned by the bundle */
@@ -128,6 +156,13 @@ uint64_t ingot_bundle_arena_bytes(const ingot_bundle_t* bundle);
 uint64_t ingot_bundle_arena_lower_bound(const ingot_bundle_t* bundle);
 /* The target string of the code variant this bundle loaded ("c", ...). */
 const char* ingot_bundle_target(const ingot_bundle_t* bundle);
+/* Why that variant: "picked llvm x86-64-v4: CPU has avx512f avx512bw avx512cd
+ * avx512dq avx512vl; skipped llvm x86-64-v3 (runs here, ranks lower); skipped
+ * llvm aarch64 (built for AArch64, this CPU is x86-64)". A bundle carries one
+ * code section per variant; the runtime loads the best this CPU runs: the
+ * highest instruction-set level whose features the CPU has, llvm before c.
+ * Owned by the bundle. */
+const char* ingot_bundle_target_reason(const ingot_bundle_t* bundle);
 
 typedef struct ingot_session_options_t {
   ingot_allocator_t allocator; /* fn == NULL: the bundle's allocator */

@@ -17,7 +17,8 @@
  *   WEIGHTS   constant tensor data; each tensor at a 64-byte aligned offset
  *   PLAN      the arena plan (layout below)
  *   CODE      one per target variant: an ELF shared object (target names it)
- *   SIGNATURE reserved for a detached signature over everything before it
+ *   SIGNATURE at most one: an Ed25519ph signature over everything before it
+ *             (ingot_signature_record_t below; `ingot sign` adds it)
  */
 #ifndef INGOT_FORMAT_H_
 #define INGOT_FORMAT_H_
@@ -131,6 +132,45 @@ typedef struct ingot_plan_record_t {
   uint64_t offset;            /* in the arena, 64-byte aligned */
   uint64_t bytes;
 } ingot_plan_record_t;
+
+/* ---- SIGNATURE ------------------------------------------------------------
+ * Written by `ingot sign`, checked by the runtime when the caller names a
+ * public key (ingot_bundle_options_t.signature_public_key). Rules:
+ *   - the SIGNATURE section is the last entry of the section table and the
+ *     last bytes of the file (offset + stored_size == file_size); codec NONE;
+ *     stored_size == raw_size == sizeof(ingot_signature_record_t); all-zero
+ *     target; at most one per bundle;
+ *   - the signed message M is the first `offset` bytes of the file (the
+ *     signature section's offset): the header, the whole section table
+ *     including the signature's own entry, every other section and all
+ *     padding, with exactly four 32-bit fields taken as zero, the only bytes
+ *     before `offset` whose value depends on the signature:
+ *       header.table_crc32, header.header_crc32,
+ *       the signature entry's stored_crc32 and raw_crc32;
+ *     everything else (file_size, section_count, every other entry, the
+ *     signature entry's kind, codec, offset and sizes) is signed as stored;
+ *   - algorithm INGOT_SIGNATURE_ED25519PH: Ed25519ph of RFC 8032 (SHA-512
+ *     over M, empty context), i.e. libsodium's crypto_sign_init / _update /
+ *     _final_create and _final_verify;
+ *   - the record's public_key names the signer (the reader compares it with
+ *     the key it was given before verifying, to tell "another key" from
+ *     "altered"); the record itself is protected by its entry's CRC-32 and
+ *     the signature.
+ * A SIGNATURE section changes the layout of no other record, so signed and
+ * unsigned bundles share INGOT_FORMAT_VERSION 1. */
+
+#define INGOT_SIGNATURE_MAGIC "INGOTSIG" /* 8 bytes, no terminator */
+#define INGOT_SIGNATURE_ED25519PH 1u
+#define INGOT_SIGNATURE_PUBLIC_KEY_BYTES 32u
+#define INGOT_SIGNATURE_BYTES 64u
+
+typedef struct ingot_signature_record_t {
+  char magic[8];              /* INGOT_SIGNATURE_MAGIC */
+  uint32_t algorithm;         /* INGOT_SIGNATURE_ED25519PH */
+  uint32_t reserved;          /* zero */
+  uint8_t public_key[INGOT_SIGNATURE_PUBLIC_KEY_BYTES];
+  uint8_t signature[INGOT_SIGNATURE_BYTES];
+} ingot_signature_record_t;   /* 112 bytes */
 
 /* ---- Kernel ABI -----------------------------------------------------------
  * A CODE section is an ELF shared object that imports nothing. It exports one

@@ -66,7 +66,8 @@ INGOT_HIDDEN ingot_status_t ingot_elf_image_load(const void* data, size_t size,
                                                  ingot_elf_image_t** out_image);
 /* The address of a defined function or object symbol, NULL when absent. */
 INGOT_HIDDEN void* ingot_elf_image_symbol(const ingot_elf_image_t* image, const char* name);
-/* True when [ptr, ptr + bytes) lies inside the loaded image. */
+/* True when [ptr, ptr + bytes) lies inside one readable (PF_R) segment of
+ * the loaded image: memory that may be read. */
 INGOT_HIDDEN int ingot_elf_image_contains(const ingot_elf_image_t* image, const void* ptr,
                                           size_t bytes);
 /* True when ptr lies inside an executable segment. */
@@ -89,6 +90,35 @@ INGOT_HIDDEN uint32_t ingot_thread_pool_thread_count(const ingot_thread_pool_t* 
 INGOT_HIDDEN void ingot_thread_pool_parallel_for(void* pool, int64_t count,
                                                  ingot_parallel_body_fn_t body, void* context);
 INGOT_HIDDEN void ingot_thread_pool_release(ingot_thread_pool_t* pool);
+
+/* ---- Configuration switches (tested with #if under -Wundef) --------------
+ * INGOT_RT_FUZZING=1 (fuzz and replay builds only, never a product): open
+ * does everything up to and including loading the code object with the ELF
+ * loader, but never calls into it. Kernel lookup is skipped, steps get no
+ * function and ingot_session_run refuses to run. A fuzzed bundle whose
+ * checksums pass may hold any code: running it would test the CPU, not the
+ * reader (a signature is what makes code trustworthy). */
+#ifndef INGOT_RT_FUZZING
+#define INGOT_RT_FUZZING 0
+#endif
+
+/* ---- signature.c ----------------------------------------------------------
+ * The SIGNATURE section's place and shape (always), and when public_key is
+ * not NULL its Ed25519ph check (runtime/ingot_format.h). Call after the header,
+ * every entry and the layout were checked; entries is the section table. */
+INGOT_HIDDEN ingot_status_t ingot_rt_signature_check(const uint8_t* file, size_t size,
+                                                     const ingot_bundle_header_t* header,
+                                                     const ingot_section_entry_t* entries,
+                                                     const uint8_t* public_key);
+
+/* ---- cpu.c -----------------------------------------------------------------
+ * Whether this CPU runs a CODE section's target (see cpu.c for the strings):
+ * 0 when it cannot, else a rank (higher is preferred: level, then llvm over
+ * c). `why` (may be NULL) receives the reason either way: "CPU has avx512f
+ * ...", "CPU lacks avx2 fma", "built for AArch64, this CPU is x86-64". */
+INGOT_HIDDEN int ingot_rt_variant_rank(const char* target, char* why, size_t why_cap);
+/* "x86-64: sse3 ssse3 ... avx512vl": the features this CPU has. */
+INGOT_HIDDEN void ingot_rt_cpu_describe(char* out, size_t cap);
 
 /* ---- bundle.c: the parsed bundle that sessions read ---------------------- */
 
@@ -130,6 +160,7 @@ struct ingot_bundle_t {
   uint64_t arena_bytes;
   uint64_t arena_lower_bound;
   char target[INGOT_TARGET_NAME_BYTES + 1];
+  char target_reason[1024]; /* which variant was picked and why (cpu.c) */
   ingot_elf_image_t* code;
 };
 

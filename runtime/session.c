@@ -105,6 +105,9 @@ const void* ingot_session_output_data(const ingot_session_t* s, uint32_t index) 
 ingot_status_t ingot_session_run(ingot_session_t* s) {
   if (!s) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL session");
   const ingot_bundle_t* b = s->bundle;
+#if INGOT_RT_FUZZING
+  return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "session: a fuzzing build never runs bundle code");
+#endif
   for (uint32_t i = 0; i < b->step_count; ++i) {
     const ingot_rt_step_t* step = &b->steps[i];
     int32_t rc = step->fn(&s->env, s->args + step->arg_begin);

@@ -26,6 +26,14 @@ ingot_say() {
 ingot_install_system_packages() {
   local packages=(cmake pkg-config gcc clang lld llvm-dev protobuf-c-compiler libprotobuf-c-dev
                   libonnx-dev libzstd-dev libsodium-dev libjansson-dev python3-venv python3)
+  # The AArch64 path (tests/aarch64): a cross compiler, qemu-user and the
+  # runtime's libraries for arm64 (Debian multiarch). INGOT_CROSS_AARCH64=0
+  # leaves them out (those tests are then skipped).
+  if [ "${INGOT_CROSS_AARCH64:-1}" = 1 ] && command -v dpkg >/dev/null 2>&1 &&
+     [ "$(dpkg --print-architecture)" = amd64 ]; then
+    packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libzstd-dev:arm64
+               libjansson-dev:arm64 libsodium-dev:arm64)
+  fi
   if ! command -v dpkg-query >/dev/null 2>&1; then
     ingot_say "no dpkg-query: not a Debian system; assuming the packages are installed"
     return 0
@@ -51,6 +59,9 @@ ingot_install_system_packages() {
     fi
   fi
   export DEBIAN_FRONTEND=noninteractive
+  if [[ " ${missing[*]}" == *":arm64"* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    "${sudo[@]}" dpkg --add-architecture arm64
+  fi
   "${sudo[@]}" apt-get update -q
   "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 }

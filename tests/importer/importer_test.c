@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "importer/importer.h"
+#include "lower/lower.h" /* the constant-folding evaluator */
 
 static int g_failures = 0;
 static const char* g_fixtures;
@@ -84,7 +85,7 @@ static void test_conv_model(void) {
   CHECK(ingot_graph_infer_shapes(g) != INGOT_OK);
   CHECK(strstr(ingot_compiler_error(), "--input-shape") && strstr(ingot_compiler_error(), "'x'"));
   CHECK_OK(ingot_graph_set_input_shape(g, "x=2x3x8x8"));
-  CHECK_OK(ingot_graph_optimize(g));
+  CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
   /* Conv(+BN, +Relu), MaxPool, Flatten, Gemm */
   CHECK(g->node_count == 4);
   if (g->node_count == 4) {
@@ -135,7 +136,7 @@ static void test_constants_model(void) {
   CHECK(v && v->kind == INGOT_VALUE_WEIGHT && v->rank == 0);
   if (v) CHECK(*(float*)v->data == 3.0f);
   CHECK(g->node_count == 4); /* Concat, Reshape, Mul, Add */
-  CHECK_OK(ingot_graph_optimize(g));
+  CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
   CHECK(g->node_count == 3); /* the Concat of constants is folded */
   const ingot_value_t* y = &g->values[g->outputs[0]];
   CHECK(y->rank == 2 && y->dims[0] == 2 && y->dims[1] == 12);
@@ -304,7 +305,7 @@ static void test_truncated_and_garbage(const char* name) {
       /* Whatever parsed must survive the passes without crashing. */
       ++accepted;
       ingot_graph_set_input_shape(g, "x=1x3x8x8");
-      ingot_graph_optimize(g);
+      ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL);
       ingot_graph_destroy(g);
     }
   }

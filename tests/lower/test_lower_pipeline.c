@@ -64,7 +64,7 @@ static ingot_graph_t* build(uint32_t* out_x, uint32_t* out_y) {
 static bool run(bool optimize, float* out, int* out_kernels) {
   uint32_t x, y;
   ingot_graph_t* g = build(&x, &y);
-  ingot_status_t s = optimize ? ingot_graph_optimize(g) : ingot_graph_infer_shapes(g);
+  ingot_status_t s = optimize ? ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL) : ingot_graph_infer_shapes(g);
   if (s != INGOT_OK) {
     fprintf(stderr, "graph %s failed: %s\n", optimize ? "optimize" : "infer_shapes", ingot_compiler_error());
     ++g_failures;

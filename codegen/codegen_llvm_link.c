@@ -1,0 +1,225 @@
+/* Target `llvm`: from the module to a loadable shared object.
+ *
+ *   target machine (triple, CPU level, -mattr; PIC) -> the O3 pipeline of the
+ *   new pass manager (LLVMRunPasses "default<O3>", loop and SLP vectorizers
+ *   on) -> an ELF object in memory -> ld.lld, run with posix_spawnp and an
+ *   argv array (no shell) in a private temporary directory:
+ *     -shared -Bsymbolic --no-undefined -z noexecstack -z relro
+ *     --hash-style=both --build-id=none -s
+ *   (no libc, no crt files: the object defines everything it calls) -> the
+ *   shared object read back and checked with ingot_codegen_elf_check.
+ * The same module gives the same bytes: LLVM's output is deterministic and
+ * the linker writes no build id or paths. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "codegen/codegen_internal.h"
+#include "codegen/codegen_llvm_internal.h"
+
+extern char** environ;
+
+enum { kLinkTimeoutSeconds = 300, kLogBytes = 2400 };
+
+static void init_llvm(void) {
+  static bool done = false;
+  if (done) return;
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+  LLVMInitializeAArch64TargetInfo();
+  LLVMInitializeAArch64Target();
+  LLVMInitializeAArch64TargetMC();
+  LLVMInitializeAArch64AsmPrinter();
+  done = true;
+}
+
+ingot_status_t ingot_llvm_target_machine(const ingot_target_t* target, LLVMTargetMachineRef* out_tm) {
+  *out_tm = NULL;
+  init_llvm();
+  const char* triple = strncmp(target->triple, "x86_64", 6) == 0 ? "x86_64-unknown-linux-gnu"
+                       : strncmp(target->triple, "aarch64", 7) == 0 ? "aarch64-unknown-linux-gnu"
+                                                                    : NULL;
+  if (!triple) return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen llvm: triple '%s' is not supported", target->triple);
+  LLVMTargetRef t = NULL;
+  char* err = NULL;
+  if (LLVMGetTargetFromTriple(triple, &t, &err)) {
+    ingot_status_t st = ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen llvm: %s: %s", triple, err ? err : "unknown");
+    LLVMDisposeMessage(err);
+    return st;
+  }
+  const char* cpu = target->cpu[0] ? target->cpu : "generic";
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(t, triple, cpu, target->features, LLVMCodeGenLevelAggressive,
+                                                    LLVMRelocPIC, LLVMCodeModelDefault);
+  if (!tm) return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen llvm: no target machine for %s -mcpu=%s", triple, cpu);
+  *out_tm = tm;
+  return INGOT_OK;
+}
+
+static ingot_status_t write_file(const char* path, const void* data, size_t size) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot create '%s': %s", path, strerror(errno));
+  const uint8_t* p = data;
+  while (size) {
+    ssize_t w = write(fd, p, size);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      close(fd);
+      return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot write '%s': %s", path, strerror(errno));
+    }
+    p += w;
+    size -= (size_t)w;
+  }
+  if (close(fd) != 0) return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot write '%s'", path);
+  return INGOT_OK;
+}
+
+/* Runs argv (no shell), output to log_path; *out_exit -1 when killed. */
+static ingot_status_t run_linker(char* const* argv, const char* log_path, int* out_exit) {
+  posix_spawn_file_actions_t fa;
+  if (posix_spawn_file_actions_init(&fa) != 0)
+    return ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: posix_spawn_file_actions_init failed");
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return rc == ENOENT ? INGOT_ERROR_NOT_FOUND : INGOT_ERROR_INTERNAL;
+  *out_exit = -1;
+  struct timespec start, now, nap = {0, 2 * 1000 * 1000};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  bool killed = false;
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (WIFEXITED(status) && !killed) *out_exit = WEXITSTATUS(status);
+      return INGOT_OK;
+    }
+    if (r < 0 && errno != EINTR) return ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: waitpid: %s", strerror(errno));
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - start.tv_sec > kLinkTimeoutSeconds && !killed) {
+      killed = true;
+      kill(pid, SIGKILL);
+    }
+    nanosleep(&nap, NULL);
+  }
+}
+
+static void log_head(const char* path, char* out, size_t cap) {
+  out[0] = '\0';
+  uint8_t* text = NULL;
+  size_t size = 0;
+  if (ingot_file_read(path, &text, &size) != INGOT_OK) {
+    ingot_compiler_error_clear();
+    return;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < size && n + 1 < cap; ++i) out[n++] = (char)text[i];
+  out[n] = '\0';
+  free(text);
+}
+
+/* Links object bytes into a shared object with ld.lld ($INGOT_LLD, ld.lld,
+ * ld.lld-14). */
+static ingot_status_t link_object(const void* obj, size_t obj_size, uint8_t** out, size_t* out_size) {
+  const char* tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp) tmp = "/tmp";
+  char dir[4096], obj_path[4200], so_path[4200], log_path[4200];
+  snprintf(dir, sizeof(dir), "%s/ingot-llvm-XXXXXX", tmp);
+  if (!mkdtemp(dir))
+    return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot create a temporary directory in '%s': %s", tmp,
+                      strerror(errno));
+  snprintf(obj_path, sizeof(obj_path), "%s/module.o", dir);
+  snprintf(so_path, sizeof(so_path), "%s/module.so", dir);
+  snprintf(log_path, sizeof(log_path), "%s/ld.log", dir);
+  ingot_status_t st = write_file(obj_path, obj, obj_size);
+  if (st == INGOT_OK) {
+    const char* env_lld = getenv("INGOT_LLD");
+    const char* candidates[3] = {env_lld && *env_lld ? env_lld : NULL, "ld.lld", "ld.lld-14"};
+    int exit_code = -1;
+    const char* used = NULL;
+    ingot_status_t run = INGOT_ERROR_NOT_FOUND;
+    for (int c = 0; c < 3 && run == INGOT_ERROR_NOT_FOUND; ++c) {
+      if (!candidates[c]) continue;
+      char* argv[] = {(char*)candidates[c], "-shared", "-Bsymbolic", "--no-undefined", "-z", "noexecstack", "-z",
+                      "relro", "--hash-style=both", "--build-id=none", "-s", "-o", so_path, obj_path, NULL};
+      used = candidates[c];
+      run = run_linker(argv, log_path, &exit_code);
+    }
+    if (run == INGOT_ERROR_NOT_FOUND) {
+      st = ingot_fail(INGOT_ERROR_NOT_FOUND, "codegen llvm: cannot run the linker: no ld.lld or ld.lld-14 on PATH "
+                      "(install lld, or set INGOT_LLD)");
+    } else if (run != INGOT_OK) {
+      st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: cannot run '%s'", used);
+    } else if (exit_code != 0) {
+      char head[kLogBytes];
+      log_head(log_path, head, sizeof(head));
+      st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: '%s' failed (exit %d): %s", used, exit_code, head);
+    }
+  }
+  if (st == INGOT_OK) st = ingot_file_read(so_path, out, out_size);
+  unlink(obj_path);
+  unlink(so_path);
+  unlink(log_path);
+  rmdir(dir);
+  return st;
+}
+
+ingot_status_t ingot_llvm_finish(ingot_llvm_module_t* m, LLVMTargetMachineRef tm, const char* ir_path,
+                                 uint8_t** out_object, size_t* out_size) {
+  LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(opts, 1);
+  LLVMErrorRef perr = LLVMRunPasses(m->mod, "default<O3>", tm, opts);
+  LLVMDisposePassBuilderOptions(opts);
+  if (perr) {
+    char* msg = LLVMGetErrorMessage(perr);
+    ingot_status_t st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: the O3 pipeline failed: %s", msg);
+    LLVMDisposeErrorMessage(msg);
+    return st;
+  }
+  if (ir_path) {
+    char* text = LLVMPrintModuleToString(m->mod);
+    ingot_status_t st = ingot_file_write_atomic(ir_path, text, strlen(text));
+    LLVMDisposeMessage(text);
+    if (st != INGOT_OK) return st;
+  }
+  char* err = NULL;
+  LLVMMemoryBufferRef buf = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, m->mod, LLVMObjectFile, &err, &buf)) {
+    ingot_status_t st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: cannot emit an object: %s", err ? err : "?");
+    LLVMDisposeMessage(err);
+    return st;
+  }
+  uint8_t* object = NULL;
+  size_t size = 0;
+  ingot_status_t st = link_object(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), &object, &size);
+  LLVMDisposeMemoryBuffer(buf);
+  if (st == INGOT_OK) st = ingot_codegen_elf_check(object, size);
+  if (st != INGOT_OK) {
+    free(object);
+    return st;
+  }
+  *out_object = object;
+  *out_size = size;
+  return INGOT_OK;
+}

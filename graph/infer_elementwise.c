@@ -1,0 +1,244 @@
+/* Dtype and shape inference of the elementwise family added for the node
+ * suite: unary math and activations, comparisons and logic, Where, Cast /
+ * CastLike, Pow, the variadic Min/Max/Sum/Mean, Mod, PRelu, IsNaN/IsInf,
+ * BitShift. Shapes broadcast multidirectionally (numpy rules) except PRelu,
+ * whose slope broadcasts to X. Which dtypes each op supports is decided by
+ * its lowering (lower/lower_math.c); here only what the spec makes invalid is
+ * refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "graph/graph_internal.h"
+#include "graph/infer_internal.h"
+
+/* Broadcasts every present input from `first` on into dims/rank. */
+static ingot_status_t broadcast_all(const infer_ctx_t* c, uint32_t first, int32_t* out_rank, int64_t* dims) {
+  int32_t rank = 0;
+  for (uint32_t i = first; i < c->n->input_count; ++i) {
+    const ingot_value_t* v = infer_input(c, i);
+    if (v && v->rank > rank) rank = v->rank;
+  }
+  for (int32_t d = 0; d < rank; ++d) dims[d] = 1;
+  for (uint32_t i = first; i < c->n->input_count; ++i) {
+    const ingot_value_t* v = infer_input(c, i);
+    if (!v) continue;
+    for (int32_t d = 0; d < v->rank; ++d) {
+      int32_t o = rank - v->rank + d;
+      int64_t x = v->dims[d];
+      if (x == dims[o] || x == 1) continue;
+      if (dims[o] != 1) {
+        char s[128];
+        infer_shape_str(v, s, sizeof(s));
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+                          "input %u of shape %s does not broadcast with the others (dimension %d: %lld vs %lld)", i, s,
+                          o, (long long)x, (long long)dims[o]);
+      }
+      dims[o] = x;
+    }
+  }
+  *out_rank = rank;
+  return INGOT_OK;
+}
+
+static ingot_status_t same_dtype(const infer_ctx_t* c, uint32_t first) {
+  const ingot_value_t* a = infer_input(c, first);
+  for (uint32_t i = first + 1; i < c->n->input_count; ++i) {
+    const ingot_value_t* v = infer_input(c, i);
+    if (v && v->dtype != a->dtype) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs have different types (%s, %s)",
+                        ingot_graph_dtype_name(a->dtype), ingot_graph_dtype_name(v->dtype));
+    }
+  }
+  return INGOT_OK;
+}
+
+/* Same type and shape as input 0. */
+static ingot_status_t unary(infer_ctx_t* c) {
+  infer_copy_output(c, 0, infer_input(c, 0));
+  return INGOT_OK;
+}
+
+/* Every input the same type, broadcast; the output has type `out` (INVALID:
+ * the inputs' type). */
+static ingot_status_t nary(infer_ctx_t* c, ingot_dtype_t out) {
+  ingot_status_t s = same_dtype(c, 0);
+  if (s) return s;
+  int64_t dims[INGOT_MAX_RANK];
+  int32_t rank;
+  if ((s = broadcast_all(c, 0, &rank, dims))) return s;
+  infer_set_output(c, 0, out == INGOT_DTYPE_INVALID ? infer_input(c, 0)->dtype : out, rank, dims);
+  return INGOT_OK;
+}
+
+static ingot_status_t bool_inputs(infer_ctx_t* c) {
+  for (uint32_t i = 0; i < c->n->input_count; ++i) {
+    const ingot_value_t* v = infer_input(c, i);
+    if (v && v->dtype != INGOT_DTYPE_BOOL) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u must be bool, not %s", i,
+                        ingot_graph_dtype_name(v->dtype));
+    }
+  }
+  return INGOT_OK;
+}
+
+#define UNARY(ID) \
+  ingot_status_t infer_##ID(infer_ctx_t* c) { return unary(c); }
+UNARY(ABS)
+UNARY(NEG)
+UNARY(EXP)
+UNARY(LOG)
+UNARY(SQRT)
+UNARY(RECIPROCAL)
+UNARY(FLOOR)
+UNARY(CEIL)
+UNARY(ROUND)
+UNARY(SIGN)
+UNARY(ERF)
+UNARY(SIN)
+UNARY(COS)
+UNARY(TAN)
+UNARY(ASIN)
+UNARY(ACOS)
+UNARY(ATAN)
+UNARY(SINH)
+UNARY(COSH)
+UNARY(ASINH)
+UNARY(ACOSH)
+UNARY(ATANH)
+UNARY(HARDSIGMOID)
+UNARY(HARDSWISH)
+UNARY(LEAKYRELU)
+UNARY(ELU)
+UNARY(SELU)
+UNARY(CELU)
+UNARY(GELU)
+UNARY(SOFTPLUS)
+UNARY(SOFTSIGN)
+UNARY(MISH)
+UNARY(THRESHOLDEDRELU)
+#undef UNARY
+
+ingot_status_t infer_NOT(infer_ctx_t* c) {
+  ingot_status_t s = bool_inputs(c);
+  if (s) return s;
+  return unary(c);
+}
+
+static ingot_status_t bool_of_shape(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  infer_set_output(c, 0, INGOT_DTYPE_BOOL, x->rank, x->dims);
+  return INGOT_OK;
+}
+ingot_status_t infer_ISNAN(infer_ctx_t* c) { return bool_of_shape(c); }
+ingot_status_t infer_ISINF(infer_ctx_t* c) { return bool_of_shape(c); }
+
+ingot_status_t infer_EQUAL(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_BOOL); }
+ingot_status_t infer_LESS(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_BOOL); }
+ingot_status_t infer_GREATER(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_BOOL); }
+ingot_status_t infer_LESSOREQUAL(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_BOOL); }
+ingot_status_t infer_GREATEROREQUAL(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_BOOL); }
+
+static ingot_status_t logic(infer_ctx_t* c) {
+  ingot_status_t s = bool_inputs(c);
+  if (s) return s;
+  return nary(c, INGOT_DTYPE_BOOL);
+}
+ingot_status_t infer_AND(infer_ctx_t* c) { return logic(c); }
+ingot_status_t infer_OR(infer_ctx_t* c) { return logic(c); }
+ingot_status_t infer_XOR(infer_ctx_t* c) { return logic(c); }
+
+ingot_status_t infer_MIN(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
+ingot_status_t infer_MAX(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
+ingot_status_t infer_SUM(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
+ingot_status_t infer_MEAN(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
+ingot_status_t infer_MOD(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
+ingot_status_t infer_BITSHIFT(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
+
+/* Pow: base and exponent may differ in type; the output has the base's. */
+ingot_status_t infer_POW(infer_ctx_t* c) {
+  int64_t dims[INGOT_MAX_RANK];
+  int32_t rank;
+  ingot_status_t s = broadcast_all(c, 0, &rank, dims);
+  if (s) return s;
+  infer_set_output(c, 0, infer_input(c, 0)->dtype, rank, dims);
+  return INGOT_OK;
+}
+
+ingot_status_t infer_WHERE(infer_ctx_t* c) {
+  const ingot_value_t* cond = infer_input(c, 0);
+  if (cond->dtype != INGOT_DTYPE_BOOL) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "condition must be bool, not %s",
+                      ingot_graph_dtype_name(cond->dtype));
+  }
+  ingot_status_t s = same_dtype(c, 1);
+  if (s) return s;
+  int64_t dims[INGOT_MAX_RANK];
+  int32_t rank;
+  if ((s = broadcast_all(c, 0, &rank, dims))) return s;
+  infer_set_output(c, 0, infer_input(c, 1)->dtype, rank, dims);
+  return INGOT_OK;
+}
+
+/* PRelu: the slope broadcasts to X (unidirectionally). */
+ingot_status_t infer_PRELU(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* slope = infer_input(c, 1);
+  ingot_status_t s = same_dtype(c, 0);
+  if (s) return s;
+  bool ok = slope->rank <= x->rank;
+  for (int32_t d = 0; ok && d < slope->rank; ++d) {
+    int64_t sd = slope->dims[d], xd = x->dims[x->rank - slope->rank + d];
+    ok = sd == 1 || sd == xd;
+  }
+  /* Before opset 7 a 1-D slope of C entries is per channel (axis 1). */
+  if (!ok && c->g->opset > 0 && c->g->opset < 7 && slope->rank == 1 && x->rank >= 2 && slope->dims[0] == x->dims[1]) {
+    ok = true;
+  }
+  if (!ok) {
+    char a[128], b[128];
+    infer_shape_str(slope, a, sizeof(a));
+    infer_shape_str(x, b, sizeof(b));
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "slope of shape %s does not broadcast to X of shape %s", a, b);
+  }
+  infer_copy_output(c, 0, x);
+  return INGOT_OK;
+}
+
+/* ONNX TensorProto.DataType -> ours; INVALID for types we do not have. */
+static ingot_dtype_t onnx_dtype(int64_t t) {
+  switch (t) {
+    case 1: return INGOT_DTYPE_F32;
+    case 2: return INGOT_DTYPE_U8;
+    case 3: return INGOT_DTYPE_I8;
+    case 6: return INGOT_DTYPE_I32;
+    case 7: return INGOT_DTYPE_I64;
+    case 9: return INGOT_DTYPE_BOOL;
+    case 10: return INGOT_DTYPE_F16;
+    case 11: return INGOT_DTYPE_F64;
+    default: return INGOT_DTYPE_INVALID;
+  }
+}
+
+ingot_status_t infer_CAST(infer_ctx_t* c) {
+  const ingot_attr_t* to = ingot_node_attr(c->n, "to");
+  if (!to || to->type != INGOT_ATTR_INT) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'to' (an int) is required");
+  }
+  ingot_dtype_t t = onnx_dtype(to->i);
+  if (t == INGOT_DTYPE_INVALID) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
+                      "attribute 'to' = %lld: that target dtype is not supported (float, double, float16, int64, "
+                      "int32, int8, uint8, bool are)",
+                      (long long)to->i);
+  }
+  const ingot_value_t* x = infer_input(c, 0);
+  infer_set_output(c, 0, t, x->rank, x->dims);
+  return INGOT_OK;
+}
+
+ingot_status_t infer_CASTLIKE(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  infer_set_output(c, 0, infer_input(c, 1)->dtype, x->rank, x->dims);
+  return INGOT_OK;
+}

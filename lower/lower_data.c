@@ -1,0 +1,668 @@
+/* Data-movement and shape ops, every dtype the IR has: Shape/Size (when not
+ * folded), Gather, GatherElements, GatherND, ScatterND, ScatterElements
+ * (and Scatter), Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
+ * DepthToSpace, SpaceToDepth, Trilu. (Squeeze/Unsqueeze are views in
+ * lower_shape.c, Resize/Upsample in lower_resize.c.)
+ *
+ * Parameters come from the ingot_graph_*_params resolvers that shape
+ * inference uses too. Indices read at run time (Gather*, Scatter*) are made
+ * non-negative (i < 0: i + dim) and then CLAMPED into [0, dim): an index out
+ * of range is bad input, and the clamp guarantees that no load or store ever
+ * leaves its buffer; such an element gets the value at the nearest valid
+ * index instead of an error. Constant indices are range-checked at compile
+ * time by shape inference.
+ *
+ * Scatter stages run their update loops serially (an OTHER stage whose
+ * outermost loop has extent 1), so duplicate indices apply in order: the
+ * last write wins for reduction "none", and add/mul/max/min accumulate. */
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+static uint32_t node_output(const lower_ctx_t* ctx, uint32_t k) {
+  return k < ctx->node->output_count ? ctx->node->outputs[k] : INGOT_NO_VALUE;
+}
+
+/* Checks x and y: known non-empty shapes, a dtype the IR has, the same dtype. */
+static ingot_status_t check_xy(lower_ctx_t* ctx, uint32_t x, uint32_t y) {
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value_dt(ctx, x, LOWER_DT_ANY)) || (s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) return s;
+  if (lower_value(ctx, x)->dtype != lower_value(ctx, y)->dtype) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output type %s differs from input type %s",
+                      ingot_dtype_name(lower_value(ctx, y)->dtype), ingot_dtype_name(lower_value(ctx, x)->dtype));
+  }
+  return INGOT_OK;
+}
+
+static ingot_status_t check_indices(lower_ctx_t* ctx, uint32_t idx) {
+  ingot_status_t s = lower_check_value_dt(ctx, idx, LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32));
+  return s;
+}
+
+/* A run-time index into an axis of extent `dim`: negative counts from the
+ * end, then clamped into [0, dim). */
+static ingot_ir_expr_t* index_expr(lower_ctx_t* ctx, ingot_ir_expr_t* raw, int64_t dim) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* e = ingot_ir_cast(f, INGOT_DTYPE_I64, raw);
+  e = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, e, ingot_ir_int(f, 0)), ingot_ir_add(f, e, ingot_ir_int(f, dim)),
+                      e);
+  e = ingot_ir_binary(f, INGOT_IR_MIN, e, ingot_ir_int(f, dim - 1));
+  return ingot_ir_binary(f, INGOT_IR_MAX, e, ingot_ir_int(f, 0));
+}
+
+static const char* dt(ingot_dtype_t t) { return ingot_dtype_name(t); }
+
+static void set_workload(lower_ctx_t* ctx, const char* text) {
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_strdup(ctx->arena, text);
+}
+
+/* ---- Shape, Size (only when the output is a graph output; otherwise they
+ * fold to constants) ---- */
+
+ingot_status_t lower_shape_of(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value_dt(ctx, y, LOWER_DT(INGOT_DTYPE_I64)))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t vals[INGOT_MAX_RANK + 1], count = 0;
+  if (ctx->node->op == INGOT_OP_SIZE) {
+    vals[count++] = ingot_value_numel(xv);
+  } else {
+    int64_t start, end;
+    ingot_graph_shape_range(ctx->node, xv->rank, &start, &end);
+    for (int64_t i = start; i < end; ++i) vals[count++] = xv->dims[i];
+  }
+  if (count != ingot_value_numel(yv)) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "output size mismatch");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_stmt_t* stores[INGOT_MAX_RANK + 1];
+  for (int64_t i = 0; i < count; ++i) stores[i] = ingot_ir_store(f, by, ingot_ir_int(f, i), ingot_ir_int(f, vals[i]));
+  uint32_t v = lower_add_var(ctx, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  lower_emit_other(ctx, ingot_ir_for(f, v, 1, ingot_ir_block(f, stores, (uint32_t)count)));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "%s n%lld", ctx->node->op == INGOT_OP_SIZE ? "size" : "shape",
+                                       (long long)count));
+  return INGOT_OK;
+}
+
+/* ---- Gather ---- */
+
+ingot_status_t lower_gather(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), idx = lower_input(ctx, 1), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = check_indices(ctx, idx))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* iv = lower_value(ctx, idx);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
+  if (axis < 0) axis += xv->rank;
+  if (axis < 0 || axis >= xv->rank || yv->rank != xv->rank - 1 + iv->rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or output rank does not fit the inputs");
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bi = lower_add_input(ctx, idx, "indices");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  int32_t q = iv->rank;
+  for (int32_t d = 0; d < axis; ++d) xi[d] = loops.idx[d];
+  ingot_ir_expr_t* j = ingot_ir_load(f, bi, ingot_ir_flat_index(f, bi, loops.idx + axis));
+  xi[axis] = index_expr(ctx, j, xv->dims[axis]);
+  for (int32_t d = (int32_t)axis + 1; d < xv->rank; ++d) xi[d] = loops.idx[d - 1 + q];
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx),
+                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "gather %s x=%s i=%s axis%lld", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), lower_shape_str(ctx, idx), (long long)axis));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_gather_elements(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), idx = lower_input(ctx, 1), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = check_indices(ctx, idx))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
+  if (axis < 0) axis += xv->rank;
+  if (axis < 0 || axis >= xv->rank || yv->rank != xv->rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or output rank does not fit the inputs");
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bi = lower_add_input(ctx, idx, "indices");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  for (int32_t d = 0; d < xv->rank; ++d) xi[d] = loops.idx[d];
+  ingot_ir_expr_t* flat = ingot_ir_flat_index(f, by, loops.idx);
+  xi[axis] = index_expr(ctx, ingot_ir_load(f, bi, flat), xv->dims[axis]);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, flat, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "gather_elements %s x=%s i=%s axis%lld", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), lower_shape_str(ctx, idx), (long long)axis));
+  return INGOT_OK;
+}
+
+/* The data index addressed by the index tuple at positions pos[0..q-1) of an
+ * indices tensor [.., k]: out[b + j] = clamp(indices[pos, j]) for j < k. */
+static void nd_index(lower_ctx_t* ctx, uint32_t bi, const ingot_value_t* xv, int64_t batch, int64_t k,
+                     ingot_ir_expr_t* const* pos, ingot_ir_expr_t** out) {
+  ingot_ir_func_t* f = ctx->f;
+  const ingot_ir_buffer_t* ib = &f->buffers[bi];
+  ingot_ir_expr_t* ii[INGOT_MAX_RANK];
+  for (int32_t d = 0; d < ib->rank - 1; ++d) ii[d] = pos[d];
+  for (int64_t j = 0; j < k; ++j) {
+    ii[ib->rank - 1] = ingot_ir_int(f, j);
+    out[batch + j] = index_expr(ctx, ingot_ir_load(f, bi, ingot_ir_flat_index(f, bi, ii)), xv->dims[batch + j]);
+  }
+}
+
+ingot_status_t lower_gather_nd(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), idx = lower_input(ctx, 1), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = check_indices(ctx, idx))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* iv = lower_value(ctx, idx);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t batch = ingot_node_attr_int(ctx->node, "batch_dims", 0);
+  int64_t k = iv->rank >= 1 ? iv->dims[iv->rank - 1] : 0;
+  if (batch < 0 || k < 1 || batch + k > xv->rank || yv->rank != iv->rank - 1 + xv->rank - (int32_t)(batch + k)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "indices do not fit the data");
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bi = lower_add_input(ctx, idx, "indices");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  for (int64_t d = 0; d < batch; ++d) xi[d] = loops.idx[d];
+  nd_index(ctx, bi, xv, batch, k, loops.idx, xi);
+  for (int32_t d = (int32_t)(batch + k); d < xv->rank; ++d) xi[d] = loops.idx[iv->rank - 1 + d - (batch + k)];
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx),
+                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "gather_nd %s x=%s i=%s b%lld", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), lower_shape_str(ctx, idx), (long long)batch));
+  return INGOT_OK;
+}
+
+/* ---- Scatter ---- */
+
+typedef enum reduction_t { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } reduction_t;
+
+static ingot_status_t read_reduction(lower_ctx_t* ctx, ingot_dtype_t t, reduction_t* out) {
+  const char* r = ingot_node_attr_string(ctx->node, "reduction", "none");
+  static const char* const kNames[] = {"none", "add", "mul", "max", "min"};
+  for (int i = 0; i < 5; ++i) {
+    if (strcmp(r, kNames[i]) == 0) {
+      *out = (reduction_t)i;
+      if (*out != RED_NONE && t == INGOT_DTYPE_BOOL) {
+        return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "reduction '%s' on bool is not supported", r);
+      }
+      return INGOT_OK;
+    }
+  }
+  return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "reduction '%s' is not supported", r);
+}
+
+static ingot_ir_expr_t* reduce_expr(lower_ctx_t* ctx, reduction_t r, ingot_ir_expr_t* old, ingot_ir_expr_t* v) {
+  static const ingot_ir_binary_op_t kOps[] = {0, INGOT_IR_ADD, INGOT_IR_MUL, INGOT_IR_MAX, INGOT_IR_MIN};
+  return r == RED_NONE ? v : ingot_ir_binary(ctx->f, kOps[r], old, v);
+}
+
+/* y = x (a PURE copy stage); the scatter stage follows. */
+static void emit_copy(lower_ctx_t* ctx, uint32_t bx, uint32_t by, const ingot_value_t* yv) {
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* flat = ingot_ir_flat_index(ctx->f, by, loops.idx);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(ctx->f, by, flat, ingot_ir_load(ctx->f, bx, flat)));
+}
+
+/* Wraps `body` in `loops` and one outer loop of extent 1 (so the stage runs
+ * serially) and appends it as an OTHER stage. */
+static void emit_serial(lower_ctx_t* ctx, const lower_loops_t* loops, ingot_ir_stmt_t* body) {
+  for (uint32_t i = loops->count; i-- > 0;) body = ingot_ir_for(ctx->f, loops->vars[i], loops->extents[i], body);
+  uint32_t v = lower_add_var(ctx, "serial", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  lower_emit_other(ctx, ingot_ir_for(ctx->f, v, 1, body));
+}
+
+ingot_status_t lower_scatter_nd(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), idx = lower_input(ctx, 1), upd = lower_input(ctx, 2), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = check_xy(ctx, upd, y)) || (s = check_indices(ctx, idx))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* iv = lower_value(ctx, idx);
+  const ingot_value_t* uv = lower_value(ctx, upd);
+  reduction_t red;
+  if ((s = read_reduction(ctx, xv->dtype, &red))) return s;
+  int64_t k = iv->dims[iv->rank - 1];
+  if (k < 1 || k > xv->rank || uv->rank != iv->rank - 1 + xv->rank - (int32_t)k) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "indices and updates do not fit the data");
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bi = lower_add_input(ctx, idx, "indices");
+  uint32_t bu = lower_add_input(ctx, upd, "updates");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  emit_copy(ctx, bx, by, xv);
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, uv->rank, uv->dims);
+  ingot_ir_expr_t* yi[INGOT_MAX_RANK];
+  nd_index(ctx, bi, xv, 0, k, loops.idx, yi);
+  for (int32_t d = (int32_t)k; d < xv->rank; ++d) yi[d] = loops.idx[iv->rank - 1 + d - k];
+  ingot_ir_expr_t* at = ingot_ir_flat_index(f, by, yi);
+  ingot_ir_expr_t* v = ingot_ir_load(f, bu, ingot_ir_flat_index(f, bu, loops.idx));
+  emit_serial(ctx, &loops, ingot_ir_store(f, by, at, reduce_expr(ctx, red, ingot_ir_load(f, by, at), v)));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "scatter_nd %s x=%s i=%s red%d", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), lower_shape_str(ctx, idx), (int)red));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_scatter_elements(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), idx = lower_input(ctx, 1), upd = lower_input(ctx, 2), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = check_xy(ctx, upd, y)) || (s = check_indices(ctx, idx))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* iv = lower_value(ctx, idx);
+  reduction_t red;
+  if ((s = read_reduction(ctx, xv->dtype, &red))) return s;
+  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
+  if (axis < 0) axis += xv->rank;
+  if (axis < 0 || axis >= xv->rank || iv->rank != xv->rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or indices do not fit the data");
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bi = lower_add_input(ctx, idx, "indices");
+  uint32_t bu = lower_add_input(ctx, upd, "updates");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  emit_copy(ctx, bx, by, xv);
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, iv->rank, iv->dims);
+  ingot_ir_expr_t* flat = ingot_ir_flat_index(f, bi, loops.idx);
+  ingot_ir_expr_t* yi[INGOT_MAX_RANK];
+  for (int32_t d = 0; d < xv->rank; ++d) yi[d] = loops.idx[d];
+  yi[axis] = index_expr(ctx, ingot_ir_load(f, bi, flat), xv->dims[axis]);
+  ingot_ir_expr_t* at = ingot_ir_flat_index(f, by, yi);
+  ingot_ir_expr_t* v = ingot_ir_load(f, bu, flat);
+  emit_serial(ctx, &loops, ingot_ir_store(f, by, at, reduce_expr(ctx, red, ingot_ir_load(f, by, at), v)));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "scatter_elements %s x=%s i=%s axis%lld red%d", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), lower_shape_str(ctx, idx), (long long)axis, (int)red));
+  return INGOT_OK;
+}
+
+/* ---- Slice, Split ---- */
+
+ingot_status_t lower_slice(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y))) return s;
+  ingot_slice_params_t p;
+  if ((s = ingot_graph_slice_params(ctx->graph, ctx->node_id, &p))) return s;
+  const ingot_value_t* yv = lower_value(ctx, y);
+  for (int32_t d = 0; d < p.rank; ++d) {
+    if (yv->rank != p.rank || yv->dims[d] != p.count[d]) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s does not match the slice",
+                        lower_shape_str(ctx, y));
+    }
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  for (int32_t d = 0; d < p.rank; ++d) {
+    xi[d] = ingot_ir_add(f, ingot_ir_mul(f, loops.idx[d], ingot_ir_int(f, p.step[d])), ingot_ir_int(f, p.start[d]));
+  }
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx),
+                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "slice %s x=%s", dt(yv->dtype), lower_shape_str(ctx, x));
+  lower_append_ints(&sb, "start", p.start, (uint32_t)p.rank);
+  lower_append_ints(&sb, "step", p.step, (uint32_t)p.rank);
+  lower_append_ints(&sb, "count", p.count, (uint32_t)p.rank);
+  set_workload(ctx, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}
+
+ingot_status_t lower_split(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0);
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, x, LOWER_DT_ANY))) return s;
+  ingot_split_params_t p;
+  if ((s = ingot_graph_split_params(ctx->graph, ctx->node_id, &p))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t outs[INGOT_MAX_SPLIT];
+  for (uint32_t k = 0; k < p.count; ++k) {
+    uint32_t y = node_output(ctx, k);
+    outs[k] = UINT32_MAX;
+    if (y == INGOT_NO_VALUE || p.sizes[k] == 0) continue; /* empty outputs need no code */
+    if ((s = check_xy(ctx, x, y))) return s;
+    const ingot_value_t* yv = lower_value(ctx, y);
+    if (yv->rank != xv->rank || yv->dims[p.axis] != p.sizes[k]) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output %u shape does not match the split", k);
+    }
+    outs[k] = lower_add_output(ctx, y, ingot_arena_printf(ctx->arena, "y%u", k));
+  }
+  ingot_ir_func_t* f = ctx->f;
+  int64_t offset = 0;
+  for (uint32_t k = 0; k < p.count; ++k) {
+    if (outs[k] != UINT32_MAX) {
+      const ingot_value_t* yv = lower_value(ctx, node_output(ctx, k));
+      lower_loops_t loops;
+      lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+      ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+      for (int32_t d = 0; d < xv->rank; ++d) xi[d] = loops.idx[d];
+      xi[p.axis] = ingot_ir_add(f, loops.idx[p.axis], ingot_ir_int(f, offset));
+      lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                       ingot_ir_store(f, outs[k], ingot_ir_flat_index(f, outs[k], loops.idx),
+                                      ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+    }
+    offset += p.sizes[k];
+  }
+  if (ctx->stages.count == 0) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "every output is empty");
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "split %s x=%s axis%d", dt(xv->dtype), lower_shape_str(ctx, x), p.axis);
+  lower_append_ints(&sb, "sizes", p.sizes, p.count);
+  set_workload(ctx, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}
+
+/* ---- Pad ---- */
+
+ingot_status_t lower_pad(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y))) return s;
+  ingot_pad_params_t p;
+  if ((s = ingot_graph_pad_params(ctx->graph, ctx->node_id, &p))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  for (int32_t d = 0; d < p.rank; ++d) {
+    if (yv->rank != p.rank || yv->dims[d] != xv->dims[d] + p.begin[d] + p.end[d]) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s does not match the pads",
+                        lower_shape_str(ctx, y));
+    }
+  }
+  if (p.value_in != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, p.value_in, LOWER_DT(xv->dtype)))) return s;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bv = p.value_in != INGOT_NO_VALUE ? lower_add_input(ctx, p.value_in, "value") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  ingot_ir_expr_t* inside = NULL;
+  for (int32_t d = 0; d < p.rank; ++d) {
+    int64_t dim = xv->dims[d];
+    ingot_ir_expr_t* src = ingot_ir_add(f, loops.idx[d], ingot_ir_int(f, -p.begin[d]));
+    bool can_leave = p.begin[d] > 0 || p.end[d] > 0;
+    if (!can_leave) {
+      xi[d] = src;
+      continue;
+    }
+    switch (p.mode) {
+      case INGOT_PAD_CONSTANT: {
+        ingot_ir_expr_t* c = NULL;
+        ingot_ir_expr_t* clamped = src;
+        if (p.begin[d] > 0) {
+          c = ingot_ir_binary(f, INGOT_IR_LE, ingot_ir_int(f, 0), src);
+          clamped = ingot_ir_binary(f, INGOT_IR_MAX, clamped, ingot_ir_int(f, 0));
+        }
+        if (p.end[d] > 0) {
+          c = lower_and(ctx, c, ingot_ir_binary(f, INGOT_IR_LT, src, ingot_ir_int(f, dim)));
+          clamped = ingot_ir_binary(f, INGOT_IR_MIN, clamped, ingot_ir_int(f, dim - 1));
+        }
+        inside = lower_and(ctx, inside, c);
+        xi[d] = clamped;
+        break;
+      }
+      case INGOT_PAD_REFLECT: {
+        if (dim == 1) {
+          xi[d] = ingot_ir_int(f, 0);
+          break;
+        }
+        int64_t m = 2 * (dim - 1);
+        ingot_ir_expr_t* t = ingot_ir_binary(f, INGOT_IR_MOD, src, ingot_ir_int(f, m));
+        xi[d] = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, t, ingot_ir_int(f, dim)), t,
+                                ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_int(f, m), t));
+        break;
+      }
+      case INGOT_PAD_EDGE:
+        xi[d] = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, src, ingot_ir_int(f, 0)),
+                                ingot_ir_int(f, dim - 1));
+        break;
+      case INGOT_PAD_WRAP:
+        xi[d] = ingot_ir_binary(f, INGOT_IR_MOD, src, ingot_ir_int(f, dim));
+        break;
+    }
+  }
+  ingot_ir_expr_t* v = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+  if (inside) {
+    ingot_ir_expr_t* pad = bv != UINT32_MAX ? ingot_ir_load(f, bv, ingot_ir_int(f, 0)) : lower_const(ctx, xv->dtype, p.value);
+    v = ingot_ir_select(f, inside, v, pad);
+  }
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
+  static const char* const kModes[] = {"constant", "reflect", "edge", "wrap"};
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "pad %s %s x=%s", kModes[p.mode], dt(xv->dtype), lower_shape_str(ctx, x));
+  lower_append_ints(&sb, "begin", p.begin, (uint32_t)p.rank);
+  lower_append_ints(&sb, "end", p.end, (uint32_t)p.rank);
+  set_workload(ctx, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}
+
+/* ---- Expand, Tile ---- */
+
+ingot_status_t lower_expand(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = lower_check_broadcast(ctx, x, y))) return s;
+  const ingot_value_t* yv = lower_value(ctx, y);
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(ctx->f, by, ingot_ir_flat_index(ctx->f, by, loops.idx),
+                                  ingot_ir_load(ctx->f, bx, lower_broadcast_index(ctx, bx, yv->rank, loops.idx))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "expand %s x=%s y=%s", dt(yv->dtype), lower_shape_str(ctx, x),
+                                       lower_shape_str(ctx, y)));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_tile(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  bool ok = xv->rank == yv->rank;
+  for (int32_t d = 0; ok && d < xv->rank; ++d) ok = yv->dims[d] % xv->dims[d] == 0;
+  if (!ok) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape is not a tiling of the input");
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  for (int32_t d = 0; d < xv->rank; ++d) {
+    xi[d] = yv->dims[d] == xv->dims[d] ? loops.idx[d]
+                                       : ingot_ir_binary(f, INGOT_IR_MOD, loops.idx[d], ingot_ir_int(f, xv->dims[d]));
+  }
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx),
+                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "tile %s x=%s y=%s", dt(yv->dtype), lower_shape_str(ctx, x),
+                                       lower_shape_str(ctx, y)));
+  return INGOT_OK;
+}
+
+/* ---- Range, ConstantOfShape ---- */
+
+ingot_status_t lower_range(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t start = lower_input(ctx, 0), delta = lower_input(ctx, 2), y = node_output(ctx, 0);
+  uint32_t allowed = LOWER_DT_FLOAT | LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32);
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, y, allowed))) return s;
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if ((s = lower_check_value_dt(ctx, start, LOWER_DT(yv->dtype))) ||
+      (s = lower_check_value_dt(ctx, delta, LOWER_DT(yv->dtype)))) {
+    return s;
+  }
+  uint32_t bs = lower_add_input(ctx, start, "start");
+  uint32_t bd = lower_add_input(ctx, delta, "delta");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, 1, yv->dims);
+  ingot_ir_expr_t* i = ingot_ir_cast(f, yv->dtype, loops.idx[0]);
+  ingot_ir_expr_t* v = ingot_ir_add(f, ingot_ir_load(f, bs, ingot_ir_int(f, 0)),
+                                    ingot_ir_mul(f, i, ingot_ir_load(f, bd, ingot_ir_int(f, 0))));
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, loops.idx[0], v));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "range %s n%lld", dt(yv->dtype), (long long)yv->dims[0]));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_constant_of_shape(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t y = node_output(ctx, 0);
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) return s;
+  const ingot_value_t* yv = lower_value(ctx, y);
+  ingot_ir_expr_t* v = lower_const(ctx, yv->dtype, 0.0);
+  const ingot_attr_t* a = ingot_node_attr(ctx->node, "value");
+  if (a) {
+    double fv;
+    int64_t iv;
+    if (a->type != INGOT_ATTR_TENSOR || a->tensor >= ctx->graph->value_count ||
+        lower_value(ctx, a->tensor)->dtype != yv->dtype) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'value' must be a one-element tensor");
+    }
+    if (lower_dtype_is_float(yv->dtype)) {
+      if (!lower_weight_scalar(ctx, a->tensor, &fv)) {
+        return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'value' must hold one element");
+      }
+      v = lower_const(ctx, yv->dtype, fv);
+    } else {
+      if (!lower_weight_int(ctx, a->tensor, 0, &iv)) {
+        return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'value' must hold one element");
+      }
+      v = ingot_ir_int(ctx->f, iv);
+      v->dtype = yv->dtype; /* a fresh node: the value fits its own dtype */
+    }
+  }
+  uint32_t by = lower_add_output(ctx, y, "y");
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(ctx->f, by, ingot_ir_flat_index(ctx->f, by, loops.idx), v));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "fill %s y=%s", dt(yv->dtype), lower_shape_str(ctx, y)));
+  return INGOT_OK;
+}
+
+/* ---- DepthToSpace, SpaceToDepth ---- */
+
+ingot_status_t lower_depth_to_space(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t b = ingot_node_attr_int(ctx->node, "blocksize", 0);
+  bool crd = strcmp(ingot_node_attr_string(ctx->node, "mode", "DCR"), "CRD") == 0;
+  if (xv->rank != 4 || yv->rank != 4 || b < 1 || yv->dims[1] * b * b != xv->dims[1] || yv->dims[2] != xv->dims[2] * b ||
+      yv->dims[3] != xv->dims[3] * b) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit blocksize %lld", (long long)b);
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, 4, yv->dims);
+  ingot_ir_expr_t* B = ingot_ir_int(f, b);
+  ingot_ir_expr_t* i = ingot_ir_binary(f, INGOT_IR_MOD, l.idx[2], B);
+  ingot_ir_expr_t* j = ingot_ir_binary(f, INGOT_IR_MOD, l.idx[3], B);
+  ingot_ir_expr_t* ij = ingot_ir_add(f, ingot_ir_mul(f, i, B), j);
+  ingot_ir_expr_t* c = crd ? ingot_ir_add(f, ingot_ir_mul(f, l.idx[1], ingot_ir_int(f, b * b)), ij)
+                           : ingot_ir_add(f, ingot_ir_mul(f, ij, ingot_ir_int(f, yv->dims[1])), l.idx[1]);
+  ingot_ir_expr_t* xi[4] = {l.idx[0], c, ingot_ir_binary(f, INGOT_IR_DIV, l.idx[2], B),
+                            ingot_ir_binary(f, INGOT_IR_DIV, l.idx[3], B)};
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx),
+                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "depth_to_space %s %s x=%s b%lld", crd ? "crd" : "dcr",
+                                       dt(xv->dtype), lower_shape_str(ctx, x), (long long)b));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_space_to_depth(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t b = ingot_node_attr_int(ctx->node, "blocksize", 0);
+  if (xv->rank != 4 || yv->rank != 4 || b < 1 || xv->dims[1] * b * b != yv->dims[1] || xv->dims[2] != yv->dims[2] * b ||
+      xv->dims[3] != yv->dims[3] * b) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit blocksize %lld", (long long)b);
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, 4, yv->dims);
+  ingot_ir_expr_t* C = ingot_ir_int(f, xv->dims[1]);
+  ingot_ir_expr_t* B = ingot_ir_int(f, b);
+  ingot_ir_expr_t* t = ingot_ir_binary(f, INGOT_IR_DIV, l.idx[1], C);
+  ingot_ir_expr_t* c = ingot_ir_binary(f, INGOT_IR_MOD, l.idx[1], C);
+  ingot_ir_expr_t* i = ingot_ir_binary(f, INGOT_IR_DIV, t, B);
+  ingot_ir_expr_t* j = ingot_ir_binary(f, INGOT_IR_MOD, t, B);
+  ingot_ir_expr_t* xi[4] = {l.idx[0], c, ingot_ir_add(f, ingot_ir_mul(f, l.idx[2], B), i),
+                            ingot_ir_add(f, ingot_ir_mul(f, l.idx[3], B), j)};
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx),
+                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "space_to_depth %s x=%s b%lld", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), (long long)b));
+  return INGOT_OK;
+}
+
+/* ---- Trilu ---- */
+
+ingot_status_t lower_trilu(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), k = lower_input(ctx, 1), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y))) return s;
+  if (k != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, k, LOWER_DT(INGOT_DTYPE_I64)))) return s;
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (yv->rank < 2) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2");
+  bool upper = ingot_node_attr_int(ctx->node, "upper", 1) != 0;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bk = k != INGOT_NO_VALUE ? lower_add_input(ctx, k, "k") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, yv->rank, yv->dims);
+  ingot_ir_expr_t* diff = ingot_ir_binary(f, INGOT_IR_SUB, l.idx[yv->rank - 1], l.idx[yv->rank - 2]);
+  ingot_ir_expr_t* kv = bk != UINT32_MAX ? ingot_ir_load(f, bk, ingot_ir_int(f, 0)) : ingot_ir_int(f, 0);
+  ingot_ir_expr_t* keep = upper ? ingot_ir_binary(f, INGOT_IR_LE, kv, diff) : ingot_ir_binary(f, INGOT_IR_LE, diff, kv);
+  ingot_ir_expr_t* flat = ingot_ir_flat_index(f, by, l.idx);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL,
+                   ingot_ir_store(f, by, flat,
+                                  ingot_ir_select(f, keep, ingot_ir_load(f, bx, flat), lower_const(ctx, yv->dtype, 0.0))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "trilu %s %s x=%s", upper ? "upper" : "lower", dt(yv->dtype),
+                                       lower_shape_str(ctx, x)));
+  return INGOT_OK;
+}

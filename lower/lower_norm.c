@@ -1,0 +1,353 @@
+/* LayerNormalization, RMSNormalization, InstanceNormalization and
+ * GroupNormalization: one OTHER stage, a spatial loop over the rows to
+ * normalize (contiguous runs of L elements), each row in three passes (mean,
+ * variance of the centered values, then the scaled output):
+ *
+ *   for row:                                       (spatial)
+ *     local mean = sum(x[row, j]) / L
+ *     local var  = sum((x[row, j] - mean)^2) / L
+ *     local inv  = 1 / sqrt(var + epsilon)
+ *     for j: y[row, j] = (x[row, j] - mean) * inv * scale[..] + bias[..]
+ *
+ * LayerNormalization: a row is everything from `axis` on (L = product of
+ * those dims); Scale and B broadcast to those dims; the optional outputs Mean
+ * and InvStdDev get mean and inv per row. RMSNormalization: the same rows,
+ * no centering (mean = 0, var = mean of squares). InstanceNormalization: a
+ * row is one (n, c) over the spatial dims; scale[c], B[c].
+ * GroupNormalization: a row is one (n, group) over its C/G channels and the
+ * spatial dims; scale and B per channel (opset 21) or per group (opset 18).
+ *
+ * LpNormalization (p = 1, 2) along one axis: y = x / ||row||_p (0 for a zero
+ * row), one OTHER stage over the rows of that axis. */
+#include <math.h>
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+/* Index into a parameter buffer (aligned right with x's dims) for element j of
+ * a row that covers x's dims [axis, rank). */
+static ingot_ir_expr_t* param_index(lower_ctx_t* ctx, uint32_t buffer, const ingot_value_t* xv, int64_t axis,
+                                    ingot_ir_expr_t* j) {
+  ingot_ir_func_t* f = ctx->f;
+  const ingot_ir_buffer_t* b = &f->buffers[buffer];
+  ingot_ir_expr_t* idx = ingot_ir_int(f, 0);
+  int64_t xstride = 1, pstride = 1;
+  for (int32_t i = xv->rank - 1; i >= (int32_t)axis; --i) {
+    int32_t pi = b->rank - (xv->rank - i);
+    int64_t pd = pi >= 0 ? b->dims[pi] : 1;
+    if (pd != 1) {
+      ingot_ir_expr_t* q = xstride == 1 ? j : ingot_ir_binary(f, INGOT_IR_DIV, j, ingot_ir_int(f, xstride));
+      if (i > axis) q = ingot_ir_binary(f, INGOT_IR_MOD, q, ingot_ir_int(f, xv->dims[i]));
+      idx = ingot_ir_add(f, idx, ingot_ir_mul(f, q, ingot_ir_int(f, pstride)));
+    }
+    xstride *= xv->dims[i];
+    pstride *= pd;
+  }
+  return idx;
+}
+
+typedef struct norm_args_t {
+  uint32_t bx, by, bscale, bbias, bmean, binv; /* UINT32_MAX when absent */
+  int64_t rows, len;
+  double eps;
+  const ingot_value_t* xv;
+  int64_t axis;       /* layer norm: first normalized axis */
+  int64_t channels;   /* instance norm: C (params by row % C); 0 for layer norm */
+  int64_t groups;     /* group norm: G (params by channel of (row, j)); 0 otherwise */
+  int64_t group_len;  /* group norm: spatial size S (channel = (row % G) * C/G + j / S) */
+  bool params_per_group; /* group norm, opset 18: params by row % G */
+  bool rms;           /* RMSNormalization: no centering */
+} norm_args_t;
+
+static void emit_norm(lower_ctx_t* ctx, const norm_args_t* a) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_dtype_t dt = a->xv->dtype;
+  uint32_t row = lower_add_var(ctx, "row", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j1 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j2 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j3 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t mean = lower_add_var(ctx, "mean", INGOT_IR_VAR_LOCAL, dt);
+  uint32_t var = lower_add_var(ctx, "var", INGOT_IR_VAR_LOCAL, dt);
+  uint32_t inv = lower_add_var(ctx, "inv", INGOT_IR_VAR_LOCAL, dt);
+  uint32_t d = lower_add_var(ctx, "d", INGOT_IR_VAR_LOCAL, dt);
+  ingot_ir_expr_t* r = ingot_ir_var(f, row);
+  ingot_ir_expr_t* base = ingot_ir_mul(f, r, ingot_ir_int(f, a->len));
+  ingot_ir_expr_t* x1 = ingot_ir_load(f, a->bx, ingot_ir_add(f, base, ingot_ir_var(f, j1)));
+  ingot_ir_expr_t* x2 = ingot_ir_load(f, a->bx, ingot_ir_add(f, base, ingot_ir_var(f, j2)));
+  ingot_ir_expr_t* at3 = ingot_ir_add(f, base, ingot_ir_var(f, j3));
+  ingot_ir_expr_t* x3 = ingot_ir_load(f, a->bx, at3);
+  ingot_ir_expr_t* vmean = ingot_ir_var(f, mean);
+  ingot_ir_expr_t* vvar = ingot_ir_var(f, var);
+  ingot_ir_expr_t* len = ingot_ir_float(f, dt, (double)a->len);
+  ingot_ir_expr_t* dd = ingot_ir_var(f, d);
+  ingot_ir_stmt_t* pass2[2] = {
+      ingot_ir_local(f, d, a->rms ? x2 : ingot_ir_binary(f, INGOT_IR_SUB, x2, vmean)),
+      ingot_ir_assign(f, var, ingot_ir_add(f, vvar, ingot_ir_mul(f, dd, dd))),
+  };
+  ingot_ir_expr_t* yv =
+      ingot_ir_mul(f, a->rms ? x3 : ingot_ir_binary(f, INGOT_IR_SUB, x3, vmean), ingot_ir_var(f, inv));
+  ingot_ir_expr_t* pidx = NULL;
+  if (a->channels) pidx = ingot_ir_binary(f, INGOT_IR_MOD, r, ingot_ir_int(f, a->channels));
+  if (a->groups) {
+    ingot_ir_expr_t* g = ingot_ir_binary(f, INGOT_IR_MOD, r, ingot_ir_int(f, a->groups));
+    pidx = a->params_per_group
+               ? g
+               : ingot_ir_add(f, ingot_ir_mul(f, g, ingot_ir_int(f, a->len / a->group_len)),
+                              ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_var(f, j3), ingot_ir_int(f, a->group_len)));
+  }
+  if (a->bscale != UINT32_MAX) {
+    ingot_ir_expr_t* si = pidx ? pidx : param_index(ctx, a->bscale, a->xv, a->axis, ingot_ir_var(f, j3));
+    yv = ingot_ir_mul(f, yv, ingot_ir_load(f, a->bscale, si));
+  }
+  if (a->bbias != UINT32_MAX) {
+    ingot_ir_expr_t* bi = pidx ? pidx : param_index(ctx, a->bbias, a->xv, a->axis, ingot_ir_var(f, j3));
+    yv = ingot_ir_add(f, yv, ingot_ir_load(f, a->bbias, bi));
+  }
+  ingot_ir_stmt_t* body[10];
+  uint32_t n = 0;
+  body[n++] = ingot_ir_local(f, mean, ingot_ir_float(f, dt, 0.0));
+  if (!a->rms) {
+    body[n++] = ingot_ir_for(f, j1, a->len, ingot_ir_assign(f, mean, ingot_ir_add(f, vmean, x1)));
+    body[n++] = ingot_ir_assign(f, mean, ingot_ir_binary(f, INGOT_IR_DIV, vmean, len));
+  }
+  body[n++] = ingot_ir_local(f, var, ingot_ir_float(f, dt, 0.0));
+  body[n++] = ingot_ir_for(f, j2, a->len, ingot_ir_block(f, pass2, 2));
+  body[n++] = ingot_ir_local(
+      f, inv,
+      ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_float(f, dt, 1.0),
+                      ingot_ir_unary(f, INGOT_IR_SQRT,
+                                     ingot_ir_add(f, ingot_ir_binary(f, INGOT_IR_DIV, vvar, len),
+                                                  ingot_ir_float(f, dt, a->eps)))));
+  body[n++] = ingot_ir_for(f, j3, a->len, ingot_ir_store(f, a->by, at3, yv));
+  if (a->bmean != UINT32_MAX) {
+    ingot_ir_expr_t* v = vmean;
+    if (f->buffers[a->bmean].dtype != dt) v = ingot_ir_cast(f, f->buffers[a->bmean].dtype, v);
+    body[n++] = ingot_ir_store(f, a->bmean, r, v);
+  }
+  if (a->binv != UINT32_MAX) {
+    ingot_ir_expr_t* v = ingot_ir_var(f, inv);
+    if (f->buffers[a->binv].dtype != dt) v = ingot_ir_cast(f, f->buffers[a->binv].dtype, v);
+    body[n++] = ingot_ir_store(f, a->binv, r, v);
+  }
+  lower_emit_other(ctx, ingot_ir_for(f, row, a->rows, ingot_ir_block(f, body, n)));
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+}
+
+static ingot_status_t check_float(const lower_ctx_t* ctx, uint32_t value) {
+  const ingot_value_t* v = lower_value(ctx, value);
+  if (v->dtype != INGOT_DTYPE_F32 && v->dtype != INGOT_DTYPE_F64) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s of '%s' is not supported (float32, float64)",
+                      ingot_dtype_name(v->dtype), v->name);
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t lower_layernorm(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0), sc = lower_input(ctx, 1), b = lower_input(ctx, 2);
+  uint32_t y = node->output_count > 0 ? node->outputs[0] : INGOT_NO_VALUE;
+  uint32_t mo = node->output_count > 1 ? node->outputs[1] : INGOT_NO_VALUE;
+  uint32_t io = node->output_count > 2 ? node->outputs[2] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value(ctx, y, false)) || (s = check_float(ctx, x))) {
+    return s;
+  }
+  uint32_t extra[4] = {sc, b, mo, io};
+  for (uint32_t i = 0; i < 4; ++i) {
+    if (extra[i] != INGOT_NO_VALUE && ((s = lower_check_value(ctx, extra[i], false)) || (s = check_float(ctx, extra[i])))) {
+      return s;
+    }
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  int64_t axis = ingot_node_attr_int(node, "axis", -1);
+  if (axis < -(int64_t)xv->rank || axis >= xv->rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range", (long long)axis);
+  }
+  if (axis < 0) axis += xv->rank;
+  norm_args_t a;
+  memset(&a, 0, sizeof(a));
+  a.rows = 1;
+  a.len = 1;
+  for (int32_t i = 0; i < xv->rank; ++i) {
+    if (i < axis) {
+      a.rows *= xv->dims[i];
+    } else {
+      a.len *= xv->dims[i];
+    }
+  }
+  uint32_t params[2] = {sc, b};
+  for (uint32_t k = 0; k < 2; ++k) {
+    if (params[k] == INGOT_NO_VALUE) continue;
+    const ingot_value_t* p = lower_value(ctx, params[k]);
+    bool ok = p->rank <= xv->rank && p->dtype == xv->dtype;
+    for (int32_t i = 0; ok && i < p->rank; ++i) {
+      int32_t xi = xv->rank - p->rank + i;
+      ok = p->dims[i] == 1 || (xi >= axis && p->dims[i] == xv->dims[xi]);
+    }
+    if (!ok) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "'%s' (%s) does not broadcast to the normalized axes of %s",
+                        p->name, lower_shape_str(ctx, params[k]), lower_shape_str(ctx, x));
+    }
+  }
+  a.xv = xv;
+  a.axis = axis;
+  a.rms = node->op == INGOT_OP_RMSNORMALIZATION;
+  a.eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  a.bx = lower_add_input(ctx, x, "x");
+  a.bscale = sc != INGOT_NO_VALUE ? lower_add_input(ctx, sc, "scale") : UINT32_MAX;
+  a.bbias = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
+  a.by = lower_add_output(ctx, y, "y");
+  a.bmean = mo != INGOT_NO_VALUE ? lower_add_output(ctx, mo, "mean_out") : UINT32_MAX;
+  a.binv = io != INGOT_NO_VALUE ? lower_add_output(ctx, io, "inv_std_out") : UINT32_MAX;
+  emit_norm(ctx, &a);
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s rows%lld len%lld scale=%s bias=%s",
+                                     a.rms ? "rmsnorm" : "layernorm", ingot_dtype_name(xv->dtype), (long long)a.rows, (long long)a.len,
+                                     sc != INGOT_NO_VALUE ? lower_shape_str(ctx, sc) : "none",
+                                     b != INGOT_NO_VALUE ? lower_shape_str(ctx, b) : "none");
+  return INGOT_OK;
+}
+
+ingot_status_t lower_instancenorm(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0), sc = lower_input(ctx, 1), b = lower_input(ctx, 2);
+  uint32_t y = node->output_count > 0 ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value(ctx, y, false)) ||
+      (s = lower_check_value(ctx, sc, false)) || (s = lower_check_value(ctx, b, false)) || (s = check_float(ctx, x))) {
+    return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  if (xv->rank < 2) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2");
+  int64_t c = xv->dims[1];
+  const ingot_value_t* sv = lower_value(ctx, sc);
+  const ingot_value_t* bv = lower_value(ctx, b);
+  if (sv->rank != 1 || sv->dims[0] != c || bv->rank != 1 || bv->dims[0] != c || sv->dtype != xv->dtype ||
+      bv->dtype != xv->dtype) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "scale and B must be vectors of %lld channels", (long long)c);
+  }
+  norm_args_t a;
+  memset(&a, 0, sizeof(a));
+  a.rows = xv->dims[0] * c;
+  a.len = 1;
+  for (int32_t i = 2; i < xv->rank; ++i) a.len *= xv->dims[i];
+  a.xv = xv;
+  a.axis = 2;
+  a.channels = c;
+  a.eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  a.bx = lower_add_input(ctx, x, "x");
+  a.bscale = lower_add_input(ctx, sc, "scale");
+  a.bbias = lower_add_input(ctx, b, "bias");
+  a.by = lower_add_output(ctx, y, "y");
+  a.bmean = a.binv = UINT32_MAX;
+  emit_norm(ctx, &a);
+  ctx->workload = ingot_arena_printf(ctx->arena, "instancenorm %s rows%lld len%lld", ingot_dtype_name(xv->dtype),
+                                     (long long)a.rows, (long long)a.len);
+  return INGOT_OK;
+}
+
+ingot_status_t lower_groupnorm(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0), sc = lower_input(ctx, 1), b = lower_input(ctx, 2);
+  uint32_t y = node->output_count > 0 ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value(ctx, y, false)) ||
+      (s = lower_check_value(ctx, sc, false)) || (s = lower_check_value(ctx, b, false)) || (s = check_float(ctx, x))) {
+    return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  int64_t c = xv->rank >= 2 ? xv->dims[1] : 0;
+  int64_t groups = ingot_node_attr_int(node, "num_groups", 0);
+  if (xv->rank < 2 || groups < 1 || c % groups != 0) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "num_groups %lld does not fit input %s", (long long)groups,
+                      lower_shape_str(ctx, x));
+  }
+  const ingot_value_t* sv = lower_value(ctx, sc);
+  const ingot_value_t* bv = lower_value(ctx, b);
+  bool per_channel = sv->rank == 1 && sv->dims[0] == c && bv->rank == 1 && bv->dims[0] == c;
+  bool per_group = sv->rank == 1 && sv->dims[0] == groups && bv->rank == 1 && bv->dims[0] == groups;
+  if ((!per_channel && !per_group) || sv->dtype != xv->dtype || bv->dtype != xv->dtype) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "scale and bias must be vectors of %lld channels or %lld groups",
+                      (long long)c, (long long)groups);
+  }
+  norm_args_t a;
+  memset(&a, 0, sizeof(a));
+  a.group_len = 1;
+  for (int32_t i = 2; i < xv->rank; ++i) a.group_len *= xv->dims[i];
+  a.rows = xv->dims[0] * groups;
+  a.len = (c / groups) * a.group_len;
+  a.xv = xv;
+  a.axis = 1;
+  a.groups = groups;
+  a.params_per_group = !per_channel;
+  a.eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  a.bx = lower_add_input(ctx, x, "x");
+  a.bscale = lower_add_input(ctx, sc, "scale");
+  a.bbias = lower_add_input(ctx, b, "bias");
+  a.by = lower_add_output(ctx, y, "y");
+  a.bmean = a.binv = UINT32_MAX;
+  emit_norm(ctx, &a);
+  ctx->workload = ingot_arena_printf(ctx->arena, "groupnorm %s rows%lld len%lld groups%lld per_%s",
+                                     ingot_dtype_name(xv->dtype), (long long)a.rows, (long long)a.len, (long long)groups,
+                                     per_channel ? "channel" : "group");
+  return INGOT_OK;
+}
+
+ingot_status_t lower_lpnorm(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count > 0 ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value(ctx, y, false)) || (s = check_float(ctx, x))) {
+    return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  int64_t axis = ingot_node_attr_int(node, "axis", -1);
+  if (xv->rank == 0 || axis < -(int64_t)xv->rank || axis >= xv->rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range", (long long)axis);
+  }
+  if (axis < 0) axis += xv->rank;
+  int64_t p = ingot_node_attr_int(node, "p", 2);
+  if (p != 1 && p != 2) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "p must be 1 or 2");
+  int64_t outer = 1, len = xv->dims[axis], inner = 1;
+  for (int32_t i = 0; i < xv->rank; ++i) {
+    if (i < axis) outer *= xv->dims[i];
+    if (i > axis) inner *= xv->dims[i];
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  ingot_dtype_t dt = xv->dtype;
+  uint32_t row = lower_add_var(ctx, "row", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j1 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j2 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t acc = lower_add_var(ctx, "acc", INGOT_IR_VAR_LOCAL, dt);
+  uint32_t norm = lower_add_var(ctx, "norm", INGOT_IR_VAR_LOCAL, dt);
+  ingot_ir_expr_t* r = ingot_ir_var(f, row);
+  ingot_ir_expr_t* o = ingot_ir_binary(f, INGOT_IR_DIV, r, ingot_ir_int(f, inner));
+  ingot_ir_expr_t* in = ingot_ir_binary(f, INGOT_IR_MOD, r, ingot_ir_int(f, inner));
+  ingot_ir_expr_t* at1 = ingot_ir_add(
+      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, o, ingot_ir_int(f, len)), ingot_ir_var(f, j1)), ingot_ir_int(f, inner)), in);
+  ingot_ir_expr_t* at2 = ingot_ir_add(
+      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, o, ingot_ir_int(f, len)), ingot_ir_var(f, j2)), ingot_ir_int(f, inner)), in);
+  ingot_ir_expr_t* v1 = ingot_ir_load(f, bx, at1);
+  ingot_ir_expr_t* term = p == 1 ? ingot_ir_unary(f, INGOT_IR_ABS, v1) : ingot_ir_mul(f, v1, v1);
+  ingot_ir_expr_t* nv = ingot_ir_var(f, norm);
+  ingot_ir_expr_t* zero = ingot_ir_float(f, dt, 0.0);
+  ingot_ir_expr_t* q = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_EQ, nv, zero), zero,
+                                       ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, bx, at2), nv));
+  ingot_ir_stmt_t* body[4] = {
+      ingot_ir_local(f, acc, zero),
+      ingot_ir_for(f, j1, len, ingot_ir_assign(f, acc, ingot_ir_add(f, ingot_ir_var(f, acc), term))),
+      ingot_ir_local(f, norm, p == 1 ? ingot_ir_var(f, acc) : ingot_ir_unary(f, INGOT_IR_SQRT, ingot_ir_var(f, acc))),
+      ingot_ir_for(f, j2, len, ingot_ir_store(f, by, at2, q)),
+  };
+  lower_emit_other(ctx, ingot_ir_for(f, row, outer * inner, ingot_ir_block(f, body, 4)));
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+  ctx->workload = ingot_arena_printf(ctx->arena, "lpnorm %s outer%lld len%lld inner%lld p%lld", ingot_dtype_name(dt),
+                                     (long long)outer, (long long)len, (long long)inner, (long long)p);
+  return INGOT_OK;
+}

@@ -1,0 +1,387 @@
+/* LSTM, GRU and RNN (forward, reverse, bidirectional; layout 0 and 1; bias,
+ * initial_h, initial_c, peepholes, clip, GRU linear_before_reset; default
+ * activations; sequence_lens, constant or given at run time).
+ *
+ * One OTHER stage. Its outermost loop runs over (direction, batch) rows, which
+ * are independent; inside, a serial loop over the time steps, and per step a
+ * loop over the hidden units computing the gates with dot products over the
+ * input and the previous hidden state:
+ *
+ *   for row in D*B:                                (spatial)
+ *     d = row / B, b = row % B, L = sequence_lens[b] (T without it)
+ *     [LSTM: Y_c[d,b,:] = initial_c or 0]
+ *     for s in T:                                  (serial: the recurrence)
+ *      if s < L:
+ *       t = reverse(d) ? L-1-s : s
+ *       [GRU, linear_before_reset=0: for k: Y_h[d,b,k] = r_k * hprev_k]
+ *       for j in H:
+ *         gates_j = W x_t + R hprev (+ biases)      (local accumulators)
+ *         LSTM: c = f*cprev + i*g; h = o*tanh(c); Y_c[d,b,j] = c
+ *         Y[t,d,b,j] = h
+ *     for s in [L, T): Y[s,d,b,:] = 0
+ *     for j in H: Y_h[d,b,j] = L > 0 ? Y[t_last,d,b,j] : initial_h or 0
+ *
+ * hprev is Y at the previous step (or initial_h / 0 at the first), so Y must
+ * exist; LSTM keeps its cell state in Y_c (updated in place: unit j only reads
+ * its own), and GRU (linear_before_reset=0) needs r*hprev for every unit
+ * before any new h, which it keeps in Y_h. Shape inference adds those
+ * outputs when the model leaves them out (graph/infer_nn.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/lower_internal.h"
+
+typedef struct rnn_t {
+  lower_ctx_t* ctx;
+  ingot_ir_func_t* f;
+  ingot_dtype_t dt;
+  int64_t seq, batch, in, hidden, ndir, gates;
+  bool layout1;
+  bool has_clip;
+  double clip;
+  uint32_t bx, bw, br, bb, bh0, bc0, bp, by, byh, byc; /* UINT32_MAX when absent */
+  ingot_ir_expr_t* d;   /* direction index */
+  ingot_ir_expr_t* b;   /* batch index */
+} rnn_t;
+
+static ingot_ir_expr_t* I(rnn_t* r, int64_t v) { return ingot_ir_int(r->f, v); }
+static ingot_ir_expr_t* add(rnn_t* r, ingot_ir_expr_t* a, ingot_ir_expr_t* b) { return ingot_ir_add(r->f, a, b); }
+static ingot_ir_expr_t* mul(rnn_t* r, ingot_ir_expr_t* a, ingot_ir_expr_t* b) { return ingot_ir_mul(r->f, a, b); }
+static ingot_ir_expr_t* sub(rnn_t* r, ingot_ir_expr_t* a, ingot_ir_expr_t* b) {
+  return ingot_ir_binary(r->f, INGOT_IR_SUB, a, b);
+}
+static ingot_ir_expr_t* F(rnn_t* r, double v) { return ingot_ir_float(r->f, r->dt, v); }
+
+/* Flat indices. */
+static ingot_ir_expr_t* x_at(rnn_t* r, ingot_ir_expr_t* t, ingot_ir_expr_t* k) {
+  ingot_ir_expr_t* row = r->layout1 ? add(r, mul(r, r->b, I(r, r->seq)), t) : add(r, mul(r, t, I(r, r->batch)), r->b);
+  return add(r, mul(r, row, I(r, r->in)), k);
+}
+static ingot_ir_expr_t* y_at(rnn_t* r, ingot_ir_expr_t* t, ingot_ir_expr_t* j) {
+  ingot_ir_expr_t* row = r->layout1
+                             ? add(r, mul(r, add(r, mul(r, r->b, I(r, r->seq)), t), I(r, r->ndir)), r->d)
+                             : add(r, mul(r, add(r, mul(r, t, I(r, r->ndir)), r->d), I(r, r->batch)), r->b);
+  return add(r, mul(r, row, I(r, r->hidden)), j);
+}
+static ingot_ir_expr_t* state_at(rnn_t* r, ingot_ir_expr_t* j) {
+  ingot_ir_expr_t* row = r->layout1 ? add(r, mul(r, r->b, I(r, r->ndir)), r->d) : add(r, mul(r, r->d, I(r, r->batch)), r->b);
+  return add(r, mul(r, row, I(r, r->hidden)), j);
+}
+/* W[d, gate*H + j, k] (cols = I) or R[d, gate*H + j, k] (cols = H). */
+static ingot_ir_expr_t* wr_at(rnn_t* r, int64_t gate, ingot_ir_expr_t* j, ingot_ir_expr_t* k, int64_t cols) {
+  ingot_ir_expr_t* rowi = add(r, add(r, mul(r, r->d, I(r, r->gates * r->hidden)), I(r, gate * r->hidden)), j);
+  return add(r, mul(r, rowi, I(r, cols)), k);
+}
+/* B[d, half*G*H + gate*H + j] */
+static ingot_ir_expr_t* bias(rnn_t* r, int64_t half, int64_t gate, ingot_ir_expr_t* j) {
+  if (r->bb == UINT32_MAX) return F(r, 0.0);
+  ingot_ir_expr_t* i = add(r, mul(r, r->d, I(r, 2 * r->gates * r->hidden)),
+                           add(r, I(r, (half * r->gates + gate) * r->hidden), j));
+  return ingot_ir_load(r->f, r->bb, i);
+}
+
+static ingot_ir_expr_t* sigmoid(rnn_t* r, ingot_ir_expr_t* v) {
+  ingot_ir_expr_t* e = ingot_ir_unary(r->f, INGOT_IR_EXP, ingot_ir_unary(r->f, INGOT_IR_NEG, v));
+  return ingot_ir_binary(r->f, INGOT_IR_DIV, F(r, 1.0), add(r, F(r, 1.0), e));
+}
+static ingot_ir_expr_t* tanh_(rnn_t* r, ingot_ir_expr_t* v) { return ingot_ir_unary(r->f, INGOT_IR_TANH, v); }
+static ingot_ir_expr_t* clip(rnn_t* r, ingot_ir_expr_t* v) {
+  if (!r->has_clip) return v;
+  v = ingot_ir_binary(r->f, INGOT_IR_MAX, v, F(r, -r->clip));
+  return ingot_ir_binary(r->f, INGOT_IR_MIN, v, F(r, r->clip));
+}
+
+ingot_status_t lower_rnn(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  ingot_op_t op = node->op;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  rnn_t R;
+  memset(&R, 0, sizeof(R));
+  rnn_t* r = &R;
+  r->ctx = ctx;
+  r->gates = op == INGOT_OP_LSTM ? 4 : op == INGOT_OP_GRU ? 3 : 1;
+  uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 1), rr = lower_input(ctx, 2), b = lower_input(ctx, 3);
+  uint32_t h0 = lower_input(ctx, 5), c0 = op == INGOT_OP_LSTM ? lower_input(ctx, 6) : INGOT_NO_VALUE;
+  uint32_t p = op == INGOT_OP_LSTM ? lower_input(ctx, 7) : INGOT_NO_VALUE;
+  uint32_t y = node->output_count > 0 ? node->outputs[0] : INGOT_NO_VALUE;
+  uint32_t yh = node->output_count > 1 ? node->outputs[1] : INGOT_NO_VALUE;
+  uint32_t yc = node->output_count > 2 && op == INGOT_OP_LSTM ? node->outputs[2] : INGOT_NO_VALUE;
+  if (y == INGOT_NO_VALUE || (op == INGOT_OP_LSTM && yc == INGOT_NO_VALUE) || (op == INGOT_OP_GRU && yh == INGOT_NO_VALUE)) {
+    return lower_fail(ctx, INGOT_ERROR_INTERNAL, "the state outputs are missing (shape inference has not run)");
+  }
+  uint32_t all[10] = {x, w, rr, b, h0, c0, p, y, yh, yc};
+  for (uint32_t i = 0; i < 10; ++i) {
+    if (all[i] == INGOT_NO_VALUE) continue;
+    if ((s = lower_check_value(ctx, all[i], false))) return s;
+    ingot_dtype_t t = lower_value(ctx, all[i])->dtype;
+    if (t != lower_value(ctx, x)->dtype || (t != INGOT_DTYPE_F32 && t != INGOT_DTYPE_F64)) {
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "'%s' has dtype %s (float32 or float64, all the same)",
+                        lower_value(ctx, all[i])->name, ingot_dtype_name(t));
+    }
+  }
+  if (ingot_node_attr(node, "activations") || ingot_node_attr(node, "activation_alpha") ||
+      ingot_node_attr(node, "activation_beta")) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "only the default activations are supported");
+  }
+  if (op == INGOT_OP_LSTM && ingot_node_attr_int(node, "input_forget", 0) != 0) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "input_forget=1 is not supported");
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* rv = lower_value(ctx, rr);
+  r->dt = xv->dtype;
+  r->layout1 = ingot_node_attr_int(node, "layout", 0) != 0;
+  r->seq = r->layout1 ? xv->dims[1] : xv->dims[0];
+  r->batch = r->layout1 ? xv->dims[0] : xv->dims[1];
+  r->in = xv->dims[2];
+  r->hidden = rv->dims[2];
+  r->ndir = rv->dims[0];
+  const char* dir = ingot_node_attr_string(node, "direction", "forward");
+  bool reverse_only = strcmp(dir, "reverse") == 0;
+  bool bidir = strcmp(dir, "bidirectional") == 0;
+  if ((bidir ? 2 : 1) != r->ndir || xv->rank != 3 || lower_value(ctx, w)->dims[2] != r->in ||
+      rv->dims[1] != r->gates * r->hidden) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit (X %s, W %s, R %s, direction %s)",
+                      lower_shape_str(ctx, x), lower_shape_str(ctx, w), lower_shape_str(ctx, rr), dir);
+  }
+  const ingot_attr_t* clip_attr = ingot_node_attr(node, "clip");
+  r->has_clip = clip_attr && clip_attr->type == INGOT_ATTR_FLOAT;
+  r->clip = r->has_clip ? clip_attr->f : 0.0;
+  bool lbr = op == INGOT_OP_GRU && ingot_node_attr_int(node, "linear_before_reset", 0) != 0;
+  uint32_t lens = lower_input(ctx, 4);
+  if (lens != INGOT_NO_VALUE) {
+    if ((s = lower_check_value(ctx, lens, false))) return s;
+    const ingot_value_t* lv = lower_value(ctx, lens);
+    if ((lv->dtype != INGOT_DTYPE_I32 && lv->dtype != INGOT_DTYPE_I64) || lv->rank != 1 || lv->dims[0] != r->batch) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "sequence_lens must be an int32 vector of %lld",
+                        (long long)r->batch);
+    }
+    /* All lengths the full sequence, known now: the plain nest. */
+    bool full = lv->kind == INGOT_VALUE_WEIGHT && lv->data;
+    for (int64_t i = 0; full && i < r->batch; ++i) {
+      int64_t l = lv->dtype == INGOT_DTYPE_I32 ? ((const int32_t*)lv->data)[i] : ((const int64_t*)lv->data)[i];
+      full = l == r->seq;
+    }
+    if (full) lens = INGOT_NO_VALUE;
+  }
+
+  ingot_ir_func_t* f = ctx->f;
+  r->bx = lower_add_input(ctx, x, "x");
+  r->bw = lower_add_input(ctx, w, "w");
+  r->br = lower_add_input(ctx, rr, "r");
+  r->bb = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
+  uint32_t blens = lens != INGOT_NO_VALUE ? lower_add_input(ctx, lens, "lens") : UINT32_MAX;
+  r->bh0 = h0 != INGOT_NO_VALUE ? lower_add_input(ctx, h0, "h0") : UINT32_MAX;
+  r->bc0 = c0 != INGOT_NO_VALUE ? lower_add_input(ctx, c0, "c0") : UINT32_MAX;
+  r->bp = p != INGOT_NO_VALUE ? lower_add_input(ctx, p, "peep") : UINT32_MAX;
+  r->by = lower_add_output(ctx, y, "y");
+  r->byh = yh != INGOT_NO_VALUE ? lower_add_output(ctx, yh, "y_h") : UINT32_MAX;
+  r->byc = yc != INGOT_NO_VALUE ? lower_add_output(ctx, yc, "y_c") : UINT32_MAX;
+  r->f = f;
+
+  uint32_t row = lower_add_var(ctx, "row", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t sv = lower_add_var(ctx, "s", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t jv = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t kx = lower_add_var(ctx, "kx", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t kh = lower_add_var(ctx, "kh", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t tv = lower_add_var(ctx, "t", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  uint32_t tp = lower_add_var(ctx, "tp", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  uint32_t lv = lower_add_var(ctx, "len", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  r->d = r->ndir > 1 ? ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_var(f, row), I(r, r->batch)) : I(r, 0);
+  r->b = r->ndir > 1 ? ingot_ir_binary(f, INGOT_IR_MOD, ingot_ir_var(f, row), I(r, r->batch)) : ingot_ir_var(f, row);
+  /* rev = 1 for a direction that runs backwards. */
+  ingot_ir_expr_t* rev = reverse_only ? I(r, 1) : bidir ? r->d : I(r, 0);
+  ingot_ir_expr_t* s_e = ingot_ir_var(f, sv);
+  /* L: this batch row's length, clamped into [0, T]. */
+  ingot_ir_expr_t* len_e = ingot_ir_var(f, lv);
+  ingot_ir_expr_t* len_init = I(r, r->seq);
+  if (blens != UINT32_MAX) {
+    ingot_ir_expr_t* raw = ingot_ir_load(f, blens, r->b);
+    if (f->buffers[blens].dtype != INGOT_DTYPE_I64) raw = ingot_ir_cast(f, INGOT_DTYPE_I64, raw);
+    len_init = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, raw, I(r, 0)), I(r, r->seq));
+  }
+  ingot_ir_expr_t* t_e = ingot_ir_var(f, tv);
+  ingot_ir_expr_t* first = ingot_ir_binary(f, INGOT_IR_EQ, s_e, I(r, 0));
+  ingot_ir_expr_t* j_e = ingot_ir_var(f, jv);
+  ingot_ir_expr_t* kx_e = ingot_ir_var(f, kx);
+  ingot_ir_expr_t* kh_e = ingot_ir_var(f, kh);
+
+  /* hprev(k): initial_h (or 0) at the first step, else Y at the step before
+   * (tp, clamped into range for the first step, where it is not read). */
+  ingot_ir_expr_t* hprev_kh = ingot_ir_select(f, first, r->bh0 != UINT32_MAX ? ingot_ir_load(f, r->bh0, state_at(r, kh_e)) : F(r, 0.0),
+                                              ingot_ir_load(f, r->by, y_at(r, ingot_ir_var(f, tp), kh_e)));
+  ingot_ir_expr_t* xk = ingot_ir_load(f, r->bx, x_at(r, t_e, kx_e));
+
+  INGOT_VEC(ingot_ir_stmt_t*) step = {0};
+  /* t and tp for this step */
+  INGOT_VEC_PUSH(step, ingot_ir_local(f, tv, add(r, s_e, mul(r, rev, sub(r, sub(r, len_e, I(r, 1)), mul(r, s_e, I(r, 2)))))));
+  ingot_ir_expr_t* tprev = add(r, t_e, sub(r, mul(r, rev, I(r, 2)), I(r, 1))); /* t-1 forward, t+1 reverse */
+  tprev = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, tprev, I(r, 0)), I(r, r->seq - 1));
+  INGOT_VEC_PUSH(step, ingot_ir_local(f, tp, tprev));
+
+  /* Per gate: acc_g = sum_k x[k] W[g,j,k] + sum_k hsrc(k) R[g,j,k] + Wb + Rb. */
+  uint32_t acc[4];
+  static const char* const kAcc[4] = {"a0", "a1", "a2", "a3"};
+  for (int64_t g = 0; g < r->gates; ++g) acc[g] = lower_add_var(ctx, kAcc[g], INGOT_IR_VAR_LOCAL, r->dt);
+
+  ingot_ir_stmt_t* unit_stmts[24];
+  uint32_t nu = 0;
+  /* Which gates take R·hprev in the shared loop (GRU lbr=0: not the new gate). */
+  int64_t r_gates = r->gates;
+  uint32_t rh_acc = UINT32_MAX; /* GRU: R_h · (r*h) or R_h · h, separately */
+  if (op == INGOT_OP_GRU) {
+    r_gates = 2;
+    rh_acc = lower_add_var(ctx, "arh", INGOT_IR_VAR_LOCAL, r->dt);
+  }
+  for (int64_t g = 0; g < r->gates; ++g) {
+    ingot_ir_expr_t* init = add(r, bias(r, 0, g, j_e), g < r_gates ? bias(r, 1, g, j_e) : F(r, 0.0));
+    unit_stmts[nu++] = ingot_ir_local(f, acc[g], init);
+  }
+  if (rh_acc != UINT32_MAX) unit_stmts[nu++] = ingot_ir_local(f, rh_acc, bias(r, 1, 2, j_e));
+  {
+    ingot_ir_stmt_t* xs[4];
+    for (int64_t g = 0; g < r->gates; ++g) {
+      ingot_ir_expr_t* wv = ingot_ir_load(f, r->bw, wr_at(r, g, j_e, kx_e, r->in));
+      xs[g] = ingot_ir_assign(f, acc[g], add(r, ingot_ir_var(f, acc[g]), mul(r, xk, wv)));
+    }
+    unit_stmts[nu++] = ingot_ir_for(f, kx, r->in, ingot_ir_block(f, xs, (uint32_t)r->gates));
+  }
+  {
+    ingot_ir_stmt_t* hs[5];
+    uint32_t nh = 0;
+    uint32_t hval = lower_add_var(ctx, "hk", INGOT_IR_VAR_LOCAL, r->dt);
+    hs[nh++] = ingot_ir_local(f, hval, hprev_kh);
+    ingot_ir_expr_t* hk = ingot_ir_var(f, hval);
+    for (int64_t g = 0; g < r_gates; ++g) {
+      ingot_ir_expr_t* rw = ingot_ir_load(f, r->br, wr_at(r, g, j_e, kh_e, r->hidden));
+      hs[nh++] = ingot_ir_assign(f, acc[g], add(r, ingot_ir_var(f, acc[g]), mul(r, hk, rw)));
+    }
+    if (rh_acc != UINT32_MAX) {
+      /* lbr=1: R_h · hprev; lbr=0: R_h · (r ⊙ hprev), r ⊙ hprev staged in Y_h. */
+      ingot_ir_expr_t* src = lbr ? hk : ingot_ir_load(f, r->byh, state_at(r, kh_e));
+      ingot_ir_expr_t* rw = ingot_ir_load(f, r->br, wr_at(r, 2, j_e, kh_e, r->hidden));
+      hs[nh++] = ingot_ir_assign(f, rh_acc, add(r, ingot_ir_var(f, rh_acc), mul(r, src, rw)));
+    }
+    unit_stmts[nu++] = ingot_ir_for(f, kh, r->hidden, ingot_ir_block(f, hs, nh));
+  }
+  ingot_ir_expr_t* h_new;
+  ingot_ir_expr_t* hprev_j = ingot_ir_select(f, first, r->bh0 != UINT32_MAX ? ingot_ir_load(f, r->bh0, state_at(r, j_e)) : F(r, 0.0),
+                                             ingot_ir_load(f, r->by, y_at(r, ingot_ir_var(f, tp), j_e)));
+  if (op == INGOT_OP_LSTM) {
+    /* gates in ONNX order i, o, f, c; P = [Pi, Po, Pf] */
+    uint32_t cprev = lower_add_var(ctx, "cprev", INGOT_IR_VAR_LOCAL, r->dt);
+    uint32_t cnew = lower_add_var(ctx, "cnew", INGOT_IR_VAR_LOCAL, r->dt);
+    unit_stmts[nu++] = ingot_ir_local(f, cprev, ingot_ir_load(f, r->byc, state_at(r, j_e)));
+    ingot_ir_expr_t* cp = ingot_ir_var(f, cprev);
+    ingot_ir_expr_t* pi = F(r, 0.0);
+    ingot_ir_expr_t* po = F(r, 0.0);
+    ingot_ir_expr_t* pf = F(r, 0.0);
+    if (r->bp != UINT32_MAX) {
+      ingot_ir_expr_t* base = mul(r, r->d, I(r, 3 * r->hidden));
+      pi = ingot_ir_load(f, r->bp, add(r, base, j_e));
+      po = ingot_ir_load(f, r->bp, add(r, base, add(r, I(r, r->hidden), j_e)));
+      pf = ingot_ir_load(f, r->bp, add(r, base, add(r, I(r, 2 * r->hidden), j_e)));
+    }
+    ingot_ir_expr_t* ig = sigmoid(r, clip(r, add(r, ingot_ir_var(f, acc[0]), mul(r, pi, cp))));
+    ingot_ir_expr_t* fg = sigmoid(r, clip(r, add(r, ingot_ir_var(f, acc[2]), mul(r, pf, cp))));
+    ingot_ir_expr_t* cg = tanh_(r, clip(r, ingot_ir_var(f, acc[3])));
+    unit_stmts[nu++] = ingot_ir_local(f, cnew, add(r, mul(r, fg, cp), mul(r, ig, cg)));
+    ingot_ir_expr_t* cn = ingot_ir_var(f, cnew);
+    ingot_ir_expr_t* og = sigmoid(r, clip(r, add(r, ingot_ir_var(f, acc[1]), mul(r, po, cn))));
+    unit_stmts[nu++] = ingot_ir_store(f, r->byc, state_at(r, j_e), cn);
+    h_new = mul(r, og, tanh_(r, cn));
+  } else if (op == INGOT_OP_GRU) {
+    /* gates z, r, h; B = [Wbz, Wbr, Wbh, Rbz, Rbr, Rbh] */
+    ingot_ir_expr_t* z = sigmoid(r, clip(r, ingot_ir_var(f, acc[0])));
+    uint32_t zv = lower_add_var(ctx, "z", INGOT_IR_VAR_LOCAL, r->dt);
+    unit_stmts[nu++] = ingot_ir_local(f, zv, z);
+    ingot_ir_expr_t* pre;
+    if (lbr) {
+      ingot_ir_expr_t* rg = sigmoid(r, clip(r, ingot_ir_var(f, acc[1])));
+      pre = add(r, ingot_ir_var(f, acc[2]), mul(r, rg, ingot_ir_var(f, rh_acc)));
+    } else {
+      pre = add(r, ingot_ir_var(f, acc[2]), ingot_ir_var(f, rh_acc));
+    }
+    ingot_ir_expr_t* hh = tanh_(r, clip(r, pre));
+    ingot_ir_expr_t* ze = ingot_ir_var(f, zv);
+    h_new = add(r, mul(r, sub(r, F(r, 1.0), ze), hh), mul(r, ze, hprev_j));
+  } else {
+    h_new = tanh_(r, clip(r, ingot_ir_var(f, acc[0])));
+  }
+  unit_stmts[nu++] = ingot_ir_store(f, r->by, y_at(r, t_e, j_e), h_new);
+
+  if (op == INGOT_OP_GRU && !lbr) {
+    /* First pass of the step: Y_h[k] = r_k * hprev_k for every unit k. */
+    uint32_t j2 = lower_add_var(ctx, "jr", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t k2x = lower_add_var(ctx, "kx", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t k2h = lower_add_var(ctx, "kh", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t ar = lower_add_var(ctx, "ar", INGOT_IR_VAR_LOCAL, r->dt);
+    ingot_ir_expr_t* j2e = ingot_ir_var(f, j2);
+    ingot_ir_expr_t* hprev_k2 = ingot_ir_select(
+        f, first, r->bh0 != UINT32_MAX ? ingot_ir_load(f, r->bh0, state_at(r, ingot_ir_var(f, k2h))) : F(r, 0.0),
+        ingot_ir_load(f, r->by, y_at(r, ingot_ir_var(f, tp), ingot_ir_var(f, k2h))));
+    ingot_ir_expr_t* hprev_j2 = ingot_ir_select(
+        f, first, r->bh0 != UINT32_MAX ? ingot_ir_load(f, r->bh0, state_at(r, j2e)) : F(r, 0.0),
+        ingot_ir_load(f, r->by, y_at(r, ingot_ir_var(f, tp), j2e)));
+    ingot_ir_stmt_t* rs[4] = {
+        ingot_ir_local(f, ar, add(r, bias(r, 0, 1, j2e), bias(r, 1, 1, j2e))),
+        ingot_ir_for(f, k2x, r->in,
+                     ingot_ir_assign(f, ar, add(r, ingot_ir_var(f, ar),
+                                                mul(r, ingot_ir_load(f, r->bx, x_at(r, t_e, ingot_ir_var(f, k2x))),
+                                                    ingot_ir_load(f, r->bw, wr_at(r, 1, j2e, ingot_ir_var(f, k2x), r->in)))))),
+        ingot_ir_for(f, k2h, r->hidden,
+                     ingot_ir_assign(f, ar, add(r, ingot_ir_var(f, ar),
+                                                mul(r, hprev_k2,
+                                                    ingot_ir_load(f, r->br, wr_at(r, 1, j2e, ingot_ir_var(f, k2h), r->hidden)))))),
+        ingot_ir_store(f, r->byh, state_at(r, j2e), mul(r, sigmoid(r, clip(r, ingot_ir_var(f, ar))), hprev_j2)),
+    };
+    INGOT_VEC_PUSH(step, ingot_ir_for(f, j2, r->hidden, ingot_ir_block(f, rs, 4)));
+  }
+  INGOT_VEC_PUSH(step, ingot_ir_for(f, jv, r->hidden, ingot_ir_block(f, unit_stmts, nu)));
+
+  ingot_ir_stmt_t* row_body[6];
+  uint32_t nrb = 0;
+  row_body[nrb++] = ingot_ir_local(f, lv, len_init);
+  if (r->byc != UINT32_MAX) {
+    /* LSTM: the cell state lives in Y_c from the start. */
+    uint32_t j0 = lower_add_var(ctx, "jc", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* j0e = ingot_ir_var(f, j0);
+    row_body[nrb++] = ingot_ir_for(
+        f, j0, r->hidden,
+        ingot_ir_store(f, r->byc, state_at(r, j0e), r->bc0 != UINT32_MAX ? ingot_ir_load(f, r->bc0, state_at(r, j0e)) : F(r, 0.0)));
+  }
+  ingot_ir_stmt_t* step_body = ingot_ir_block(f, step.data, (uint32_t)step.count);
+  if (blens != UINT32_MAX) step_body = ingot_ir_if(f, ingot_ir_binary(f, INGOT_IR_LT, s_e, len_e), step_body);
+  row_body[nrb++] = ingot_ir_for(f, sv, r->seq, step_body);
+  INGOT_VEC_FREE(step);
+  if (blens != UINT32_MAX) {
+    /* Steps past this row's length are zero in Y. */
+    uint32_t s2 = lower_add_var(ctx, "sz", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t j2 = lower_add_var(ctx, "jz", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_stmt_t* zero = ingot_ir_for(f, j2, r->hidden,
+                                         ingot_ir_store(f, r->by, y_at(r, ingot_ir_var(f, s2), ingot_ir_var(f, j2)), F(r, 0.0)));
+    row_body[nrb++] =
+        ingot_ir_for(f, s2, r->seq, ingot_ir_if(f, ingot_ir_binary(f, INGOT_IR_LE, len_e, ingot_ir_var(f, s2)), zero));
+  }
+  if (r->byh != UINT32_MAX) {
+    uint32_t j3 = lower_add_var(ctx, "jh", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* j3e = ingot_ir_var(f, j3);
+    /* the last step: L-1 forward, 0 reverse (clamped for L = 0, not read then) */
+    ingot_ir_expr_t* tlast = mul(r, sub(r, I(r, 1), rev), sub(r, len_e, I(r, 1)));
+    tlast = ingot_ir_binary(f, INGOT_IR_MAX, tlast, I(r, 0));
+    ingot_ir_expr_t* hv = ingot_ir_load(f, r->by, y_at(r, tlast, j3e));
+    if (blens != UINT32_MAX) {
+      ingot_ir_expr_t* h0v = r->bh0 != UINT32_MAX ? ingot_ir_load(f, r->bh0, state_at(r, j3e)) : F(r, 0.0);
+      hv = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, I(r, 0), len_e), hv, h0v);
+    }
+    row_body[nrb++] = ingot_ir_for(f, j3, r->hidden, ingot_ir_store(f, r->byh, state_at(r, j3e), hv));
+  }
+  lower_emit_other(ctx, ingot_ir_for(f, row, r->ndir * r->batch, ingot_ir_block(f, row_body, nrb)));
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s seq%lld batch%lld in%lld hidden%lld dir=%s layout%d lbr%d clip%g%s",
+                                     lower_op_lower(ctx), ingot_dtype_name(r->dt), (long long)r->seq,
+                                     (long long)r->batch, (long long)r->in, (long long)r->hidden, dir, r->layout1, lbr,
+                                     r->clip, blens != UINT32_MAX ? " lens" : "");
+  return INGOT_OK;
+}

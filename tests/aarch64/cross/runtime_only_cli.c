@@ -1,0 +1,18 @@
+/* The subcommands that need the compiler, in a runtime-only build of the
+ * `ingot` driver (a cross build for a board): they say where to run them. */
+#include "cli/cli.h"
+
+int ingot_cli_compile(int argc, char** argv) {
+  (void)argc;
+  (void)argv;
+  return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
+                         "this ingot is a runtime-only build: compile on the build machine with "
+                         "'ingot compile MODEL.onnx -o OUT.ingot --target aarch64' and copy the bundle here");
+}
+
+int ingot_cli_check(int argc, char** argv) {
+  (void)argc;
+  (void)argv;
+  return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
+                         "this ingot is a runtime-only build: run 'ingot check' on the build machine");
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The AArch64 path end to end, under qemu-user.
+
+  run_aarch64.py --ingot BUILD/ingot --source SRC --build BUILD/aarch64 --work DIR
+                 [--zoo BUILD/models]
+
+1. Cross-builds the runtime and the run path of `ingot` (tests/aarch64/cross,
+   toolchain cmake/aarch64-linux-gnu.cmake) with aarch64-linux-gnu-gcc.
+2. Compiles models on this machine with --target aarch64 (the host `ingot`,
+   LLVM), runs them with the AArch64 `ingot` under qemu-aarch64 and compares
+   every output with ONNX Runtime run here (tests/e2e/compare.py): the digits
+   model (one image; the whole test set with its accuracy) and the small
+   ResNet-18 and MobileNetV2 of the CNN zoo, on 2 threads.
+3. A bundle with x86-64 and AArch64 variants: the AArch64 runtime picks
+   AArch64 and says why.
+
+Exit 77 (CTest: skipped) with a message when the cross tools are missing:
+  apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+  dpkg --add-architecture arm64 && apt-get update
+  apt-get install libzstd-dev:arm64 libjansson-dev:arm64 libsodium-dev:arm64
+(scripts/setup.sh does this with INGOT_CROSS_AARCH64=1).
+
+qemu runs the binaries as
+  qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib
+The LD_LIBRARY_PATH keeps the C library the one of the cross toolchain's
+loader: without it the loader (libc6-arm64-cross) picks up the multiarch
+libc6:arm64 from /lib/aarch64-linux-gnu, a different build of glibc 2.36,
+and the first pthread_create hangs.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+SYSROOT = "/usr/aarch64-linux-gnu"
+MULTIARCH = "/usr/lib/aarch64-linux-gnu"
+
+
+def skip(why):
+    print(f"SKIP: {why}")
+    print("install: apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user; "
+          "dpkg --add-architecture arm64; apt-get update; apt-get install libzstd-dev:arm64 "
+          "libjansson-dev:arm64 libsodium-dev:arm64 (or INGOT_CROSS_AARCH64=1 scripts/setup.sh)")
+    sys.exit(SKIP)
+
+
+def run(cmd, what, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        print(f"FAIL: {what}: exit {p.returncode}: {' '.join(cmd)}")
+        print(p.stdout[-4000:])
+        print(p.stderr[-4000:])
+        sys.exit(1)
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ingot", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--zoo")
+    a = ap.parse_args()
+
+    for tool in ("aarch64-linux-gnu-gcc", "qemu-aarch64", "cmake"):
+        if not shutil.which(tool):
+            skip(f"{tool} is not installed")
+    if not os.path.exists(os.path.join(SYSROOT, "lib", "ld-linux-aarch64.so.1")):
+        skip(f"no AArch64 C library in {SYSROOT} (libc6-dev-arm64-cross)")
+    for lib in ("zstd", "jansson", "sodium"):
+        if not os.path.exists(os.path.join(MULTIARCH, f"lib{lib}.so")):
+            skip(f"no AArch64 lib{lib} in {MULTIARCH} (lib{lib}-dev:arm64)")
+    os.makedirs(a.work, exist_ok=True)
+
+    # 1. The cross build (incremental after the first run).
+    toolchain = os.path.join(a.source, "cmake", "aarch64-linux-gnu.cmake")
+    if not os.path.exists(os.path.join(a.build, "CMakeCache.txt")):
+        run(["cmake", "-S", os.path.join(a.source, "tests", "aarch64", "cross"), "-B", a.build,
+             f"-DCMAKE_TOOLCHAIN_FILE={toolchain}", "-DCMAKE_BUILD_TYPE=Release"], "configure the cross build")
+    run(["cmake", "--build", a.build, "-j2"], "cross-build the runtime and ingot")
+    cross = os.path.join(a.build, "ingot")
+    p = run(["file", cross], "file") if shutil.which("file") else None
+    if p is not None and "aarch64" not in p.stdout:
+        print(f"FAIL: {cross} is not an AArch64 binary: {p.stdout}")
+        return 1
+
+    # The driver compare.py runs: compile here, everything else under qemu.
+    wrapper = os.path.join(a.work, "ingot-qemu")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\n"
+                "# Made by tests/aarch64/run_aarch64.py: compile on the host, run under qemu.\n"
+                f"if [ \"$1\" = compile ]; then exec '{a.ingot}' \"$@\"; fi\n"
+                f"exec qemu-aarch64 -L {SYSROOT} -E LD_LIBRARY_PATH={SYSROOT}/lib '{cross}' \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    p = run([wrapper, "--version"], "the AArch64 ingot under qemu")
+    print(f"qemu: {p.stdout.strip()}")
+
+    compare = os.path.join(a.source, "tests", "e2e", "compare.py")
+    digits = os.path.join(a.source, "models", "digits")
+    cases = [
+        ("digits", [os.path.join(digits, "model.onnx"), "--input-shape", "input=1x1x8x8"]),
+        ("digits_test_set", [os.path.join(digits, "model.onnx"), "--input",
+                             f"input={os.path.join(digits, 'test_x.npy')}", "--labels",
+                             os.path.join(digits, "test_y.npy"), "--expected",
+                             os.path.join(digits, "expected.json")]),
+    ]
+    for model in ("resnet18_small", "mobilenetv2_small"):
+        path = os.path.join(a.zoo or "", f"{model}.onnx")
+        if a.zoo and os.path.exists(path):
+            cases.append((model, [path]))
+        else:
+            print(f"note: {path} not found (models/make_cnn_zoo.py makes it); {model} not checked")
+    failed = []
+    for name, args in cases:
+        cmd = [sys.executable, compare, *args, "--ingot", wrapper, "--target", "aarch64", "--threads", "2",
+               "--work", os.path.join(a.work, name)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        sys.stdout.write(p.stdout)
+        if p.returncode != 0:
+            sys.stdout.write(p.stderr[-2000:])
+            failed.append(name)
+
+    # 3. Variants: x86-64 and AArch64 in one bundle; the AArch64 runtime picks its own.
+    bundle = os.path.join(a.work, "variants.ingot")
+    run([a.ingot, "compile", os.path.join(digits, "model.onnx"), "-o", bundle, "-q", "--input-shape",
+         "input=1x1x8x8", "--target", "x86-64-v3", "--target", "aarch64", "--target", "x86-64"], "compile variants")
+    info = json.loads(run([wrapper, "inspect", bundle, "--json"], "inspect under qemu").stdout)
+    reason = info.get("target_reason", "")
+    print(f"variants under qemu: {reason}")
+    if info.get("loaded_target") != "llvm aarch64" or "built for x86-64, this CPU is AArch64" not in reason:
+        print("FAIL: the AArch64 runtime should pick the aarch64 variant and say why the others do not run")
+        failed.append("variants")
+    p = run([wrapper, "run", bundle, "--verbose", "--threads", "2"], "run variants under qemu")
+    if "picked llvm aarch64" not in p.stderr:
+        print(f"FAIL: run --verbose: {p.stderr}")
+        failed.append("run --verbose")
+
+    if failed:
+        print(f"FAIL: {', '.join(failed)}")
+        return 1
+    print("OK: the AArch64 path end to end under qemu")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

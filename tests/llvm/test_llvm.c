@@ -1,0 +1,896 @@
+/* Tests for the llvm target: hand-built loop IR -> LLVM -> ld.lld -> shared
+ * object, loaded with the runtime's own ELF loader and run through
+ * ingot_library_query with a test env whose parallel_for runs chunks out of
+ * order. Every kernel is compared with the loop-IR interpreter; every buffer
+ * ends at an inaccessible page, so that a vector load or store past the end
+ * (a tail, a padding read the IR's lazy select skips) faults.
+ *
+ * Each kernel is built for every x86-64 level this CPU runs (x86-64: SSE2,
+ * no floor instruction, scalar tails; v3: AVX2, masked tails; v4: AVX-512,
+ * 16 lanes), and for aarch64 (checked, not run: tests/aarch64 runs that
+ * under qemu). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "codegen/codegen_internal.h"
+#include "runtime/runtime_internal.h"
+
+static int g_failures = 0;
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      ++g_failures;                                                            \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+    }                                                                          \
+  } while (0)
+#define REQUIRE_OK(expr)                                                                               \
+  do {                                                                                                 \
+    ingot_status_t st_ = (expr);                                                                       \
+    if (st_ != INGOT_OK) {                                                                             \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, ingot_compiler_error());    \
+      exit(1);                                                                                         \
+    }                                                                                                  \
+  } while (0)
+
+/* ---- Targets this machine runs. */
+static const char* g_targets[4];
+static int g_target_count = 0;
+
+static void pick_targets(void) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  g_targets[g_target_count++] = "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+    g_targets[g_target_count++] = "x86-64-v3";
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    g_targets[g_target_count++] = "llvm -mcpu=x86-64-v4";
+#elif defined(__aarch64__)
+  g_targets[g_target_count++] = "aarch64";
+#endif
+}
+
+/* ---- Test env: parallel_for in 3 chunks, last chunk first. */
+static int g_parallel_calls = 0;
+static void test_parallel_for(void* pool, int64_t count, ingot_parallel_body_fn_t body, void* ctx) {
+  (void)pool;
+  ++g_parallel_calls;
+  int64_t chunks = count < 3 ? count : 3;
+  for (int64_t c = chunks - 1; c >= 0; --c) body(ctx, count * c / chunks, count * (c + 1) / chunks);
+}
+
+static ingot_kernel_env_t test_env(void) {
+  ingot_kernel_env_t env = {0};
+  env.abi_version = INGOT_KERNEL_ABI_VERSION;
+  env.thread_count = 3;
+  env.parallel_for = test_parallel_for;
+  env.expf = expf;
+  env.logf = logf;
+  env.tanhf = tanhf;
+  env.erff = erff;
+  env.powf = powf;
+  return env;
+}
+
+/* ---- Buffers that end at a PROT_NONE page. */
+typedef struct guarded_t {
+  uint8_t* map;
+  size_t map_bytes;
+  void* data;
+} guarded_t;
+
+static void guarded_alloc(guarded_t* g, size_t bytes) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t body = (bytes + page - 1) / page * page;
+  g->map_bytes = body + 2 * page;
+  g->map = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (g->map == MAP_FAILED) {
+    perror("mmap");
+    exit(1);
+  }
+  mprotect(g->map, page, PROT_NONE);
+  mprotect(g->map + page + body, page, PROT_NONE);
+  g->data = g->map + page + body - bytes;
+}
+
+static void guarded_free(guarded_t* g) { munmap(g->map, g->map_bytes); }
+
+/* ---- Building and loading with the runtime's loader. */
+typedef struct module_t {
+  ingot_elf_image_t* image;
+  const ingot_kernel_library_t* lib;
+  uint8_t* object;
+  size_t size;
+} module_t;
+
+/* INGOT_TEST_IR_DIR=DIR keeps each module's optimized LLVM IR there. */
+static void module_build(ingot_ir_func_t** funcs, uint32_t count, const char* target_text, module_t* m) {
+  memset(m, 0, sizeof(*m));
+  ingot_target_t target;
+  REQUIRE_OK(ingot_target_parse(target_text, &target));
+  char ir_path[512];
+  const char* ir_dir = getenv("INGOT_TEST_IR_DIR");
+  if (ir_dir) {
+    snprintf(ir_path, sizeof(ir_path), "%s/%s-%s.ll", ir_dir, funcs[0]->name, target.name);
+    for (char* p = ir_path + strlen(ir_dir) + 1; *p; ++p)
+      if (*p == ' ' || *p == '/' || *p == '?') *p = '_';
+  }
+  REQUIRE_OK(ingot_codegen_build(funcs, count, &target, NULL, ir_dir ? ir_path : NULL, &m->object, &m->size));
+  CHECK(ingot_codegen_elf_check(m->object, m->size) == INGOT_OK, "elf check: %s", ingot_compiler_error());
+  ingot_status_t st = ingot_elf_image_load(m->object, m->size, ingot_allocator_system(), &m->image);
+  if (st != INGOT_OK) {
+    fprintf(stderr, "runtime loader: %s\n", ingot_last_error());
+    exit(1);
+  }
+  ingot_library_query_fn_t q;
+  void* sym = ingot_elf_image_symbol(m->image, INGOT_LIBRARY_QUERY_SYMBOL);
+  CHECK(sym != NULL, "no %s", INGOT_LIBRARY_QUERY_SYMBOL);
+  if (!sym) exit(1);
+  memcpy(&q, &sym, sizeof(q));
+  CHECK(q(INGOT_KERNEL_ABI_VERSION + 1) == NULL, "a library must refuse other ABI versions");
+  m->lib = q(INGOT_KERNEL_ABI_VERSION);
+  CHECK(m->lib && m->lib->abi_version == INGOT_KERNEL_ABI_VERSION && m->lib->kernel_count == count, "library table");
+  if (!m->lib) exit(1);
+}
+
+static void module_close(module_t* m) {
+  ingot_elf_image_unload(m->image);
+  free(m->object);
+}
+
+static ingot_kernel_fn_t module_kernel(const module_t* m, const char* name) {
+  for (uint32_t i = 0; i < m->lib->kernel_count; ++i)
+    if (strcmp(m->lib->kernels[i].name, name) == 0) return m->lib->kernels[i].fn;
+  CHECK(0, "kernel '%s' not in the library", name);
+  exit(1);
+}
+
+/* ---- Running a function against the interpreter on generated inputs. */
+static uint64_t g_rng = 0x243F6A8885A308D3ull;
+static uint64_t rnd(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return g_rng;
+}
+
+/* Integer inputs avoid 0 (the interpreter refuses division by zero). */
+static void fill(void* data, ingot_dtype_t t, int64_t n, double lo, double hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    double u = (double)(rnd() >> 11) / 9007199254740992.0;
+    double v = lo + (hi - lo) * u;
+    if (t != INGOT_DTYPE_F32 && t != INGOT_DTYPE_F64 && floor(v) == 0) v = 1;
+    switch (t) {
+      case INGOT_DTYPE_F32: ((float*)data)[i] = (float)v; break;
+      case INGOT_DTYPE_F64: ((double*)data)[i] = v; break;
+      case INGOT_DTYPE_I64: ((int64_t*)data)[i] = (int64_t)floor(v); break;
+      case INGOT_DTYPE_I32: ((int32_t*)data)[i] = (int32_t)floor(v); break;
+      case INGOT_DTYPE_I8: ((int8_t*)data)[i] = (int8_t)(int64_t)floor(v); break;
+      case INGOT_DTYPE_U8: ((uint8_t*)data)[i] = (uint8_t)(int64_t)floor(v); break;
+      case INGOT_DTYPE_BOOL: ((uint8_t*)data)[i] = (uint8_t)(rnd() & 1); break;
+      default: break;
+    }
+  }
+}
+
+/* Builds `f` for every target, runs it on inputs drawn in [lo, hi] and
+ * compares each output with the interpreter (floats within rtol). Returns
+ * the number of parallel_for calls of the last run. */
+static int check_func(ingot_ir_func_t* f, double lo, double hi, double rtol) {
+  uint32_t nb = f->buffer_count;
+  guarded_t* bufs = calloc(nb, sizeof(guarded_t));
+  void** ref = calloc(nb, sizeof(void*));
+  void** args = calloc(nb, sizeof(void*));
+  size_t* bytes = calloc(nb, sizeof(size_t));
+  for (uint32_t i = 0; i < nb; ++i) {
+    bytes[i] = (size_t)ingot_ir_buffer_numel(&f->buffers[i]) * ingot_dtype_size(f->buffers[i].dtype);
+    guarded_alloc(&bufs[i], bytes[i]);
+    args[i] = bufs[i].data;
+    ref[i] = calloc(1, bytes[i] ? bytes[i] : 1);
+    if (f->buffers[i].role == INGOT_IR_BUFFER_INPUT) {
+      fill(args[i], f->buffers[i].dtype, ingot_ir_buffer_numel(&f->buffers[i]), lo, hi);
+      memcpy(ref[i], args[i], bytes[i]);
+    }
+  }
+  REQUIRE_OK(ingot_ir_interpret(f, ref));
+  int calls = 0;
+  for (int t = 0; t < g_target_count; ++t) {
+    module_t m;
+    module_build(&f, 1, g_targets[t], &m);
+    for (uint32_t i = 0; i < nb; ++i)
+      if (f->buffers[i].role == INGOT_IR_BUFFER_OUTPUT) memset(args[i], 0xA5, bytes[i]);
+    ingot_kernel_env_t env = test_env();
+    g_parallel_calls = 0;
+    CHECK(module_kernel(&m, f->name)(&env, args) == 0, "%s: kernel return", f->name);
+    calls = g_parallel_calls;
+    for (uint32_t i = 0; i < nb; ++i) {
+      if (f->buffers[i].role != INGOT_IR_BUFFER_OUTPUT) continue;
+      if (f->buffers[i].dtype == INGOT_DTYPE_F32 || f->buffers[i].dtype == INGOT_DTYPE_F64) {
+        bool f64 = f->buffers[i].dtype == INGOT_DTYPE_F64;
+        size_t n = bytes[i] / (f64 ? 8 : 4);
+        for (size_t k = 0; k < n; ++k) {
+          double a = f64 ? ((double*)args[i])[k] : ((float*)args[i])[k];
+          double b = f64 ? ((double*)ref[i])[k] : ((float*)ref[i])[k];
+          bool same = (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= rtol * (1.0 + fabs(b));
+          if (!same) {
+            CHECK(0, "%s [%s]: %s[%zu] = %.9g, interpreter %.9g", f->name, g_targets[t], f->buffers[i].name, k, a, b);
+            break;
+          }
+        }
+      } else {
+        CHECK(memcmp(args[i], ref[i], bytes[i]) == 0, "%s [%s]: buffer %s differs from the interpreter", f->name,
+              g_targets[t], f->buffers[i].name);
+      }
+    }
+    module_close(&m);
+  }
+  for (uint32_t i = 0; i < nb; ++i) {
+    guarded_free(&bufs[i]);
+    free(ref[i]);
+  }
+  free(bufs);
+  free(ref);
+  free(args);
+  free(bytes);
+  return calls;
+}
+
+/* ---- IR shorthands. */
+static ingot_ir_expr_t* V(ingot_ir_func_t* f, uint32_t var) { return ingot_ir_var(f, var); }
+static ingot_ir_expr_t* I(ingot_ir_func_t* f, int64_t v) { return ingot_ir_int(f, v); }
+static ingot_ir_expr_t* F(ingot_ir_func_t* f, double v) { return ingot_ir_float(f, INGOT_DTYPE_F32, v); }
+static ingot_ir_expr_t* BIN(ingot_ir_func_t* f, ingot_ir_binary_op_t op, ingot_ir_expr_t* a, ingot_ir_expr_t* b) {
+  return ingot_ir_binary(f, op, a, b);
+}
+static ingot_ir_stmt_t* BLOCK2(ingot_ir_func_t* f, ingot_ir_stmt_t* a, ingot_ir_stmt_t* b) {
+  ingot_ir_stmt_t* s[2] = {a, b};
+  return ingot_ir_block(f, s, 2);
+}
+static ingot_ir_stmt_t* FOR_KIND(ingot_ir_func_t* f, uint32_t var, int64_t n, ingot_ir_loop_kind_t kind,
+                                 ingot_ir_stmt_t* body) {
+  ingot_ir_stmt_t* s = ingot_ir_for(f, var, n, body);
+  s->u.loop.loop_kind = kind;
+  return s;
+}
+static uint32_t LOOPVAR(ingot_ir_func_t* f, const char* name) {
+  return ingot_ir_add_var(f, name, INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+}
+
+static double ulp_error(float got, float want) {
+  if (isnan(want)) return isnan(got) ? 0 : 1e30;
+  if (isinf(want) || isinf(got)) return got == want ? 0 : 1e30;
+  double ulp = fabs((double)nextafterf(want, INFINITY) - (double)want);
+  if (ulp == 0 || ulp < 0x1p-149) ulp = 0x1p-149;
+  return fabs((double)got - (double)want) / ulp;
+}
+
+/* ---- 1. Math over many inputs (vectorized, with a tail), against libm. */
+enum { kMathOps = 13 };
+static const char* const k_math_names[kMathOps] = {"exp", "tanh", "erf", "log", "sqrt", "abs", "floor",
+                                                   "ceil", "neg", "pow", "fmod", "min", "max"};
+
+static void test_math(const char* target_text) {
+  ingot_ir_func_t* f = ingot_ir_func_create("math_f32");
+  const int64_t n = 200003;
+  int64_t dims[1] = {n};
+  uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, dims);
+  uint32_t y = ingot_ir_add_buffer(f, "y", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, dims);
+  uint32_t outs[kMathOps];
+  for (int k = 0; k < kMathOps; ++k)
+    outs[k] = ingot_ir_add_buffer(f, k_math_names[k], INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, dims);
+  uint32_t i = LOOPVAR(f, "i");
+  ingot_ir_expr_t* xi = ingot_ir_load(f, x, V(f, i));
+  ingot_ir_expr_t* yi = ingot_ir_load(f, y, V(f, i));
+  ingot_ir_expr_t* vals[kMathOps] = {
+      ingot_ir_unary(f, INGOT_IR_EXP, xi),   ingot_ir_unary(f, INGOT_IR_TANH, xi),
+      ingot_ir_unary(f, INGOT_IR_ERF, xi),   ingot_ir_unary(f, INGOT_IR_LOG, xi),
+      ingot_ir_unary(f, INGOT_IR_SQRT, xi),  ingot_ir_unary(f, INGOT_IR_ABS, xi),
+      ingot_ir_unary(f, INGOT_IR_FLOOR, xi), ingot_ir_unary(f, INGOT_IR_CEIL, xi),
+      ingot_ir_unary(f, INGOT_IR_NEG, xi),   BIN(f, INGOT_IR_POW, xi, yi),
+      BIN(f, INGOT_IR_MOD, xi, yi),          BIN(f, INGOT_IR_MIN, xi, yi),
+      BIN(f, INGOT_IR_MAX, yi, xi),
+  };
+  ingot_ir_stmt_t* stores[kMathOps];
+  for (int k = 0; k < kMathOps; ++k) stores[k] = ingot_ir_store(f, outs[k], V(f, i), vals[k]);
+  f->body = FOR_KIND(f, i, n, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, stores, kMathOps));
+
+  float* in_x = malloc(sizeof(float) * n);
+  float* in_y = malloc(sizeof(float) * n);
+  float* out[kMathOps];
+  for (int k = 0; k < kMathOps; ++k) out[k] = calloc(n, sizeof(float));
+  int64_t p = 0;
+  for (; p < 100000; ++p) in_x[p] = -12.0f + 24.0f * (float)p / 100000.0f;
+  for (int64_t q = 0; p < n - 8; ++p, ++q) {
+    double e = -40.0 + 70.0 * (double)(q / 2) / 50000.0;
+    in_x[p] = (float)((q & 1 ? -1.0 : 1.0) * pow(10.0, e));
+  }
+  const float specials[8] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72f, -103.9f, 1e-45f};
+  for (int k = 0; k < 8; ++k) in_x[p++] = specials[k];
+  for (int64_t q = 0; q < n; ++q) in_y[q] = (float)((q % 7) - 3) * 0.75f + (q % 2 ? 0.3f : 0.0f);
+  in_y[n - 3] = NAN;  /* min/max with a NaN operand yield the other one */
+
+  module_t m;
+  module_build(&f, 1, target_text, &m);
+  void* args[2 + kMathOps] = {in_x, in_y};
+  for (int k = 0; k < kMathOps; ++k) args[2 + k] = out[k];
+  ingot_kernel_env_t env = test_env();
+  CHECK(module_kernel(&m, "math_f32")(&env, args) == 0, "kernel return");
+  double worst[kMathOps] = {0};
+  int64_t worst_at[kMathOps] = {0};
+  for (int64_t q = 0; q < n; ++q) {
+    float a = in_x[q], b = in_y[q];
+    float want[kMathOps] = {expf(a),   tanhf(a), erff(a),     logf(a),     sqrtf(a),   fabsf(a),  floorf(a),
+                            ceilf(a), -a,       powf(a, b), fmodf(a, b), fminf(a, b), fmaxf(b, a)};
+    for (int k = 0; k < kMathOps; ++k) {
+      float got = out[k][q];
+      double err = ulp_error(got, want[k]);
+      if (!isnan(want[k]) && fabs((double)got - (double)want[k]) <= 1e-6 && k <= 3) err = 0;
+      if (k >= 4 && k != 9 && memcmp(&got, &want[k], 4) != 0 && !(isnan(got) && isnan(want[k]))) {
+        /* fmin/fmax of +0 and -0 may return either zero */
+        if (!((k == 11 || k == 12) && got == want[k])) err = 1e30;
+      }
+      if (err > worst[k]) {
+        worst[k] = err;
+        worst_at[k] = q;
+      }
+    }
+  }
+  for (int k = 0; k < kMathOps; ++k) {
+    double limit = k <= 3 ? 4.0 : 0.0;
+    CHECK(worst[k] <= limit, "[%s] %s: %g ulp at x=%a y=%a (got %a)", target_text, k_math_names[k], worst[k],
+          in_x[worst_at[k]], in_y[worst_at[k]], out[k][worst_at[k]]);
+  }
+  printf("  %-45s exp %.2g tanh %.2g erf %.2g log %.2g ulp\n", target_text, worst[0], worst[1], worst[2], worst[3]);
+  module_close(&m);
+  for (int k = 0; k < kMathOps; ++k) free(out[k]);
+  free(in_x);
+  free(in_y);
+  ingot_ir_func_destroy(f);
+}
+
+/* ---- 1b. The double-precision library (and the float versions of the
+ * trigonometric and hyperbolic family, computed in double, rounded once),
+ * vectorized, against libm: double within 16 ulp, float within 1 ulp. */
+enum { kDOps = 20 };
+static const char* const k_d_names[kDOps] = {"round", "sin",  "cos",   "tan",   "asin", "acos", "atan",
+                                             "sinh",  "cosh", "asinh", "acosh", "atanh", "exp", "log",
+                                             "tanh",  "erf",  "fmod",  "pow",   "exp32", "log32"};
+
+static double ulp_d(double got, double want) {
+  if (isnan(want)) return isnan(got) ? 0 : 1e30;
+  if (isinf(want) || isinf(got)) return got == want ? 0 : 1e30;
+  double ulp = fabs(nextafter(want, INFINITY) - want);
+  if (ulp == 0 || ulp < 0x1p-1074) ulp = 0x1p-1074;
+  return fabs(got - want) / ulp;
+}
+
+static double ref_d(int k, double x, double u, double v, double y) {
+  switch (k) {
+    case 0: return nearbyint(x);
+    case 1: return sin(x);
+    case 2: return cos(x);
+    case 3: return tan(x);
+    case 4: return asin(u);
+    case 5: return acos(u);
+    case 6: return atan(x);
+    case 7: return sinh(x);
+    case 8: return cosh(x);
+    case 9: return asinh(x);
+    case 10: return acosh(v);
+    case 11: return atanh(u);
+    case 12: return exp(x);
+    case 13: return log(v);
+    case 14: return tanh(x);
+    case 15: return erf(x);
+    case 16: return fmod(x, y);
+    case 17: return pow(v, y);
+    default: return 0;
+  }
+}
+
+static ingot_ir_expr_t* d_op(ingot_ir_func_t* f, int k, ingot_ir_expr_t* x, ingot_ir_expr_t* u, ingot_ir_expr_t* v,
+                             ingot_ir_expr_t* y) {
+  static const ingot_ir_unary_op_t un[16] = {INGOT_IR_ROUND, INGOT_IR_SIN,  INGOT_IR_COS,   INGOT_IR_TAN,
+                                             INGOT_IR_ASIN,  INGOT_IR_ACOS, INGOT_IR_ATAN,  INGOT_IR_SINH,
+                                             INGOT_IR_COSH,  INGOT_IR_ASINH, INGOT_IR_ACOSH, INGOT_IR_ATANH,
+                                             INGOT_IR_EXP,   INGOT_IR_LOG,  INGOT_IR_TANH,  INGOT_IR_ERF};
+  if (k == 16) return BIN(f, INGOT_IR_MOD, x, y);
+  if (k == 17) return BIN(f, INGOT_IR_POW, v, y);
+  ingot_ir_expr_t* arg = (k == 4 || k == 5 || k == 11) ? u : (k == 10 || k == 13) ? v : x;
+  return ingot_ir_unary(f, un[k], arg);
+}
+
+static void test_math_double(const char* target_text) {
+  const int64_t n = 20011;
+  for (int f32 = 0; f32 <= 1; ++f32) {
+    ingot_dtype_t dt = f32 ? INGOT_DTYPE_F32 : INGOT_DTYPE_F64;
+    int ops = f32 ? 12 : 18; /* float: round and the trig/hyperbolic family */
+    ingot_ir_func_t* f = ingot_ir_func_create("math_f64");
+    int64_t dims[1] = {n};
+    uint32_t bx = ingot_ir_add_buffer(f, "x", dt, INGOT_IR_BUFFER_INPUT, 1, dims);
+    uint32_t bu = ingot_ir_add_buffer(f, "u", dt, INGOT_IR_BUFFER_INPUT, 1, dims);
+    uint32_t bv = ingot_ir_add_buffer(f, "v", dt, INGOT_IR_BUFFER_INPUT, 1, dims);
+    uint32_t by = ingot_ir_add_buffer(f, "y", dt, INGOT_IR_BUFFER_INPUT, 1, dims);
+    uint32_t outs[kDOps];
+    for (int k = 0; k < ops; ++k) outs[k] = ingot_ir_add_buffer(f, k_d_names[k], dt, INGOT_IR_BUFFER_OUTPUT, 1, dims);
+    uint32_t i = LOOPVAR(f, "i");
+    ingot_ir_stmt_t* stores[kDOps];
+    for (int k = 0; k < ops; ++k)
+      stores[k] = ingot_ir_store(f, outs[k], V(f, i),
+                                 d_op(f, k, ingot_ir_load(f, bx, V(f, i)), ingot_ir_load(f, bu, V(f, i)),
+                                      ingot_ir_load(f, bv, V(f, i)), ingot_ir_load(f, by, V(f, i))));
+    f->body = FOR_KIND(f, i, n, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, stores, (uint32_t)ops));
+    size_t es = f32 ? 4 : 8;
+    void* in[4];
+    for (int k = 0; k < 4; ++k) in[k] = calloc((size_t)n, es);
+    double* xs = calloc((size_t)n, sizeof(double));
+    double* us = calloc((size_t)n, sizeof(double));
+    double* vs = calloc((size_t)n, sizeof(double));
+    double* ys = calloc((size_t)n, sizeof(double));
+    for (int64_t q = 0; q < n; ++q) {
+      double t = (double)q / (double)(n - 1);
+      xs[q] = q % 3 == 0 ? -30.0 + 60.0 * t : (q % 3 == 1 ? -2.5 + 5.0 * t : (t - 0.5) * 1e-3);
+      if (q % 97 == 0) xs[q] = (double)(q % 11) - 5.5; /* ties for round */
+      us[q] = -1.0 + 2.0 * t;
+      vs[q] = q % 2 ? 1.0 + 60.0 * t : 1e-3 + t;
+      ys[q] = q % 4 == 0 ? (double)((q / 4) % 9 - 4) : -3.3 + 6.6 * t;
+      double* src[4] = {xs, us, vs, ys};
+      for (int k = 0; k < 4; ++k) {
+        if (f32) ((float*)in[k])[q] = (float)src[k][q], src[k][q] = (double)(float)src[k][q];
+        else ((double*)in[k])[q] = src[k][q];
+      }
+    }
+    void* out[kDOps];
+    for (int k = 0; k < ops; ++k) out[k] = calloc((size_t)n, es);
+    module_t m;
+    module_build(&f, 1, target_text, &m);
+    void* args[4 + kDOps] = {in[0], in[1], in[2], in[3]};
+    for (int k = 0; k < ops; ++k) args[4 + k] = out[k];
+    ingot_kernel_env_t env = test_env();
+    CHECK(module_kernel(&m, "math_f64")(&env, args) == 0, "kernel return");
+    for (int k = 0; k < ops; ++k) {
+      double worst = 0;
+      int64_t at = 0;
+      for (int64_t q = 0; q < n; ++q) {
+        double want = ref_d(k, xs[q], us[q], vs[q], ys[q]);
+        double err;
+        if (f32) {
+          float g = ((float*)out[k])[q];
+          err = ulp_error(g, (float)want);
+          if (fabs((double)g - want) <= 1e-7 * (1.0 + fabs(want))) err = 0; /* tiny absolute */
+        } else {
+          double g = ((double*)out[k])[q];
+          err = ulp_d(g, want);
+          if (fabs(g - want) <= 1e-15 * (1.0 + fabs(want)) && k != 0 && k != 16) err = 0;
+        }
+        if (err > worst) {
+          worst = err;
+          at = q;
+        }
+      }
+      /* pow = exp(y log x): the error of y log x (|y log x| up to ~20 here)
+       * is amplified, as in the C target's version. */
+      double limit = k == 0 || k == 16 ? 0 : (f32 ? 1.0 : (k == 17 ? 64.0 : 16.0));
+      CHECK(worst <= limit, "[%s] %s %s: %g ulp at x=%a u=%a v=%a y=%a", target_text, f32 ? "f32" : "f64",
+            k_d_names[k], worst, xs[at], us[at], vs[at], ys[at]);
+    }
+    module_close(&m);
+    for (int k = 0; k < 4; ++k) free(in[k]);
+    for (int k = 0; k < ops; ++k) free(out[k]);
+    free(xs);
+    free(us);
+    free(vs);
+    free(ys);
+    ingot_ir_func_destroy(f);
+  }
+}
+
+/* ---- 2. Vector tails: extents below, at, above and not a multiple of the
+ * lanes, an elementwise chain with an FMA, broadcasts and a u8/bool store. */
+static void test_tails(void) {
+  static const int64_t extents[] = {1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 64, 100};
+  for (size_t e = 0; e < sizeof(extents) / sizeof(extents[0]); ++e) {
+    int64_t n = extents[e];
+    ingot_ir_func_t* f = ingot_ir_func_create("tail");
+    int64_t d[2] = {3, n}, db[1] = {3};
+    uint32_t a = ingot_ir_add_buffer(f, "a", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 2, d);
+    uint32_t bias = ingot_ir_add_buffer(f, "bias", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, db);
+    uint32_t o = ingot_ir_add_buffer(f, "o", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 2, d);
+    uint32_t pos = ingot_ir_add_buffer(f, "pos", INGOT_DTYPE_BOOL, INGOT_IR_BUFFER_OUTPUT, 2, d);
+    uint32_t r = LOOPVAR(f, "r"), i = LOOPVAR(f, "i");
+    ingot_ir_expr_t* idx[2] = {V(f, r), V(f, i)};
+    ingot_ir_expr_t* ai = ingot_ir_load(f, a, ingot_ir_flat_index(f, a, idx));
+    ingot_ir_expr_t* br = ingot_ir_load(f, bias, V(f, r));
+    /* relu(a * 1.5 + bias[r]) */
+    ingot_ir_expr_t* v = BIN(f, INGOT_IR_MAX, ingot_ir_add(f, ingot_ir_mul(f, ai, F(f, 1.5)), br), F(f, 0.0));
+    ingot_ir_stmt_t* body = BLOCK2(f, ingot_ir_store(f, o, ingot_ir_flat_index(f, o, idx), v),
+                                   ingot_ir_store(f, pos, ingot_ir_flat_index(f, pos, idx),
+                                                  BIN(f, INGOT_IR_LT, F(f, 0.0), ai)));
+    f->body = ingot_ir_for(f, r, 3, FOR_KIND(f, i, n, INGOT_IR_LOOP_VECTORIZED, body));
+    check_func(f, -2.0, 2.0, 1e-6);
+    ingot_ir_func_destroy(f);
+  }
+}
+
+/* ---- 3. Reductions: a local accumulator in a VECTORIZED loop (runs
+ * scalar), an UPDATE with the vector loop innermost (a matmul), and a
+ * varying local assigned under a varying IF (a masked assignment). */
+static void test_reductions(void) {
+  enum { R = 37, K = 129, M = 5, N = 45 };
+  {
+    ingot_ir_func_t* f = ingot_ir_func_create("row_sum");
+    int64_t dx[2] = {R, K}, dy[1] = {R};
+    uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 2, dx);
+    uint32_t s = ingot_ir_add_buffer(f, "sum", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, dy);
+    uint32_t i = LOOPVAR(f, "i"), r = LOOPVAR(f, "r");
+    uint32_t acc = ingot_ir_add_var(f, "acc", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+    ingot_ir_expr_t* xi[2] = {V(f, i), V(f, r)};
+    ingot_ir_stmt_t* inner = FOR_KIND(
+        f, r, K, INGOT_IR_LOOP_VECTORIZED,
+        ingot_ir_assign(f, acc, ingot_ir_add(f, V(f, acc), ingot_ir_load(f, x, ingot_ir_flat_index(f, x, xi)))));
+    ingot_ir_stmt_t* st[3] = {ingot_ir_local(f, acc, F(f, 0.0)), inner, ingot_ir_store(f, s, V(f, i), V(f, acc))};
+    f->body = FOR_KIND(f, i, R, INGOT_IR_LOOP_PARALLEL, ingot_ir_block(f, st, 3));
+    check_func(f, -1.0, 1.0, 1e-6);
+    ingot_ir_func_destroy(f);
+  }
+  {
+    /* C[m, n] = sum_k A[m, k] * B[k, n]: init, then for m, k: for n (vector). */
+    ingot_ir_func_t* f = ingot_ir_func_create("matmul");
+    int64_t da[2] = {M, K}, db[2] = {K, N}, dc[2] = {M, N};
+    uint32_t a = ingot_ir_add_buffer(f, "a", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 2, da);
+    uint32_t b = ingot_ir_add_buffer(f, "b", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 2, db);
+    uint32_t c = ingot_ir_add_buffer(f, "c", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 2, dc);
+    uint32_t m0 = LOOPVAR(f, "m0"), n0 = LOOPVAR(f, "n0"), m = LOOPVAR(f, "m"), k = LOOPVAR(f, "k"), n = LOOPVAR(f, "n");
+    ingot_ir_expr_t* ci0[2] = {V(f, m0), V(f, n0)};
+    ingot_ir_stmt_t* init = ingot_ir_for(
+        f, m0, M, FOR_KIND(f, n0, N, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, c, ingot_ir_flat_index(f, c, ci0), F(f, 0.0))));
+    ingot_ir_expr_t* ci[2] = {V(f, m), V(f, n)};
+    ingot_ir_expr_t* ai[2] = {V(f, m), V(f, k)};
+    ingot_ir_expr_t* bi[2] = {V(f, k), V(f, n)};
+    ingot_ir_expr_t* cidx = ingot_ir_flat_index(f, c, ci);
+    ingot_ir_expr_t* upd = ingot_ir_add(f, ingot_ir_load(f, c, cidx),
+                                        ingot_ir_mul(f, ingot_ir_load(f, a, ingot_ir_flat_index(f, a, ai)),
+                                                     ingot_ir_load(f, b, ingot_ir_flat_index(f, b, bi))));
+    ingot_ir_stmt_t* update = FOR_KIND(
+        f, m, M, INGOT_IR_LOOP_PARALLEL,
+        ingot_ir_for(f, k, K, FOR_KIND(f, n, N, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, c, cidx, upd))));
+    f->body = BLOCK2(f, init, update);
+    CHECK(check_func(f, -1.0, 1.0, 1e-5) == 1, "one parallel_for call");
+    ingot_ir_func_destroy(f);
+  }
+  {
+    /* o[i] = x[i] > 0 ? x[i] * 2 : -1, through a local assigned in an IF. */
+    ingot_ir_func_t* f = ingot_ir_func_create("masked_assign");
+    int64_t d[1] = {N};
+    uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+    uint32_t o = ingot_ir_add_buffer(f, "o", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+    uint32_t i = LOOPVAR(f, "i");
+    uint32_t t = ingot_ir_add_var(f, "t", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+    ingot_ir_expr_t* xi = ingot_ir_load(f, x, V(f, i));
+    ingot_ir_stmt_t* st[3] = {
+        ingot_ir_local(f, t, F(f, -1.0)),
+        ingot_ir_if(f, BIN(f, INGOT_IR_LT, F(f, 0.0), xi), ingot_ir_assign(f, t, ingot_ir_mul(f, xi, F(f, 2.0)))),
+        ingot_ir_store(f, o, V(f, i), V(f, t))};
+    f->body = FOR_KIND(f, i, N, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, st, 3));
+    check_func(f, -1.0, 1.0, 0);
+    ingot_ir_func_destroy(f);
+  }
+}
+
+/* ---- 4. Padding: a lazy select whose arm reads out of bounds (a 1-D conv
+ * with pad 2 over an input that ends at an inaccessible page), a guard IF
+ * from a split tail, strided loads (gathers) and a transposing store
+ * (scatter), and an UNROLLED kernel loop. */
+static void test_padding_gather_scatter(void) {
+  enum { W = 37, KW = 5, PAD = 2, C = 6 };
+  {
+    ingot_ir_func_t* f = ingot_ir_func_create("conv1d_pad");
+    int64_t dx[1] = {W}, dw[1] = {KW}, dy[1] = {W};
+    uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, dx);
+    uint32_t w = ingot_ir_add_buffer(f, "w", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, dw);
+    uint32_t y = ingot_ir_add_buffer(f, "y", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, dy);
+    uint32_t o = LOOPVAR(f, "o"), i0 = LOOPVAR(f, "i0"), k = LOOPVAR(f, "k");
+    ingot_ir_stmt_t* init = FOR_KIND(f, i0, W, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, y, V(f, i0), F(f, 0.0)));
+    ingot_ir_expr_t* pos = ingot_ir_add(f, V(f, o), ingot_ir_add(f, V(f, k), I(f, -PAD)));
+    ingot_ir_expr_t* inb = BIN(f, INGOT_IR_AND, BIN(f, INGOT_IR_LE, I(f, 0), pos), BIN(f, INGOT_IR_LT, pos, I(f, W)));
+    ingot_ir_expr_t* xv = ingot_ir_select(f, inb, ingot_ir_load(f, x, pos), F(f, 0.0));
+    ingot_ir_expr_t* upd = ingot_ir_add(f, ingot_ir_load(f, y, V(f, o)), ingot_ir_mul(f, xv, ingot_ir_load(f, w, V(f, k))));
+    ingot_ir_stmt_t* loop = FOR_KIND(f, k, KW, INGOT_IR_LOOP_UNROLLED,
+                                     FOR_KIND(f, o, W, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, y, V(f, o), upd)));
+    f->body = BLOCK2(f, init, loop);
+    check_func(f, -1.0, 1.0, 1e-6);
+    ingot_ir_func_destroy(f);
+  }
+  for (int stride = 1; stride <= 3; ++stride) {
+    /* The lowering's padding form: x[clamp(o * stride + k - PAD)] under a
+     * select on the bounds; 2-D so that whole vectors are in bounds (the
+     * fast path) and edges are not (the gather), with a 2-wide kernel. */
+    enum { H = 3 };
+    int64_t wo = (W + 2 * PAD - KW) / stride + 1;
+    ingot_ir_func_t* f = ingot_ir_func_create("conv_clamp");
+    int64_t dx[2] = {H, W}, dw[1] = {KW}, dy[2] = {H, wo};
+    uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 2, dx);
+    uint32_t w = ingot_ir_add_buffer(f, "w", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, dw);
+    uint32_t y = ingot_ir_add_buffer(f, "y", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 2, dy);
+    uint32_t h = LOOPVAR(f, "h"), o = LOOPVAR(f, "o"), k = LOOPVAR(f, "k"), h0 = LOOPVAR(f, "h0"), o0 = LOOPVAR(f, "o0");
+    ingot_ir_expr_t* y0[2] = {V(f, h0), V(f, o0)};
+    ingot_ir_stmt_t* init = ingot_ir_for(
+        f, h0, H, FOR_KIND(f, o0, wo, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, y, ingot_ir_flat_index(f, y, y0), F(f, 0.5))));
+    ingot_ir_expr_t* pos = ingot_ir_add(f, ingot_ir_mul(f, V(f, o), I(f, stride)), ingot_ir_add(f, V(f, k), I(f, -PAD)));
+    ingot_ir_expr_t* inb = BIN(f, INGOT_IR_AND, BIN(f, INGOT_IR_LE, I(f, 0), pos), BIN(f, INGOT_IR_LT, pos, I(f, W)));
+    ingot_ir_expr_t* clamped = BIN(f, INGOT_IR_MIN, BIN(f, INGOT_IR_MAX, pos, I(f, 0)), I(f, W - 1));
+    ingot_ir_expr_t* xi[2] = {V(f, h), clamped};
+    ingot_ir_expr_t* xv = ingot_ir_select(f, inb, ingot_ir_load(f, x, ingot_ir_flat_index(f, x, xi)), F(f, 0.0));
+    ingot_ir_expr_t* yi[2] = {V(f, h), V(f, o)};
+    ingot_ir_expr_t* yidx = ingot_ir_flat_index(f, y, yi);
+    ingot_ir_expr_t* upd = ingot_ir_add(f, ingot_ir_load(f, y, yidx), ingot_ir_mul(f, xv, ingot_ir_load(f, w, V(f, k))));
+    ingot_ir_stmt_t* loop = ingot_ir_for(
+        f, h, H,
+        ingot_ir_for(f, k, KW, FOR_KIND(f, o, wo, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, y, yidx, upd))));
+    f->body = BLOCK2(f, init, loop);
+    check_func(f, -1.0, 1.0, 1e-6);
+    ingot_ir_func_destroy(f);
+  }
+  {
+    /* Exact strides without a select: y[i] = x[2 i] + x[3 i + 1]. */
+    ingot_ir_func_t* f = ingot_ir_func_create("strided");
+    int64_t dx[1] = {3 * W + 2}, dy[1] = {W};
+    uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, dx);
+    uint32_t y = ingot_ir_add_buffer(f, "y", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, dy);
+    uint32_t i = LOOPVAR(f, "i");
+    ingot_ir_expr_t* a = ingot_ir_load(f, x, ingot_ir_mul(f, V(f, i), I(f, 2)));
+    ingot_ir_expr_t* b = ingot_ir_load(f, x, ingot_ir_add(f, ingot_ir_mul(f, V(f, i), I(f, 3)), I(f, 1)));
+    f->body = FOR_KIND(f, i, W, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, y, V(f, i), ingot_ir_add(f, a, b)));
+    check_func(f, -1.0, 1.0, 1e-6);
+    ingot_ir_func_destroy(f);
+  }
+  {
+    /* out[c, j] = in[j, c] (a transpose: strided loads), and out2[j, c] =
+     * in[j, c] + 1 with the loop over c outside: scatter-free but strided
+     * store when vectorizing j. A split tail: j = jo * 8 + ji, guarded. */
+    ingot_ir_func_t* f = ingot_ir_func_create("transpose");
+    int64_t din[2] = {W, C}, dout[2] = {C, W};
+    uint32_t in = ingot_ir_add_buffer(f, "in", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 2, din);
+    uint32_t out = ingot_ir_add_buffer(f, "out", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 2, dout);
+    uint32_t out2 = ingot_ir_add_buffer(f, "out2", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 2, din);
+    uint32_t c = LOOPVAR(f, "c"), jo = LOOPVAR(f, "jo"), ji = LOOPVAR(f, "ji");
+    uint32_t c2 = LOOPVAR(f, "c2"), j2 = LOOPVAR(f, "j2");
+    ingot_ir_expr_t* j = ingot_ir_add(f, ingot_ir_mul(f, V(f, jo), I(f, 8)), V(f, ji));
+    ingot_ir_expr_t* iidx[2] = {j, V(f, c)};
+    ingot_ir_expr_t* oidx[2] = {V(f, c), j};
+    ingot_ir_stmt_t* st = ingot_ir_store(f, out, ingot_ir_flat_index(f, out, oidx),
+                                         ingot_ir_load(f, in, ingot_ir_flat_index(f, in, iidx)));
+    ingot_ir_stmt_t* guarded = ingot_ir_if(f, BIN(f, INGOT_IR_LT, j, I(f, W)), st);
+    ingot_ir_stmt_t* first = ingot_ir_for(
+        f, c, C, ingot_ir_for(f, jo, (W + 7) / 8, FOR_KIND(f, ji, 8, INGOT_IR_LOOP_VECTORIZED, guarded)));
+    ingot_ir_expr_t* i2[2] = {V(f, j2), V(f, c2)};
+    ingot_ir_stmt_t* second = ingot_ir_for(
+        f, c2, C,
+        FOR_KIND(f, j2, W, INGOT_IR_LOOP_VECTORIZED,
+                 ingot_ir_store(f, out2, ingot_ir_flat_index(f, out2, i2),
+                                ingot_ir_add(f, ingot_ir_load(f, in, ingot_ir_flat_index(f, in, i2)), F(f, 1.0)))));
+    f->body = BLOCK2(f, first, second);
+    check_func(f, -4.0, 4.0, 0);
+    ingot_ir_func_destroy(f);
+  }
+  {
+    /* Non-affine indices: out[i] = in[(i * 7) % W] (a gather through mod). */
+    ingot_ir_func_t* f = ingot_ir_func_create("gather_mod");
+    int64_t d[1] = {W};
+    uint32_t in = ingot_ir_add_buffer(f, "in", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+    uint32_t out = ingot_ir_add_buffer(f, "out", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+    uint32_t i = LOOPVAR(f, "i");
+    ingot_ir_expr_t* src = BIN(f, INGOT_IR_MOD, ingot_ir_mul(f, V(f, i), I(f, 7)), I(f, W));
+    f->body = FOR_KIND(f, i, W, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, out, V(f, i), ingot_ir_load(f, in, src)));
+    check_func(f, -4.0, 4.0, 0);
+    ingot_ir_func_destroy(f);
+  }
+}
+
+/* ---- 5. Integers and other dtypes, scalar and vectorized: floor div/mod
+ * with negative operands and zero, wrapping i8, u8 max, bool logic, i32
+ * select/abs, f64, casts both ways, integer pow. */
+static void test_integers(ingot_ir_loop_kind_t kind) {
+  enum { M = 67 };
+  ingot_ir_func_t* f = ingot_ir_func_create("int_ops");
+  int64_t d[1] = {M};
+  uint32_t a = ingot_ir_add_buffer(f, "a", INGOT_DTYPE_I64, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t b = ingot_ir_add_buffer(f, "b", INGOT_DTYPE_I64, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t fx = ingot_ir_add_buffer(f, "fx", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t qd = ingot_ir_add_buffer(f, "div", INGOT_DTYPE_I64, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t qm = ingot_ir_add_buffer(f, "mod", INGOT_DTYPE_I64, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t ci = ingot_ir_add_buffer(f, "const_div", INGOT_DTYPE_I64, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t cn = ingot_ir_add_buffer(f, "neg_const_mod", INGOT_DTYPE_I64, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t i8o = ingot_ir_add_buffer(f, "i8", INGOT_DTYPE_I8, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t u8o = ingot_ir_add_buffer(f, "u8", INGOT_DTYPE_U8, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t bo = ingot_ir_add_buffer(f, "bool", INGOT_DTYPE_BOOL, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t i32o = ingot_ir_add_buffer(f, "i32", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t f64o = ingot_ir_add_buffer(f, "f64", INGOT_DTYPE_F64, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t cvo = ingot_ir_add_buffer(f, "f2i", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t pwo = ingot_ir_add_buffer(f, "ipow", INGOT_DTYPE_I64, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t i = LOOPVAR(f, "i");
+  ingot_ir_expr_t* ai = ingot_ir_load(f, a, V(f, i));
+  ingot_ir_expr_t* bi = ingot_ir_load(f, b, V(f, i));
+  ingot_ir_expr_t* ai8 = ingot_ir_cast(f, INGOT_DTYPE_I8, ai);
+  ingot_ir_expr_t* au8 = ingot_ir_cast(f, INGOT_DTYPE_U8, ai);
+  ingot_ir_expr_t* cond = BIN(f, INGOT_IR_AND, BIN(f, INGOT_IR_LT, ai, bi),
+                              ingot_ir_unary(f, INGOT_IR_NOT, BIN(f, INGOT_IR_EQ, bi, I(f, 0))));
+  ingot_ir_stmt_t* s[11] = {
+      ingot_ir_store(f, qd, V(f, i), BIN(f, INGOT_IR_DIV, ai, bi)),
+      ingot_ir_store(f, qm, V(f, i), BIN(f, INGOT_IR_MOD, ai, bi)),
+      ingot_ir_store(f, ci, V(f, i), ingot_ir_add(f, BIN(f, INGOT_IR_DIV, V(f, i), I(f, 3)),
+                                                  BIN(f, INGOT_IR_MOD, V(f, i), I(f, 3)))),
+      ingot_ir_store(f, cn, V(f, i), BIN(f, INGOT_IR_MOD, ai, I(f, -5))),
+      ingot_ir_store(f, i8o, V(f, i), ingot_ir_add(f, ingot_ir_mul(f, ai8, ingot_ir_cast(f, INGOT_DTYPE_I8, I(f, 3))),
+                                                  ingot_ir_cast(f, INGOT_DTYPE_I8, I(f, 100)))),
+      ingot_ir_store(f, u8o, V(f, i), BIN(f, INGOT_IR_MAX, au8, ingot_ir_cast(f, INGOT_DTYPE_U8, I(f, 9)))),
+      ingot_ir_store(f, bo, V(f, i), cond),
+      ingot_ir_store(f, i32o, V(f, i),
+                     ingot_ir_select(f, cond, ingot_ir_cast(f, INGOT_DTYPE_I32, ai),
+                                     ingot_ir_unary(f, INGOT_IR_ABS, ingot_ir_cast(f, INGOT_DTYPE_I32, bi)))),
+      ingot_ir_store(f, f64o, V(f, i),
+                     ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_cast(f, INGOT_DTYPE_F64, ai),
+                                     ingot_ir_float(f, INGOT_DTYPE_F64, 3.0))),
+      ingot_ir_store(f, cvo, V(f, i), ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, fx, V(f, i)))),
+      ingot_ir_store(f, pwo, V(f, i), BIN(f, INGOT_IR_POW, ai, BIN(f, INGOT_IR_MOD, bi, I(f, 4)))),
+  };
+  f->body = FOR_KIND(f, i, M, kind, ingot_ir_block(f, s, 11));
+  check_func(f, -40.0, 40.0, 0);
+  ingot_ir_func_destroy(f);
+}
+
+/* ---- 6. Parallel: nested under a serial loop with a local it reads, a
+ * nested PARALLEL inside it (runs serially), names that are not C. */
+static void test_parallel(void) {
+  enum { N = 3, C = 7, H = 11 };
+  ingot_ir_func_t* f = ingot_ir_func_create("par nested?");
+  int64_t d[3] = {N, C, H};
+  uint32_t x = ingot_ir_add_buffer(f, "in", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 3, d);
+  uint32_t o = ingot_ir_add_buffer(f, "out", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 3, d);
+  uint32_t n = LOOPVAR(f, "int"), c = LOOPVAR(f, "c.x"), h = LOOPVAR(f, "h");
+  uint32_t sc = ingot_ir_add_var(f, "scale", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  uint32_t t = ingot_ir_add_var(f, "t", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  ingot_ir_expr_t* idx[3] = {V(f, n), V(f, c), V(f, h)};
+  ingot_ir_expr_t* val = ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_load(f, x, ingot_ir_flat_index(f, x, idx)), V(f, sc)),
+                                      ingot_ir_cast(f, INGOT_DTYPE_F32, V(f, c)));
+  ingot_ir_stmt_t* hbody = BLOCK2(f, ingot_ir_local(f, t, ingot_ir_unary(f, INGOT_IR_TANH, val)),
+                                  ingot_ir_store(f, o, ingot_ir_flat_index(f, o, idx), V(f, t)));
+  ingot_ir_stmt_t* cl = FOR_KIND(f, c, C, INGOT_IR_LOOP_PARALLEL, FOR_KIND(f, h, H, INGOT_IR_LOOP_PARALLEL, hbody));
+  ingot_ir_expr_t* scv = ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_F32, V(f, n)), F(f, 0.5));
+  f->body = ingot_ir_for(f, n, N, BLOCK2(f, ingot_ir_local(f, sc, scv), cl));
+  CHECK(check_func(f, -2.0, 2.0, 1e-6) == N, "parallel_for once per outer iteration");
+  ingot_ir_func_destroy(f);
+}
+
+/* ---- 7. The object: deterministic, imports nothing, aarch64 too; errors. */
+static void test_object_and_errors(void) {
+  ingot_ir_func_t* f = ingot_ir_func_create("copy");
+  int64_t d[1] = {1000};
+  uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t o = ingot_ir_add_buffer(f, "o", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t i = LOOPVAR(f, "i");
+  uint32_t j = LOOPVAR(f, "j");
+  f->body = FOR_KIND(
+      f, i, 10, INGOT_IR_LOOP_PARALLEL,
+      FOR_KIND(f, j, 100, INGOT_IR_LOOP_VECTORIZED,
+               ingot_ir_store(f, o, ingot_ir_add(f, ingot_ir_mul(f, V(f, i), I(f, 100)), V(f, j)),
+                              ingot_ir_unary(f, INGOT_IR_ERF, ingot_ir_load(f, x, ingot_ir_add(f, ingot_ir_mul(f, V(f, i), I(f, 100)), V(f, j)))))));
+  const char* targets[] = {"x86-64-v4", "x86-64-v3", "x86-64", "aarch64", "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a76"};
+  for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); ++t) {
+    ingot_target_t target;
+    REQUIRE_OK(ingot_target_parse(targets[t], &target));
+    uint8_t *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    REQUIRE_OK(ingot_codegen_build(&f, 1, &target, NULL, NULL, &a, &na));
+    REQUIRE_OK(ingot_codegen_build(&f, 1, &target, NULL, NULL, &b, &nb));
+    CHECK(na == nb && memcmp(a, b, na) == 0, "[%s] builds are byte-identical", targets[t]);
+    CHECK(ingot_codegen_elf_check(a, na) == INGOT_OK, "[%s] elf check: %s", targets[t], ingot_compiler_error());
+    uint16_t machine = (uint16_t)(a[18] | (a[19] << 8));
+    CHECK(machine == (strstr(targets[t], "aarch64") ? 183 : 62), "[%s] e_machine %u", targets[t], machine);
+    printf("  %-50s %zu bytes\n", target.name, na);
+    free(a);
+    free(b);
+  }
+  /* The optimized IR can be kept; it has vector types on v4. */
+  {
+    ingot_target_t target;
+    REQUIRE_OK(ingot_target_parse("x86-64-v4", &target));
+    char path[] = "/tmp/ingot-test-llvm-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0) close(fd);
+    uint8_t* obj = NULL;
+    size_t n = 0;
+    REQUIRE_OK(ingot_codegen_build(&f, 1, &target, NULL, path, &obj, &n));
+    uint8_t* text = NULL;
+    size_t tn = 0;
+    REQUIRE_OK(ingot_file_read(path, &text, &tn));
+    char* s = calloc(tn + 1, 1);
+    memcpy(s, text, tn);
+    CHECK(strstr(s, "<16 x float>") != NULL, "16 float lanes on AVX-512");
+    CHECK(strstr(s, "@ingot_library_query") != NULL, "the query function");
+    free(s);
+    free(text);
+    free(obj);
+    unlink(path);
+  }
+  ingot_ir_func_destroy(f);
+
+  ingot_target_t t;
+  REQUIRE_OK(ingot_target_parse("x86-64-v3", &t));
+  f = ingot_ir_func_create("half");
+  uint32_t h = ingot_ir_add_buffer(f, "h", INGOT_DTYPE_F16, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t k = LOOPVAR(f, "k");
+  f->body = ingot_ir_for(f, k, 4, ingot_ir_store(f, h, V(f, k), ingot_ir_load(f, h, V(f, k))));
+  uint8_t* obj = NULL;
+  size_t n = 0;
+  CHECK(ingot_codegen_build(&f, 1, &t, NULL, NULL, &obj, &n) != INGOT_OK, "f16 unsupported");
+  CHECK(obj == NULL && strstr(ingot_compiler_error(), "half") != NULL, "message names the function: %s",
+        ingot_compiler_error());
+  ingot_ir_func_destroy(f);
+
+  /* Target strings. */
+  CHECK(ingot_target_parse("llvm -mcpu=native", &t) == INGOT_ERROR_INVALID_ARGUMENT, "native refused");
+  CHECK(ingot_target_parse("llvm -mcpu=pentium", &t) == INGOT_ERROR_INVALID_ARGUMENT, "unknown cpu");
+  CHECK(ingot_target_parse("llvm -mtriple=riscv64-linux-gnu", &t) == INGOT_ERROR_UNSUPPORTED, "riscv");
+  CHECK(ingot_target_parse("llvm -mtriple=aarch64-linux-gnu -mcpu=x86-64-v3", &t) == INGOT_ERROR_INVALID_ARGUMENT,
+        "level of another arch");
+  CHECK(ingot_target_parse("x86-64-v3 -mattr=+sse9", &t) == INGOT_ERROR_INVALID_ARGUMENT, "unknown feature");
+  CHECK(ingot_target_parse("llvm -mcpu=skylake-avx512 -mattr=+avx512vnni,+avx512bf16", &t) == INGOT_ERROR_INVALID_ARGUMENT,
+        "canonical form too long: %s", ingot_compiler_error());
+  REQUIRE_OK(ingot_target_parse("llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v3", &t));
+  CHECK(strcmp(t.name, "llvm x86-64-v3") == 0 && t.vector_bytes == 32 && t.kind == INGOT_TARGET_LLVM, "%s", t.name);
+  REQUIRE_OK(ingot_target_parse("llvm -mcpu=znver3", &t));
+  CHECK(strcmp(t.name, "llvm -mcpu=znver3") == 0 && strcmp(t.cpu, "x86-64-v3") == 0 && strcmp(t.tune, "znver3") == 0,
+        "%s", t.name);
+  REQUIRE_OK(ingot_target_parse("aarch64", &t));
+  CHECK(strcmp(t.name, "llvm aarch64") == 0 && t.vector_bytes == 16 && strncmp(t.triple, "aarch64", 7) == 0, "%s",
+        t.name);
+  REQUIRE_OK(ingot_target_parse("x86-64 -mattr=+avx2,+fma", &t));
+  CHECK(strcmp(t.name, "llvm x86-64 -mattr=+avx2,+fma") == 0 && t.vector_bytes == 16, "%s", t.name);
+  CHECK(ingot_target_parse("x86-64-v4 -mattr=+avx512vnni", &t) == INGOT_ERROR_INVALID_ARGUMENT, "33 bytes");
+  REQUIRE_OK(ingot_target_parse("llvm", &t));
+  CHECK(strncmp(t.name, "llvm ", 5) == 0, "host canonical: %s", t.name);
+  ingot_target_t again;
+  REQUIRE_OK(ingot_target_parse(t.name, &again));
+  CHECK(strcmp(again.name, t.name) == 0, "canonical strings parse to themselves");
+  printf("  host target: %s\n", t.name);
+}
+
+int main(void) {
+  if (!ingot_codegen_llvm_available()) {
+    printf("this build has no LLVM: skipped\n");
+    return 77;
+  }
+  pick_targets();
+  printf("math\n");
+  for (int t = 0; t < g_target_count; ++t) test_math(g_targets[t]);
+  printf("double precision, trigonometric and hyperbolic\n");
+  for (int t = 0; t < g_target_count; ++t) test_math_double(g_targets[t]);
+  printf("tails\n");
+  test_tails();
+  printf("reductions\n");
+  test_reductions();
+  printf("padding, gathers, scatters\n");
+  test_padding_gather_scatter();
+  printf("integers (scalar, vectorized)\n");
+  test_integers(INGOT_IR_LOOP_SERIAL);
+  test_integers(INGOT_IR_LOOP_VECTORIZED);
+  printf("parallel\n");
+  test_parallel();
+  printf("object and errors\n");
+  test_object_and_errors();
+  if (g_failures) {
+    fprintf(stderr, "%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  printf("all llvm codegen tests passed\n");
+  return 0;
+}

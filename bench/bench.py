@@ -1,102 +1,452 @@
 #!/usr/bin/env python3
-"""Side-by-side latency: Ingot vs ONNX Runtime on the same machine, same inputs.
+"""Side by side on this machine: Ingot, ONNX Runtime (and Apache TVM where it
+is installed), the machine's FMA peak, and GEMM / conv throughput as a
+fraction of that peak.
 
-Not a test: CI runs no timed assertions. For each model and thread count it
-alternates rounds of Ingot (`ingot run --bench`) and ONNX Runtime, and reports
-the median of the rounds' medians and the ratio ingot / onnxruntime.
+Not a test: nothing here asserts a speed (CTest only runs `--quick` to check
+that the tables print).
 
-  python bench/bench.py --ingot build/ingot --models resnet18 mobilenetv2 --threads 1 2
+1. Models (ResNet-18, ResNet-50, MobileNetV2, SqueezeNet 1.1 from
+   models/make_cnn_zoo.py; a BERT-base encoder, sequence 128, from
+   models/make_bert.py with its realistic token ids and padding mask).
+   Each is compiled once (`ingot compile`, timed). For each thread count the
+   engines run in interleaved rounds on the same inputs: a round is Ingot
+   (`ingot run --bench RUNS`, one warm-up then RUNS timed runs), then ONNX
+   Runtime (one warm run, RUNS timed runs, intra-op threads = T), then TVM.
+   A row reports the median over rounds of each round's median, and the
+   ratios ingot / ort and tvm / ort.
+2. FMA peak: bench/fma_peak.c, built now with the system cc and
+   -march=native: independent FMA chains on the widest vector type, on one
+   core and on every core (pthreads).
+3. Kernels: single-op ONNX models (MatMul 1024^3 and BERT's shapes, with the
+   weight as an initializer; a few ResNet convolutions) through
+   `ingot compile` / `ingot run --bench` and ONNX Runtime; GFLOP/s and the
+   fraction of the peak for the same thread count.
+
+  python bench/bench.py                                  # everything, 1 and 2 threads
+  python bench/bench.py --models resnet18 bert_base --threads 2 --rounds 3
+  python bench/bench.py --target x86-64-v3 --target x86-64-v4    # a variant bundle
+  python bench/bench.py --quick                          # small sizes: a smoke test
+
+TVM's column needs `pip install apache-tvm==0.27.0.post1` in the python that
+runs this script; it is built with the default relax pipeline for
+llvm -mcpu=<host cpu> (no MetaSchedule tuning) and run on the relax VM.
 """
 import argparse
+import datetime
 import os
+import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
+import onnx
 import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "models"))
+
+CNNS = ["resnet18", "resnet50", "mobilenetv2", "squeezenet1_1"]
+ALL_MODELS = CNNS + ["bert_base"]
+QUICK_MODELS = ["resnet18_small", "squeezenet1_1_small", "bert_small"]
+
+# (name, M, K, N)
+GEMMS = [("gemm 1024x1024x1024", 1024, 1024, 1024),
+         ("bert qkv/out 128x768x768", 128, 768, 768),
+         ("bert ffn1 128x768x3072", 128, 768, 3072),
+         ("bert ffn2 128x3072x768", 128, 3072, 768)]
+QUICK_GEMMS = [("gemm 64x64x64", 64, 64, 64)]
+# (name, cin, cout, k, stride, hw)
+CONVS = [("resnet stem 7x7/2 3->64 @224", 3, 64, 7, 2, 224),
+         ("resnet18 3x3 64->64 @56", 64, 64, 3, 1, 56),
+         ("resnet50 1x1 256->64 @56", 256, 64, 1, 1, 56),
+         ("resnet50 3x3/2 128->128 @56", 128, 128, 3, 2, 56),
+         ("resnet50 3x3 256->256 @14", 256, 256, 3, 1, 14)]
+QUICK_CONVS = [("conv 3x3 8->8 @16", 8, 8, 3, 1, 16)]
 
 
-def make_model(name, out_dir):
-    path = os.path.join(out_dir, name + ".onnx")
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- models
+
+def make_zoo_model(name, work):
+    path = os.path.join(work, name + ".onnx")
     if not os.path.exists(path):
+        base, small = (name[:-6], "small") if name.endswith("_small") else (name, "full")
         subprocess.run([sys.executable, os.path.join(ROOT, "models", "make_cnn_zoo.py"),
-                        "--out", out_dir, "--model", name], check=True)
+                        "--out", work, "--model", base, "--size", small],
+                       check=True, stdout=subprocess.DEVNULL)
     return path
 
 
-def ort_median(sess, feeds, runs):
-    sess.run(None, feeds)
+def make_bert_model(name, work):
+    size = name.split("_", 1)[1]
+    path = os.path.join(work, f"bert_{size}.onnx")
+    folder = os.path.join(work, f"bert_{size}_inputs")
+    if not os.path.exists(path) or not os.path.isdir(folder):
+        subprocess.run([sys.executable, os.path.join(ROOT, "models", "make_bert.py"),
+                        "--out", work, "--size", size], check=True, stdout=subprocess.DEVNULL)
+    feeds = {n: np.load(os.path.join(folder, n + ".npy"))
+             for n in ("input_ids", "attention_mask", "token_type_ids")}
+    return path, feeds
+
+
+def model_and_feeds(name, work):
+    """(onnx path, {input name: array}): the same arrays go to every engine."""
+    if name.startswith("bert_"):
+        return make_bert_model(name, work)
+    path = make_zoo_model(name, work)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape])
+             .astype(np.float32) for i in sess.get_inputs()}
+    return path, feeds
+
+
+def save_feeds(feeds, work, stem):
+    args = []
+    for n, x in feeds.items():
+        p = os.path.join(work, f"{stem}_{n}.npy")
+        np.save(p, x)
+        args += ["--input", f"{n}={p}"]
+    return args
+
+
+def single_op_model(path, node, inputs, outputs, inits):
+    g = helper.make_graph([node], "k", inputs, outputs, initializer=inits)
+    m = helper.make_model(g, producer_name="ingot-bench", opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def make_gemm(work, m, k, n):
+    path = os.path.join(work, f"gemm_{m}x{k}x{n}.onnx")
+    rng = np.random.default_rng(m * 7 + k * 3 + n)
+    if not os.path.exists(path):
+        w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+        single_op_model(path, helper.make_node("MatMul", ["a", "w"], ["y"]),
+                        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k])],
+                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
+                        [numpy_helper.from_array(w, "w")])
+    return path, {"a": rng.standard_normal((m, k)).astype(np.float32)}, 2.0 * m * k * n
+
+
+def make_conv(work, cin, cout, k, stride, hw):
+    path = os.path.join(work, f"conv_{cin}_{cout}_{k}_{stride}_{hw}.onnx")
+    rng = np.random.default_rng(cin * 31 + cout * 7 + k + stride + hw)
+    pad = k // 2
+    ho = (hw + 2 * pad - k) // stride + 1
+    if not os.path.exists(path):
+        w = (rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.01).astype(np.float32)
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[k, k],
+                                strides=[stride, stride], pads=[pad] * 4)
+        single_op_model(path, node,
+                        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, hw, hw])],
+                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, ho, ho])],
+                        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    x = rng.standard_normal((1, cin, hw, hw)).astype(np.float32)
+    return path, {"x": x}, 2.0 * cout * ho * ho * cin * k * k
+
+
+# ---------------------------------------------------------------- engines
+
+class Ingot:
+    def __init__(self, exe, targets):
+        self.exe = exe
+        self.targets = targets
+
+    def compile(self, model, bundle, feeds):
+        cmd = [self.exe, "compile", model, "-o", bundle, "-q"]
+        for t in self.targets:
+            cmd += ["--target", t]
+        for n, x in feeds.items():
+            cmd += ["--input-shape", f"{n}={'x'.join(str(d) for d in x.shape)}"]
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise RuntimeError((r.stderr or r.stdout).strip().splitlines()[-1:] or ["compile failed"])
+        return dt
+
+    def round(self, bundle, input_args, threads, runs):
+        r = subprocess.run([self.exe, "run", bundle, *input_args, "--threads", str(threads),
+                            "--bench", str(runs)], capture_output=True, text=True)
+        m = re.search(r"min ([0-9.]+) ms, median ([0-9.]+) ms", r.stdout + r.stderr)
+        if r.returncode != 0 or not m:
+            raise RuntimeError(f"ingot run failed: {(r.stderr or r.stdout).strip()[-300:]}")
+        return float(m.group(2))
+
+    def loaded_target(self, bundle):
+        r = subprocess.run([self.exe, "inspect", bundle, "--json"], capture_output=True, text=True)
+        m = re.search(r'"loaded_target"\s*:\s*"([^"]*)"', r.stdout)
+        return m.group(1) if m else "?"
+
+
+def ort_session(model, threads):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+def timed_median(fn, runs):
+    fn()  # warm
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        sess.run(None, feeds)
+        fn()
         times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times), min(times)
+    return statistics.median(times)
 
 
-def ingot_median(ingot, bundle, input_args, threads, runs):
-    out = subprocess.run([ingot, "run", bundle, *input_args, "--threads", str(threads),
-                          "--bench", str(runs)], check=True, capture_output=True, text=True)
-    m = re.search(r"min ([0-9.]+) ms, median ([0-9.]+) ms", out.stdout + out.stderr)
-    if not m:
-        raise RuntimeError("no latency line in ingot output:\n" + out.stdout + out.stderr)
-    return float(m.group(2)), float(m.group(1))
+class Tvm:
+    """Apache TVM through relax: ONNX frontend, default pipeline, relax VM."""
+
+    def __init__(self):
+        self.why = None
+        try:
+            import tvm  # noqa: F401
+            from tvm import relax  # noqa: F401
+            from tvm.relax.frontend.onnx import from_onnx  # noqa: F401
+        except Exception as e:  # ImportError, or a broken install
+            self.why = (f"apache-tvm not importable in {sys.executable} ({type(e).__name__}: "
+                        f"{str(e).splitlines()[0] if str(e) else ''}); "
+                        "`pip install apache-tvm==0.27.0.post1` there to add the column")
+            return
+        import tvm
+        from tvm.target import codegen
+        self.tvm = tvm
+        self.cpu = codegen.llvm_get_system_cpu()
+        self.version = tvm.__version__
+        self.config_threads = tvm.get_global_func("runtime.config_threadpool", allow_missing=True)
+        self.threads = None
+
+    def build(self, model, feeds):
+        tvm = self.tvm
+        from tvm import relax
+        from tvm.relax.frontend.onnx import from_onnx
+        m = onnx.load(model)
+        mod = from_onnx(m, shape_dict={n: list(x.shape) for n, x in feeds.items()},
+                        keep_params_in_input=False)
+        target = tvm.target.Target({"kind": "llvm", "mcpu": self.cpu,
+                                    "num-cores": os.cpu_count() or 1})
+        t0 = time.perf_counter()
+        ex = tvm.compile(mod, target=target)
+        dt = time.perf_counter() - t0
+        vm = relax.VirtualMachine(ex, tvm.cpu())
+        make = getattr(tvm.runtime, "tensor", None) or tvm.nd.array
+        args = [make(x) for x in feeds.values()]
+        return (lambda: vm["main"](*args)), dt
+
+    def set_threads(self, t):
+        if self.config_threads is not None and self.threads != t:
+            self.config_threads(1, t)  # mode 1: big cores; t threads
+            self.threads = t
+
+
+# ---------------------------------------------------------------- peak
+
+def fma_peak(work, seconds):
+    src = os.path.join(HERE, "fma_peak.c")
+    exe = os.path.join(work, "fma_peak")
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        return None, "no C compiler"
+    r = subprocess.run([cc, "-O2", "-march=native", "-std=c11", "-pthread", src, "-o", exe, "-lm"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, f"{cc} failed: {r.stderr.strip()[-300:]}"
+    r = subprocess.run([exe, str(os.cpu_count() or 1), str(seconds)], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, f"fma_peak failed: {r.stderr.strip()}"
+    vals = dict(line.split(None, 1) for line in r.stdout.strip().splitlines())
+    return {"isa": vals["isa"], "lanes": int(vals["lanes"]), "g1": float(vals["gflops_1"]),
+            "gall": float(vals["gflops_all"]), "ncpu": int(vals["threads"])}, None
+
+
+def peak_for(peak, threads):
+    if not peak:
+        return None
+    if threads <= 1:
+        return peak["g1"]
+    if threads >= peak["ncpu"]:
+        return peak["gall"]
+    return peak["g1"] * threads
+
+
+# ---------------------------------------------------------------- main
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def fmt(v, spec=".2f"):
+    return "-" if v is None else format(v, spec)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ingot", default=os.path.join(ROOT, "build", "ingot"))
-    ap.add_argument("--models", nargs="+", default=["resnet18", "mobilenetv2"])
-    ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--runs", type=int, default=10, help="timed runs per round")
-    ap.add_argument("--target", default="c")
+    ap.add_argument("--models", nargs="+", default=None,
+                    help=f"from {', '.join(ALL_MODELS)} (and NAME_small, bert_small); default all")
+    ap.add_argument("--threads", nargs="+", type=int, default=None, help="default: 1 2")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5)")
+    ap.add_argument("--runs", type=int, default=None, help="timed runs per round (default 10)")
+    ap.add_argument("--target", action="append", default=[],
+                    help="passed to `ingot compile --target`; repeat for a bundle with variants "
+                         "(default: ingot's own default)")
+    ap.add_argument("--quick", action="store_true",
+                    help="small models and kernels, few runs, 1 thread: a smoke test")
+    ap.add_argument("--no-tvm", action="store_true", help="skip TVM even where it is installed")
+    ap.add_argument("--no-kernels", action="store_true", help="skip the peak and GEMM/conv tables")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "bench"))
     args = ap.parse_args()
-    os.makedirs(args.work, exist_ok=True)
+    sys.stdout.reconfigure(line_buffering=True)
+    q = args.quick
+    models = args.models or (QUICK_MODELS if q else ALL_MODELS)
+    threads = args.threads or ([1] if q else [1, 2])
+    rounds = args.rounds or (2 if q else 5)
+    runs = args.runs or (3 if q else 10)
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    ingot = Ingot(os.path.abspath(args.ingot), args.target)
+    tvm = None if (args.no_tvm or q) else Tvm()
+    tvm_why = ("--quick" if q else "--no-tvm") if tvm is None else tvm.why
+    if tvm is not None and tvm.why:
+        tvm = None
 
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    header = (f"date {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, "
+              f"{cpu_name()}, {os.cpu_count()} CPUs, load average {load:.2f} at start; "
+              f"onnxruntime {ort.__version__}, numpy {np.__version__}, python {platform.python_version()}")
+    log(header)
+    failures = []
+
+    # -------- models
     rows = []
-    for name in args.models:
-        model = make_model(name, args.work)
-        bundle = os.path.join(args.work, name + ".ingot")
-        subprocess.run([args.ingot, "compile", model, "-o", bundle, "--target", args.target, "-q"], check=True)
-        sess0 = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-        rng = np.random.default_rng(0)
-        feeds, input_args = {}, []
-        for i in sess0.get_inputs():
-            x = rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape]).astype(np.float32)
-            feeds[i.name] = x
-            p = os.path.join(args.work, f"{name}_{i.name}.npy")
-            np.save(p, x)
-            input_args += ["--input", f"{i.name}={p}"]
-        for t in args.threads:
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = t
-            so.inter_op_num_threads = 1
-            sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-            ing, onx = [], []
-            for _ in range(args.rounds):  # interleaved rounds
-                ing.append(ingot_median(args.ingot, bundle, input_args, t, args.runs)[0])
-                onx.append(ort_median(sess, feeds, args.runs)[0])
+    for name in models:
+        try:
+            model, feeds = model_and_feeds(name, work)
+            bundle = os.path.join(work, name + ".ingot")
+            ctime = ingot.compile(model, bundle, feeds)
+        except Exception as e:
+            failures.append(f"{name}: {e}")
+            log(f"{name}: {e}")
+            continue
+        loaded = ingot.loaded_target(bundle)
+        input_args = save_feeds(feeds, work, name)
+        tvm_fn, tvm_ctime, tvm_err = None, None, None
+        if tvm is not None:
+            try:
+                log(f"{name}: building with TVM ...")
+                tvm_fn, tvm_ctime = tvm.build(model, feeds)
+            except Exception as e:
+                tvm_err = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e) else ''}"
+                log(f"{name}: TVM build failed: {tvm_err}")
+        for t in threads:
+            sess = ort_session(model, t)
+            ing, onx, tv = [], [], []
+            tvm_runs = runs
+            try:
+                for _ in range(rounds):  # interleaved rounds, same inputs
+                    ing.append(ingot.round(bundle, input_args, t, runs))
+                    onx.append(timed_median(lambda: sess.run(None, feeds), runs))
+                    if tvm_fn is not None:
+                        tvm.set_threads(t)
+                        m = timed_median(tvm_fn, tvm_runs)
+                        tv.append(m)
+                        # an untuned TVM build can be slow: keep a round near 2 s
+                        tvm_runs = max(1, min(runs, int(2000 / max(m, 1e-3))))
+            except Exception as e:
+                failures.append(f"{name} threads={t}: {e}")
+                log(f"{name} threads={t}: {e}")
+                continue
             mi, mo = statistics.median(ing), statistics.median(onx)
-            rows.append((name, t, mi, mo, mi / mo))
-            print(f"{name:14s} threads={t}  ingot {mi:8.2f} ms   onnxruntime {mo:8.2f} ms   ratio {mi/mo:5.2f}",
-                  flush=True)
+            mt = statistics.median(tv) if tv else None
+            rows.append((name, t, mi, mo, mt, ctime, tvm_ctime, loaded, tvm_err))
+            log(f"{name:20s} threads={t}  ingot {mi:8.2f} ms  ort {mo:8.2f} ms  ratio {mi / mo:5.2f}"
+                + (f"  tvm {mt:8.2f} ms" if mt is not None else ""))
 
-    print("\n| model | threads | ingot median ms | onnxruntime median ms | ingot / ort |")
-    print("|---|---|---|---|---|")
-    for name, t, mi, mo, r in rows:
-        print(f"| {name} | {t} | {mi:.2f} | {mo:.2f} | {r:.2f} |")
-    print(f"\nonnxruntime {ort.__version__}, target '{args.target}', {args.rounds} rounds x {args.runs} runs")
+    print(f"\n{header}")
+    print(f"command: {' '.join([os.path.basename(sys.executable), 'bench/bench.py', *sys.argv[1:]])}")
+    print(f"{rounds} interleaved rounds x {runs} warm runs; medians of round medians; "
+          f"ingot target(s): {', '.join(args.target) or 'default'}")
+    tvm_note = f"TVM {tvm.version} (relax default pipeline, llvm -mcpu={tvm.cpu}, untuned)" \
+        if tvm is not None else f"TVM: not measured: {tvm_why}"
+    print(tvm_note)
+    print("\n| model | threads | ingot ms | onnxruntime ms | ingot / ort | tvm ms | tvm / ort "
+          "| ingot compile s | ingot code |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, t, mi, mo, mt, ct, tct, loaded, terr in rows:
+        tcol = fmt(mt) if mt is not None else ("build failed" if terr else "n/a")
+        print(f"| {name} | {t} | {mi:.2f} | {mo:.2f} | {mi / mo:.2f} | {tcol} | "
+              f"{fmt(mt / mo if mt is not None else None)} | {ct:.2f} | {loaded} |")
+    terrs = [(r[0], r[8]) for r in rows if r[8]]
+    for name, e in dict(terrs).items():
+        print(f"TVM build of {name} failed: {e}")
+
+    # -------- peak and kernels
+    if not args.no_kernels:
+        peak, why = fma_peak(work, 0.05 if q else 0.3)
+        if peak:
+            print(f"\nFMA peak ({peak['isa']}, {peak['lanes']} float lanes, fp32): "
+                  f"{peak['g1']:.1f} GFLOP/s on 1 core, {peak['gall']:.1f} GFLOP/s on "
+                  f"{peak['ncpu']} cores (bench/fma_peak.c, best of 5)")
+        else:
+            print(f"\nFMA peak: not measured: {why}")
+        kernels = [("gemm", *g) for g in (QUICK_GEMMS if q else GEMMS)] + \
+                  [("conv", *c) for c in (QUICK_CONVS if q else CONVS)]
+        print("\n| kernel | threads | ingot ms | ingot GFLOP/s | of peak | ort GFLOP/s | of peak |")
+        print("|---|---|---|---|---|---|---|")
+        for kind, label, *shape in kernels:
+            try:
+                path, feeds, flops = make_gemm(work, *shape) if kind == "gemm" else make_conv(work, *shape)
+                stem = os.path.splitext(os.path.basename(path))[0]
+                bundle = os.path.join(work, stem + ".ingot")
+                ingot.compile(path, bundle, feeds)
+                input_args = save_feeds(feeds, work, stem)
+            except Exception as e:
+                failures.append(f"{label}: {e}")
+                print(f"| {label} | - | failed: {e} | | | | |")
+                continue
+            for t in threads:
+                sess = ort_session(path, t)
+                ing, onx = [], []
+                try:
+                    for _ in range(rounds):
+                        ing.append(ingot.round(bundle, input_args, t, runs))
+                        onx.append(timed_median(lambda: sess.run(None, feeds), runs))
+                except Exception as e:
+                    failures.append(f"{label} threads={t}: {e}")
+                    print(f"| {label} | {t} | failed: {e} | | | | |")
+                    continue
+                mi, mo = statistics.median(ing), statistics.median(onx)
+                gi, go = flops / mi * 1e-6, flops / mo * 1e-6
+                p = peak_for(peak, t)
+                print(f"| {label} | {t} | {mi:.3f} | {gi:.1f} | {fmt(gi / p if p else None, '.0%')} | "
+                      f"{go:.1f} | {fmt(go / p if p else None, '.0%')} |", flush=True)
+
+    if failures:
+        print("\nfailures:\n  " + "\n  ".join(failures))
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -268,7 +268,7 @@ static ingot_status_t nd_shapes(infer_ctx_t* c, const ingot_value_t* x, const in
 ingot_status_t infer_GATHERND(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* idx = infer_input(c, 1);
-  int64_t batch = ingot_node_attr_int(c->n, "batch_dims", 0), k;
+  int64_t batch = ingot_node_attr_int(c->n, "batch_dims", 0), k = 0;
   ingot_status_t s = nd_shapes(c, x, idx, batch, &k);
   if (s) return s;
   int64_t dims[2 * INGOT_MAX_RANK];
@@ -292,7 +292,7 @@ ingot_status_t infer_SCATTERND(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* idx = infer_input(c, 1);
   const ingot_value_t* upd = infer_input(c, 2);
-  int64_t k;
+  int64_t k = 0;
   ingot_status_t s;
   if ((s = check_reduction(c))) return s;
   if ((s = nd_shapes(c, x, idx, 0, &k))) return s;

@@ -240,7 +240,7 @@ ingot_status_t lower_scatter_nd(lower_ctx_t* ctx) {
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* iv = lower_value(ctx, idx);
   const ingot_value_t* uv = lower_value(ctx, upd);
-  reduction_t red;
+  reduction_t red = RED_NONE;
   if ((s = read_reduction(ctx, xv->dtype, &red))) return s;
   int64_t k = iv->dims[iv->rank - 1];
   if (k < 1 || k > xv->rank || uv->rank != iv->rank - 1 + xv->rank - (int32_t)k) {
@@ -271,7 +271,7 @@ ingot_status_t lower_scatter_elements(lower_ctx_t* ctx) {
   if ((s = check_xy(ctx, x, y)) || (s = check_xy(ctx, upd, y)) || (s = check_indices(ctx, idx))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* iv = lower_value(ctx, idx);
-  reduction_t red;
+  reduction_t red = RED_NONE;
   if ((s = read_reduction(ctx, xv->dtype, &red))) return s;
   int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
   if (axis < 0) axis += xv->rank;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Writes ResNet-18 and MobileNetV2 (the torchvision architectures) as ONNX with
-deterministic random weights, for end-to-end tests and benchmarks.
+"""Writes ResNet-18, ResNet-50, MobileNetV2 and SqueezeNet 1.1 (the torchvision
+architectures) as ONNX with deterministic random weights, for end-to-end tests
+and benchmarks.
 
-  input   float32 [1,3,224,224]   (--size small: [1,3,32,32], fewer channels)
+  input   float32 [1,3,224,224]   (--size small: [1,3,32,32], fewer channels;
+                                   SqueezeNet 1.1 small: [1,3,64,64])
   logits  float32 [1,1000]        (--size small: [1,100])
 
 ResNet-18: conv7x7/2, BN, relu, maxpool3x3/2, 4 stages of 2 basic blocks
@@ -12,6 +14,15 @@ MobileNetV2: conv3x3/2, BN, ReLU6, 17 inverted residual blocks (1x1 expand,
 BN, ReLU6, 3x3 depthwise conv with group=C, BN, ReLU6, 1x1 project, BN,
 residual add when stride 1 and the channel count stays), 1x1 conv to 1280,
 BN, ReLU6, global average pool, flatten, Gemm. ReLU6 is Clip(0, 6).
+ResNet-50 (v1.5, as torchvision): the ResNet-18 stem, then 4 stages of 3, 4,
+6, 3 bottleneck blocks (conv1x1, BN, relu, conv3x3 with the stage's stride,
+BN, relu, conv1x1 to 4x the width, BN, residual add with a 1x1 conv + BN
+where the shape changes, relu), global average pool, flatten, Gemm.
+SqueezeNet 1.1: conv3x3/2 (no padding, with bias), relu, maxpool3x3/2
+(ceil_mode), 8 Fire modules (1x1 squeeze + relu, then 1x1 and 3x3 expand,
+each + relu, concatenated on channels) with ceil_mode maxpools after the
+2nd and 4th, then a 1x1 conv to the classes + relu, global average pool,
+flatten. Its convs have biases and no BN.
 
 Weights: numpy with a fixed seed, He-style normal init for convs (so
 activations keep a sane scale through the depth), BN with gamma near 1 (0.3x on the last BN of a residual branch), small
@@ -46,7 +57,7 @@ class Builder:
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def conv(self, x, cin, cout, k, stride=1, group=1, bias=False):
+    def conv(self, x, cin, cout, k, stride=1, group=1, bias=False, pad=None):
         n = self.name("conv")
         fan_in = (cin // group) * k * k
         w = self.rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan_in)
@@ -54,7 +65,8 @@ class Builder:
         if bias:
             inputs.append(self.init(f"{n}.bias",
                                     (self.rng.standard_normal(cout) * 0.01).astype(np.float32)))
-        pad = k // 2
+        if pad is None:
+            pad = k // 2
         self.nodes.append(helper.make_node(
             "Conv", inputs, [n], name=n, kernel_shape=[k, k], strides=[stride, stride],
             pads=[pad, pad, pad, pad], group=group, dilations=[1, 1]))
@@ -92,10 +104,16 @@ class Builder:
         self.nodes.append(helper.make_node("Add", [a, b], [n], name=n))
         return n
 
-    def maxpool(self, x, k, stride, pad):
+    def maxpool(self, x, k, stride, pad, ceil_mode=False):
         n = self.name("maxpool")
+        extra = {"ceil_mode": 1} if ceil_mode else {}
         self.nodes.append(helper.make_node("MaxPool", [x], [n], name=n, kernel_shape=[k, k],
-                                           strides=[stride, stride], pads=[pad] * 4))
+                                           strides=[stride, stride], pads=[pad] * 4, **extra))
+        return n
+
+    def concat(self, xs, axis):
+        n = self.name("concat")
+        self.nodes.append(helper.make_node("Concat", xs, [n], name=n, axis=axis))
         return n
 
     def head(self, x, cin, classes, out_name):
@@ -185,11 +203,73 @@ def mobilenetv2(small):
     return b.model("mobilenetv2" + ("_small" if small else ""), res, classes)
 
 
-MODELS = {"resnet18": resnet18, "mobilenetv2": mobilenetv2}
+def resnet50(small):
+    b = Builder(seed=50)
+    widths = [16, 32, 64, 128] if small else [64, 128, 256, 512]
+    blocks = [3, 4, 6, 3]
+    expansion = 4
+    classes = 100 if small else 1000
+    res = 32 if small else 224
+    x = b.conv("input", 3, widths[0], 7, stride=2)
+    x = b.relu(b.bn(x, widths[0]))
+    x = b.maxpool(x, 3, 2, 1)
+    cin = widths[0]
+    for stage, (width, count) in enumerate(zip(widths, blocks)):
+        cout = width * expansion
+        for block in range(count):
+            stride = 2 if (stage > 0 and block == 0) else 1
+            y = b.relu(b.bn(b.conv(x, cin, width, 1), width))
+            y = b.relu(b.bn(b.conv(y, width, width, 3, stride), width))  # v1.5: stride on the 3x3
+            y = b.bn(b.conv(y, width, cout, 1), cout, gamma_scale=0.3)
+            if stride != 1 or cin != cout:
+                shortcut = b.bn(b.conv(x, cin, cout, 1, stride), cout)
+            else:
+                shortcut = x
+            x = b.relu(b.add(y, shortcut))
+            cin = cout
+    b.head(x, cin, classes, "logits")
+    return b.model("resnet50" + ("_small" if small else ""), res, classes)
+
+
+def squeezenet11(small):
+    b = Builder(seed=11)
+    div = 4 if small else 1
+    classes = 100 if small else 1000
+    res = 64 if small else 224
+
+    def fire(x, cin, squeeze, e1, e3):
+        s = b.relu(b.conv(x, cin, squeeze // div, 1, bias=True))
+        a = b.relu(b.conv(s, squeeze // div, e1 // div, 1, bias=True))
+        c = b.relu(b.conv(s, squeeze // div, e3 // div, 3, bias=True))
+        return b.concat([a, c], axis=1), (e1 + e3) // div
+
+    x = b.relu(b.conv("input", 3, 64 // div, 3, stride=2, bias=True, pad=0))
+    x = b.maxpool(x, 3, 2, 0, ceil_mode=True)
+    c = 64 // div
+    x, c = fire(x, c, 16, 64, 64)
+    x, c = fire(x, c, 16, 64, 64)
+    x = b.maxpool(x, 3, 2, 0, ceil_mode=True)
+    x, c = fire(x, c, 32, 128, 128)
+    x, c = fire(x, c, 32, 128, 128)
+    x = b.maxpool(x, 3, 2, 0, ceil_mode=True)
+    x, c = fire(x, c, 48, 192, 192)
+    x, c = fire(x, c, 48, 192, 192)
+    x, c = fire(x, c, 64, 256, 256)
+    x, c = fire(x, c, 64, 256, 256)
+    # Classifier: (dropout), 1x1 conv to the classes, relu, global average pool.
+    x = b.relu(b.conv(x, c, classes, 1, bias=True))
+    gap = b.name("gap")
+    b.nodes.append(helper.make_node("GlobalAveragePool", [x], [gap], name=gap))
+    b.nodes.append(helper.make_node("Flatten", [gap], ["logits"], name="flatten", axis=1))
+    return b.model("squeezenet1_1" + ("_small" if small else ""), res, classes)
+
+
+MODELS = {"resnet18": resnet18, "mobilenetv2": mobilenetv2,
+          "resnet50": resnet50, "squeezenet1_1": squeezenet11}
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Write ResNet-18 / MobileNetV2 ONNX models "
+    ap = argparse.ArgumentParser(description="Write ResNet-18 / ResNet-50 / MobileNetV2 / SqueezeNet 1.1 ONNX models "
                                              "with deterministic random weights.")
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--model", choices=[*MODELS, "all"], default="all")

@@ -92,6 +92,13 @@ static bool contains_parallel(const ingot_ir_stmt_t* s) {
   }
 }
 
+/* The body of a vectorized loop made by ingot_schedule_accumulate: it
+ * declares its accumulators first and may hold the (serial) reduce loops. */
+static bool accumulates(const ingot_ir_stmt_t* body) {
+  return body && body->kind == INGOT_IR_STMT_BLOCK && body->u.block.count > 0 &&
+         body->u.block.stmts[0]->kind == INGOT_IR_STMT_LOCAL && !contains_parallel(body);
+}
+
 /* Checks the loop-kind rules over a whole body: no parallel loop inside a
  * parallel loop, vectorized loops innermost. */
 static ingot_status_t check_marks(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, bool in_parallel) {
@@ -103,7 +110,8 @@ static ingot_status_t check_marks(const ingot_ir_func_t* f, const ingot_ir_stmt_
       if (par && in_parallel)
         return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "parallel loop '%s' would sit inside another parallel loop",
                           name);
-      if (s->u.loop.loop_kind == INGOT_IR_LOOP_VECTORIZED && contains_loop(s->u.loop.body))
+      if (s->u.loop.loop_kind == INGOT_IR_LOOP_VECTORIZED && contains_loop(s->u.loop.body) &&
+          !accumulates(s->u.loop.body))
         return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "vectorized loop '%s' would not be innermost", name);
       return check_marks(f, s->u.loop.body, in_parallel || par);
     }
@@ -417,6 +425,130 @@ void ingot_schedule_set_knob(ingot_schedule_t* s, const char* name, int64_t valu
   s->knob_values[s->knob_count++] = value;
 }
 
+/* ---- accumulate (registers for a reduction's tile) ---- */
+
+#define ACCUMULATE_MAX 64
+
+static bool expr_same(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
+  switch (a->kind) {
+    case INGOT_IR_EXPR_INT: return a->u.i == b->u.i;
+    case INGOT_IR_EXPR_FLOAT: return a->u.f == b->u.f;
+    case INGOT_IR_EXPR_VAR: return a->u.var == b->u.var;
+    case INGOT_IR_EXPR_LOAD: return a->u.load.buffer == b->u.load.buffer && expr_same(a->u.load.index, b->u.load.index);
+    case INGOT_IR_EXPR_BINARY:
+      return a->u.binary.op == b->u.binary.op && expr_same(a->u.binary.a, b->u.binary.a) &&
+             expr_same(a->u.binary.b, b->u.binary.b);
+    default: return false;
+  }
+}
+
+static bool expr_loads(const ingot_ir_expr_t* e, uint32_t buf) {
+  if (!e) return false;
+  switch (e->kind) {
+    case INGOT_IR_EXPR_LOAD: return e->u.load.buffer == buf || expr_loads(e->u.load.index, buf);
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: return expr_loads(e->u.unary.a, buf);
+    case INGOT_IR_EXPR_BINARY: return expr_loads(e->u.binary.a, buf) || expr_loads(e->u.binary.b, buf);
+    case INGOT_IR_EXPR_SELECT:
+      return expr_loads(e->u.select.cond, buf) || expr_loads(e->u.select.a, buf) || expr_loads(e->u.select.b, buf);
+    default: return false;
+  }
+}
+
+ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* f, const char* name) {
+  if (!f) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate: no function");
+  stmt_vec_t path = {0};
+  ingot_status_t st = locate(f, name, &path);
+  if (st != INGOT_OK) {
+    INGOT_VEC_FREE(path);
+    return st;
+  }
+  ingot_ir_stmt_t* top = path.data[path.count - 1];
+  INGOT_VEC_FREE(path);
+  const ingot_ir_stmt_t* red[INGOT_MAX_STAGE_AXES * 2];
+  const ingot_ir_stmt_t* unr[8];
+  uint32_t nred = 0, nunr = 0;
+  ingot_ir_stmt_t* s = top;
+  while (s && s->kind == INGOT_IR_STMT_FOR && s->u.loop.loop_kind == INGOT_IR_LOOP_SERIAL) {
+    if (nred == INGOT_MAX_STAGE_AXES * 2) break;
+    red[nred++] = s;
+    s = direct_child(s->u.loop.body);
+  }
+  while (s && s->kind == INGOT_IR_STMT_FOR && s->u.loop.loop_kind == INGOT_IR_LOOP_UNROLLED && nunr < 8) {
+    unr[nunr++] = s;
+    s = direct_child(s->u.loop.body);
+  }
+  if (nred == 0 || !s || s->kind != INGOT_IR_STMT_FOR || s->u.loop.loop_kind != INGOT_IR_LOOP_VECTORIZED)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                      "accumulate '%s': not serial loops, unrolled loops, then a vectorized loop", name);
+  const ingot_ir_stmt_t* vloop = s;
+  const ingot_ir_stmt_t* store = direct_child(vloop->u.loop.body);
+  if (!store || store->kind != INGOT_IR_STMT_STORE)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the vectorized loop is not one store", name);
+  const ingot_ir_expr_t* v = store->u.store.value;
+  ingot_ir_expr_t* idx = store->u.store.index;
+  uint32_t buf = store->u.store.buffer;
+  if (!v || v->kind != INGOT_IR_EXPR_BINARY || v->u.binary.op != INGOT_IR_ADD ||
+      v->u.binary.a->kind != INGOT_IR_EXPR_LOAD || v->u.binary.a->u.load.buffer != buf ||
+      !expr_same(v->u.binary.a->u.load.index, idx))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store is not y[i] = y[i] + e", name);
+  ingot_ir_expr_t* e = v->u.binary.b;
+  for (uint32_t i = 0; i < nred; ++i)
+    if (ingot_ir_expr_uses_var(idx, red[i]->u.loop.var))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store index moves with '%s'", name,
+                        f->vars[red[i]->u.loop.var].name);
+  /* e must not read the output: the accumulators would hide its updates. */
+  if (expr_loads(e, buf))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the update reads the output", name);
+  int64_t combos = 1;
+  for (uint32_t i = 0; i < nunr; ++i) {
+    combos *= unr[i]->u.loop.extent;
+    if (combos > ACCUMULATE_MAX)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': more than %d accumulators", name,
+                        ACCUMULATE_MAX);
+  }
+  ingot_dtype_t dt = f->buffers[buf].dtype;
+  uint32_t old_vars = f->var_count;
+  ingot_ir_stmt_t** pre = ingot_xmalloc(sizeof(*pre) * (size_t)combos);
+  ingot_ir_stmt_t** mid = ingot_xmalloc(sizeof(*mid) * (size_t)combos);
+  ingot_ir_stmt_t** post = ingot_xmalloc(sizeof(*post) * (size_t)combos);
+  for (int64_t c = 0; c < combos; ++c) {
+    ingot_ir_expr_t* ic = idx;
+    ingot_ir_expr_t* ec = e;
+    int64_t rest = c;
+    for (int32_t u = (int32_t)nunr - 1; u >= 0; --u) {
+      int64_t val = rest % unr[u]->u.loop.extent;
+      rest /= unr[u]->u.loop.extent;
+      ic = ingot_ir_expr_substitute(f, ic, unr[u]->u.loop.var, ingot_ir_int(f, val));
+      ec = ingot_ir_expr_substitute(f, ec, unr[u]->u.loop.var, ingot_ir_int(f, val));
+    }
+    char nm[32];
+    snprintf(nm, sizeof(nm), "acc%lld", (long long)c);
+    uint32_t var = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOCAL, dt);
+    pre[c] = ingot_ir_local(f, var, ingot_ir_load(f, buf, ic));
+    mid[c] = ingot_ir_assign(f, var, ingot_ir_add(f, ingot_ir_var(f, var), ec));
+    post[c] = ingot_ir_store(f, buf, ic, ingot_ir_var(f, var));
+  }
+  ingot_ir_stmt_t* nest = ingot_ir_block(f, mid, (uint32_t)combos);
+  for (int32_t i = (int32_t)nred - 1; i >= 0; --i) nest = ingot_ir_for_like(f, red[i], nest);
+  ingot_ir_stmt_t** all = ingot_xmalloc(sizeof(*all) * (size_t)(2 * combos + 1));
+  memcpy(all, pre, sizeof(*all) * (size_t)combos);
+  all[combos] = nest;
+  memcpy(all + combos + 1, post, sizeof(*all) * (size_t)combos);
+  ingot_ir_stmt_t* body = ingot_ir_block(f, all, (uint32_t)(2 * combos + 1));
+  ingot_ir_stmt_t* outer = ingot_ir_for_like(f, vloop, body);
+  free(pre);
+  free(mid);
+  free(post);
+  free(all);
+  ingot_ir_stmt_t* nb = replace_stmt(f, f->body, top, outer);
+  (void)old_vars;
+  f->body = nb;
+  return INGOT_OK;
+}
+
 static void describe_directive(const ingot_directive_t* d, ingot_strbuf_t* sb) {
   const char* loop = d->loop ? d->loop : "?";
   switch (d->kind) {
@@ -437,6 +569,7 @@ static void describe_directive(const ingot_directive_t* d, ingot_strbuf_t* sb) {
     case INGOT_DIRECTIVE_UNROLL: ingot_strbuf_appendf(sb, "unroll %s", loop); return;
     case INGOT_DIRECTIVE_VECTORIZE: ingot_strbuf_appendf(sb, "vectorize %s", loop); return;
     case INGOT_DIRECTIVE_PARALLEL: ingot_strbuf_appendf(sb, "parallel %s", loop); return;
+    case INGOT_DIRECTIVE_ACCUMULATE: ingot_strbuf_appendf(sb, "accumulate %s", loop); return;
   }
   ingot_strbuf_appendf(sb, "unknown directive kind %d", (int)d->kind);
 }
@@ -461,6 +594,7 @@ static ingot_status_t apply_one(ingot_ir_func_t* f, const ingot_directive_t* d) 
     case INGOT_DIRECTIVE_UNROLL: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_UNROLLED);
     case INGOT_DIRECTIVE_VECTORIZE: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_VECTORIZED);
     case INGOT_DIRECTIVE_PARALLEL: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_PARALLEL);
+    case INGOT_DIRECTIVE_ACCUMULATE: return ingot_schedule_accumulate(f, d->loop);
   }
   return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "unknown directive kind %d", (int)d->kind);
 }

@@ -66,6 +66,8 @@ typedef enum ingot_directive_kind_t {
   INGOT_DIRECTIVE_UNROLL = 4,    /* loop */
   INGOT_DIRECTIVE_VECTORIZE = 5, /* loop */
   INGOT_DIRECTIVE_PARALLEL = 6,  /* loop */
+  INGOT_DIRECTIVE_ACCUMULATE = 7,/* loop: the outermost reduce loop of a register
+                                    tile (see ingot_schedule_accumulate) */
 } ingot_directive_kind_t;
 
 typedef struct ingot_directive_t {
@@ -105,6 +107,17 @@ ingot_status_t ingot_schedule_fuse(ingot_ir_func_t* func, const char* outer, con
                                    const char* fused_name);
 ingot_status_t ingot_schedule_mark(ingot_ir_func_t* func, const char* loop,
                                    ingot_ir_loop_kind_t kind);
+
+/* Register accumulation. `loop` heads a nest
+ *   for r.. (serial) { for u.. (unrolled) { for v (vectorized) {
+ *     y[idx] = y[idx] + e } } }
+ * whose store index does not use the r loops. It becomes
+ *   for v (vectorized) { acc_c = y[idx_c] ...; for r.. { acc_c = acc_c + e_c ... };
+ *                        y[idx_c] = acc_c ... }
+ * with one local per combination c of the unrolled loops' values (at most 64):
+ * the accumulators of a register tile, kept in registers through the whole
+ * reduction. Must be the last directive on that nest. */
+ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* func, const char* loop);
 
 /* Applies every directive in order; on failure names the directive. */
 ingot_status_t ingot_schedule_apply(ingot_ir_func_t* func, const ingot_schedule_t* schedule);

@@ -24,8 +24,9 @@ static const knob_info_t k_knobs[] = {
     {"vector_bytes", 1, 256},   /* SIMD width: lanes = vector_bytes / dtype size */
     {"unroll", 1, 64},          /* contraction: vectors per inner (vectorized) loop */
     {"order", 0, 1},            /* contraction: 0 = reduce, j_o, j_i; 1 = j_o, reduce, j_i */
+    {"tile", 1, 32},            /* contraction: rows of the register tile (1: none) */
 };
-enum { KNOB_THREADS, KNOB_VECTOR_BYTES, KNOB_UNROLL, KNOB_ORDER, KNOB_COUNT_ };
+enum { KNOB_THREADS, KNOB_VECTOR_BYTES, KNOB_UNROLL, KNOB_ORDER, KNOB_TILE, KNOB_COUNT_ };
 
 typedef struct template_info_t {
   const char* name;
@@ -38,7 +39,7 @@ typedef struct template_info_t {
 static const template_info_t k_templates[] = {
     {"injective", INGOT_OP_CLASS_INJECTIVE, KB(KNOB_THREADS) | KB(KNOB_VECTOR_BYTES), 1},
     {"contraction.direct", INGOT_OP_CLASS_CONTRACTION,
-     KB(KNOB_THREADS) | KB(KNOB_VECTOR_BYTES) | KB(KNOB_UNROLL) | KB(KNOB_ORDER), 2},
+     KB(KNOB_THREADS) | KB(KNOB_VECTOR_BYTES) | KB(KNOB_UNROLL) | KB(KNOB_ORDER) | KB(KNOB_TILE), 2},
     {"pool", INGOT_OP_CLASS_POOL, KB(KNOB_THREADS) | KB(KNOB_VECTOR_BYTES) | KB(KNOB_UNROLL) | KB(KNOB_ORDER), 1},
     {"row", INGOT_OP_CLASS_ROW, KB(KNOB_THREADS) | KB(KNOB_VECTOR_BYTES), 1},
 };
@@ -226,6 +227,81 @@ static int64_t lanes_for(plan_t* p, ingot_dtype_t dtype) {
   return lanes < 1 ? 1 : lanes;
 }
 
+/* A register-blocked UPDATE: one spatial axis (the output channels of a
+ * conv, the rows of a matmul) is split into a tile of `rows` that goes
+ * innermost but one, unrolled, above the vector loop; the reduce loops go
+ * just outside the tile, so every accumulator y[tile row, vector] keeps the
+ * same address through the whole reduction and the compiler holds it in a
+ * register:
+ *   outer spatial (t -> t_o), vec_o | reduce... | t_i (unrolled) | vec (vector)
+ * The vector loop is split once more into whole vectors (unrolled) when its
+ * extent is a multiple of the lanes. */
+static ingot_status_t plan_register_tile(plan_t* p, const ingot_stage_t* st, const char* const* sname,
+                                         const int64_t* sext, const char* const* rname, const int64_t* rext,
+                                         const char* vec, const char* vec_outer, int64_t vec_outer_extent,
+                                         int64_t vec_factor, int64_t lanes, int64_t work) {
+  uint32_t k = st->spatial_count - 1;
+  /* The tiled axis: a conv's output channels (n, k, o...), else the axis
+   * just outside the vector one. */
+  bool conv = p->kernel->workload && strncmp(p->kernel->workload, "conv", 4) == 0 && st->spatial_count >= 3;
+  uint32_t t = conv ? 1 : k - 1;
+  int64_t vec_extent = vec_outer ? vec_factor : sext[k];
+  int64_t vectors = (vec_extent + lanes - 1) / lanes;
+  int64_t rows = p->knob[KNOB_TILE];
+  if (rows == 0) {
+    rows = 24 / (vectors ? vectors : 1);
+    if (rows > 12) rows = 12;
+  }
+  if (rows > sext[t]) rows = sext[t];
+  /* A divisor of the axis (no tail guard), at least half the wanted rows. */
+  int64_t tile = 1;
+  for (int64_t d = rows; d >= 1; --d)
+    if (sext[t] % d == 0) {
+      tile = d;
+      break;
+    }
+  const char* t_o = sname[t];
+  const char* t_i = NULL;
+  if (tile >= 2 && tile < sext[t]) t_o = emit_split(p, sname[t], tile, &t_i);
+  else if (tile == sext[t] && tile >= 2) t_o = NULL, t_i = sname[t];
+  const char* v_i = vec;
+  const char* v_o2 = NULL;
+  if (vec_extent > lanes && vec_extent % lanes == 0 && vectors <= 4) v_o2 = emit_split(p, vec, lanes, &v_i);
+
+  stage_loops_t order = {0}, par = {0};
+  for (uint32_t i = 0; i < k; ++i) {
+    if (i == t) {
+      if (t_o) {
+        int64_t e = t_i ? sext[t] / tile : sext[t];
+        loops_push(&order, t_o, e);
+        loops_push(&par, t_o, e);
+      }
+      continue;
+    }
+    loops_push(&order, sname[i], sext[i]);
+    loops_push(&par, sname[i], sext[i]);
+  }
+  if (vec_outer) {
+    loops_push(&order, vec_outer, vec_outer_extent);
+    loops_push(&par, vec_outer, vec_outer_extent);
+  }
+  for (uint32_t i = 0; i < st->reduce_count; ++i) loops_push(&order, rname[i], rext[i]);
+  if (t_i) loops_push(&order, t_i, tile);
+  if (v_o2) loops_push(&order, v_o2, vectors);
+  loops_push(&order, v_i, lanes);
+  ingot_directive_t d = {0};
+  d.kind = INGOT_DIRECTIVE_REORDER;
+  d.order = order.names;
+  d.order_count = order.count;
+  ingot_schedule_add(p->s, &d);
+  plan_parallel(p, par.names, par.extents, par.count, work);
+  if (t_i) emit_mark(p, INGOT_DIRECTIVE_UNROLL, t_i);
+  if (v_o2) emit_mark(p, INGOT_DIRECTIVE_UNROLL, v_o2);
+  emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, v_i);
+  if (st->reduce_count > 0) emit_mark(p, INGOT_DIRECTIVE_ACCUMULATE, rname[0]);
+  return INGOT_OK;
+}
+
 static ingot_status_t plan_stage(plan_t* p, uint32_t index) {
   const ingot_stage_t* st = &p->kernel->stages[index];
   if (st->spatial_count == 0 || st->spatial_count > INGOT_MAX_STAGE_AXES || st->reduce_count > INGOT_MAX_STAGE_AXES)
@@ -257,9 +333,9 @@ static ingot_status_t plan_stage(plan_t* p, uint32_t index) {
   /* Split the innermost spatial loop for the vector lanes. */
   const char* vec = NULL;      /* the loop to vectorize */
   const char* vec_outer = NULL;
-  int64_t vec_outer_extent = 0;
+  int64_t vec_outer_extent = 0, vec_factor = 0;
   if (lanes > 1 && sext[k] >= lanes) {
-    int64_t factor = pick_factor(sext[k], target, lanes);
+    int64_t factor = vec_factor = pick_factor(sext[k], target, lanes);
     if (factor < sext[k]) {
       vec_outer = emit_split(p, sname[k], factor, &vec);
       vec_outer_extent = (sext[k] + factor - 1) / factor;
@@ -278,6 +354,9 @@ static ingot_status_t plan_stage(plan_t* p, uint32_t index) {
     if (vec) emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, vec);
     return INGOT_OK;
   }
+
+  if (p->kernel->op_class == INGOT_OP_CLASS_CONTRACTION && vec && k >= 1 && p->knob[KNOB_TILE] != 1)
+    return plan_register_tile(p, st, sname, sext, rname, rext, vec, vec_outer, vec_outer_extent, vec_factor, lanes, work);
 
   /* UPDATE: the reduce loops move inside the outer spatial loops and outside
    * the innermost spatial (vector) loop. */
@@ -352,6 +431,7 @@ ingot_status_t ingot_schedule_from_template(const ingot_kernel_t* kernel, const 
   p.knob[KNOB_VECTOR_BYTES] = target->vector_bytes ? target->vector_bytes : 16;
   p.knob[KNOB_UNROLL] = t->default_unroll;
   p.knob[KNOB_ORDER] = 0;
+  p.knob[KNOB_TILE] = 0; /* 0: chosen per stage from the vector registers */
   for (uint32_t i = 0; i < knob_count; ++i) {
     int k = -1;
     for (int j = 0; j < KNOB_COUNT_; ++j)

@@ -1,0 +1,165 @@
+/* FMA peak of this machine, for bench/bench.py (built at run time with the
+ * system C compiler and -march=native).
+ *
+ * Each thread runs CHAINS independent FMA chains (acc = acc * m + a) on the
+ * widest float vector the compiler targets: 16 lanes with AVX-512F, 8 with
+ * AVX2+FMA (or AVX-512 when the compiler is asked for 256-bit vectors), 4 with
+ * NEON, 1 otherwise. CHAINS is larger than FMA latency x FMA ports on current
+ * cores (4-5 cycles x 2 ports), so the chains keep every FMA unit busy.
+ *
+ *   fma_peak [THREADS] [SECONDS_PER_TRIAL]
+ *
+ * Prints, one `key value` per line:
+ *   isa           the vector flavour used
+ *   lanes         float lanes per vector
+ *   gflops_1      best of 5 trials, one thread
+ *   gflops_all    best of 5 trials, THREADS threads at once (default: online CPUs)
+ *   threads       THREADS
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define ISA "avx512"
+#define LANES 16
+typedef __m512 vec_t;
+#define VSET(x) _mm512_set1_ps(x)
+#define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+static float vsum(vec_t v) { return _mm512_reduce_add_ps(v); }
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define ISA "avx2"
+#define LANES 8
+typedef __m256 vec_t;
+#define VSET(x) _mm256_set1_ps(x)
+#define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+static float vsum(vec_t v) {
+  float t[8];
+  _mm256_storeu_ps(t, v);
+  return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+}
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#define ISA "neon"
+#define LANES 4
+typedef float32x4_t vec_t;
+#define VSET(x) vdupq_n_f32(x)
+#define VFMA(a, b, c) vfmaq_f32(c, a, b)
+static float vsum(vec_t v) { return vaddvq_f32(v); }
+#else
+#include <math.h>
+#define ISA "scalar"
+#define LANES 1
+typedef float vec_t;
+#define VSET(x) (x)
+#define VFMA(a, b, c) fmaf(a, b, c)
+static float vsum(vec_t v) { return v; }
+#endif
+
+#define CHAINS 16
+#define INNER 1000
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Runs iters x INNER x CHAINS vector FMAs; returns a value that depends on all of them. */
+static float fma_kernel(long iters, float seed) {
+  vec_t acc[CHAINS];
+  for (int i = 0; i < CHAINS; ++i) acc[i] = VSET(seed + 0.001f * (float)i);
+  const vec_t m = VSET(0.999999f), a = VSET(1e-7f);
+  for (long it = 0; it < iters; ++it) {
+    for (int j = 0; j < INNER; ++j) {
+#define STEP(i) acc[i] = VFMA(acc[i], m, a);
+      STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7)
+      STEP(8) STEP(9) STEP(10) STEP(11) STEP(12) STEP(13) STEP(14) STEP(15)
+#undef STEP
+    }
+#if !defined(__aarch64__) && LANES > 1
+    __asm__ volatile("" : "+x"(acc[0]));  /* keep the loop from being folded */
+#endif
+  }
+  float s = 0.0f;
+  for (int i = 0; i < CHAINS; ++i) s += vsum(acc[i]);
+  return s;
+}
+
+typedef struct {
+  long iters;
+  float result;
+  pthread_barrier_t* barrier;
+} job_t;
+
+static void* worker(void* p) {
+  job_t* j = p;
+  pthread_barrier_wait(j->barrier);
+  j->result = fma_kernel(j->iters, 1.0f);
+  return NULL;
+}
+
+/* GFLOP/s of `threads` threads each running `iters` outer iterations. */
+static double trial(int threads, long iters) {
+  pthread_t tid[256];
+  job_t jobs[256];
+  pthread_barrier_t barrier;
+  pthread_barrier_init(&barrier, NULL, (unsigned)threads + 1);
+  for (int t = 0; t < threads; ++t) {
+    jobs[t].iters = iters;
+    jobs[t].barrier = &barrier;
+    pthread_create(&tid[t], NULL, worker, &jobs[t]);
+  }
+  pthread_barrier_wait(&barrier);
+  double t0 = now_s();
+  float sink = 0.0f;
+  for (int t = 0; t < threads; ++t) {
+    pthread_join(tid[t], NULL);
+    sink += jobs[t].result;
+  }
+  double dt = now_s() - t0;
+  pthread_barrier_destroy(&barrier);
+  if (sink == 12345.678f) fprintf(stderr, "unlikely\n");
+  double flops = 2.0 * LANES * CHAINS * (double)INNER * (double)iters * threads;
+  return flops / dt * 1e-9;
+}
+
+int main(int argc, char** argv) {
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = argc > 1 ? atoi(argv[1]) : (int)(ncpu > 0 ? ncpu : 1);
+  double seconds = argc > 2 ? atof(argv[2]) : 0.2;
+  if (threads < 1 || threads > 256 || !(seconds > 0.0)) {
+    fprintf(stderr, "usage: fma_peak [THREADS 1..256] [SECONDS_PER_TRIAL]\n");
+    return 2;
+  }
+  /* Calibrate the iteration count to about `seconds` per trial on one thread. */
+  long iters = 16;
+  for (;;) {
+    double t0 = now_s();
+    volatile float r = fma_kernel(iters, 1.0f);
+    (void)r;
+    double dt = now_s() - t0;
+    if (dt > seconds / 4 || iters > (1L << 40)) {
+      iters = (long)((double)iters * seconds / (dt > 1e-9 ? dt : 1e-9)) + 1;
+      break;
+    }
+    iters *= 4;
+  }
+  double best1 = 0.0, bestn = 0.0;
+  for (int k = 0; k < 5; ++k) {
+    double g = trial(1, iters);
+    if (g > best1) best1 = g;
+  }
+  for (int k = 0; k < 5; ++k) {
+    double g = trial(threads, iters);
+    if (g > bestn) bestn = g;
+  }
+  printf("isa %s\nlanes %d\ngflops_1 %.1f\ngflops_all %.1f\nthreads %d\n", ISA, LANES, best1, bestn, threads);
+  return 0;
+}

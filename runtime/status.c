@@ -98,23 +98,38 @@ void ingot_rt_free(ingot_allocator_t allocator, void* ptr) {
   if (ptr) allocator.fn(allocator.self, ptr, 0);
 }
 
-/* ---- CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), table-driven. */
+/* ---- CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), slicing by 8:
+ * eight 256-entry tables let the loop take 8 bytes a step (several times
+ * faster than a byte at a time on the ~100 MB weight sections of large
+ * models). Table k maps a byte to its CRC after k further zero bytes. */
 
-static uint32_t g_crc_table[256];
+static uint32_t g_crc_table[8][256];
 static pthread_once_t g_crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_table_init(void) {
   for (uint32_t i = 0; i < 256; ++i) {
     uint32_t c = i;
     for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    g_crc_table[i] = c;
+    g_crc_table[0][i] = c;
   }
+  for (uint32_t i = 0; i < 256; ++i)
+    for (int t = 1; t < 8; ++t)
+      g_crc_table[t][i] = g_crc_table[0][g_crc_table[t - 1][i] & 0xFFu] ^ (g_crc_table[t - 1][i] >> 8);
 }
 
 uint32_t ingot_crc32(uint32_t seed, const void* data, size_t size) {
   pthread_once(&g_crc_once, crc_table_init);
   const uint8_t* p = (const uint8_t*)data;
   uint32_t c = ~seed;
-  for (size_t i = 0; i < size; ++i) c = g_crc_table[(c ^ p[i]) & 0xFFu] ^ (c >> 8);
+  while (size >= 8) {
+    uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+    c = g_crc_table[7][lo & 0xFFu] ^ g_crc_table[6][(lo >> 8) & 0xFFu] ^ g_crc_table[5][(lo >> 16) & 0xFFu] ^
+        g_crc_table[4][lo >> 24] ^ g_crc_table[3][hi & 0xFFu] ^ g_crc_table[2][(hi >> 8) & 0xFFu] ^
+        g_crc_table[1][(hi >> 16) & 0xFFu] ^ g_crc_table[0][hi >> 24];
+    p += 8;
+    size -= 8;
+  }
+  while (size--) c = g_crc_table[0][(c ^ *p++) & 0xFFu] ^ (c >> 8);
   return ~c;
 }

@@ -9,19 +9,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "codegen/codegen.h"
 #include "codegen/codegen_internal.h"
 
-extern char** environ;
 
 enum { kCompileTimeoutSeconds = 600, kMaxArgs = 64, kLogLines = 20, kLogBytes = 2400 };
 
@@ -47,11 +44,6 @@ static const char* const k_common_flags[] = {
     "-Wl,-z,defs", "-Wl,--hash-style=both", "-Wl,-z,noexecstack", "-Wl,--build-id=none", "-s",
 };
 
-typedef struct cc_run_t {
-  int exit_code;     /* -1: did not exit normally */
-  bool timed_out;
-} cc_run_t;
-
 /* Splits the compiler command ("gcc", "ccache gcc") into words. */
 static size_t split_words(char* text, char** words, size_t cap) {
   size_t n = 0;
@@ -59,41 +51,6 @@ static size_t split_words(char* text, char** words, size_t cap) {
   for (char* w = strtok_r(text, " \t", &save); w && n < cap; w = strtok_r(NULL, " \t", &save))
     words[n++] = w;
   return n;
-}
-
-static ingot_status_t run_process(char* const* argv, const char* log_path, cc_run_t* out) {
-  posix_spawn_file_actions_t fa;
-  if (posix_spawn_file_actions_init(&fa) != 0)
-    return ingot_fail(INGOT_ERROR_INTERNAL, "codegen c: posix_spawn_file_actions_init failed");
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0)
-    return ingot_fail(INGOT_ERROR_NOT_FOUND, "codegen c: cannot run the C compiler '%s': %s", argv[0],
-                      strerror(rc));
-  out->exit_code = -1;
-  out->timed_out = false;
-  struct timespec start, now, nap = {0, 5 * 1000 * 1000};
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  for (;;) {
-    int status = 0;
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      if (WIFEXITED(status)) out->exit_code = WEXITSTATUS(status);
-      return INGOT_OK;
-    }
-    if (r < 0 && errno != EINTR)
-      return ingot_fail(INGOT_ERROR_INTERNAL, "codegen c: waitpid: %s", strerror(errno));
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec - start.tv_sec > kCompileTimeoutSeconds && !out->timed_out) {
-      out->timed_out = true;
-      kill(pid, SIGKILL);
-    }
-    nanosleep(&nap, NULL);
-  }
 }
 
 /* 1 if `cc --version` names clang (its flags differ a little), else 0. */
@@ -105,9 +62,9 @@ static int compiler_is_clang(char* const* words, size_t n, const char* dir) {
   argv[a] = NULL;
   char log[4200];
   snprintf(log, sizeof(log), "%s/version.txt", dir);
-  cc_run_t run;
+  ingot_codegen_tool_run_t run;
   int clang = 0;
-  if (run_process(argv, log, &run) == INGOT_OK) {
+  if (ingot_codegen_run_tool(argv, log, kCompileTimeoutSeconds, &run) == INGOT_OK) {
     uint8_t* text = NULL;
     size_t size = 0;
     if (ingot_file_read(log, &text, &size) == INGOT_OK) {
@@ -136,41 +93,6 @@ static bool cpu_name_ok(const char* cpu) {
 }
 
 /* The first lines of the compiler's output, for the error message. */
-static void log_head(const char* path, char* out, size_t cap) {
-  out[0] = '\0';
-  uint8_t* text = NULL;
-  size_t size = 0;
-  if (ingot_file_read(path, &text, &size) != INGOT_OK) {
-    ingot_compiler_error_clear();
-    return;
-  }
-  size_t n = 0, lines = 0;
-  for (size_t i = 0; i < size && n + 1 < cap && lines < kLogLines; ++i) {
-    out[n++] = (char)text[i];
-    if (text[i] == '\n') ++lines;
-  }
-  out[n] = '\0';
-  free(text);
-}
-
-static ingot_status_t write_file(const char* path, const void* data, size_t size) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot create '%s': %s", path, strerror(errno));
-  const uint8_t* p = data;
-  while (size) {
-    ssize_t w = write(fd, p, size);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      close(fd);
-      return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot write '%s': %s", path, strerror(errno));
-    }
-    p += w;
-    size -= (size_t)w;
-  }
-  if (close(fd) != 0) return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot write '%s'", path);
-  return INGOT_OK;
-}
-
 ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
                                        const ingot_target_t* target, const char* cc,
                                        uint8_t** out_object, size_t* out_size) {
@@ -195,7 +117,7 @@ ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
   snprintf(so_path, sizeof(so_path), "%s/module.so", dir);
   snprintf(log_path, sizeof(log_path), "%s/cc.log", dir);
 
-  ingot_status_t st = write_file(src_path, source, source_size);
+  ingot_status_t st = ingot_codegen_write_file(src_path, source, source_size);
   char* cc_copy = ingot_xstrdup(cc);
   char* words[16];
   size_t nwords = split_words(cc_copy, words, 16);
@@ -225,11 +147,11 @@ ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
     argv[a++] = so_path;
     argv[a++] = src_path;
     argv[a] = NULL;
-    cc_run_t run;
-    st = run_process(argv, log_path, &run);
+    ingot_codegen_tool_run_t run;
+    st = ingot_codegen_run_tool(argv, log_path, kCompileTimeoutSeconds, &run);
     if (st == INGOT_OK && (run.exit_code != 0 || run.timed_out)) {
       char head[kLogBytes];
-      log_head(log_path, head, sizeof(head));
+      ingot_codegen_log_head(log_path, head, sizeof(head), kLogLines);
       keep_source = true;
       if (run.timed_out)
         st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen c: '%s' took over %d s; source kept at %s", cc,

@@ -2,6 +2,7 @@
 #ifndef INGOT_CODEGEN_INTERNAL_H_
 #define INGOT_CODEGEN_INTERNAL_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,5 +22,24 @@ ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
  * TEXTREL, no PLT relocations, only RELATIVE relocations, no undefined
  * dynamic symbols, and a defined INGOT_LIBRARY_QUERY_SYMBOL. */
 ingot_status_t ingot_codegen_elf_check(const uint8_t* data, size_t size);
+
+/* ---- External tools (codegen_tools.c), shared by the c and llvm targets. */
+
+/* Creates `path` (which must not exist, mode 0600) with `data`. */
+ingot_status_t ingot_codegen_write_file(const char* path, const void* data, size_t size);
+
+typedef struct ingot_codegen_tool_run_t {
+  int exit_code;   /* -1: killed or did not exit normally */
+  bool timed_out;  /* killed after the time limit */
+} ingot_codegen_tool_run_t;
+
+/* Runs argv (no shell; argv[0] looked up on PATH) with stdin from /dev/null
+ * and stdout+stderr to log_path, killing it after timeout_seconds. Fails with
+ * INGOT_ERROR_NOT_FOUND when the program cannot be started. */
+ingot_status_t ingot_codegen_run_tool(char* const* argv, const char* log_path, int timeout_seconds,
+                                      ingot_codegen_tool_run_t* out);
+
+/* The first max_lines lines (at most cap-1 bytes) of a log file, "" if none. */
+void ingot_codegen_log_head(const char* path, char* out, size_t cap, size_t max_lines);
 
 #endif /* INGOT_CODEGEN_INTERNAL_H_ */

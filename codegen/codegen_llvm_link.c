@@ -14,12 +14,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,7 +29,6 @@
 #include "codegen/codegen_internal.h"
 #include "codegen/codegen_llvm_internal.h"
 
-extern char** environ;
 
 enum { kLinkTimeoutSeconds = 300, kLogBytes = 2400 };
 
@@ -71,71 +68,6 @@ ingot_status_t ingot_llvm_target_machine(const ingot_target_t* target, LLVMTarge
   return INGOT_OK;
 }
 
-static ingot_status_t write_file(const char* path, const void* data, size_t size) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot create '%s': %s", path, strerror(errno));
-  const uint8_t* p = data;
-  while (size) {
-    ssize_t w = write(fd, p, size);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      close(fd);
-      return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot write '%s': %s", path, strerror(errno));
-    }
-    p += w;
-    size -= (size_t)w;
-  }
-  if (close(fd) != 0) return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot write '%s'", path);
-  return INGOT_OK;
-}
-
-/* Runs argv (no shell), output to log_path; *out_exit -1 when killed. */
-static ingot_status_t run_linker(char* const* argv, const char* log_path, int* out_exit) {
-  posix_spawn_file_actions_t fa;
-  if (posix_spawn_file_actions_init(&fa) != 0)
-    return ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: posix_spawn_file_actions_init failed");
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return rc == ENOENT ? INGOT_ERROR_NOT_FOUND : INGOT_ERROR_INTERNAL;
-  *out_exit = -1;
-  struct timespec start, now, nap = {0, 2 * 1000 * 1000};
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  bool killed = false;
-  for (;;) {
-    int status = 0;
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      if (WIFEXITED(status) && !killed) *out_exit = WEXITSTATUS(status);
-      return INGOT_OK;
-    }
-    if (r < 0 && errno != EINTR) return ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: waitpid: %s", strerror(errno));
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec - start.tv_sec > kLinkTimeoutSeconds && !killed) {
-      killed = true;
-      kill(pid, SIGKILL);
-    }
-    nanosleep(&nap, NULL);
-  }
-}
-
-static void log_head(const char* path, char* out, size_t cap) {
-  out[0] = '\0';
-  uint8_t* text = NULL;
-  size_t size = 0;
-  if (ingot_file_read(path, &text, &size) != INGOT_OK) {
-    ingot_compiler_error_clear();
-    return;
-  }
-  size_t n = 0;
-  for (size_t i = 0; i < size && n + 1 < cap; ++i) out[n++] = (char)text[i];
-  out[n] = '\0';
-  free(text);
-}
-
 /* Links object bytes into a shared object with ld.lld ($INGOT_LLD, ld.lld,
  * ld.lld-14). */
 static ingot_status_t link_object(const void* obj, size_t obj_size, uint8_t** out, size_t* out_size) {
@@ -149,11 +81,11 @@ static ingot_status_t link_object(const void* obj, size_t obj_size, uint8_t** ou
   snprintf(obj_path, sizeof(obj_path), "%s/module.o", dir);
   snprintf(so_path, sizeof(so_path), "%s/module.so", dir);
   snprintf(log_path, sizeof(log_path), "%s/ld.log", dir);
-  ingot_status_t st = write_file(obj_path, obj, obj_size);
+  ingot_status_t st = ingot_codegen_write_file(obj_path, obj, obj_size);
   if (st == INGOT_OK) {
     const char* env_lld = getenv("INGOT_LLD");
     const char* candidates[3] = {env_lld && *env_lld ? env_lld : NULL, "ld.lld", "ld.lld-14"};
-    int exit_code = -1;
+    ingot_codegen_tool_run_t tool = {-1, false};
     const char* used = NULL;
     ingot_status_t run = INGOT_ERROR_NOT_FOUND;
     for (int c = 0; c < 3 && run == INGOT_ERROR_NOT_FOUND; ++c) {
@@ -161,17 +93,18 @@ static ingot_status_t link_object(const void* obj, size_t obj_size, uint8_t** ou
       char* argv[] = {(char*)candidates[c], "-shared", "-Bsymbolic", "--no-undefined", "-z", "noexecstack", "-z",
                       "relro", "--hash-style=both", "--build-id=none", "-s", "-o", so_path, obj_path, NULL};
       used = candidates[c];
-      run = run_linker(argv, log_path, &exit_code);
+      run = ingot_codegen_run_tool(argv, log_path, kLinkTimeoutSeconds, &tool);
     }
     if (run == INGOT_ERROR_NOT_FOUND) {
       st = ingot_fail(INGOT_ERROR_NOT_FOUND, "codegen llvm: cannot run the linker: no ld.lld or ld.lld-14 on PATH "
                       "(install lld, or set INGOT_LLD)");
     } else if (run != INGOT_OK) {
       st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: cannot run '%s'", used);
-    } else if (exit_code != 0) {
+    } else if (tool.exit_code != 0) {
       char head[kLogBytes];
-      log_head(log_path, head, sizeof(head));
-      st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: '%s' failed (exit %d): %s", used, exit_code, head);
+      ingot_codegen_log_head(log_path, head, sizeof(head), SIZE_MAX);
+      st = ingot_fail(INGOT_ERROR_INTERNAL, "codegen llvm: '%s' failed (exit %d%s): %s", used, tool.exit_code,
+                      tool.timed_out ? ", killed after the time limit" : "", head);
     }
   }
   if (st == INGOT_OK) st = ingot_file_read(so_path, out, out_size);

@@ -189,11 +189,18 @@ ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
 /* Fuses Relu / Clip(constant bounds) into a preceding Conv or Gemm whose output
  * has no other consumer (sets node.activation). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
+/* Moves a Conv's non-zero pads into a Pad node (constant 0) that produces a
+ * padded intermediate, and sets the conv's pads to 0, so the conv reads no
+ * out-of-bounds taps (graph/passes_layout.c). Skips convs whose padded input
+ * would exceed 64 MiB or whose shape is not known. Needs inferred shapes; the
+ * new values are inferred by a later ingot_graph_infer_shapes. */
+ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph);
 /* Drops dead nodes and values no node or graph output references. */
 void ingot_graph_compact(ingot_graph_t* graph);
 
 /* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
- * fold batchnorm, fuse activations, DCE, sort, infer again, compact. */
+ * fold batchnorm, fuse activations, pad conv inputs, DCE, sort, infer again,
+ * compact. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size
  * and empty outputs are folded. */

@@ -1097,83 +1097,6 @@ static ingot_status_t cg_expr(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_
 }
 
 /* ---- Analyses on statements (for outlining and vectorization). */
-typedef struct cg_uses_t {
-  uint8_t* vars;      /* per var: read or assigned in the statement */
-  uint8_t* assigned;  /* per var: ASSIGNed */
-  uint8_t* declared;  /* per var: bound (LOCAL or FOR) inside the statement */
-  uint8_t* buffers;   /* per buffer: loaded or stored */
-} cg_uses_t;
-
-static void cg_uses_expr(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, cg_uses_t* u) {
-  if (!e) return;
-  switch (e->kind) {
-    case INGOT_IR_EXPR_VAR:
-      if (e->u.var < f->var_count) u->vars[e->u.var] = 1;
-      return;
-    case INGOT_IR_EXPR_LOAD:
-      if (e->u.load.buffer < f->buffer_count) u->buffers[e->u.load.buffer] = 1;
-      cg_uses_expr(f, e->u.load.index, u);
-      return;
-    case INGOT_IR_EXPR_UNARY:
-    case INGOT_IR_EXPR_CAST: cg_uses_expr(f, e->u.unary.a, u); return;
-    case INGOT_IR_EXPR_BINARY:
-      cg_uses_expr(f, e->u.binary.a, u);
-      cg_uses_expr(f, e->u.binary.b, u);
-      return;
-    case INGOT_IR_EXPR_SELECT:
-      cg_uses_expr(f, e->u.select.cond, u);
-      cg_uses_expr(f, e->u.select.a, u);
-      cg_uses_expr(f, e->u.select.b, u);
-      return;
-    default: return;
-  }
-}
-
-static void cg_uses_stmt(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, cg_uses_t* u) {
-  if (!s) return;
-  switch (s->kind) {
-    case INGOT_IR_STMT_FOR:
-      if (s->u.loop.var < f->var_count) u->declared[s->u.loop.var] = 1;
-      cg_uses_stmt(f, s->u.loop.body, u);
-      return;
-    case INGOT_IR_STMT_BLOCK:
-      for (uint32_t i = 0; i < s->u.block.count; ++i) cg_uses_stmt(f, s->u.block.stmts[i], u);
-      return;
-    case INGOT_IR_STMT_STORE:
-      if (s->u.store.buffer < f->buffer_count) u->buffers[s->u.store.buffer] = 1;
-      cg_uses_expr(f, s->u.store.index, u);
-      cg_uses_expr(f, s->u.store.value, u);
-      return;
-    case INGOT_IR_STMT_IF:
-      cg_uses_expr(f, s->u.cond.cond, u);
-      cg_uses_stmt(f, s->u.cond.then_body, u);
-      return;
-    case INGOT_IR_STMT_LOCAL:
-    case INGOT_IR_STMT_ASSIGN:
-      if (s->u.local.var < f->var_count) {
-        u->vars[s->u.local.var] = 1;
-        if (s->kind == INGOT_IR_STMT_LOCAL) u->declared[s->u.local.var] = 1;
-        else u->assigned[s->u.local.var] = 1;
-      }
-      cg_uses_expr(f, s->u.local.value, u);
-      return;
-  }
-}
-
-static void cg_uses_init(const ingot_ir_func_t* f, cg_uses_t* u) {
-  size_t nv = f->var_count ? f->var_count : 1, nb = f->buffer_count ? f->buffer_count : 1;
-  u->vars = ingot_xcalloc(nv, 1);
-  u->assigned = ingot_xcalloc(nv, 1);
-  u->declared = ingot_xcalloc(nv, 1);
-  u->buffers = ingot_xcalloc(nb, 1);
-}
-
-static void cg_uses_free(cg_uses_t* u) {
-  free(u->vars);
-  free(u->assigned);
-  free(u->declared);
-  free(u->buffers);
-}
 
 /* A loop may take SIMD pragmas when it assigns no local bound outside it and
  * every store's index depends on the loop (directly or through a local bound
@@ -1199,14 +1122,13 @@ static bool cg_store_indices_vary(const ingot_ir_func_t* f, const ingot_ir_stmt_
 }
 
 static bool cg_simd_safe(const ingot_ir_func_t* f, const ingot_ir_stmt_t* loop) {
-  cg_uses_t u;
-  cg_uses_init(f, &u);
-  cg_uses_stmt(f, loop->u.loop.body, &u);
+  ingot_ir_uses_t u;
+  ingot_ir_uses_collect(f, loop->u.loop.body, &u);
   bool ok = true;
   for (uint32_t v = 0; v < f->var_count && ok; ++v)
     if (u.assigned[v] && !u.declared[v]) ok = false;
   if (ok) ok = cg_store_indices_vary(f, loop->u.loop.body, loop->u.loop.var, u.declared);
-  cg_uses_free(&u);
+  ingot_ir_uses_free(&u);
   return ok;
 }
 
@@ -1259,9 +1181,8 @@ static ingot_status_t cg_check_loop(cg_t* cg, const ingot_ir_stmt_t* s) {
  * variables it reads; the kernel fills the struct and calls parallel_for. */
 static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
   const ingot_ir_func_t* f = cg->f;
-  cg_uses_t u;
-  cg_uses_init(f, &u);
-  cg_uses_stmt(f, s->u.loop.body, &u);
+  ingot_ir_uses_t u;
+  ingot_ir_uses_collect(f, s->u.loop.body, &u);
   uint32_t k = cg->par_count++;
   ingot_strbuf_t fn = {0};
   ingot_strbuf_t call = {0};
@@ -1276,11 +1197,11 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
   ingot_strbuf_t unpack = {0};
   ingot_strbuf_append(&unpack, "  const ingot_kernel_env_t* env = c_->env;\n  (void)env;\n");
   for (uint32_t i = 0; i < f->buffer_count; ++i) {
-    if (!u.buffers[i]) continue;
+    if (!(u.loaded[i] || u.stored[i])) continue;
     const char* ty;
     ingot_status_t st = cg_type(cg, f->buffers[i].dtype, &ty);
     if (st != INGOT_OK) {
-      cg_uses_free(&u);
+      ingot_ir_uses_free(&u);
       ingot_strbuf_free(&fn);
       ingot_strbuf_free(&call);
       ingot_strbuf_free(&unpack);
@@ -1302,7 +1223,7 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
     cg_indent(&call, depth + 1);
     ingot_strbuf_appendf(&call, "ctx%u_.%s = %s;\n", k, cg->var_names[v], cg->var_names[v]);
   }
-  cg_uses_free(&u);
+  ingot_ir_uses_free(&u);
   ingot_strbuf_appendf(&fn, "} par%u_%s_ctx;\n\n", k, cg->cname);
   ingot_strbuf_appendf(&fn, "static void par%u_%s(void* ctx_, int64_t begin_, int64_t end_) {\n", k,
                        cg->cname);
@@ -1335,13 +1256,12 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
 }
 
 static bool cg_parallel_assigns_outer(cg_t* cg, const ingot_ir_stmt_t* s) {
-  cg_uses_t u;
-  cg_uses_init(cg->f, &u);
-  cg_uses_stmt(cg->f, s->u.loop.body, &u);
+  ingot_ir_uses_t u;
+  ingot_ir_uses_collect(cg->f, s->u.loop.body, &u);
   bool bad = false;
   for (uint32_t v = 0; v < cg->f->var_count; ++v)
     if (u.assigned[v] && !u.declared[v]) bad = true;
-  cg_uses_free(&u);
+  ingot_ir_uses_free(&u);
   return bad;
 }
 

@@ -443,90 +443,6 @@ static bool expr_equal(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b) {
   return false;
 }
 
-/* What a statement touches. */
-typedef struct uses_t {
-  uint8_t* vars;       /* read or assigned */
-  uint8_t* assigned;   /* ASSIGNed */
-  uint8_t* declared;   /* bound inside (LOCAL or FOR) */
-  uint8_t* stored;     /* per buffer */
-  INGOT_VEC(const ingot_ir_stmt_t*) stores;
-  INGOT_VEC(const ingot_ir_expr_t*) loads;
-} uses_t;
-
-static void uses_expr(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, uses_t* u) {
-  if (!e) return;
-  switch (e->kind) {
-    case INGOT_IR_EXPR_VAR:
-      if (e->u.var < f->var_count) u->vars[e->u.var] = 1;
-      return;
-    case INGOT_IR_EXPR_LOAD:
-      INGOT_VEC_PUSH(u->loads, e);
-      uses_expr(f, e->u.load.index, u);
-      return;
-    case INGOT_IR_EXPR_UNARY:
-    case INGOT_IR_EXPR_CAST: uses_expr(f, e->u.unary.a, u); return;
-    case INGOT_IR_EXPR_BINARY:
-      uses_expr(f, e->u.binary.a, u);
-      uses_expr(f, e->u.binary.b, u);
-      return;
-    case INGOT_IR_EXPR_SELECT:
-      uses_expr(f, e->u.select.cond, u);
-      uses_expr(f, e->u.select.a, u);
-      uses_expr(f, e->u.select.b, u);
-      return;
-    default: return;
-  }
-}
-
-static void uses_stmt(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, uses_t* u) {
-  if (!s) return;
-  switch (s->kind) {
-    case INGOT_IR_STMT_FOR:
-      if (s->u.loop.var < f->var_count) u->declared[s->u.loop.var] = 1;
-      uses_stmt(f, s->u.loop.body, u);
-      return;
-    case INGOT_IR_STMT_BLOCK:
-      for (uint32_t i = 0; i < s->u.block.count; ++i) uses_stmt(f, s->u.block.stmts[i], u);
-      return;
-    case INGOT_IR_STMT_STORE:
-      if (s->u.store.buffer < f->buffer_count) u->stored[s->u.store.buffer] = 1;
-      INGOT_VEC_PUSH(u->stores, s);
-      uses_expr(f, s->u.store.index, u);
-      uses_expr(f, s->u.store.value, u);
-      return;
-    case INGOT_IR_STMT_IF:
-      uses_expr(f, s->u.cond.cond, u);
-      uses_stmt(f, s->u.cond.then_body, u);
-      return;
-    case INGOT_IR_STMT_LOCAL:
-    case INGOT_IR_STMT_ASSIGN:
-      if (s->u.local.var < f->var_count) {
-        u->vars[s->u.local.var] = 1;
-        if (s->kind == INGOT_IR_STMT_LOCAL) u->declared[s->u.local.var] = 1;
-        else u->assigned[s->u.local.var] = 1;
-      }
-      uses_expr(f, s->u.local.value, u);
-      return;
-  }
-}
-
-static void uses_init(const ingot_ir_func_t* f, uses_t* u) {
-  memset(u, 0, sizeof(*u));
-  size_t nv = f->var_count ? f->var_count : 1, nb = f->buffer_count ? f->buffer_count : 1;
-  u->vars = ingot_xcalloc(nv, 1);
-  u->assigned = ingot_xcalloc(nv, 1);
-  u->declared = ingot_xcalloc(nv, 1);
-  u->stored = ingot_xcalloc(nb, 1);
-}
-
-static void uses_free(uses_t* u) {
-  free(u->vars);
-  free(u->assigned);
-  free(u->declared);
-  free(u->stored);
-  INGOT_VEC_FREE(u->stores);
-  INGOT_VEC_FREE(u->loads);
-}
 
 /* Marks locals whose value differs between lanes: assigned a varying value,
  * or assigned under a varying condition. Returns true if anything changed. */
@@ -581,9 +497,8 @@ static unsigned vector_plan(fn_t* F, const ingot_ir_stmt_t* s, vec_t* V) {
   if (t == INGOT_DTYPE_INVALID || !value_type(F->g, t) || size == 0) return 0;
   unsigned lanes = (unsigned)(F->g->m.target->vector_bytes / size);
   if (lanes < 2 || lanes > 64 || s->u.loop.extent < 2) return 0;
-  uses_t u;
-  uses_init(f, &u);
-  uses_stmt(f, s->u.loop.body, &u);
+  ingot_ir_uses_t u;
+  ingot_ir_uses_collect(f, s->u.loop.body, &u);
   bool ok = true;
   for (uint32_t v = 0; v < f->var_count && ok; ++v)
     if (u.assigned[v] && !u.declared[v]) ok = false;
@@ -608,7 +523,7 @@ static unsigned vector_plan(fn_t* F, const ingot_ir_stmt_t* s, vec_t* V) {
              expr_equal(u.stores.data[k]->u.store.index, ld->u.load.index);
     if (!same) ok = false;
   }
-  uses_free(&u);
+  ingot_ir_uses_free(&u);
   if (!ok) {
     free(V->varying);
     memo_clear(&V->memo);
@@ -1512,13 +1427,12 @@ static bool for_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
   switch (kind) {
     case INGOT_IR_LOOP_PARALLEL:
       if (!F->in_parallel && !F->vec && s->u.loop.extent > 1) {
-        uses_t u;
-        uses_init(f, &u);
-        uses_stmt(f, s->u.loop.body, &u);
+        ingot_ir_uses_t u;
+        ingot_ir_uses_collect(f, s->u.loop.body, &u);
         bool assigns_outer = false;
         for (uint32_t i = 0; i < f->var_count; ++i)
           if (u.assigned[i] && !u.declared[i]) assigns_outer = true;
-        uses_free(&u);
+        ingot_ir_uses_free(&u);
         if (!assigns_outer) return parallel_loop(F, s);
       }
       break;
@@ -1695,14 +1609,13 @@ static bool parallel_loop(fn_t* F, const ingot_ir_stmt_t* s) {
   const ingot_ir_func_t* f = F->f;
   uint32_t nb = f->buffer_count;
   /* The enclosing variables the body reads. */
-  uses_t u;
-  uses_init(f, &u);
-  uses_stmt(f, s->u.loop.body, &u);
+  ingot_ir_uses_t u;
+  ingot_ir_uses_collect(f, s->u.loop.body, &u);
   uint32_t* captured = ingot_xcalloc(f->var_count ? f->var_count : 1, sizeof(uint32_t));
   uint32_t ncap = 0;
   for (uint32_t v = 0; v < f->var_count; ++v)
     if (u.vars[v] && !u.declared[v] && F->slots[v]) captured[ncap++] = v;
-  uses_free(&u);
+  ingot_ir_uses_free(&u);
 
   uint32_t k = g->par_count++;
   char name[96];

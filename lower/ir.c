@@ -380,3 +380,83 @@ bool ingot_ir_stmt_uses_var(const ingot_ir_stmt_t* s, uint32_t var) {
   }
   return false;
 }
+
+/* ---- uses ---- */
+static void uses_expr(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, ingot_ir_uses_t* u) {
+  if (!e) return;
+  switch (e->kind) {
+    case INGOT_IR_EXPR_VAR:
+      if (e->u.var < f->var_count) u->vars[e->u.var] = 1;
+      return;
+    case INGOT_IR_EXPR_LOAD:
+      if (e->u.load.buffer < f->buffer_count) u->loaded[e->u.load.buffer] = 1;
+      INGOT_VEC_PUSH(u->loads, e);
+      uses_expr(f, e->u.load.index, u);
+      return;
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: uses_expr(f, e->u.unary.a, u); return;
+    case INGOT_IR_EXPR_BINARY:
+      uses_expr(f, e->u.binary.a, u);
+      uses_expr(f, e->u.binary.b, u);
+      return;
+    case INGOT_IR_EXPR_SELECT:
+      uses_expr(f, e->u.select.cond, u);
+      uses_expr(f, e->u.select.a, u);
+      uses_expr(f, e->u.select.b, u);
+      return;
+    default: return;
+  }
+}
+
+static void uses_stmt(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, ingot_ir_uses_t* u) {
+  if (!s) return;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR:
+      if (s->u.loop.var < f->var_count) u->declared[s->u.loop.var] = 1;
+      uses_stmt(f, s->u.loop.body, u);
+      return;
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i) uses_stmt(f, s->u.block.stmts[i], u);
+      return;
+    case INGOT_IR_STMT_STORE:
+      if (s->u.store.buffer < f->buffer_count) u->stored[s->u.store.buffer] = 1;
+      INGOT_VEC_PUSH(u->stores, s);
+      uses_expr(f, s->u.store.index, u);
+      uses_expr(f, s->u.store.value, u);
+      return;
+    case INGOT_IR_STMT_IF:
+      uses_expr(f, s->u.cond.cond, u);
+      uses_stmt(f, s->u.cond.then_body, u);
+      return;
+    case INGOT_IR_STMT_LOCAL:
+    case INGOT_IR_STMT_ASSIGN:
+      if (s->u.local.var < f->var_count) {
+        u->vars[s->u.local.var] = 1;
+        if (s->kind == INGOT_IR_STMT_LOCAL) u->declared[s->u.local.var] = 1;
+        else u->assigned[s->u.local.var] = 1;
+      }
+      uses_expr(f, s->u.local.value, u);
+      return;
+  }
+}
+
+void ingot_ir_uses_collect(const ingot_ir_func_t* f, const ingot_ir_stmt_t* stmt, ingot_ir_uses_t* u) {
+  memset(u, 0, sizeof(*u));
+  size_t nv = f->var_count ? f->var_count : 1, nb = f->buffer_count ? f->buffer_count : 1;
+  u->vars = ingot_xcalloc(nv, 1);
+  u->assigned = ingot_xcalloc(nv, 1);
+  u->declared = ingot_xcalloc(nv, 1);
+  u->loaded = ingot_xcalloc(nb, 1);
+  u->stored = ingot_xcalloc(nb, 1);
+  uses_stmt(f, stmt, u);
+}
+
+void ingot_ir_uses_free(ingot_ir_uses_t* u) {
+  free(u->vars);
+  free(u->assigned);
+  free(u->declared);
+  free(u->loaded);
+  free(u->stored);
+  INGOT_VEC_FREE(u->stores);
+  INGOT_VEC_FREE(u->loads);
+}

@@ -192,6 +192,22 @@ ingot_ir_stmt_t* ingot_ir_stmt_substitute(ingot_ir_func_t* f, ingot_ir_stmt_t* s
 bool ingot_ir_expr_uses_var(const ingot_ir_expr_t* expr, uint32_t var);
 bool ingot_ir_stmt_uses_var(const ingot_ir_stmt_t* stmt, uint32_t var);
 
+/* What a statement touches, for outlining and vectorization in codegen.
+ * Flag arrays have one entry per variable / buffer of the function. */
+typedef struct ingot_ir_uses_t {
+  uint8_t* vars;       /* read or assigned */
+  uint8_t* assigned;   /* ASSIGNed */
+  uint8_t* declared;   /* bound inside the statement (LOCAL or FOR) */
+  uint8_t* loaded;     /* per buffer: read */
+  uint8_t* stored;     /* per buffer: written */
+  INGOT_VEC(const ingot_ir_stmt_t*) stores;  /* every STORE, in order */
+  INGOT_VEC(const ingot_ir_expr_t*) loads;   /* every LOAD, in order */
+} ingot_ir_uses_t;
+
+/* Fills `out` (heap; free with ingot_ir_uses_free) for statement `stmt`. */
+void ingot_ir_uses_collect(const ingot_ir_func_t* func, const ingot_ir_stmt_t* stmt, ingot_ir_uses_t* out);
+void ingot_ir_uses_free(ingot_ir_uses_t* uses);
+
 /* ---- Printing and checking. */
 /* Appends the readable text form of the function to sb. */
 void ingot_ir_print(const ingot_ir_func_t* func, ingot_strbuf_t* sb);

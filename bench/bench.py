@@ -48,6 +48,11 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+# ONNX Runtime's worker threads keep spinning for a while after a run; let
+# them settle before timing Ingot so that the engine timed next is not
+# charged for the other's spinning threads.
+SETTLE_S = 0.3
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -365,6 +370,7 @@ def main():
             tvm_runs = runs
             try:
                 for _ in range(rounds):  # interleaved rounds, same inputs
+                    time.sleep(SETTLE_S)
                     ing.append(ingot.round(bundle, input_args, t, runs))
                     onx.append(timed_median(lambda: sess.run(None, feeds), runs))
                     if tvm_fn is not None:
@@ -430,6 +436,7 @@ def main():
                 ing, onx = [], []
                 try:
                     for _ in range(rounds):
+                        time.sleep(SETTLE_S)
                         ing.append(ingot.round(bundle, input_args, t, runs))
                         onx.append(timed_median(lambda: sess.run(None, feeds), runs))
                 except Exception as e:

@@ -779,33 +779,6 @@ static void cg_int_literal(ingot_strbuf_t* sb, int64_t v) {
 }
 
 /* ---- Expressions. */
-static bool cg_nonneg(const ingot_ir_func_t* f, const ingot_ir_expr_t* e) {
-  switch (e->kind) {
-    case INGOT_IR_EXPR_INT: return e->u.i >= 0;
-    case INGOT_IR_EXPR_VAR: return e->u.var < f->var_count && f->vars[e->u.var].kind == INGOT_IR_VAR_LOOP;
-    case INGOT_IR_EXPR_CAST: {
-      ingot_dtype_t from = e->u.unary.a->dtype;
-      if (from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL) return cg_is_int(e->dtype);
-      return e->dtype == INGOT_DTYPE_I64 && cg_is_int(from) && cg_nonneg(f, e->u.unary.a);
-    }
-    case INGOT_IR_EXPR_LOAD: return e->dtype == INGOT_DTYPE_U8;
-    case INGOT_IR_EXPR_BINARY: {
-      const ingot_ir_expr_t* a = e->u.binary.a;
-      const ingot_ir_expr_t* b = e->u.binary.b;
-      switch (e->u.binary.op) {
-        case INGOT_IR_ADD:
-        case INGOT_IR_MUL:
-        case INGOT_IR_MIN: return cg_nonneg(f, a) && cg_nonneg(f, b);
-        case INGOT_IR_MAX: return cg_nonneg(f, a) || cg_nonneg(f, b);
-        case INGOT_IR_DIV:
-        case INGOT_IR_MOD: return cg_nonneg(f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0;
-        default: return false;
-      }
-    }
-    case INGOT_IR_EXPR_SELECT: return cg_nonneg(f, e->u.select.a) && cg_nonneg(f, e->u.select.b);
-    default: return false;
-  }
-}
 
 static ingot_status_t cg_expr(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e);
 
@@ -975,7 +948,7 @@ static ingot_status_t cg_binary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_exp
    * in int64; converted back where those differ from the expression's type. */
   bool helper = op == INGOT_IR_MIN || op == INGOT_IR_MAX || op == INGOT_IR_POW ||
                 ((op == INGOT_IR_DIV || op == INGOT_IR_MOD) &&
-                 !(cg_nonneg(cg->f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0));
+                 !(ingot_ir_expr_nonneg(cg->f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0));
   bool convert = t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || (helper && t != INGOT_DTYPE_I64);
   if (convert) ingot_strbuf_appendf(sb, "((%s)", ty);
   switch (op) {

@@ -534,33 +534,6 @@ static unsigned vector_plan(fn_t* F, const ingot_ir_stmt_t* s, vec_t* V) {
 }
 
 /* Same as the C target's: a non-negative integer expression. */
-static bool nonneg(const ingot_ir_func_t* f, const ingot_ir_expr_t* e) {
-  switch (e->kind) {
-    case INGOT_IR_EXPR_INT: return e->u.i >= 0;
-    case INGOT_IR_EXPR_VAR: return e->u.var < f->var_count && f->vars[e->u.var].kind == INGOT_IR_VAR_LOOP;
-    case INGOT_IR_EXPR_CAST: {
-      ingot_dtype_t from = e->u.unary.a->dtype;
-      if (from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL) return is_int(e->dtype);
-      return e->dtype == INGOT_DTYPE_I64 && is_int(from) && nonneg(f, e->u.unary.a);
-    }
-    case INGOT_IR_EXPR_LOAD: return e->dtype == INGOT_DTYPE_U8;
-    case INGOT_IR_EXPR_BINARY: {
-      const ingot_ir_expr_t* a = e->u.binary.a;
-      const ingot_ir_expr_t* b = e->u.binary.b;
-      switch (e->u.binary.op) {
-        case INGOT_IR_ADD:
-        case INGOT_IR_MUL:
-        case INGOT_IR_MIN: return nonneg(f, a) && nonneg(f, b);
-        case INGOT_IR_MAX: return nonneg(f, a) || nonneg(f, b);
-        case INGOT_IR_DIV:
-        case INGOT_IR_MOD: return nonneg(f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0;
-        default: return false;
-      }
-    }
-    case INGOT_IR_EXPR_SELECT: return nonneg(f, e->u.select.a) && nonneg(f, e->u.select.b);
-    default: return false;
-  }
-}
 
 /* ---- Expressions. */
 static LLVMValueRef expr(fn_t* F, const ingot_ir_expr_t* e, bool vec);
@@ -829,7 +802,7 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
       return LLVMBuildSelect(b, LLVMBuildICmp(b, u8 ? LLVMIntUGT : LLVMIntSGT, a, c, ""), a, c, "");
     case INGOT_IR_DIV:
     case INGOT_IR_MOD: {
-      bool fast = nonneg(F->f, ae) && be->kind == INGOT_IR_EXPR_INT && be->u.i > 0;
+      bool fast = ingot_ir_expr_nonneg(F->f, ae) && be->kind == INGOT_IR_EXPR_INT && be->u.i > 0;
       if (fast) return op == INGOT_IR_DIV ? LLVMBuildUDiv(b, a, c, "") : LLVMBuildURem(b, a, c, "");
       LLVMValueRef r = floor_divmod(F, to_i64(F, a, t), to_i64(F, c, t), op == INGOT_IR_MOD);
       return t == INGOT_DTYPE_I64 ? r : LLVMBuildTrunc(b, r, ty, "");

@@ -460,3 +460,36 @@ void ingot_ir_uses_free(ingot_ir_uses_t* u) {
   INGOT_VEC_FREE(u->stores);
   INGOT_VEC_FREE(u->loads);
 }
+
+/* ---- facts about expressions ---- */
+static bool ir_is_int(ingot_dtype_t t) {
+  return t == INGOT_DTYPE_I64 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8;
+}
+
+bool ingot_ir_expr_nonneg(const ingot_ir_func_t* f, const ingot_ir_expr_t* e) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_INT: return e->u.i >= 0;
+    case INGOT_IR_EXPR_VAR: return e->u.var < f->var_count && f->vars[e->u.var].kind == INGOT_IR_VAR_LOOP;
+    case INGOT_IR_EXPR_CAST: {
+      ingot_dtype_t from = e->u.unary.a->dtype;
+      if (from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL) return ir_is_int(e->dtype);
+      return e->dtype == INGOT_DTYPE_I64 && ir_is_int(from) && ingot_ir_expr_nonneg(f, e->u.unary.a);
+    }
+    case INGOT_IR_EXPR_LOAD: return e->dtype == INGOT_DTYPE_U8;
+    case INGOT_IR_EXPR_BINARY: {
+      const ingot_ir_expr_t* a = e->u.binary.a;
+      const ingot_ir_expr_t* b = e->u.binary.b;
+      switch (e->u.binary.op) {
+        case INGOT_IR_ADD:
+        case INGOT_IR_MUL:
+        case INGOT_IR_MIN: return ingot_ir_expr_nonneg(f, a) && ingot_ir_expr_nonneg(f, b);
+        case INGOT_IR_MAX: return ingot_ir_expr_nonneg(f, a) || ingot_ir_expr_nonneg(f, b);
+        case INGOT_IR_DIV:
+        case INGOT_IR_MOD: return ingot_ir_expr_nonneg(f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0;
+        default: return false;
+      }
+    }
+    case INGOT_IR_EXPR_SELECT: return ingot_ir_expr_nonneg(f, e->u.select.a) && ingot_ir_expr_nonneg(f, e->u.select.b);
+    default: return false;
+  }
+}

@@ -192,6 +192,11 @@ ingot_ir_stmt_t* ingot_ir_stmt_substitute(ingot_ir_func_t* f, ingot_ir_stmt_t* s
 bool ingot_ir_expr_uses_var(const ingot_ir_expr_t* expr, uint32_t var);
 bool ingot_ir_stmt_uses_var(const ingot_ir_stmt_t* stmt, uint32_t var);
 
+/* True when `expr` is provably >= 0 for every value of its variables (loop
+ * counters, non-negative constants, uint8/bool casts, and sums, products,
+ * floor divisions and modulos by positive constants of such terms). */
+bool ingot_ir_expr_nonneg(const ingot_ir_func_t* func, const ingot_ir_expr_t* expr);
+
 /* What a statement touches, for outlining and vectorization in codegen.
  * Flag arrays have one entry per variable / buffer of the function. */
 typedef struct ingot_ir_uses_t {

@@ -38,9 +38,15 @@ ingot_install_system_packages() {
     ingot_say "no dpkg-query: not a Debian system; assuming the packages are installed"
     return 0
   fi
-  local missing=() p
+  # A name without ":arch" means the native (or arch-independent) package;
+  # with arm64 added, dpkg-query lists both architectures of a library.
+  local native missing=() p
+  native="$(dpkg --print-architecture)"
   for p in "${packages[@]}"; do
-    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+    local want="$native|all"
+    case "$p" in *:*) want="${p##*:}" ;; esac
+    if ! dpkg-query -W -f='${Architecture} ${Status}\n' "${p%%:*}" 2>/dev/null |
+         grep -Eq "^($want) install ok installed$"; then
       missing+=("$p")
     fi
   done

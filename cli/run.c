@@ -26,6 +26,8 @@ static const char kRunHelp[] =
     "                         names becomes '_'); without it, print a summary\n"
     "  --threads N            worker threads (default: one per CPU)\n"
     "  --bench N              one warm-up run, then N timed runs; prints the latency\n"
+    "  --profile              with --bench: time every step and print the kernels\n"
+    "                         that took longest (total over the timed runs)\n"
     "  --seed S               seed for inputs not given (default 0)\n"
     "  -v, --verbose          say which code variant the runtime loaded and why (stderr)\n"
     "  --require-signature PUBKEY\n"
@@ -56,6 +58,7 @@ typedef struct run_options_t {
   int64_t bench;
   int64_t seed;
   bool verbose;
+  bool profile;
   const char* public_key_path; /* --require-signature */
 } run_options_t;
 
@@ -187,6 +190,77 @@ static int compare_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
+/* The steps that took longest, per run, as a share of all steps. */
+typedef struct step_time_t {
+  uint32_t index;
+  uint64_t ns;
+} step_time_t;
+
+static int compare_step_time(const void* a, const void* b) {
+  const step_time_t* x = a;
+  const step_time_t* y = b;
+  return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : (x->index > y->index) - (x->index < y->index);
+}
+
+#define PROFILE_ROWS 25
+
+static void print_profile(const ingot_bundle_t* bundle, const uint64_t* step_ns, uint32_t count, int64_t runs) {
+  step_time_t* rows = ingot_xcalloc(count ? count : 1, sizeof(*rows));
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    rows[i].index = i;
+    rows[i].ns = step_ns[i];
+    total += step_ns[i];
+  }
+  qsort(rows, count, sizeof(*rows), compare_step_time);
+  double per_run = 1e-6 / (double)runs;
+  printf("profile: %u steps, %.3f ms per run in steps\n", count, (double)total * per_run);
+  printf("  %9s %6s %5s  %-28s %s\n", "ms/run", "share", "step", "node", "kernel");
+  for (uint32_t r = 0; r < count && r < PROFILE_ROWS; ++r) {
+    const char* node = "";
+    const char* kernel = "";
+    ingot_bundle_step_info(bundle, rows[r].index, &node, &kernel);
+    printf("  %9.3f %5.1f%% %5u  %-28s %s\n", (double)rows[r].ns * per_run,
+           total ? 100.0 * (double)rows[r].ns / (double)total : 0.0, rows[r].index, node, kernel);
+  }
+  if (count > PROFILE_ROWS) printf("  (%u more steps)\n", count - PROFILE_ROWS);
+  /* By kernel kind: the kernel name up to its first '_' ("conv", "matmul"). */
+  typedef struct kind_time_t {
+    char name[32];
+    uint64_t ns;
+    uint32_t steps;
+  } kind_time_t;
+  kind_time_t* kinds = ingot_xcalloc(count ? count : 1, sizeof(*kinds));
+  uint32_t kind_count = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const char* kernel = "";
+    ingot_bundle_step_info(bundle, i, NULL, &kernel);
+    size_t len = strcspn(kernel, "_");
+    if (len >= sizeof(kinds[0].name)) len = sizeof(kinds[0].name) - 1;
+    uint32_t k = 0;
+    while (k < kind_count && (strncmp(kinds[k].name, kernel, len) != 0 || kinds[k].name[len] != '\0')) ++k;
+    if (k == kind_count) memcpy(kinds[kind_count++].name, kernel, len);
+    kinds[k].ns += step_ns[i];
+    kinds[k].steps++;
+  }
+  for (uint32_t i = 0; i < kind_count; ++i) { /* by time, descending */
+    for (uint32_t j = i + 1; j < kind_count; ++j) {
+      if (kinds[j].ns > kinds[i].ns) {
+        kind_time_t t = kinds[i];
+        kinds[i] = kinds[j];
+        kinds[j] = t;
+      }
+    }
+  }
+  printf("  by kind:\n");
+  for (uint32_t i = 0; i < kind_count; ++i) {
+    printf("  %9.3f %5.1f%% %5u  %s\n", (double)kinds[i].ns * per_run,
+           total ? 100.0 * (double)kinds[i].ns / (double)total : 0.0, kinds[i].steps, kinds[i].name);
+  }
+  free(kinds);
+  free(rows);
+}
+
 static double element_as_double(const void* data, ingot_dtype_t dtype, size_t i) {
   switch (dtype) {
     case INGOT_DTYPE_F32: return ((const float*)data)[i];
@@ -301,6 +375,11 @@ static int parse_options(int argc, char** argv, run_options_t* o) {
       o->public_key_path = value;
       continue;
     }
+    if (strcmp(arg, "--profile") == 0) {
+      o->profile = true;
+      ++i;
+      continue;
+    }
     if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
       o->verbose = true;
       ++i;
@@ -314,6 +393,7 @@ static int parse_options(int argc, char** argv, run_options_t* o) {
     ++i;
   }
   if (!o->bundle_path) return ingot_cli_usage_error("run", "no bundle given");
+  if (o->profile && o->bench == 0) return ingot_cli_usage_error("run", "--profile needs --bench N");
   return INGOT_CLI_EXIT_OK;
 }
 
@@ -340,6 +420,7 @@ static int run_main(run_options_t* o) {
   ingot_tensor_info_t* out_infos = NULL;
   int* source = NULL; /* per bundle input: index into o->inputs, or -1 */
   double* times = NULL;
+  uint64_t* step_ns = NULL;
 
   ingot_bundle_options_t bundle_options = {0};
   uint8_t public_key[INGOT_PUBLIC_KEY_BYTES];
@@ -451,9 +532,12 @@ static int run_main(run_options_t* o) {
   int64_t timed = o->bench;
   int64_t total_runs = timed > 0 ? timed + 1 : 1;
   times = ingot_xcalloc((size_t)total_runs, sizeof(double));
+  uint32_t step_count = ingot_bundle_step_count(bundle);
+  if (o->profile) step_ns = ingot_xcalloc(step_count ? step_count : 1, sizeof(uint64_t));
   for (int64_t r = 0; r < total_runs; ++r) {
     double t0 = now_ms();
-    s = ingot_session_run(session);
+    /* The warm-up run is not profiled. */
+    s = step_ns && r > 0 ? ingot_session_run_profiled(session, step_ns) : ingot_session_run(session);
     times[r] = now_ms() - t0;
     if (s) {
       rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': run failed: %s (%s)", o->bundle_path,
@@ -504,11 +588,13 @@ static int run_main(run_options_t* o) {
     format_ms(median, median_text, sizeof(median_text));
     printf("latency: min %s ms, median %s ms (%lld runs, %lld threads)\n", min_text, median_text,
            (long long)timed, (long long)threads);
+    if (step_ns) print_profile(bundle, step_ns, step_count, timed);
   }
   fflush(stdout);
   rc = INGOT_CLI_EXIT_OK;
 
 done:
+  free(step_ns);
   free(times);
   free(source);
   free(in_infos);

@@ -94,6 +94,10 @@ typedef struct ingot_node_t {
   uint32_t attr_count;
   ingot_activation_t activation;
   float act_min, act_max;
+  /* 0, or B when its weight (input 1) is packed in panels of B output
+   * channels (ingot_graph_pack_weights): Conv [K/B, C, k.., B] for the ONNX
+   * [K, C, k..]; MatMul and Gemm (then transB 0) [N/B, K, B] for [K, N]. */
+  uint32_t weight_block;
   bool dead;
 } ingot_node_t;
 
@@ -195,12 +199,25 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
  * would exceed 64 MiB or whose shape is not known. Needs inferred shapes; the
  * new values are inferred by a later ingot_graph_infer_shapes. */
 ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph);
+/* Packs constant float32 weights in panels of B output channels and sets
+ * node.weight_block = B (32, else 16, else 8 dividing the channels): Conv
+ * with group 1 [K, C, k..] -> [K/B, C, k.., B]; MatMul with a 2-D B
+ * [K, N] -> [N/B, K, B]; Gemm B (either transB) -> [N/B, K, B], transB 0.
+ * A kernel then reads the B outputs of one reduction step as one contiguous
+ * vector, and each panel as one stream (graph/passes_layout.c). Needs
+ * inferred shapes. */
+ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph);
+/* The ONNX-layout shape of node input `input` (`value`): `value` itself
+ * unless it is a packed weight (node.weight_block), whose logical shape is
+ * written to *scratch and returned. NULL when the packed shape is malformed. */
+const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t input, const ingot_value_t* value,
+                                              ingot_value_t* scratch);
 /* Drops dead nodes and values no node or graph output references. */
 void ingot_graph_compact(ingot_graph_t* graph);
 
 /* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
  * fold batchnorm, fuse activations, pad conv inputs, DCE, sort, infer again,
- * compact. */
+ * pack weights, DCE, compact. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size
  * and empty outputs are folded. */

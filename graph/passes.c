@@ -728,6 +728,8 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_sort(graph))) return s;
   if ((s = ingot_graph_infer_shapes(graph))) return s;
+  if ((s = ingot_graph_pack_weights(graph))) return s;
+  if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   ingot_graph_compact(graph);
   return INGOT_OK;
 }

@@ -83,3 +83,108 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
   }
   return INGOT_OK;
 }
+
+/* ---- packed weights ---- */
+
+/* The panel width for N output channels: 32 (two AVX-512 vectors of
+ * float32, a register tile of 2 x rows accumulators), else 16, else 8; 0 when
+ * none divides N. The same for every target, as all code variants of a
+ * bundle share its weights. */
+static uint32_t weight_block_for(int64_t outputs) {
+  static const uint32_t kBlocks[] = {32, 16, 8};
+  for (size_t i = 0; i < sizeof(kBlocks) / sizeof(kBlocks[0]); ++i)
+    if (outputs >= kBlocks[i] && outputs % kBlocks[i] == 0) return kBlocks[i];
+  return 0;
+}
+
+#define PACK_CONV_MIN_REDUCTION 32
+
+/* Element (j, r) of an N x R weight (j an output channel, r a reduction
+ * step), stored at src[j*R + r] (output-major) or src[r*N + j], goes to
+ * panel j / B at [(j/B)*R + r]*B + j%B. */
+static float* pack_panels(const float* src, int64_t n, int64_t r_count, bool output_major, uint32_t block) {
+  float* dst = ingot_xmalloc(sizeof(float) * (size_t)(n * r_count > 0 ? n * r_count : 1));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t r = 0; r < r_count; ++r)
+      dst[((j / block) * r_count + r) * block + j % block] = output_major ? src[j * r_count + r] : src[r * n + j];
+  return dst;
+}
+
+const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t input, const ingot_value_t* value,
+                                              ingot_value_t* scratch) {
+  if (!node->weight_block || input != 1 || !value) return value;
+  int64_t block = node->weight_block;
+  if (value->rank < 3 || value->dims[value->rank - 1] != block) return NULL;
+  *scratch = *value;
+  if (node->op == INGOT_OP_CONV) {
+    scratch->rank = value->rank - 1;
+    scratch->dims[0] = value->dims[0] * block;
+    return scratch;
+  }
+  if ((node->op == INGOT_OP_MATMUL || node->op == INGOT_OP_GEMM) && value->rank == 3) {
+    scratch->rank = 2;
+    scratch->dims[0] = value->dims[1];
+    scratch->dims[1] = value->dims[0] * block;
+    return scratch;
+  }
+  return NULL;
+}
+
+ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
+  uint32_t node_count = graph->node_count;
+  for (uint32_t i = 0; i < node_count; ++i) {
+    ingot_node_t* node = &graph->nodes[i];
+    if (node->dead || node->weight_block || node->input_count < 2 || node->output_count != 1) continue;
+    if (node->op != INGOT_OP_CONV && node->op != INGOT_OP_MATMUL && node->op != INGOT_OP_GEMM) continue;
+    uint32_t w = node->inputs[1];
+    if (w == INGOT_NO_VALUE || w >= graph->value_count) continue;
+    const ingot_value_t* wv = &graph->values[w];
+    if (wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output || wv->dtype != INGOT_DTYPE_F32) continue;
+    int64_t n, r_count = 1;
+    bool output_major;
+    if (node->op == INGOT_OP_CONV) {
+      if (ingot_node_attr_int(node, "group", 1) != 1 || wv->rank < 3 || wv->rank > 5) continue;
+      n = wv->dims[0];
+      for (int32_t d = 1; d < wv->rank; ++d) r_count *= wv->dims[d];
+      output_major = true;
+    } else {
+      if (wv->rank != 2) continue;
+      bool trans = node->op == INGOT_OP_GEMM && ingot_node_attr_int(node, "transB", 0) != 0;
+      n = trans ? wv->dims[0] : wv->dims[1];
+      r_count = trans ? wv->dims[1] : wv->dims[0];
+      output_major = trans;
+    }
+    uint32_t block = weight_block_for(n);
+    if (!block || r_count < 1) continue;
+    /* A conv with a short reduction (C x taps < 32: the first 3x3 conv of an
+     * image, a 1x1 conv from 16 channels) spends more time gathering and
+     * scattering its accumulators across channels than accumulating; it
+     * keeps the ONNX layout and vectorizes along the output row. */
+    if (node->op == INGOT_OP_CONV && r_count < PACK_CONV_MIN_REDUCTION) continue;
+    float* dst = pack_panels(wv->data, n, r_count, output_major, block);
+    int64_t dims[INGOT_MAX_RANK];
+    int32_t rank;
+    if (node->op == INGOT_OP_CONV) {
+      rank = wv->rank + 1;
+      dims[0] = n / block;
+      for (int32_t d = 1; d < wv->rank; ++d) dims[d] = wv->dims[d];
+    } else {
+      rank = 3;
+      dims[0] = n / block;
+      dims[1] = r_count;
+    }
+    dims[rank - 1] = block;
+    char* base = ingot_arena_printf(&graph->arena, "%s_packed%u", wv->name, block);
+    uint32_t pv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+    ingot_graph_set_weight(graph, pv, INGOT_DTYPE_F32, rank, dims, dst);
+    /* The value and node arrays may have moved. */
+    node = &graph->nodes[i];
+    node->inputs[1] = pv;
+    node->weight_block = block;
+    if (node->op == INGOT_OP_GEMM) {
+      ingot_attr_t* t = ingot_graph_node_add_attr(graph, i, "transB", INGOT_ATTR_INT);
+      t->i = 0;
+    }
+  }
+  return INGOT_OK;
+}

@@ -151,10 +151,18 @@ static ingot_status_t infer_window(const infer_ctx_t* c, const ingot_value_t* x,
   return INGOT_OK;
 }
 
+/* A packed weight (ingot_graph_pack_weights) whose shape does not fit. */
+static ingot_status_t infer_packed_fail(infer_ctx_t* c) {
+  return infer_fail(c->n, INGOT_ERROR_INTERNAL, "packed weight (panels of %u) has the wrong shape",
+                    c->n->weight_block);
+}
+
 ingot_status_t infer_CONV(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* w = infer_input(c, 1);
   const ingot_value_t* b = infer_input(c, 2);
+  ingot_value_t unpacked;
+  if (!(w = ingot_node_logical_input(c->n, 1, w, &unpacked))) return infer_packed_fail(c);
   if (x->rank < 3 || x->rank > (int32_t)INGOT_MAX_RANK) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d", x->rank);
   }
@@ -260,6 +268,8 @@ ingot_status_t infer_BATCHNORMALIZATION(infer_ctx_t* c) {
 ingot_status_t infer_GEMM(infer_ctx_t* c) {
   const ingot_value_t* a = infer_input(c, 0);
   const ingot_value_t* b = infer_input(c, 1);
+  ingot_value_t unpacked;
+  if (!(b = ingot_node_logical_input(c->n, 1, b, &unpacked))) return infer_packed_fail(c);
   const ingot_value_t* bias = infer_input(c, 2);
   if (a->rank != 2 || b->rank != 2) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "A and B must be matrices (ranks %d, %d)", a->rank, b->rank);
@@ -299,6 +309,8 @@ ingot_status_t infer_GEMM(infer_ctx_t* c) {
 ingot_status_t infer_MATMUL(infer_ctx_t* c) {
   const ingot_value_t* a = infer_input(c, 0);
   const ingot_value_t* b = infer_input(c, 1);
+  ingot_value_t unpacked;
+  if (!(b = ingot_node_logical_input(c->n, 1, b, &unpacked))) return infer_packed_fail(c);
   if (a->rank < 1 || b->rank < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must not be scalars");
   if (a->dtype != b->dtype) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs have different types (%s, %s)",

@@ -217,6 +217,7 @@ static ingot_stage_t* push_stage(lower_ctx_t* ctx, ingot_stage_role_t role) {
   ingot_stage_t stage;
   memset(&stage, 0, sizeof(stage));
   stage.role = role;
+  stage.tile_axis = -1;
   INGOT_VEC_PUSH(ctx->stages, stage);
   return &ctx->stages.data[ctx->stages.count - 1];
 }
@@ -247,6 +248,13 @@ void lower_emit_other(lower_ctx_t* ctx, ingot_ir_stmt_t* loop) {
   ingot_stage_t* stage = push_stage(ctx, INGOT_STAGE_OTHER);
   stage->spatial[stage->spatial_count++] = loop->u.loop.var;
   INGOT_VEC_PUSH(ctx->body, loop);
+}
+
+void lower_mark_vector_loop(lower_ctx_t* ctx, uint32_t var) {
+  assert(ctx->stages.count > 0);
+  ingot_stage_t* stage = &ctx->stages.data[ctx->stages.count - 1];
+  if (stage->vector_loop_count < sizeof(stage->vector_loops) / sizeof(stage->vector_loops[0]))
+    stage->vector_loops[stage->vector_loop_count++] = var;
 }
 
 /* ---- index helpers ---- */

@@ -42,6 +42,15 @@ typedef struct ingot_stage_t {
   uint32_t spatial_count;
   uint32_t reduce[INGOT_MAX_STAGE_AXES];  /* UPDATE only, inside the spatial loops */
   uint32_t reduce_count;
+  /* UPDATE of a contraction: the position in spatial[] of the axis whose
+   * unrolled rows make the register tile (a conv's output channels, the
+   * output positions of a packed conv); -1: the axis just outside the
+   * innermost (vector) one. */
+  int32_t tile_axis;
+  /* OTHER: loops inside the nest whose iterations are independent (no
+   * local carried from one to the next), which a template may vectorize. */
+  uint32_t vector_loops[4];
+  uint32_t vector_loop_count;
 } ingot_stage_t;
 
 typedef struct ingot_kernel_t {

@@ -7,6 +7,12 @@
  *           index and contribute 0 through a SELECT
  *   FINISH  y = act(y), only with a fused activation
  *
+ * With a packed weight (node.weight_block = B > 1, w [K/B, C, r.., B]) the
+ * UPDATE runs over spatial (n, kb, o.., ki) with k = kb*B + ki, so that the
+ * B output channels of a tap are one contiguous vector of weights and the
+ * input tap is one scalar for all of them:
+ *   UPDATE  y[n, kb*B+ki, o..] += x[n, rc, o*s - p + r*d ..] * w[kb, rc, r.., ki]
+ *
  * ConvInteger: the same nest over uint8/int8 x and w into int32, each
  * operand widened and its zero point subtracted (x: a scalar; w: a scalar
  * or one per output channel); padded taps contribute 0. */
@@ -113,11 +119,18 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "input rank %d is not supported (1-D, 2-D or 3-D conv)", xv->rank);
   }
   uint32_t nsp = (uint32_t)xv->rank - 2;
-  if (wv->rank != xv->rank || yv->rank != xv->rank) {
+  if (yv->rank != xv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight and output must have rank %d", xv->rank);
   }
-  int64_t batch = xv->dims[0], cin = xv->dims[1], cout = wv->dims[0], cg = wv->dims[1];
+  int64_t block = integer ? 0 : node->weight_block;
+  int32_t wrank = xv->rank + (block ? 1 : 0);
+  if (wv->rank != wrank || (block && (wv->dims[wrank - 1] != block || block < 2))) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not have the packed form of block %lld",
+                      lower_shape_str(ctx, w), (long long)block);
+  }
+  int64_t batch = xv->dims[0], cin = xv->dims[1], cout = wv->dims[0] * (block ? block : 1), cg = wv->dims[1];
   int64_t group = ingot_node_attr_int(node, "group", 1);
+  if (block && group != 1) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a packed weight needs group 1");
   if (group < 1 || cin != cg * group || cout % group != 0) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not fit %lld input channels, weight %s",
                       (long long)group, (long long)cin, lower_shape_str(ctx, w));
@@ -188,6 +201,42 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
 
   /* UPDATE */
+  if (block) {
+    /* spatial (n, kb, o.., ki) */
+    const char* bnames[6] = {"n", "kb"};
+    int64_t bext[6] = {batch, cout / block};
+    for (uint32_t i = 0; i < nsp; ++i) {
+      bnames[2 + i] = snames[2 + i];
+      bext[2 + i] = sext[2 + i];
+    }
+    bnames[2 + nsp] = "ki";
+    bext[2 + nsp] = block;
+    lower_loops_t bsp;
+    lower_loops_make(ctx, &bsp, 3 + nsp, bext, bnames);
+    lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);
+    ingot_ir_expr_t* xi[5] = {bsp.idx[0], red.idx[0]};
+    ingot_ir_expr_t* cond = NULL;
+    for (uint32_t i = 0; i < nsp; ++i) {
+      ingot_ir_expr_t* c;
+      lower_window_axis(ctx, bsp.idx[2 + i], red.idx[1 + i], strides[i], pads[i], dil[i], in_sp[i], out_sp[i], k[i], &c,
+                        &xi[2 + i]);
+      cond = lower_and(ctx, cond, c);
+    }
+    ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+    if (cond) xval = ingot_ir_select(f, cond, xval, zero);
+    ingot_ir_expr_t* wi[6] = {bsp.idx[1], red.idx[0]};
+    for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
+    wi[2 + nsp] = bsp.idx[2 + nsp];
+    ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
+    ingot_ir_expr_t* yidx[5] = {bsp.idx[0], ingot_ir_add(f, ingot_ir_mul(f, bsp.idx[1], ingot_ir_int(f, block)),
+                                                         bsp.idx[2 + nsp])};
+    for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
+    ingot_ir_expr_t* byi = ingot_ir_flat_index(f, by, yidx);
+    ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, byi), ingot_ir_mul(f, xval, wval));
+    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, ingot_ir_store(f, by, byi, acc));
+    /* The register tile blocks the innermost output position (o.., ki). */
+    ctx->stages.data[ctx->stages.count - 1].tile_axis = 1 + nsp;
+  } else {
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);
   ingot_ir_expr_t* ci = red.idx[0];
@@ -224,11 +273,13 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
   ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, yi), ingot_ir_mul(f, xval, wval));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, acc));
+  ctx->stages.data[ctx->stages.count - 1].tile_axis = 1; /* output channels */
+  }
 
   /* FINISH */
   if (lower_has_activation(ctx)) {
     lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
-    yi = ingot_ir_flat_index(f, by, sp.idx);
+    ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
     lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL,
                      ingot_ir_store(f, by, yi, lower_activation(ctx, ingot_ir_load(f, by, yi))));
   }
@@ -249,6 +300,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_append_ints(&sb, "pad", pads, 2 * nsp);
   lower_append_ints(&sb, "dil", dil, nsp);
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
+  if (block) ingot_strbuf_appendf(&sb, " kblock%lld", (long long)block);
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
   ingot_strbuf_free(&sb);
   return INGOT_OK;

@@ -122,6 +122,7 @@ ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
   if (cond) prod = ingot_ir_select(f, cond, prod, lower_f32(ctx, 0.0));
   ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+  ctx->stages.data[ctx->stages.count - 1].tile_axis = 1; /* output channels */
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
   ingot_strbuf_t sb = {0};

@@ -5,6 +5,14 @@
  *   UPDATE  y += A'[i,k] * B'[k,j]          spatial (i, j), reduce (k)
  *   FINISH  y = act(alpha*y + beta*C)       when alpha != 1 or an activation
  *
+ * With B packed in panels (node.weight_block = P > 1, B [N/P, K, P], as
+ * ingot_graph_pack_weights writes it) the UPDATE runs over spatial
+ * (batch.., jb, i, ji), j = jb*P + ji, so that the P outputs of one k step
+ * are one contiguous vector of B and each panel one stream:
+ *   UPDATE  y[.., i, jb*P+ji] += A[.., i, k] * B[jb, k, ji]
+ * The panel loop is outside the row loop, so a panel stays in cache while
+ * every row block uses it.
+ *
  * MatMul (numpy): batch axes broadcast; a 1-D A is [1,K] with the 1 dropped
  * from the result, a 1-D B is [K,1] likewise.
  *   INIT y = 0; UPDATE y += A[..,i,k] * B[..,k,j]; FINISH only for an activation
@@ -33,8 +41,11 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   }
   if (c != INGOT_NO_VALUE && (s = lower_check_value(ctx, c, true))) return s;
   const ingot_value_t* av = lower_value(ctx, a);
-  const ingot_value_t* bv = lower_value(ctx, b);
+  ingot_value_t b_logical;
+  const ingot_value_t* bv = ingot_node_logical_input(node, 1, lower_value(ctx, b), &b_logical);
   const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t block = node->weight_block;
+  if (!bv) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "B %s is not a packed weight", lower_shape_str(ctx, b));
   if (av->rank != 2 || bv->rank != 2 || yv->rank != 2) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "A, B and Y must be 2-D (A %s, B %s)", lower_shape_str(ctx, a),
                       lower_shape_str(ctx, b));
@@ -71,15 +82,31 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   if (!init) init = lower_f32(ctx, 0.0);
   lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
 
-  lower_loops_make(ctx, &sp, 2, sext, kSp);
   lower_loops_make(ctx, &red, 1, rext, kRed);
-  ingot_ir_expr_t* ai[2] = {ta ? red.idx[0] : sp.idx[0], ta ? sp.idx[0] : red.idx[0]};
-  ingot_ir_expr_t* bi[2] = {tb ? sp.idx[1] : red.idx[0], tb ? red.idx[0] : sp.idx[1]};
-  ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
-                                       ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
-  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
-  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
-                   ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+  ingot_ir_expr_t* yi;
+  if (block) {
+    static const char* const kPanel[3] = {"jb", "i", "ji"};
+    int64_t pext[3] = {n / block, m, block};
+    lower_loops_make(ctx, &sp, 3, pext, kPanel);
+    ingot_ir_expr_t* ai[2] = {ta ? red.idx[0] : sp.idx[1], ta ? sp.idx[1] : red.idx[0]};
+    ingot_ir_expr_t* bi[3] = {sp.idx[0], red.idx[0], sp.idx[2]};
+    ingot_ir_expr_t* yidx[2] = {sp.idx[1], ingot_ir_add(f, ingot_ir_mul(f, sp.idx[0], ingot_ir_int(f, block)), sp.idx[2])};
+    ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
+                                         ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
+    yi = ingot_ir_flat_index(f, by, yidx);
+    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
+                     ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+    ctx->stages.data[ctx->stages.count - 1].tile_axis = 1; /* rows */
+  } else {
+    lower_loops_make(ctx, &sp, 2, sext, kSp);
+    ingot_ir_expr_t* ai[2] = {ta ? red.idx[0] : sp.idx[0], ta ? sp.idx[0] : red.idx[0]};
+    ingot_ir_expr_t* bi[2] = {tb ? sp.idx[1] : red.idx[0], tb ? red.idx[0] : sp.idx[1]};
+    ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
+                                         ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
+    yi = ingot_ir_flat_index(f, by, sp.idx);
+    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
+                     ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+  }
 
   if (finish) {
     lower_loops_make(ctx, &sp, 2, sext, kSp);
@@ -94,9 +121,10 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "gemm f32 m%lld n%lld k%lld ta%d tb%d alpha%g beta%g c=%s act=%s",
+  ctx->workload = ingot_arena_printf(ctx->arena, "gemm f32 m%lld n%lld k%lld ta%d tb%d alpha%g beta%g c=%s act=%s%s",
                                      (long long)m, (long long)n, (long long)kk, ta, tb, alpha, use_c ? beta : 0.0,
-                                     use_c ? lower_shape_str(ctx, c) : "none", lower_activation_name(ctx));
+                                     use_c ? lower_shape_str(ctx, c) : "none", lower_activation_name(ctx),
+                                     block ? ingot_arena_printf(ctx->arena, " panel%lld", (long long)block) : "");
   return INGOT_OK;
 }
 
@@ -127,8 +155,11 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     }
   }
   const ingot_value_t* av = lower_value(ctx, a);
-  const ingot_value_t* bv = lower_value(ctx, b);
+  ingot_value_t b_logical;
+  const ingot_value_t* bv = ingot_node_logical_input(node, 1, lower_value(ctx, b), &b_logical);
   const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t block = integer ? 0 : node->weight_block;
+  if (!bv) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "B %s is not a packed weight", lower_shape_str(ctx, b));
   if (av->rank < 1 || bv->rank < 1) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "MatMul operands must have rank >= 1");
   }
@@ -192,7 +223,29 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
                    ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx),
                                   integer ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0)) : lower_f32(ctx, 0.0)));
 
-  lower_loops_make(ctx, &sp, ns, sext, snames);
+  /* With a packed B: spatial (batch.., jb, i, ji); i_pos is i's place. */
+  uint32_t i_pos = (uint32_t)batch;
+  if (block) {
+    const char* pnames[INGOT_MAX_RANK + 1];
+    int64_t pext[INGOT_MAX_RANK + 1];
+    uint32_t np = 0;
+    for (int32_t i = 0; i < batch; ++i) {
+      pnames[np] = snames[i];
+      pext[np++] = sext[i];
+    }
+    pnames[np] = "jb";
+    pext[np++] = n / block;
+    i_pos = np;
+    if (!a_vec) {
+      pnames[np] = "i";
+      pext[np++] = m;
+    }
+    pnames[np] = "ji";
+    pext[np++] = block;
+    lower_loops_make(ctx, &sp, np, pext, pnames);
+  } else {
+    lower_loops_make(ctx, &sp, ns, sext, snames);
+  }
   lower_loops_make(ctx, &red, 1, rext, kRed);
   ingot_ir_expr_t* ai[INGOT_MAX_RANK];
   ingot_ir_expr_t* bi[INGOT_MAX_RANK];
@@ -207,10 +260,14 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   if (a_vec) {
     ai[0] = red.idx[0];
   } else {
-    ai[a_batch] = sp.idx[batch];
+    ai[a_batch] = sp.idx[i_pos];
     ai[a_batch + 1] = red.idx[0];
   }
-  if (b_vec) {
+  if (block) {
+    bi[0] = sp.idx[batch];
+    bi[1] = red.idx[0];
+    bi[2] = sp.idx[sp.count - 1];
+  } else if (b_vec) {
     bi[0] = red.idx[0];
   } else {
     bi[b_batch] = red.idx[0];
@@ -231,9 +288,20 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     }
   }
   ingot_ir_expr_t* prod = ingot_ir_mul(f, av_e, bv_e);
-  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* yi;
+  if (block) {
+    ingot_ir_expr_t* yidx[INGOT_MAX_RANK];
+    uint32_t ny = 0;
+    for (int32_t i = 0; i < batch; ++i) yidx[ny++] = sp.idx[i];
+    if (!a_vec) yidx[ny++] = sp.idx[i_pos];
+    yidx[ny++] = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[batch], ingot_ir_int(f, block)), sp.idx[sp.count - 1]);
+    yi = ingot_ir_flat_index(f, by, yidx);
+  } else {
+    yi = ingot_ir_flat_index(f, by, sp.idx);
+  }
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
                    ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+  if (block && !a_vec) ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */
 
   if (lower_has_activation(ctx)) {
     lower_loops_make(ctx, &sp, ns, sext, snames);
@@ -243,13 +311,14 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s",
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s%s",
                                      integer ? ingot_arena_printf(ctx->arena, "matmulinteger %s.%s zp%lld.%lld",
                                                                   ingot_dtype_name(lower_value(ctx, a)->dtype),
                                                                   ingot_dtype_name(lower_value(ctx, b)->dtype),
                                                                   (long long)azp_n, (long long)bzp_n)
                                              : "matmul f32",
                                      lower_shape_str(ctx, a), lower_shape_str(ctx, b), (long long)m, (long long)n,
-                                     (long long)kk, lower_activation_name(ctx));
+                                     (long long)kk, lower_activation_name(ctx),
+                                     block ? ingot_arena_printf(ctx->arena, " panel%lld", (long long)block) : "");
   return INGOT_OK;
 }

@@ -87,6 +87,9 @@ void lower_emit_stage(lower_ctx_t* ctx, ingot_stage_role_t role, const lower_loo
 /* Appends a stage that the op built itself (role OTHER): `loop` is its
  * outermost (spatial) loop statement, whose var is recorded. */
 void lower_emit_other(lower_ctx_t* ctx, ingot_ir_stmt_t* loop);
+/* Records loop variable `var`, inside the OTHER stage just emitted, as one
+ * whose iterations are independent (stage.vector_loops). */
+void lower_mark_vector_loop(lower_ctx_t* ctx, uint32_t var);
 
 /* ---- index helpers ---- */
 /* Flat index into `buffer` for output indices `out_idx` (out_rank of them),

@@ -352,6 +352,12 @@ ingot_status_t lower_pow(lower_ctx_t* ctx) {
   ingot_ir_func_t* f = ctx->f;
   ingot_ir_expr_t *x = e.in[0], *y = e.in[1], *v;
   ingot_dtype_t t = x->dtype, ty = y->dtype;
+  double exponent = 0;
+  if (lower_dtype_is_float(t) && lower_weight_scalar(ctx, e.values[1], &exponent) && exponent == 2.0) {
+    /* x^2 as x*x: exactly the correctly rounded square pow gives (the
+     * variance in a decomposed LayerNorm). */
+    return ew_end(ctx, &e, bin(ctx, INGOT_IR_MUL, x, x), "square");
+  }
   if (lower_dtype_is_float(t)) {
     v = bin(ctx, INGOT_IR_POW, x, ingot_ir_cast(f, t, y));
   } else if (lower_dtype_is_float(ty)) {

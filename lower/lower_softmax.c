@@ -12,12 +12,87 @@
  *     local mx = x[row, 0]
  *     for j < L: mx = max(mx, x[row, j])
  *     local sum = 0
- *     for j < L: local e = exp(x[row, j] - mx); y[row, j] = e; sum = sum + e
- *     for j < L: y[row, j] = y[row, j] / sum
- * where element (row, j) sits at flat ((row / I) * L + j) * I + row % I. */
+ *     for j < L: y[row, j] = exp(x[row, j] - mx)          (vectorizable)
+ *     local sum = 0
+ *     for j < L: sum = sum + y[row, j]
+ *     for j < L: y[row, j] = y[row, j] / sum               (vectorizable)
+ * where element (row, j) sits at flat ((row / I) * L + j) * I + row % I.
+ * A row of at least 2 * CHAINS elements reduces (max, sum) in CHAINS
+ * independent partial results combined at the end, so that the latency of
+ * one max or add does not serialize the row (and the SLP vectorizer can pack
+ * the chains); the passes without a carried local are named to the template
+ * for vectorizing. */
 #include <string.h>
 
 #include "lower/lower_internal.h"
+
+#define CHAINS 8
+
+typedef enum reduce_kind_t { REDUCE_MAX, REDUCE_SUM } reduce_kind_t;
+
+/* What a row reduction combines at element j. */
+typedef struct row_term_t {
+  ingot_ir_expr_t* (*at)(const struct row_term_t* t, ingot_ir_expr_t* j);
+  uint32_t buffer;
+  ingot_ir_expr_t *o, *in;        /* the row */
+  int64_t len, inner;
+  uint32_t shift;                 /* a local subtracted before exp, or UINT32_MAX: load only */
+  ingot_ir_func_t* f;
+} row_term_t;
+
+static ingot_ir_expr_t* row_at(ingot_ir_func_t* f, ingot_ir_expr_t* o, ingot_ir_expr_t* in, int64_t len, int64_t inner,
+                               ingot_ir_expr_t* j);
+
+static ingot_ir_expr_t* term_at(const row_term_t* t, ingot_ir_expr_t* j) {
+  ingot_ir_expr_t* v = ingot_ir_load(t->f, t->buffer, row_at(t->f, t->o, t->in, t->len, t->inner, j));
+  if (t->shift == UINT32_MAX) return v;
+  return ingot_ir_unary(t->f, INGOT_IR_EXP, ingot_ir_binary(t->f, INGOT_IR_SUB, v, ingot_ir_var(t->f, t->shift)));
+}
+
+static ingot_ir_expr_t* combine(ingot_ir_func_t* f, reduce_kind_t kind, ingot_ir_expr_t* a, ingot_ir_expr_t* b) {
+  return kind == REDUCE_MAX ? ingot_ir_binary(f, INGOT_IR_MAX, a, b) : ingot_ir_add(f, a, b);
+}
+
+/* Appends to body[*nb] statements that leave the reduction of t over the row
+ * in local `acc` (declared here): one chain for a short row, else CHAINS
+ * partial results seeded with the first CHAINS terms, a loop over the rest
+ * in blocks of CHAINS, a tail, and a combining tree. */
+static void emit_row_reduce(lower_ctx_t* ctx, const row_term_t* t, reduce_kind_t kind, uint32_t acc, ingot_dtype_t dt,
+                            ingot_ir_stmt_t** body, uint32_t* nb) {
+  ingot_ir_func_t* f = ctx->f;
+  int64_t len = t->len;
+  if (len < 2 * CHAINS) {
+    uint32_t j = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    body[(*nb)++] = ingot_ir_local(f, acc, kind == REDUCE_MAX ? t->at(t, ingot_ir_int(f, 0)) : ingot_ir_float(f, dt, 0.0));
+    body[(*nb)++] =
+        ingot_ir_for(f, j, len, ingot_ir_assign(f, acc, combine(f, kind, ingot_ir_var(f, acc), t->at(t, ingot_ir_var(f, j)))));
+    return;
+  }
+  uint32_t part[CHAINS];
+  ingot_ir_stmt_t* step[CHAINS];
+  uint32_t jo = lower_add_var(ctx, "jo", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  int64_t blocks = len / CHAINS;
+  for (int c = 0; c < CHAINS; ++c) {
+    part[c] = lower_add_var(ctx, "part", INGOT_IR_VAR_LOCAL, dt);
+    body[(*nb)++] = ingot_ir_local(f, part[c], t->at(t, ingot_ir_int(f, c)));
+    /* j = (jo + 1) * CHAINS + c */
+    ingot_ir_expr_t* j = ingot_ir_add(
+        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_var(f, jo), ingot_ir_int(f, 1)), ingot_ir_int(f, CHAINS)), ingot_ir_int(f, c));
+    step[c] = ingot_ir_assign(f, part[c], combine(f, kind, ingot_ir_var(f, part[c]), t->at(t, j)));
+  }
+  body[(*nb)++] = ingot_ir_for(f, jo, blocks - 1, ingot_ir_block(f, step, CHAINS));
+  if (len % CHAINS) {
+    uint32_t jt = lower_add_var(ctx, "jt", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* j = ingot_ir_add(f, ingot_ir_var(f, jt), ingot_ir_int(f, blocks * CHAINS));
+    body[(*nb)++] = ingot_ir_for(
+        f, jt, len % CHAINS, ingot_ir_assign(f, part[0], combine(f, kind, ingot_ir_var(f, part[0]), t->at(t, j))));
+  }
+  ingot_ir_expr_t* v[CHAINS];
+  for (int c = 0; c < CHAINS; ++c) v[c] = ingot_ir_var(f, part[c]);
+  for (int w = CHAINS; w > 1; w /= 2)
+    for (int c = 0; c < w / 2; ++c) v[c] = combine(f, kind, v[c], v[c + w / 2]);
+  body[(*nb)++] = ingot_ir_local(f, acc, v[0]);
+}
 
 /* Flat index of element j of the row (o, in): (o * len + j) * inner + in. */
 static ingot_ir_expr_t* row_at(ingot_ir_func_t* f, ingot_ir_expr_t* o, ingot_ir_expr_t* in, int64_t len, int64_t inner,
@@ -73,7 +148,6 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
   uint32_t j3 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t mx = lower_add_var(ctx, "mx", INGOT_IR_VAR_LOCAL, dt);
   uint32_t sum = lower_add_var(ctx, "sum", INGOT_IR_VAR_LOCAL, dt);
-  uint32_t e = lower_add_var(ctx, "e", INGOT_IR_VAR_LOCAL, dt);
   uint32_t arg = lower_add_var(ctx, "arg", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
   ingot_ir_expr_t* r = ingot_ir_var(f, row);
   ingot_ir_expr_t* o = ingot_ir_binary(f, INGOT_IR_DIV, r, ingot_ir_int(f, inner));
@@ -84,10 +158,37 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
   ingot_ir_expr_t* at3 = row_at(f, o, in, len, inner, ingot_ir_var(f, j3));
   ingot_ir_expr_t* vmx = ingot_ir_var(f, mx);
   ingot_ir_expr_t* vsum = ingot_ir_var(f, sum);
-  ingot_ir_stmt_t* rowbody[5];
+  ingot_ir_stmt_t* rowbody[2 * CHAINS + 16];
   uint32_t nb = 0;
-  rowbody[nb++] = ingot_ir_local(f, mx, ingot_ir_load(f, bx, at0));
+  if (kind != kHardmax) {
+    row_term_t t = {term_at, bx, o, in, len, inner, UINT32_MAX, f};
+    emit_row_reduce(ctx, &t, REDUCE_MAX, mx, dt, rowbody, &nb);
+    uint32_t vector_loops[2];
+    if (kind == kSoftmax) {
+      /* y = exp(x - mx); sum over y; y = y / sum */
+      ingot_ir_expr_t* ex =
+          ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at2), vmx));
+      rowbody[nb++] = ingot_ir_for(f, j2, len, ingot_ir_store(f, by, at2, ex));
+      row_term_t ty = {term_at, by, o, in, len, inner, UINT32_MAX, f};
+      emit_row_reduce(ctx, &ty, REDUCE_SUM, sum, dt, rowbody, &nb);
+      rowbody[nb++] = ingot_ir_for(
+          f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, at3), vsum)));
+      vector_loops[0] = j2;
+      vector_loops[1] = j3;
+    } else {
+      /* sum of exp(x - mx); y = x - (mx + log(sum)) */
+      row_term_t te = {term_at, bx, o, in, len, inner, mx, f};
+      emit_row_reduce(ctx, &te, REDUCE_SUM, sum, dt, rowbody, &nb);
+      ingot_ir_expr_t* shift = ingot_ir_add(f, vmx, ingot_ir_unary(f, INGOT_IR_LOG, vsum));
+      rowbody[nb++] = ingot_ir_for(
+          f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at3), shift)));
+      vector_loops[0] = j3;
+    }
+    lower_emit_other(ctx, ingot_ir_for(f, row, outer * inner, ingot_ir_block(f, rowbody, nb)));
+    for (uint32_t i = 0; i < (kind == kSoftmax ? 2u : 1u); ++i) lower_mark_vector_loop(ctx, vector_loops[i]);
+  }
   if (kind == kHardmax) {
+    rowbody[nb++] = ingot_ir_local(f, mx, ingot_ir_load(f, bx, at0));
     /* The first index holding the maximum. */
     ingot_ir_expr_t* xv1 = ingot_ir_load(f, bx, at1);
     ingot_ir_expr_t* take = ingot_ir_binary(f, INGOT_IR_LT, vmx, xv1);
@@ -100,29 +201,8 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
     ingot_ir_expr_t* hit = ingot_ir_binary(f, INGOT_IR_EQ, ingot_ir_var(f, j3), ingot_ir_var(f, arg));
     rowbody[nb++] = ingot_ir_for(
         f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_select(f, hit, ingot_ir_float(f, dt, 1.0), ingot_ir_float(f, dt, 0.0))));
-  } else {
-    rowbody[nb++] = ingot_ir_for(
-        f, j1, len, ingot_ir_assign(f, mx, ingot_ir_binary(f, INGOT_IR_MAX, vmx, ingot_ir_load(f, bx, at1))));
-    rowbody[nb++] = ingot_ir_local(f, sum, ingot_ir_float(f, dt, 0.0));
-    ingot_ir_expr_t* ex =
-        ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at2), vmx));
-    if (kind == kSoftmax) {
-      ingot_ir_stmt_t* pass2[3] = {
-          ingot_ir_local(f, e, ex),
-          ingot_ir_store(f, by, at2, ingot_ir_var(f, e)),
-          ingot_ir_assign(f, sum, ingot_ir_add(f, vsum, ingot_ir_var(f, e))),
-      };
-      rowbody[nb++] = ingot_ir_for(f, j2, len, ingot_ir_block(f, pass2, 3));
-      rowbody[nb++] = ingot_ir_for(
-          f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, at3), vsum)));
-    } else {
-      rowbody[nb++] = ingot_ir_for(f, j2, len, ingot_ir_assign(f, sum, ingot_ir_add(f, vsum, ex)));
-      ingot_ir_expr_t* shift = ingot_ir_add(f, vmx, ingot_ir_unary(f, INGOT_IR_LOG, vsum));
-      rowbody[nb++] = ingot_ir_for(
-          f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at3), shift)));
-    }
+    lower_emit_other(ctx, ingot_ir_for(f, row, outer * inner, ingot_ir_block(f, rowbody, nb)));
   }
-  lower_emit_other(ctx, ingot_ir_for(f, row, outer * inner, ingot_ir_block(f, rowbody, nb)));
   ctx->op_class = INGOT_OP_CLASS_ROW;
   ctx->workload = ingot_arena_printf(ctx->arena, "%s %s outer%lld len%lld inner%lld", lower_op_lower(ctx),
                                      dt == INGOT_DTYPE_F32 ? "f32" : "f64", (long long)outer, (long long)len, (long long)inner);

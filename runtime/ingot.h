@@ -185,6 +185,15 @@ const void* ingot_session_output_data(const ingot_session_t* session, uint32_t i
 /* Runs the model once. Allocates nothing. */
 ingot_status_t ingot_session_run(ingot_session_t* session);
 
+/* Profiling. A bundle runs as a list of steps, one kernel call each. */
+uint32_t ingot_bundle_step_count(const ingot_bundle_t* bundle);
+/* The node and kernel names of step `index` (owned by the bundle). */
+ingot_status_t ingot_bundle_step_info(const ingot_bundle_t* bundle, uint32_t index,
+                                      const char** out_node_name, const char** out_kernel_name);
+/* Runs the model once like ingot_session_run and adds each step's wall time
+ * in nanoseconds to step_ns[i] (ingot_bundle_step_count entries). */
+ingot_status_t ingot_session_run_profiled(ingot_session_t* session, uint64_t* step_ns);
+
 /* The checksum the bundle format uses (CRC-32, IEEE polynomial). `seed` is the
  * previous result when checksumming in pieces, 0 at first. */
 uint32_t ingot_crc32(uint32_t seed, const void* data, size_t size);

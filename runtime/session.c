@@ -3,6 +3,7 @@
 #define _DEFAULT_SOURCE 1
 #include <math.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/runtime_internal.h"
@@ -102,18 +103,46 @@ const void* ingot_session_output_data(const ingot_session_t* s, uint32_t index) 
   return tensor_data(s, s->bundle->outputs[index]);
 }
 
-ingot_status_t ingot_session_run(ingot_session_t* s) {
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Walks the steps; with step_ns, times each one. */
+static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   if (!s) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL session");
   const ingot_bundle_t* b = s->bundle;
 #if INGOT_RT_FUZZING
+  (void)step_ns;
   return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "session: a fuzzing build never runs bundle code");
 #endif
   for (uint32_t i = 0; i < b->step_count; ++i) {
     const ingot_rt_step_t* step = &b->steps[i];
+    uint64_t t0 = step_ns ? monotonic_ns() : 0;
     int32_t rc = step->fn(&s->env, s->args + step->arg_begin);
+    if (step_ns) step_ns[i] += monotonic_ns() - t0;
     if (rc != 0)
       return ingot_rt_fail(INGOT_ERROR_INTERNAL, "session: step %u (node '%s', kernel '%s') returned %d",
                            i, step->node_name, step->kernel_name, (int)rc);
   }
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_session_run(ingot_session_t* s) { return run_steps(s, NULL); }
+
+ingot_status_t ingot_session_run_profiled(ingot_session_t* s, uint64_t* step_ns) {
+  if (!step_ns) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL step_ns");
+  return run_steps(s, step_ns);
+}
+
+uint32_t ingot_bundle_step_count(const ingot_bundle_t* b) { return b ? b->step_count : 0; }
+
+ingot_status_t ingot_bundle_step_info(const ingot_bundle_t* b, uint32_t index, const char** out_node_name,
+                                      const char** out_kernel_name) {
+  if (!b || index >= b->step_count)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: no step %u", index);
+  if (out_node_name) *out_node_name = b->steps[index].node_name;
+  if (out_kernel_name) *out_kernel_name = b->steps[index].kernel_name;
   return INGOT_OK;
 }

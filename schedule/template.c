@@ -64,6 +64,7 @@ typedef struct plan_t {
   const ingot_ir_func_t* f;
   ingot_schedule_t* s;
   int64_t knob[KNOB_COUNT_];
+  int64_t accumulators;          /* vector registers a register tile may hold */
   INGOT_VEC(const char*) names;  /* names this plan created */
 } plan_t;
 
@@ -241,25 +242,29 @@ static ingot_status_t plan_register_tile(plan_t* p, const ingot_stage_t* st, con
                                          const char* vec, const char* vec_outer, int64_t vec_outer_extent,
                                          int64_t vec_factor, int64_t lanes, int64_t work) {
   uint32_t k = st->spatial_count - 1;
-  /* The tiled axis: a conv's output channels (n, k, o...), else the axis
-   * just outside the vector one. */
-  bool conv = p->kernel->workload && strncmp(p->kernel->workload, "conv", 4) == 0 && st->spatial_count >= 3;
-  uint32_t t = conv ? 1 : k - 1;
+  /* The tiled axis: the one lowering names, else the one just outside the
+   * vector one. */
+  uint32_t t = st->tile_axis >= 0 && (uint32_t)st->tile_axis < k ? (uint32_t)st->tile_axis : k - 1;
   int64_t vec_extent = vec_outer ? vec_factor : sext[k];
   int64_t vectors = (vec_extent + lanes - 1) / lanes;
   int64_t rows = p->knob[KNOB_TILE];
-  if (rows == 0) {
-    rows = 24 / (vectors ? vectors : 1);
+  bool chosen = rows != 0;
+  if (!chosen) {
+    rows = p->accumulators / (vectors ? vectors : 1);
     if (rows > 12) rows = 12;
+    if (rows < 1) rows = 1;
   }
   if (rows > sext[t]) rows = sext[t];
-  /* A divisor of the axis (no tail guard), at least half the wanted rows. */
+  /* A divisor of the axis (no tail guard); when the best is under half the
+   * wanted rows (a prime extent such as 13), the whole axis if its
+   * accumulators still fit in the registers. */
   int64_t tile = 1;
   for (int64_t d = rows; d >= 1; --d)
     if (sext[t] % d == 0) {
       tile = d;
       break;
     }
+  if (!chosen && 2 * tile < rows && sext[t] * vectors <= p->accumulators + 4) tile = sext[t];
   const char* t_o = sname[t];
   const char* t_i = NULL;
   if (tile >= 2 && tile < sext[t]) t_o = emit_split(p, sname[t], tile, &t_i);
@@ -320,13 +325,29 @@ static ingot_status_t plan_stage(plan_t* p, uint32_t index) {
   int64_t work = nest_work(outer);
 
   if (st->role == INGOT_STAGE_OTHER) {
-    /* Only the outermost loop is known to be spatial. */
+    /* Only the outermost loop is known to be spatial; inner loops that
+     * lowering names independent are vectorized. */
     if (sext[0] >= 2 && work >= PARALLEL_MIN_WORK) emit_mark(p, INGOT_DIRECTIVE_PARALLEL, sname[0]);
+    for (uint32_t i = 0; i < st->vector_loop_count; ++i) {
+      const char* name = NULL;
+      int64_t extent = 0;
+      const ingot_ir_stmt_t* loop = NULL;
+      if ((s = stage_loop(p, index, st->vector_loops[i], &name, &extent, &loop)) != INGOT_OK) return s;
+      int64_t lanes = lanes_for(p, stored_dtype(p->f, loop));
+      if (lanes < 2 || extent < lanes) continue;
+      int64_t factor = pick_factor(extent, lanes, lanes);
+      const char* vec = name;
+      if (factor < extent) emit_split(p, name, factor, &vec);
+      emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, vec);
+    }
     return INGOT_OK;
   }
 
   int64_t lanes = lanes_for(p, stored_dtype(p->f, outer));
   uint32_t k = st->spatial_count - 1;
+  /* An innermost axis shorter than a vector that divides it (a conv weight
+   * block of 8 on 16 lanes) is one narrower vector. */
+  if (sext[k] < lanes && sext[k] >= 4 && lanes % sext[k] == 0) lanes = sext[k];
   bool update = st->role == INGOT_STAGE_UPDATE && st->reduce_count > 0;
   int64_t target = update ? lanes * p->knob[KNOB_UNROLL] : lanes;
 
@@ -432,6 +453,9 @@ ingot_status_t ingot_schedule_from_template(const ingot_kernel_t* kernel, const 
   p.knob[KNOB_UNROLL] = t->default_unroll;
   p.knob[KNOB_ORDER] = 0;
   p.knob[KNOB_TILE] = 0; /* 0: chosen per stage from the vector registers */
+  /* Accumulators of a register tile: 32 vector registers on AVX-512 and
+   * AArch64 leave 24 for them, the 16 of SSE/AVX2 leave 12. */
+  p.accumulators = target->vector_bytes >= 64 || strncmp(target->triple, "aarch64", 7) == 0 ? 24 : 12;
   for (uint32_t i = 0; i < knob_count; ++i) {
     int k = -1;
     for (int j = 0; j < KNOB_COUNT_; ++j)

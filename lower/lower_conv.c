@@ -20,6 +20,11 @@
 
 #include "lower/lower_internal.h"
 
+/* A packed 1x1 conv lowers as a matrix product along its flattened output
+ * positions when their count is a multiple of this (the float32 lanes of the
+ * widest vectors, so that no vector needs a tail). */
+#define POINTWISE_POSITION_MULTIPLE 16
+
 ingot_status_t lower_ints_attr(lower_ctx_t* ctx, const char* name, uint32_t count, int64_t fallback, int64_t min_value,
                                int64_t* out) {
   uint32_t n = 0;
@@ -201,7 +206,37 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
 
   /* UPDATE */
-  if (block) {
+  int64_t positions = 1; /* output positions of a pointwise conv */
+  bool pointwise = block != 0;
+  for (uint32_t i = 0; i < nsp; ++i) {
+    positions *= out_sp[i];
+    pointwise = pointwise && k[i] == 1 && strides[i] == 1 && pads[i] == 0 && pads[nsp + i] == 0;
+  }
+  if (pointwise && positions % POINTWISE_POSITION_MULTIPLE == 0) {
+    /* A 1x1 conv is a matrix product over the flattened positions p:
+     * spatial (n, kb, ki, p), reduce (rc), the register tile's rows over ki
+     * and its vectors along p, where input and output are contiguous. */
+    static const char* const pnames[4] = {"n", "kb", "ki", "p"};
+    int64_t pext[4] = {batch, cout / block, block, positions};
+    lower_loops_t psp;
+    lower_loops_make(ctx, &psp, 4, pext, pnames);
+    lower_loops_make(ctx, &red, 1, rext, rnames);
+    ingot_ir_expr_t* n_ = psp.idx[0];
+    ingot_ir_expr_t* kk = ingot_ir_add(f, ingot_ir_mul(f, psp.idx[1], ingot_ir_int(f, block)), psp.idx[2]);
+    ingot_ir_expr_t* xi = ingot_ir_add(
+        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, n_, ingot_ir_int(f, cin)), red.idx[0]), ingot_ir_int(f, positions)),
+        psp.idx[3]);
+    ingot_ir_expr_t* wi = ingot_ir_add(
+        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, psp.idx[1], ingot_ir_int(f, cg)), red.idx[0]), ingot_ir_int(f, block)),
+        psp.idx[2]);
+    ingot_ir_expr_t* yi = ingot_ir_add(
+        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, n_, ingot_ir_int(f, cout)), kk), ingot_ir_int(f, positions)),
+        psp.idx[3]);
+    ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, yi),
+                                        ingot_ir_mul(f, ingot_ir_load(f, bx, xi), ingot_ir_load(f, bw, wi)));
+    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &psp, &red, ingot_ir_store(f, by, yi, acc));
+    ctx->stages.data[ctx->stages.count - 1].tile_axis = 2; /* ki */
+  } else if (block) {
     /* spatial (n, kb, o.., ki) */
     const char* bnames[6] = {"n", "kb"};
     int64_t bext[6] = {batch, cout / block};

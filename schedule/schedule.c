@@ -457,7 +457,92 @@ static bool expr_loads(const ingot_ir_expr_t* e, uint32_t buf) {
   }
 }
 
+/* Whether `e` reads nothing but buffer `buf` at `idx` (and constants): an
+ * epilogue applied to one output element. */
+static bool epilogue_only(const ingot_ir_expr_t* e, uint32_t buf, const ingot_ir_expr_t* idx) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_INT:
+    case INGOT_IR_EXPR_FLOAT: return true;
+    case INGOT_IR_EXPR_LOAD: return e->u.load.buffer == buf && expr_same(e->u.load.index, idx);
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: return epilogue_only(e->u.unary.a, buf, idx);
+    case INGOT_IR_EXPR_BINARY: return epilogue_only(e->u.binary.a, buf, idx) && epilogue_only(e->u.binary.b, buf, idx);
+    case INGOT_IR_EXPR_SELECT:
+      return epilogue_only(e->u.select.cond, buf, idx) && epilogue_only(e->u.select.a, buf, idx) &&
+             epilogue_only(e->u.select.b, buf, idx);
+    default: return false;
+  }
+}
+
+/* `e` (epilogue_only) with every load of the output replaced by `value`. */
+static ingot_ir_expr_t* epilogue_apply(ingot_ir_func_t* f, ingot_ir_expr_t* e, ingot_ir_expr_t* value) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_LOAD: return value;
+    case INGOT_IR_EXPR_UNARY: return ingot_ir_unary(f, e->u.unary.op, epilogue_apply(f, e->u.unary.a, value));
+    case INGOT_IR_EXPR_CAST: return ingot_ir_cast(f, e->dtype, epilogue_apply(f, e->u.unary.a, value));
+    case INGOT_IR_EXPR_BINARY:
+      return ingot_ir_binary(f, e->u.binary.op, epilogue_apply(f, e->u.binary.a, value),
+                             epilogue_apply(f, e->u.binary.b, value));
+    case INGOT_IR_EXPR_SELECT:
+      return ingot_ir_select(f, epilogue_apply(f, e->u.select.cond, value), epilogue_apply(f, e->u.select.a, value),
+                             epilogue_apply(f, e->u.select.b, value));
+    default: return e;
+  }
+}
+
+/* The FINISH stage after the nest `stage` in the function body: a perfect
+ * nest whose one statement is y[i] = E(y[i]) for the output `buf` (nothing
+ * else read). Its position in the body block goes to *out_pos. */
+static const ingot_ir_stmt_t* epilogue_stage(const ingot_ir_func_t* f, const ingot_ir_stmt_t* stage, uint32_t buf,
+                                             uint32_t* out_pos) {
+  const ingot_ir_stmt_t* body = f->body;
+  if (!body || body->kind != INGOT_IR_STMT_BLOCK) return NULL;
+  for (uint32_t i = 0; i + 1 < body->u.block.count; ++i) {
+    if (body->u.block.stmts[i] != stage) continue;
+    const ingot_ir_stmt_t* s = body->u.block.stmts[i + 1];
+    while (s && s->kind == INGOT_IR_STMT_FOR) s = direct_child(s->u.loop.body);
+    if (!s || s->kind != INGOT_IR_STMT_STORE || s->u.store.buffer != buf) return NULL;
+    if (!epilogue_only(s->u.store.value, buf, s->u.store.index)) return NULL;
+    *out_pos = i + 1;
+    return s;
+  }
+  return NULL;
+}
+
+static const ingot_ir_stmt_t* nest_store(const ingot_ir_stmt_t* s) {
+  while (s && s->kind == INGOT_IR_STMT_FOR) s = direct_child(s->u.loop.body);
+  return s && s->kind == INGOT_IR_STMT_STORE ? s : NULL;
+}
+
+uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest) {
+  const ingot_ir_stmt_t* s = nest_store(nest);
+  return s ? s->u.store.buffer : UINT32_MAX;
+}
+
+bool ingot_schedule_is_epilogue(const ingot_ir_stmt_t* nest, uint32_t* out_buffer) {
+  const ingot_ir_stmt_t* s = nest_store(nest);
+  if (!s || !epilogue_only(s->u.store.value, s->u.store.buffer, s->u.store.index)) return false;
+  *out_buffer = s->u.store.buffer;
+  return true;
+}
+
+/* Removes statement `pos` of the body block. */
+static void drop_body_stmt(ingot_ir_func_t* f, uint32_t pos) {
+  ingot_ir_stmt_t* body = f->body;
+  uint32_t n = body->u.block.count;
+  ingot_ir_stmt_t** kept = ingot_xmalloc(sizeof(*kept) * n);
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (i != pos) kept[k++] = body->u.block.stmts[i];
+  f->body = ingot_ir_block(f, kept, k);
+  free(kept);
+}
+
 ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* f, const char* name) {
+  return ingot_schedule_accumulate_ex(f, name, false);
+}
+
+ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name, bool epilogue) {
   if (!f) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate: no function");
   stmt_vec_t path = {0};
   ingot_status_t st = locate(f, name, &path);
@@ -466,6 +551,12 @@ ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* f, const char* name) {
     return st;
   }
   ingot_ir_stmt_t* top = path.data[path.count - 1];
+  /* The stage nest holding the loop: its ancestor directly in the body block. */
+  const ingot_ir_stmt_t* stage_root = NULL;
+  if (f->body && f->body->kind == INGOT_IR_STMT_BLOCK)
+    for (size_t i = 0; i < path.count && !stage_root; ++i)
+      for (uint32_t j = 0; j < f->body->u.block.count; ++j)
+        if (f->body->u.block.stmts[j] == path.data[i]) stage_root = path.data[i];
   INGOT_VEC_FREE(path);
   const ingot_ir_stmt_t* red[INGOT_MAX_STAGE_AXES * 2];
   const ingot_ir_stmt_t* unr[8];
@@ -511,6 +602,14 @@ ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* f, const char* name) {
   }
   ingot_dtype_t dt = f->buffers[buf].dtype;
   uint32_t old_vars = f->var_count;
+  /* With the epilogue: the FINISH stage right after this nest is folded into
+   * the final stores, y[i] = E(acc), and dropped. The nest must be all of
+   * the UPDATE (every output stored once, after its whole reduction). */
+  const ingot_ir_stmt_t* finish = NULL;
+  uint32_t finish_pos = 0;
+  if (epilogue && !(finish = epilogue_stage(f, stage_root, buf, &finish_pos)))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                      "accumulate '%s': no FINISH stage y[i] = E(y[i]) follows the nest to fold", name);
   ingot_ir_stmt_t** pre = ingot_xmalloc(sizeof(*pre) * (size_t)combos);
   ingot_ir_stmt_t** mid = ingot_xmalloc(sizeof(*mid) * (size_t)combos);
   ingot_ir_stmt_t** post = ingot_xmalloc(sizeof(*post) * (size_t)combos);
@@ -529,7 +628,9 @@ ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* f, const char* name) {
     uint32_t var = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOCAL, dt);
     pre[c] = ingot_ir_local(f, var, ingot_ir_load(f, buf, ic));
     mid[c] = ingot_ir_assign(f, var, ingot_ir_add(f, ingot_ir_var(f, var), ec));
-    post[c] = ingot_ir_store(f, buf, ic, ingot_ir_var(f, var));
+    ingot_ir_expr_t* result = ingot_ir_var(f, var);
+    if (finish) result = epilogue_apply(f, finish->u.store.value, result);
+    post[c] = ingot_ir_store(f, buf, ic, result);
   }
   ingot_ir_stmt_t* nest = ingot_ir_block(f, mid, (uint32_t)combos);
   for (int32_t i = (int32_t)nred - 1; i >= 0; --i) nest = ingot_ir_for_like(f, red[i], nest);
@@ -546,6 +647,7 @@ ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* f, const char* name) {
   ingot_ir_stmt_t* nb = replace_stmt(f, f->body, top, outer);
   (void)old_vars;
   f->body = nb;
+  if (finish) drop_body_stmt(f, finish_pos);
   return INGOT_OK;
 }
 
@@ -569,7 +671,9 @@ static void describe_directive(const ingot_directive_t* d, ingot_strbuf_t* sb) {
     case INGOT_DIRECTIVE_UNROLL: ingot_strbuf_appendf(sb, "unroll %s", loop); return;
     case INGOT_DIRECTIVE_VECTORIZE: ingot_strbuf_appendf(sb, "vectorize %s", loop); return;
     case INGOT_DIRECTIVE_PARALLEL: ingot_strbuf_appendf(sb, "parallel %s", loop); return;
-    case INGOT_DIRECTIVE_ACCUMULATE: ingot_strbuf_appendf(sb, "accumulate %s", loop); return;
+    case INGOT_DIRECTIVE_ACCUMULATE:
+      ingot_strbuf_appendf(sb, "accumulate %s%s", loop, d->factor == 1 ? " with the epilogue" : "");
+      return;
   }
   ingot_strbuf_appendf(sb, "unknown directive kind %d", (int)d->kind);
 }
@@ -594,7 +698,7 @@ static ingot_status_t apply_one(ingot_ir_func_t* f, const ingot_directive_t* d) 
     case INGOT_DIRECTIVE_UNROLL: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_UNROLLED);
     case INGOT_DIRECTIVE_VECTORIZE: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_VECTORIZED);
     case INGOT_DIRECTIVE_PARALLEL: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_PARALLEL);
-    case INGOT_DIRECTIVE_ACCUMULATE: return ingot_schedule_accumulate(f, d->loop);
+    case INGOT_DIRECTIVE_ACCUMULATE: return ingot_schedule_accumulate_ex(f, d->loop, d->factor == 1);
   }
   return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "unknown directive kind %d", (int)d->kind);
 }

@@ -67,7 +67,8 @@ typedef enum ingot_directive_kind_t {
   INGOT_DIRECTIVE_VECTORIZE = 5, /* loop */
   INGOT_DIRECTIVE_PARALLEL = 6,  /* loop */
   INGOT_DIRECTIVE_ACCUMULATE = 7,/* loop: the outermost reduce loop of a register
-                                    tile (see ingot_schedule_accumulate) */
+                                    tile (see ingot_schedule_accumulate); factor 1:
+                                    with the epilogue (ingot_schedule_accumulate_ex) */
 } ingot_directive_kind_t;
 
 typedef struct ingot_directive_t {
@@ -118,6 +119,12 @@ ingot_status_t ingot_schedule_mark(ingot_ir_func_t* func, const char* loop,
  * the accumulators of a register tile, kept in registers through the whole
  * reduction. Must be the last directive on that nest. */
 ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* func, const char* loop);
+/* The same; with `epilogue`, when the statement after this nest in the
+ * function body is a FINISH stage y[i] = E(y[i]) that reads nothing else
+ * (a fused activation), the final stores become y[i] = E(acc) and that
+ * stage is removed (the nest must then be the whole UPDATE). The directive
+ * form: ACCUMULATE with factor 1. */
+ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* func, const char* loop, bool epilogue);
 
 /* Applies every directive in order; on failure names the directive. */
 ingot_status_t ingot_schedule_apply(ingot_ir_func_t* func, const ingot_schedule_t* schedule);

@@ -65,6 +65,7 @@ typedef struct plan_t {
   ingot_schedule_t* s;
   int64_t knob[KNOB_COUNT_];
   int64_t accumulators;          /* vector registers a register tile may hold */
+  bool finish_folded;            /* the stage just planned folds the next (FINISH) one */
   INGOT_VEC(const char*) names;  /* names this plan created */
 } plan_t;
 
@@ -228,6 +229,20 @@ static int64_t lanes_for(plan_t* p, ingot_dtype_t dtype) {
   return lanes < 1 ? 1 : lanes;
 }
 
+/* Whether the stage after UPDATE `st` is a FINISH that only transforms each
+ * element of the UPDATE's output (a fused activation): the accumulators then
+ * store E(acc) and that stage is not planned. */
+static bool finish_foldable(plan_t* p, const ingot_stage_t* st) {
+  const ingot_stage_t* next = st + 1;
+  if (next >= p->kernel->stages + p->kernel->stage_count || next->role != INGOT_STAGE_FINISH) return false;
+  if (st->spatial_count == 0 || next->spatial_count == 0) return false;
+  const ingot_ir_stmt_t* update = ingot_schedule_find_loop(p->f, p->f->vars[st->spatial[0]].name);
+  const ingot_ir_stmt_t* finish = ingot_schedule_find_loop(p->f, p->f->vars[next->spatial[0]].name);
+  uint32_t buffer;
+  return update && finish && ingot_schedule_is_epilogue(finish, &buffer) &&
+         ingot_schedule_nest_store_buffer(update) == buffer;
+}
+
 /* A register-blocked UPDATE: one spatial axis (the output channels of a
  * conv, the rows of a matmul) is split into a tile of `rows` that goes
  * innermost but one, unrolled, above the vector loop; the reduce loops go
@@ -303,7 +318,16 @@ static ingot_status_t plan_register_tile(plan_t* p, const ingot_stage_t* st, con
   if (t_i) emit_mark(p, INGOT_DIRECTIVE_UNROLL, t_i);
   if (v_o2) emit_mark(p, INGOT_DIRECTIVE_UNROLL, v_o2);
   emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, v_i);
-  if (st->reduce_count > 0) emit_mark(p, INGOT_DIRECTIVE_ACCUMULATE, rname[0]);
+  if (st->reduce_count > 0) {
+    /* The FINISH stage right after (a fused activation) folds into the
+     * accumulators' stores. */
+    ingot_directive_t d2 = {0};
+    d2.kind = INGOT_DIRECTIVE_ACCUMULATE;
+    d2.loop = rname[0];
+    d2.factor = finish_foldable(p, st) ? 1 : 0;
+    p->finish_folded = d2.factor == 1;
+    ingot_schedule_add(p->s, &d2);
+  }
   return INGOT_OK;
 }
 
@@ -477,7 +501,11 @@ ingot_status_t ingot_schedule_from_template(const ingot_kernel_t* kernel, const 
     if (t->knobs & KB(j)) ingot_schedule_set_knob(out, k_knobs[j].name, p.knob[j]);
 
   ingot_status_t st = INGOT_OK;
-  for (uint32_t i = 0; i < kernel->stage_count && st == INGOT_OK; ++i) st = plan_stage(&p, i);
+  for (uint32_t i = 0; i < kernel->stage_count && st == INGOT_OK; ++i) {
+    p.finish_folded = false;
+    st = plan_stage(&p, i);
+    if (p.finish_folded) ++i; /* the FINISH stage is gone once applied */
+  }
   INGOT_VEC_FREE(p.names);
   if (st != INGOT_OK) {
     ingot_schedule_deinit(out);

@@ -98,6 +98,10 @@ typedef struct ingot_node_t {
    * channels (ingot_graph_pack_weights): Conv [K/B, C, k.., B] for the ONNX
    * [K, C, k..]; MatMul and Gemm (then transB 0) [N/B, K, B] for [K, N]. */
   uint32_t weight_block;
+  /* Conv: its input 3 (one past ONNX's last) is a tensor of the output's
+   * shape added to the output before the activation: a residual Add fused
+   * into its producer (ingot_graph_fuse_residual_add). */
+  bool residual;
   bool dead;
 } ingot_node_t;
 
@@ -190,6 +194,11 @@ ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
  * has no other consumer), rewriting the conv's weights and bias. */
 ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
+/* Fuses Add(conv_out, r) into the Conv (node.residual, r its input 3) when
+ * the conv output has no other consumer, r has the output's shape and dtype
+ * and is computed before the conv, and the conv has no activation yet, so
+ * that a following Relu then fuses too: y = act(conv(x) + bias + r). */
+ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph);
 /* Fuses Relu / Clip(constant bounds) into a preceding Conv or Gemm whose output
  * has no other consumer (sets node.activation). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
@@ -216,7 +225,7 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
 void ingot_graph_compact(ingot_graph_t* graph);
 
 /* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
- * fold batchnorm, fuse activations, pad conv inputs, DCE, sort, infer again,
+ * fold batchnorm, fuse residual adds, fuse activations, pad conv inputs, DCE, sort, infer again,
  * pack weights, DCE, compact. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size

@@ -602,6 +602,55 @@ static bool clip_bounds_f32(const ingot_graph_t* g, const ingot_node_t* n, float
   return true;
 }
 
+static bool same_shape(const ingot_value_t* a, const ingot_value_t* b) {
+  if (a->rank != b->rank || a->rank < 0 || a->dtype != b->dtype) return false;
+  for (int32_t i = 0; i < a->rank; ++i)
+    if (a->dims[i] != b->dims[i] || a->dims[i] < 0) return false;
+  return true;
+}
+
+ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  /* The graph is sorted: a value made by a node before the conv does not
+   * depend on the conv's output. */
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* add = &graph->nodes[i];
+    if (add->dead || add->op != INGOT_OP_ADD || add->input_count != 2 || add->output_count != 1) continue;
+    for (uint32_t side = 0; side < 2; ++side) {
+      uint32_t x = add->inputs[side], r = add->inputs[1 - side];
+      if (x == INGOT_NO_VALUE || r == INGOT_NO_VALUE || x == r) continue;
+      ingot_value_t* xv = &graph->values[x];
+      const ingot_value_t* rv = &graph->values[r];
+      if (xv->producer == INGOT_NO_VALUE || xv->is_output || uses[x] != 1 || xv->dtype != INGOT_DTYPE_F32) continue;
+      if (!same_shape(xv, rv) || !same_shape(xv, &graph->values[add->outputs[0]])) continue;
+      uint32_t p_id = xv->producer;
+      ingot_node_t* p = &graph->nodes[p_id];
+      if (p->dead || p->op != INGOT_OP_CONV || p->residual || p->activation != INGOT_ACTIVATION_NONE ||
+          p->output_count != 1 || p->outputs[0] != x || p->input_count > 3) {
+        continue;
+      }
+      if (rv->producer != INGOT_NO_VALUE && rv->producer >= p_id) continue;
+      uint32_t* inputs = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 4);
+      for (uint32_t k = 0; k < 4; ++k) inputs[k] = k < p->input_count ? p->inputs[k] : INGOT_NO_VALUE;
+      inputs[3] = r;
+      p->inputs = inputs;
+      p->input_count = 4;
+      p->residual = true;
+      uint32_t y = add->outputs[0];
+      p->outputs[0] = y;
+      graph->values[y].producer = p_id;
+      xv->producer = INGOT_NO_VALUE;
+      add->dead = true;
+      uses[x] = 0;
+      break;
+    }
+  }
+  free(uses);
+  return INGOT_OK;
+}
+
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
   ingot_status_t s = rebuild_producers(graph);
   if (s) return s;
@@ -723,6 +772,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_infer_and_fold(graph, eval, eval_self))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_fold_batchnorm(graph))) return s;
+  if ((s = ingot_graph_fuse_residual_add(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
   if ((s = ingot_graph_pad_conv_inputs(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;

@@ -645,6 +645,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   }
   int min_in, max_in, min_out, max_out;
   ingot_op_arity(n->op, &min_in, &max_in, &min_out, &max_out);
+  if (n->residual) ++max_in; /* a fused residual input (ingot_graph_fuse_residual_add) */
   if ((int)n->input_count < min_in || (int)n->input_count > max_in) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u inputs, expected %d..%d", n->input_count, min_in, max_in);
   }

@@ -5,7 +5,13 @@
  *   UPDATE  y[n,k,o..] += x[n, g(k)*Cg + rc, o*s - p + r*d ..] * w[k, rc, r..]
  *           spatial (n, k, o..), reduce (rc, r..); padded taps read a clamped
  *           index and contribute 0 through a SELECT
- *   FINISH  y = act(y), only with a fused activation
+ *   FINISH  y = act(y [+ residual]), only with a fused activation or a fused
+ *           residual Add (node.residual: input 3, the output's shape)
+ *
+ * A 1x1 conv (stride 1, no padding, group 1) whose output positions are a
+ * multiple of 16 lowers as a matrix product along the flattened positions
+ * (vectors along p, where input and output are contiguous):
+ *   UPDATE  y[n, k, p] += x[n, rc, p] * w[k, rc]   (w[kb, rc, ki] packed)
  *
  * With a packed weight (node.weight_block = B > 1, w [K/B, C, r.., B]) the
  * UPDATE runs over spatial (n, kb, o.., ki) with k = kb*B + ki, so that the
@@ -95,12 +101,18 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 1), b = integer ? INGOT_NO_VALUE : lower_input(ctx, 2);
   uint32_t xzp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE, wzp = integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  uint32_t res = !integer && node->residual ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   ingot_status_t s;
   if ((s = lower_check_value(ctx, x, !integer)) || (s = lower_check_value(ctx, w, !integer)) ||
       (s = lower_check_value(ctx, y, !integer))) {
     return s;
   }
   if (b != INGOT_NO_VALUE && (s = lower_check_value(ctx, b, true))) return s;
+  if (node->residual && (res == INGOT_NO_VALUE || (s = lower_check_value(ctx, res, true)) ||
+                         (s = lower_check_broadcast(ctx, res, y)) ||
+                         ingot_value_numel(lower_value(ctx, res)) != ingot_value_numel(lower_value(ctx, y)))) {
+    return s ? s : lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the fused residual must have the output's shape");
+  }
   if (integer) {
     uint32_t q[4] = {x, w, xzp, wzp};
     for (uint32_t i = 0; i < 4; ++i) {
@@ -183,6 +195,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   if (wzp_n > 1 && wzp_n != cout) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "w_zero_point must be a scalar or per output channel");
   uint32_t bxz = xzp != INGOT_NO_VALUE ? lower_add_input(ctx, xzp, "x_zero") : UINT32_MAX;
   uint32_t bwz = wzp != INGOT_NO_VALUE ? lower_add_input(ctx, wzp, "w_zero") : UINT32_MAX;
+  uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   ingot_ir_expr_t* zero = integer ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0)) : lower_f32(ctx, 0.0);
@@ -207,35 +220,42 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
 
   /* UPDATE */
   int64_t positions = 1; /* output positions of a pointwise conv */
-  bool pointwise = block != 0;
+  bool pointwise = !integer && group == 1;
   for (uint32_t i = 0; i < nsp; ++i) {
     positions *= out_sp[i];
     pointwise = pointwise && k[i] == 1 && strides[i] == 1 && pads[i] == 0 && pads[nsp + i] == 0;
   }
   if (pointwise && positions % POINTWISE_POSITION_MULTIPLE == 0) {
     /* A 1x1 conv is a matrix product over the flattened positions p:
-     * spatial (n, kb, ki, p), reduce (rc), the register tile's rows over ki
-     * and its vectors along p, where input and output are contiguous. */
+     * spatial (n, kb, ki, p) with a packed weight, else (n, k, p); reduce
+     * (rc); the register tile's rows over ki (k) and its vectors along p,
+     * where input and output are contiguous. */
     static const char* const pnames[4] = {"n", "kb", "ki", "p"};
-    int64_t pext[4] = {batch, cout / block, block, positions};
+    static const char* const unames[3] = {"n", "k", "p"};
+    int64_t pext[4] = {batch, block ? cout / block : cout, block, positions};
+    if (!block) pext[2] = positions;
     lower_loops_t psp;
-    lower_loops_make(ctx, &psp, 4, pext, pnames);
+    lower_loops_make(ctx, &psp, block ? 4 : 3, pext, block ? pnames : unames);
     lower_loops_make(ctx, &red, 1, rext, rnames);
     ingot_ir_expr_t* n_ = psp.idx[0];
-    ingot_ir_expr_t* kk = ingot_ir_add(f, ingot_ir_mul(f, psp.idx[1], ingot_ir_int(f, block)), psp.idx[2]);
+    ingot_ir_expr_t* pos = psp.idx[psp.count - 1];
+    ingot_ir_expr_t* kk = block ? ingot_ir_add(f, ingot_ir_mul(f, psp.idx[1], ingot_ir_int(f, block)), psp.idx[2]) : psp.idx[1];
     ingot_ir_expr_t* xi = ingot_ir_add(
         f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, n_, ingot_ir_int(f, cin)), red.idx[0]), ingot_ir_int(f, positions)),
-        psp.idx[3]);
-    ingot_ir_expr_t* wi = ingot_ir_add(
-        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, psp.idx[1], ingot_ir_int(f, cg)), red.idx[0]), ingot_ir_int(f, block)),
-        psp.idx[2]);
+        pos);
+    ingot_ir_expr_t* wi =
+        block ? ingot_ir_add(f,
+                             ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, psp.idx[1], ingot_ir_int(f, cg)), red.idx[0]),
+                                          ingot_ir_int(f, block)),
+                             psp.idx[2])
+              : ingot_ir_add(f, ingot_ir_mul(f, kk, ingot_ir_int(f, cg)), red.idx[0]);
     ingot_ir_expr_t* yi = ingot_ir_add(
         f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, n_, ingot_ir_int(f, cout)), kk), ingot_ir_int(f, positions)),
-        psp.idx[3]);
+        pos);
     ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, yi),
                                         ingot_ir_mul(f, ingot_ir_load(f, bx, xi), ingot_ir_load(f, bw, wi)));
     lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &psp, &red, ingot_ir_store(f, by, yi, acc));
-    ctx->stages.data[ctx->stages.count - 1].tile_axis = 2; /* ki */
+    ctx->stages.data[ctx->stages.count - 1].tile_axis = block ? 2 : 1; /* ki, k */
   } else if (block) {
     /* spatial (n, kb, o.., ki) */
     const char* bnames[6] = {"n", "kb"};
@@ -312,11 +332,12 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   }
 
   /* FINISH */
-  if (lower_has_activation(ctx)) {
+  if (lower_has_activation(ctx) || bres != UINT32_MAX) {
     lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
     ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
-    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL,
-                     ingot_ir_store(f, by, yi, lower_activation(ctx, ingot_ir_load(f, by, yi))));
+    ingot_ir_expr_t* v = ingot_ir_load(f, by, yi);
+    if (bres != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bres, ingot_ir_flat_index(f, bres, sp.idx)));
+    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
@@ -336,6 +357,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_append_ints(&sb, "dil", dil, nsp);
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
   if (block) ingot_strbuf_appendf(&sb, " kblock%lld", (long long)block);
+  if (bres != UINT32_MAX) ingot_strbuf_appendf(&sb, " residual");
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
   ingot_strbuf_free(&sb);
   return INGOT_OK;

@@ -457,35 +457,54 @@ static bool expr_loads(const ingot_ir_expr_t* e, uint32_t buf) {
   }
 }
 
-/* Whether `e` reads nothing but buffer `buf` at `idx` (and constants): an
- * epilogue applied to one output element. */
-static bool epilogue_only(const ingot_ir_expr_t* e, uint32_t buf, const ingot_ir_expr_t* idx) {
+static bool same_layout(const ingot_ir_func_t* f, uint32_t a, uint32_t b) {
+  const ingot_ir_buffer_t* x = &f->buffers[a];
+  const ingot_ir_buffer_t* y = &f->buffers[b];
+  if (x->rank != y->rank || x->dtype != y->dtype) return false;
+  for (int32_t i = 0; i < x->rank; ++i)
+    if (x->dims[i] != y->dims[i]) return false;
+  return true;
+}
+
+/* Whether `e` reads nothing but the output `buf` at `idx`, other buffers of
+ * its layout at `idx` (a residual), and constants: an epilogue applied to
+ * one output element. */
+static bool epilogue_only(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, uint32_t buf,
+                          const ingot_ir_expr_t* idx) {
   switch (e->kind) {
     case INGOT_IR_EXPR_INT:
     case INGOT_IR_EXPR_FLOAT: return true;
-    case INGOT_IR_EXPR_LOAD: return e->u.load.buffer == buf && expr_same(e->u.load.index, idx);
+    case INGOT_IR_EXPR_LOAD:
+      return expr_same(e->u.load.index, idx) &&
+             (e->u.load.buffer == buf ||
+              (f->buffers[e->u.load.buffer].role == INGOT_IR_BUFFER_INPUT && same_layout(f, e->u.load.buffer, buf)));
     case INGOT_IR_EXPR_UNARY:
-    case INGOT_IR_EXPR_CAST: return epilogue_only(e->u.unary.a, buf, idx);
-    case INGOT_IR_EXPR_BINARY: return epilogue_only(e->u.binary.a, buf, idx) && epilogue_only(e->u.binary.b, buf, idx);
+    case INGOT_IR_EXPR_CAST: return epilogue_only(f, e->u.unary.a, buf, idx);
+    case INGOT_IR_EXPR_BINARY:
+      return epilogue_only(f, e->u.binary.a, buf, idx) && epilogue_only(f, e->u.binary.b, buf, idx);
     case INGOT_IR_EXPR_SELECT:
-      return epilogue_only(e->u.select.cond, buf, idx) && epilogue_only(e->u.select.a, buf, idx) &&
-             epilogue_only(e->u.select.b, buf, idx);
+      return epilogue_only(f, e->u.select.cond, buf, idx) && epilogue_only(f, e->u.select.a, buf, idx) &&
+             epilogue_only(f, e->u.select.b, buf, idx);
     default: return false;
   }
 }
 
-/* `e` (epilogue_only) with every load of the output replaced by `value`. */
-static ingot_ir_expr_t* epilogue_apply(ingot_ir_func_t* f, ingot_ir_expr_t* e, ingot_ir_expr_t* value) {
+/* `e` (epilogue_only) at the element `index` of the output: its loads of
+ * the output become `value`, its other loads read at `index`. */
+static ingot_ir_expr_t* epilogue_apply(ingot_ir_func_t* f, ingot_ir_expr_t* e, uint32_t buf, ingot_ir_expr_t* value,
+                                       ingot_ir_expr_t* index) {
   switch (e->kind) {
-    case INGOT_IR_EXPR_LOAD: return value;
-    case INGOT_IR_EXPR_UNARY: return ingot_ir_unary(f, e->u.unary.op, epilogue_apply(f, e->u.unary.a, value));
-    case INGOT_IR_EXPR_CAST: return ingot_ir_cast(f, e->dtype, epilogue_apply(f, e->u.unary.a, value));
+    case INGOT_IR_EXPR_LOAD: return e->u.load.buffer == buf ? value : ingot_ir_load(f, e->u.load.buffer, index);
+    case INGOT_IR_EXPR_UNARY:
+      return ingot_ir_unary(f, e->u.unary.op, epilogue_apply(f, e->u.unary.a, buf, value, index));
+    case INGOT_IR_EXPR_CAST: return ingot_ir_cast(f, e->dtype, epilogue_apply(f, e->u.unary.a, buf, value, index));
     case INGOT_IR_EXPR_BINARY:
-      return ingot_ir_binary(f, e->u.binary.op, epilogue_apply(f, e->u.binary.a, value),
-                             epilogue_apply(f, e->u.binary.b, value));
+      return ingot_ir_binary(f, e->u.binary.op, epilogue_apply(f, e->u.binary.a, buf, value, index),
+                             epilogue_apply(f, e->u.binary.b, buf, value, index));
     case INGOT_IR_EXPR_SELECT:
-      return ingot_ir_select(f, epilogue_apply(f, e->u.select.cond, value), epilogue_apply(f, e->u.select.a, value),
-                             epilogue_apply(f, e->u.select.b, value));
+      return ingot_ir_select(f, epilogue_apply(f, e->u.select.cond, buf, value, index),
+                             epilogue_apply(f, e->u.select.a, buf, value, index),
+                             epilogue_apply(f, e->u.select.b, buf, value, index));
     default: return e;
   }
 }
@@ -502,7 +521,7 @@ static const ingot_ir_stmt_t* epilogue_stage(const ingot_ir_func_t* f, const ing
     const ingot_ir_stmt_t* s = body->u.block.stmts[i + 1];
     while (s && s->kind == INGOT_IR_STMT_FOR) s = direct_child(s->u.loop.body);
     if (!s || s->kind != INGOT_IR_STMT_STORE || s->u.store.buffer != buf) return NULL;
-    if (!epilogue_only(s->u.store.value, buf, s->u.store.index)) return NULL;
+    if (!epilogue_only(f, s->u.store.value, buf, s->u.store.index)) return NULL;
     *out_pos = i + 1;
     return s;
   }
@@ -519,9 +538,9 @@ uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest) {
   return s ? s->u.store.buffer : UINT32_MAX;
 }
 
-bool ingot_schedule_is_epilogue(const ingot_ir_stmt_t* nest, uint32_t* out_buffer) {
+bool ingot_schedule_is_epilogue(const ingot_ir_func_t* f, const ingot_ir_stmt_t* nest, uint32_t* out_buffer) {
   const ingot_ir_stmt_t* s = nest_store(nest);
-  if (!s || !epilogue_only(s->u.store.value, s->u.store.buffer, s->u.store.index)) return false;
+  if (!s || !epilogue_only(f, s->u.store.value, s->u.store.buffer, s->u.store.index)) return false;
   *out_buffer = s->u.store.buffer;
   return true;
 }
@@ -629,7 +648,7 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
     pre[c] = ingot_ir_local(f, var, ingot_ir_load(f, buf, ic));
     mid[c] = ingot_ir_assign(f, var, ingot_ir_add(f, ingot_ir_var(f, var), ec));
     ingot_ir_expr_t* result = ingot_ir_var(f, var);
-    if (finish) result = epilogue_apply(f, finish->u.store.value, result);
+    if (finish) result = epilogue_apply(f, finish->u.store.value, buf, result, ic);
     post[c] = ingot_ir_store(f, buf, ic, result);
   }
   ingot_ir_stmt_t* nest = ingot_ir_block(f, mid, (uint32_t)combos);

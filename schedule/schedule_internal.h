@@ -7,9 +7,10 @@
 /* The FOR statement binding the loop variable called `name`, or NULL. */
 ingot_ir_stmt_t* ingot_schedule_find_loop(const ingot_ir_func_t* func, const char* name);
 /* For the stage nest `nest` (a perfect nest of loops around one store):
- * true when its store is y[i] = E(y[i]) reading nothing else, an epilogue
+ * true when its store is y[i] = E(y[i], r[i]..) reading nothing else but
+ * input buffers r of y's layout at the same index, an epilogue
  * ingot_schedule_accumulate_ex can fold; *out_buffer is y. */
-bool ingot_schedule_is_epilogue(const ingot_ir_stmt_t* nest, uint32_t* out_buffer);
+bool ingot_schedule_is_epilogue(const ingot_ir_func_t* func, const ingot_ir_stmt_t* nest, uint32_t* out_buffer);
 /* The buffer the innermost store of a perfect nest writes, UINT32_MAX if none. */
 uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest);
 /* Sets (or appends) a knob value; names are copied into the schedule. */

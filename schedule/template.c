@@ -239,7 +239,7 @@ static bool finish_foldable(plan_t* p, const ingot_stage_t* st) {
   const ingot_ir_stmt_t* update = ingot_schedule_find_loop(p->f, p->f->vars[st->spatial[0]].name);
   const ingot_ir_stmt_t* finish = ingot_schedule_find_loop(p->f, p->f->vars[next->spatial[0]].name);
   uint32_t buffer;
-  return update && finish && ingot_schedule_is_epilogue(finish, &buffer) &&
+  return update && finish && ingot_schedule_is_epilogue(p->f, finish, &buffer) &&
          ingot_schedule_nest_store_buffer(update) == buffer;
 }
 

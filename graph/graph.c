@@ -431,6 +431,8 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
           break;
       }
     }
+    if (n->residual) ingot_strbuf_append(sb, " +residual");
+    if (n->weight_block) ingot_strbuf_appendf(sb, " panels=%u", n->weight_block);
     if (n->activation == INGOT_ACTIVATION_RELU) ingot_strbuf_append(sb, " +relu");
     if (n->activation == INGOT_ACTIVATION_CLIP) {
       ingot_strbuf_appendf(sb, " +clip(%g,%g)", (double)n->act_min, (double)n->act_max);

@@ -95,9 +95,11 @@ typedef struct ingot_node_t {
   ingot_activation_t activation;
   float act_min, act_max;
   /* 0, or B when its weight (input 1) is packed in panels of B output
-   * channels (ingot_graph_pack_weights): Conv [K/B, C, k.., B] for the ONNX
-   * [K, C, k..]; MatMul and Gemm (then transB 0) [N/B, K, B] for [K, N]. */
+   * channels (ingot_graph_pack_weights): Conv [P, C, k.., B] for the ONNX
+   * [K, C, k..]; MatMul and Gemm (then transB 0) [P, K, B] for [K, N]; P =
+   * ceil(K / B) panels, the last one zero-padded. weight_outputs is K (N). */
   uint32_t weight_block;
+  int64_t weight_outputs;
   /* Conv: its input 3 (one past ONNX's last) is a tensor of the output's
    * shape added to the output before the activation: a residual Add fused
    * into its producer (ingot_graph_fuse_residual_add). */
@@ -209,7 +211,8 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
  * new values are inferred by a later ingot_graph_infer_shapes. */
 ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph);
 /* Packs constant float32 weights in panels of B output channels and sets
- * node.weight_block = B (32, else 16, else 8 dividing the channels): Conv
+ * node.weight_block = B (32 from 32 outputs on, the last panel zero-padded;
+ * else 16 or 8 dividing the outputs): Conv
  * with group 1 [K, C, k..] -> [K/B, C, k.., B]; MatMul with a 2-D B
  * [K, N] -> [N/B, K, B]; Gemm B (either transB) -> [N/B, K, B], transB 0.
  * A kernel then reads the B outputs of one reduction step as one contiguous

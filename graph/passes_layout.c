@@ -87,13 +87,14 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
 /* ---- packed weights ---- */
 
 /* The panel width for N output channels: 32 (two AVX-512 vectors of
- * float32, a register tile of 2 x rows accumulators), else 16, else 8; 0 when
- * none divides N. The same for every target, as all code variants of a
- * bundle share its weights. */
+ * float32, a register tile of 2 x rows accumulators) from 32 outputs on (the
+ * last panel may be partial), else 16 or 8 when it divides N; 0 otherwise.
+ * The same for every target, as all code variants of a bundle share its
+ * weights. */
 static uint32_t weight_block_for(int64_t outputs) {
-  static const uint32_t kBlocks[] = {32, 16, 8};
-  for (size_t i = 0; i < sizeof(kBlocks) / sizeof(kBlocks[0]); ++i)
-    if (outputs >= kBlocks[i] && outputs % kBlocks[i] == 0) return kBlocks[i];
+  if (outputs >= 32) return 32;
+  if (outputs % 16 == 0) return 16;
+  if (outputs % 8 == 0) return 8;
   return 0;
 }
 
@@ -101,9 +102,10 @@ static uint32_t weight_block_for(int64_t outputs) {
 
 /* Element (j, r) of an N x R weight (j an output channel, r a reduction
  * step), stored at src[j*R + r] (output-major) or src[r*N + j], goes to
- * panel j / B at [(j/B)*R + r]*B + j%B. */
+ * panel j / B at [(j/B)*R + r]*B + j%B; the rest of a partial last panel is 0. */
 static float* pack_panels(const float* src, int64_t n, int64_t r_count, bool output_major, uint32_t block) {
-  float* dst = ingot_xmalloc(sizeof(float) * (size_t)(n * r_count > 0 ? n * r_count : 1));
+  int64_t panels = (n + block - 1) / block;
+  float* dst = ingot_xcalloc((size_t)(panels * block * r_count > 0 ? panels * block * r_count : 1), sizeof(float));
   for (int64_t j = 0; j < n; ++j)
     for (int64_t r = 0; r < r_count; ++r)
       dst[((j / block) * r_count + r) * block + j % block] = output_major ? src[j * r_count + r] : src[r * n + j];
@@ -116,15 +118,17 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
   int64_t block = node->weight_block;
   if (value->rank < 3 || value->dims[value->rank - 1] != block) return NULL;
   *scratch = *value;
+  int64_t outputs = node->weight_outputs;
+  if (outputs <= (value->dims[0] - 1) * block || outputs > value->dims[0] * block) return NULL;
   if (node->op == INGOT_OP_CONV) {
     scratch->rank = value->rank - 1;
-    scratch->dims[0] = value->dims[0] * block;
+    scratch->dims[0] = outputs;
     return scratch;
   }
   if ((node->op == INGOT_OP_MATMUL || node->op == INGOT_OP_GEMM) && value->rank == 3) {
     scratch->rank = 2;
     scratch->dims[0] = value->dims[1];
-    scratch->dims[1] = value->dims[0] * block;
+    scratch->dims[1] = outputs;
     return scratch;
   }
   return NULL;
@@ -166,11 +170,11 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     int32_t rank;
     if (node->op == INGOT_OP_CONV) {
       rank = wv->rank + 1;
-      dims[0] = n / block;
+      dims[0] = (n + block - 1) / block;
       for (int32_t d = 1; d < wv->rank; ++d) dims[d] = wv->dims[d];
     } else {
       rank = 3;
-      dims[0] = n / block;
+      dims[0] = (n + block - 1) / block;
       dims[1] = r_count;
     }
     dims[rank - 1] = block;
@@ -181,6 +185,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     node = &graph->nodes[i];
     node->inputs[1] = pv;
     node->weight_block = block;
+    node->weight_outputs = n;
     if (node->op == INGOT_OP_GEMM) {
       ingot_attr_t* t = ingot_graph_node_add_attr(graph, i, "transB", INGOT_ATTR_INT);
       t->i = 0;

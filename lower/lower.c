@@ -243,6 +243,42 @@ void lower_emit_stage(lower_ctx_t* ctx, ingot_stage_role_t role, const lower_loo
   INGOT_VEC_PUSH(ctx->body, s);
 }
 
+void lower_emit_remainder(lower_ctx_t* ctx, const lower_loops_t* spatial, const lower_loops_t* reduce,
+                          ingot_ir_stmt_t* store, uint32_t kb_pos, uint32_t ki_pos, int64_t panels, int64_t width) {
+  ingot_ir_func_t* f = ctx->f;
+  int32_t tile_axis = ctx->stages.count ? ctx->stages.data[ctx->stages.count - 1].tile_axis : -1;
+  const char* names[INGOT_MAX_STAGE_AXES];
+  int64_t extents[INGOT_MAX_STAGE_AXES];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < spatial->count; ++i) {
+    if (i == kb_pos) continue;
+    names[n] = f->vars[spatial->vars[i]].name;
+    extents[n++] = i == ki_pos ? width : spatial->extents[i];
+  }
+  lower_loops_t sp, red;
+  lower_loops_make(ctx, &sp, n, extents, names);
+  const char* rnames[INGOT_MAX_STAGE_AXES];
+  for (uint32_t i = 0; i < reduce->count; ++i) rnames[i] = f->vars[reduce->vars[i]].name;
+  lower_loops_make(ctx, &red, reduce->count, reduce->extents, rnames);
+  ingot_ir_expr_t* index = store->u.store.index;
+  ingot_ir_expr_t* value = store->u.store.value;
+  for (uint32_t i = 0, j = 0; i < spatial->count; ++i) {
+    ingot_ir_expr_t* to = i == kb_pos ? ingot_ir_int(f, panels) : sp.idx[j++];
+    index = ingot_ir_expr_substitute(f, index, spatial->vars[i], to);
+    value = ingot_ir_expr_substitute(f, value, spatial->vars[i], to);
+  }
+  for (uint32_t i = 0; i < reduce->count; ++i) {
+    index = ingot_ir_expr_substitute(f, index, reduce->vars[i], red.idx[i]);
+    value = ingot_ir_expr_substitute(f, value, reduce->vars[i], red.idx[i]);
+  }
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, store->u.store.buffer, index, value));
+  if (tile_axis >= 0) {
+    if (tile_axis == (int32_t)kb_pos) tile_axis = -1;
+    else if (tile_axis > (int32_t)kb_pos) --tile_axis;
+  }
+  ctx->stages.data[ctx->stages.count - 1].tile_axis = tile_axis;
+}
+
 void lower_emit_other(lower_ctx_t* ctx, ingot_ir_stmt_t* loop) {
   assert(loop->kind == INGOT_IR_STMT_FOR);
   ingot_stage_t* stage = push_stage(ctx, INGOT_STAGE_OTHER);

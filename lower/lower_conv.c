@@ -13,7 +13,7 @@
  * (vectors along p, where input and output are contiguous):
  *   UPDATE  y[n, k, p] += x[n, rc, p] * w[k, rc]   (w[kb, rc, ki] packed)
  *
- * With a packed weight (node.weight_block = B > 1, w [K/B, C, r.., B]) the
+ * With a packed weight (node.weight_block = B > 1, w [ceil(K/B), C, r.., B]) the
  * UPDATE runs over spatial (n, kb, o.., ki) with k = kb*B + ki, so that the
  * B output channels of a tap are one contiguous vector of weights and the
  * input tap is one scalar for all of them:
@@ -145,7 +145,11 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not have the packed form of block %lld",
                       lower_shape_str(ctx, w), (long long)block);
   }
-  int64_t batch = xv->dims[0], cin = xv->dims[1], cout = wv->dims[0] * (block ? block : 1), cg = wv->dims[1];
+  int64_t batch = xv->dims[0], cin = xv->dims[1], cout = block ? yv->dims[1] : wv->dims[0], cg = wv->dims[1];
+  if (block && (cout < 1 || wv->dims[0] != (cout + block - 1) / block)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "packed weight %s does not hold %lld outputs",
+                      lower_shape_str(ctx, w), (long long)cout);
+  }
   int64_t group = ingot_node_attr_int(node, "group", 1);
   if (block && group != 1) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a packed weight needs group 1");
   if (group < 1 || cin != cg * group || cout % group != 0) {
@@ -254,8 +258,10 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
         pos);
     ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, yi),
                                         ingot_ir_mul(f, ingot_ir_load(f, bx, xi), ingot_ir_load(f, bw, wi)));
-    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &psp, &red, ingot_ir_store(f, by, yi, acc));
+    ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, acc);
+    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &psp, &red, update);
     ctx->stages.data[ctx->stages.count - 1].tile_axis = block ? 2 : 1; /* ki, k */
+    if (block && cout % block) lower_emit_remainder(ctx, &psp, &red, update, 1, 2, cout / block, cout % block);
   } else if (block) {
     /* spatial (n, kb, o.., ki) */
     const char* bnames[6] = {"n", "kb"};
@@ -288,9 +294,11 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
     ingot_ir_expr_t* byi = ingot_ir_flat_index(f, by, yidx);
     ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, byi), ingot_ir_mul(f, xval, wval));
-    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, ingot_ir_store(f, by, byi, acc));
+    ingot_ir_stmt_t* update = ingot_ir_store(f, by, byi, acc);
+    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, update);
     /* The register tile blocks the innermost output position (o.., ki). */
     ctx->stages.data[ctx->stages.count - 1].tile_axis = 1 + nsp;
+    if (cout % block) lower_emit_remainder(ctx, &bsp, &red, update, 1, 2 + nsp, cout / block, cout % block);
   } else {
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);

@@ -5,13 +5,14 @@
  *   UPDATE  y += A'[i,k] * B'[k,j]          spatial (i, j), reduce (k)
  *   FINISH  y = act(alpha*y + beta*C)       when alpha != 1 or an activation
  *
- * With B packed in panels (node.weight_block = P > 1, B [N/P, K, P], as
- * ingot_graph_pack_weights writes it) the UPDATE runs over spatial
+ * With B packed in panels (node.weight_block = P > 1, B [ceil(N/P), K, P],
+ * as ingot_graph_pack_weights writes it) the UPDATE runs over spatial
  * (batch.., jb, i, ji), j = jb*P + ji, so that the P outputs of one k step
  * are one contiguous vector of B and each panel one stream:
  *   UPDATE  y[.., i, jb*P+ji] += A[.., i, k] * B[jb, k, ji]
  * The panel loop is outside the row loop, so a panel stays in cache while
- * every row block uses it.
+ * every row block uses it. A partial last panel gets an UPDATE of its own
+ * (lower_emit_remainder).
  *
  * MatMul (numpy): batch axes broadcast; a 1-D A is [1,K] with the 1 dropped
  * from the result, a 1-D B is [K,1] likewise.
@@ -94,9 +95,10 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
     ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
                                          ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
     yi = ingot_ir_flat_index(f, by, yidx);
-    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
-                     ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+    ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod));
+    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
     ctx->stages.data[ctx->stages.count - 1].tile_axis = 1; /* rows */
+    if (n % block) lower_emit_remainder(ctx, &sp, &red, update, 0, 2, n / block, n % block);
   } else {
     lower_loops_make(ctx, &sp, 2, sext, kSp);
     ingot_ir_expr_t* ai[2] = {ta ? red.idx[0] : sp.idx[0], ta ? sp.idx[0] : red.idx[0]};
@@ -299,9 +301,10 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   } else {
     yi = ingot_ir_flat_index(f, by, sp.idx);
   }
-  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
-                   ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+  ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod));
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
   if (block && !a_vec) ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */
+  if (block && n % block) lower_emit_remainder(ctx, &sp, &red, update, (uint32_t)batch, sp.count - 1, n / block, n % block);
 
   if (lower_has_activation(ctx)) {
     lower_loops_make(ctx, &sp, ns, sext, snames);

@@ -84,6 +84,14 @@ void lower_loops_over(lower_ctx_t* ctx, lower_loops_t* out, int32_t rank, const 
  * loop of extent 1 so that every stage has an outermost spatial loop. */
 void lower_emit_stage(lower_ctx_t* ctx, ingot_stage_role_t role, const lower_loops_t* spatial,
                       const lower_loops_t* reduce, ingot_ir_stmt_t* inner);
+/* After an UPDATE over whole panels (spatial loop kb_pos over `panels`
+ * panels, loop ki_pos over the panel's width), emits the same update for the
+ * last, partial panel: kb fixed to `panels`, ki over `width` outputs, fresh
+ * loops otherwise (a weight packed in panels whose outputs are not a whole
+ * number of panels). `store` is the UPDATE's statement; the tile axis shifts
+ * with the dropped kb loop. */
+void lower_emit_remainder(lower_ctx_t* ctx, const lower_loops_t* spatial, const lower_loops_t* reduce,
+                          ingot_ir_stmt_t* store, uint32_t kb_pos, uint32_t ki_pos, int64_t panels, int64_t width);
 /* Appends a stage that the op built itself (role OTHER): `loop` is its
  * outermost (spatial) loop statement, whose var is recorded. */
 void lower_emit_other(lower_ctx_t* ctx, ingot_ir_stmt_t* loop);

@@ -235,6 +235,11 @@ static int64_t lanes_for(plan_t* p, ingot_dtype_t dtype) {
 static bool finish_foldable(plan_t* p, const ingot_stage_t* st) {
   const ingot_stage_t* next = st + 1;
   if (next >= p->kernel->stages + p->kernel->stage_count || next->role != INGOT_STAGE_FINISH) return false;
+  /* Only the UPDATE that computes every output (not a kernel whose outputs
+   * come from several, such as a partial last weight panel). */
+  uint32_t updates = 0;
+  for (uint32_t i = 0; i < p->kernel->stage_count; ++i) updates += p->kernel->stages[i].role == INGOT_STAGE_UPDATE;
+  if (updates != 1) return false;
   if (st->spatial_count == 0 || next->spatial_count == 0) return false;
   const ingot_ir_stmt_t* update = ingot_schedule_find_loop(p->f, p->f->vars[st->spatial[0]].name);
   const ingot_ir_stmt_t* finish = ingot_schedule_find_loop(p->f, p->f->vars[next->spatial[0]].name);

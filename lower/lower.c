@@ -243,6 +243,16 @@ void lower_emit_stage(lower_ctx_t* ctx, ingot_stage_role_t role, const lower_loo
   INGOT_VEC_PUSH(ctx->body, s);
 }
 
+ingot_ir_expr_t* lower_update_start(lower_ctx_t* ctx, const lower_loops_t* reduce, uint32_t buffer,
+                                    ingot_ir_expr_t* index, ingot_ir_expr_t* init) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* first = NULL;
+  for (uint32_t i = 0; i < reduce->count; ++i)
+    first = lower_and(ctx, first, ingot_ir_binary(f, INGOT_IR_EQ, reduce->idx[i], ingot_ir_int(f, 0)));
+  ingot_ir_expr_t* y = ingot_ir_load(f, buffer, index);
+  return first ? ingot_ir_select(f, first, init, y) : init;
+}
+
 void lower_emit_remainder(lower_ctx_t* ctx, const lower_loops_t* spatial, const lower_loops_t* reduce,
                           ingot_ir_stmt_t* store, uint32_t kb_pos, uint32_t ki_pos, int64_t panels, int64_t width) {
   ingot_ir_func_t* f = ctx->f;

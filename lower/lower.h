@@ -7,7 +7,10 @@
  *
  *   PURE    for s0..sk { out[idx] = f(...) }                (injective ops)
  *   INIT    for s0..sk { out[idx] = init }                  (a reduction's start)
- *   UPDATE  for s0..sk { for r0..rm { out[idx] = out[idx] + g(...) } }
+ *   UPDATE  for s0..sk { for r0..rm { out[idx] = start + g(...) } }
+ *           start: out[idx], after an INIT stage; or
+ *           select(r0 == 0 && .. && rm == 0, init, out[idx]), no INIT
+ *           stage (the reduction starts at init; lower_update_start)
  *   FINISH  for s0..sk { out[idx] = epilogue(out[idx]) }    (bias/activation/scale)
  *   OTHER   any nest (softmax rows, ...): only its outermost loop is spatial
  *

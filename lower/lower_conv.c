@@ -1,8 +1,8 @@
 /* Conv (1-D, 2-D, 3-D; groups incl. depthwise; pads, auto_pad, strides,
  * dilations; bias; fused activation):
  *
- *   INIT    y[n,k,o..] = bias[k] or 0
- *   UPDATE  y[n,k,o..] += x[n, g(k)*Cg + rc, o*s - p + r*d ..] * w[k, rc, r..]
+ *   UPDATE  y[n,k,o..] = (first step ? bias[k] or 0 : y[n,k,o..])
+ *                        + x[n, g(k)*Cg + rc, o*s - p + r*d ..] * w[k, rc, r..]
  *           spatial (n, k, o..), reduce (rc, r..); padded taps read a clamped
  *           index and contribute 0 through a SELECT
  *   FINISH  y = act(y [+ residual]), only with a fused activation or a fused
@@ -23,6 +23,7 @@
  * operand widened and its zero point subtracted (x: a scalar; w: a scalar
  * or one per output channel); padded taps contribute 0. */
 #include <string.h>
+#include <stdlib.h>
 
 #include "lower/lower_internal.h"
 
@@ -216,11 +217,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     rext[1 + i] = k[i];
   }
 
-  /* INIT */
+  /* No INIT stage: the UPDATE starts each output at the bias (or 0) on its
+   * first reduction step (lower_update_start). */
   lower_loops_t sp, red;
-  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
-  ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : zero;
-  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
 
   /* UPDATE */
   int64_t positions = 1; /* output positions of a pointwise conv */
@@ -256,8 +255,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     ingot_ir_expr_t* yi = ingot_ir_add(
         f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, n_, ingot_ir_int(f, cout)), kk), ingot_ir_int(f, positions)),
         pos);
-    ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, yi),
-                                        ingot_ir_mul(f, ingot_ir_load(f, bx, xi), ingot_ir_load(f, bw, wi)));
+    ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, bb != UINT32_MAX ? ingot_ir_load(f, bb, kk) : zero);
+    ingot_ir_expr_t* acc = ingot_ir_add(f, start, ingot_ir_mul(f, ingot_ir_load(f, bx, xi), ingot_ir_load(f, bw, wi)));
     ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, acc);
     lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &psp, &red, update);
     ctx->stages.data[ctx->stages.count - 1].tile_axis = block ? 2 : 1; /* ki, k */
@@ -293,7 +292,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
                                                          bsp.idx[2 + nsp])};
     for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
     ingot_ir_expr_t* byi = ingot_ir_flat_index(f, by, yidx);
-    ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, byi), ingot_ir_mul(f, xval, wval));
+    ingot_ir_expr_t* start =
+        lower_update_start(ctx, &red, by, byi, bb != UINT32_MAX ? ingot_ir_load(f, bb, yidx[1]) : zero);
+    ingot_ir_expr_t* acc = ingot_ir_add(f, start, ingot_ir_mul(f, xval, wval));
     ingot_ir_stmt_t* update = ingot_ir_store(f, by, byi, acc);
     lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, update);
     /* The register tile blocks the innermost output position (o.., ki). */
@@ -334,9 +335,14 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     }
   }
   ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
-  ingot_ir_expr_t* acc = ingot_ir_add(f, ingot_ir_load(f, by, yi), ingot_ir_mul(f, xval, wval));
+  ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : zero);
+  ingot_ir_expr_t* acc = ingot_ir_add(f, start, ingot_ir_mul(f, xval, wval));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, acc));
-  ctx->stages.data[ctx->stages.count - 1].tile_axis = 1; /* output channels */
+  /* The register tile's rows: output channels, which share every input
+   * tap; for a depthwise conv (one input channel per output) output rows,
+   * which share input rows between their vertical taps. */
+  bool depthwise = group > 1 && cg == 1 && cout == group && nsp >= 2 && !getenv("DWOLD");
+  ctx->stages.data[ctx->stages.count - 1].tile_axis = depthwise ? 2 : 1;
   }
 
   /* FINISH */

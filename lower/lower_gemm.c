@@ -1,8 +1,8 @@
 /* Gemm and MatMul.
  *
  * Gemm  Y[i,j] = alpha * sum_k A'[i,k] B'[k,j] + beta * C[i,j] (C broadcast):
- *   INIT    y = beta*C (alpha == 1) or 0 (no C, or alpha != 1)
- *   UPDATE  y += A'[i,k] * B'[k,j]          spatial (i, j), reduce (k)
+ *   UPDATE  y = (k == 0 ? beta*C (alpha == 1) or 0 : y) + A'[i,k] * B'[k,j]
+ *           spatial (i, j), reduce (k)
  *   FINISH  y = act(alpha*y + beta*C)       when alpha != 1 or an activation
  *
  * With B packed in panels (node.weight_block = P > 1, B [ceil(N/P), K, P],
@@ -16,7 +16,7 @@
  *
  * MatMul (numpy): batch axes broadcast; a 1-D A is [1,K] with the 1 dropped
  * from the result, a 1-D B is [K,1] likewise.
- *   INIT y = 0; UPDATE y += A[..,i,k] * B[..,k,j]; FINISH only for an activation
+ *   UPDATE y = (k == 0 ? 0 : y) + A[..,i,k] * B[..,k,j]; FINISH only for an activation
  * MatMulInteger: the same nest over uint8/int8 operands into int32, each
  * operand widened and its zero point (a scalar, or per row of A / per column
  * of B) subtracted. */
@@ -78,11 +78,8 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   bool finish = alpha != 1.0 || lower_has_activation(ctx);
   lower_loops_t sp, red;
 
-  lower_loops_make(ctx, &sp, 2, sext, kSp);
-  ingot_ir_expr_t* init = alpha == 1.0 ? c_term(ctx, bc, beta, sp.idx) : NULL;
-  if (!init) init = lower_f32(ctx, 0.0);
-  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
-
+  /* No INIT stage: the UPDATE starts at beta*C (alpha 1) or 0 on its first
+   * step (lower_update_start). */
   lower_loops_make(ctx, &red, 1, rext, kRed);
   ingot_ir_expr_t* yi;
   if (block) {
@@ -95,7 +92,9 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
     ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
                                          ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
     yi = ingot_ir_flat_index(f, by, yidx);
-    ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod));
+    ingot_ir_expr_t* init = alpha == 1.0 ? c_term(ctx, bc, beta, yidx) : NULL;
+    ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, init ? init : lower_f32(ctx, 0.0));
+    ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, start, prod));
     lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
     ctx->stages.data[ctx->stages.count - 1].tile_axis = 1; /* rows */
     if (n % block) lower_emit_remainder(ctx, &sp, &red, update, 0, 2, n / block, n % block);
@@ -106,8 +105,9 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
     ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
                                          ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
     yi = ingot_ir_flat_index(f, by, sp.idx);
-    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
-                     ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
+    ingot_ir_expr_t* init = alpha == 1.0 ? c_term(ctx, bc, beta, sp.idx) : NULL;
+    ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, init ? init : lower_f32(ctx, 0.0));
+    lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, ingot_ir_add(f, start, prod)));
   }
 
   if (finish) {
@@ -220,10 +220,8 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   int64_t rext[1] = {kk};
   lower_loops_t sp, red;
 
-  lower_loops_make(ctx, &sp, ns, sext, snames);
-  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
-                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx),
-                                  integer ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0)) : lower_f32(ctx, 0.0)));
+  /* No INIT stage: the UPDATE starts at 0 on its first step. */
+  ingot_ir_expr_t* zero = lower_const(ctx, lower_value(ctx, y)->dtype, 0.0);
 
   /* With a packed B: spatial (batch.., jb, i, ji); i_pos is i's place. */
   uint32_t i_pos = (uint32_t)batch;
@@ -301,7 +299,7 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   } else {
     yi = ingot_ir_flat_index(f, by, sp.idx);
   }
-  ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod));
+  ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, zero), prod));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
   if (block && !a_vec) ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */
   if (block && n % block) lower_emit_remainder(ctx, &sp, &red, update, (uint32_t)batch, sp.count - 1, n / block, n % block);

@@ -84,6 +84,13 @@ void lower_loops_over(lower_ctx_t* ctx, lower_loops_t* out, int32_t rank, const 
  * loop of extent 1 so that every stage has an outermost spatial loop. */
 void lower_emit_stage(lower_ctx_t* ctx, ingot_stage_role_t role, const lower_loops_t* spatial,
                       const lower_loops_t* reduce, ingot_ir_stmt_t* inner);
+/* What an UPDATE adds to: `init` on the first step of the reduction (every
+ * reduce loop at 0), the output y[idx] on the others:
+ *   select(r0 == 0 && r1 == 0 .., init, y[idx])
+ * so that no INIT stage writes y first; a register tile then starts its
+ * accumulators at `init` (ingot_schedule_accumulate). */
+ingot_ir_expr_t* lower_update_start(lower_ctx_t* ctx, const lower_loops_t* reduce, uint32_t buffer,
+                                    ingot_ir_expr_t* index, ingot_ir_expr_t* init);
 /* After an UPDATE over whole panels (spatial loop kb_pos over `panels`
  * panels, loop ki_pos over the panel's width), emits the same update for the
  * last, partial panel: kb fixed to `panels`, ki over `width` outputs, fresh

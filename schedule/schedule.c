@@ -557,6 +557,33 @@ static void drop_body_stmt(ingot_ir_func_t* f, uint32_t pos) {
   free(kept);
 }
 
+/* Whether `cond` is (v == 0) && .. for exactly the loop vars of `loops`
+ * (each once, any order): true only on the first step of those loops. */
+static bool is_first_step(const ingot_ir_expr_t* cond, const ingot_ir_stmt_t* const* loops, uint32_t count) {
+  const ingot_ir_expr_t* stack[2 * INGOT_MAX_STAGE_AXES + 4];
+  uint32_t depth = 0, seen = 0;
+  bool hit[2 * INGOT_MAX_STAGE_AXES] = {false};
+  stack[depth++] = cond;
+  while (depth) {
+    const ingot_ir_expr_t* e = stack[--depth];
+    if (e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_AND) {
+      if (depth + 2 > sizeof(stack) / sizeof(stack[0])) return false;
+      stack[depth++] = e->u.binary.a;
+      stack[depth++] = e->u.binary.b;
+      continue;
+    }
+    if (e->kind != INGOT_IR_EXPR_BINARY || e->u.binary.op != INGOT_IR_EQ || e->u.binary.a->kind != INGOT_IR_EXPR_VAR ||
+        e->u.binary.b->kind != INGOT_IR_EXPR_INT || e->u.binary.b->u.i != 0)
+      return false;
+    uint32_t k = 0;
+    while (k < count && loops[k]->u.loop.var != e->u.binary.a->u.var) ++k;
+    if (k == count || hit[k]) return false;
+    hit[k] = true;
+    ++seen;
+  }
+  return seen == count;
+}
+
 ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* f, const char* name) {
   return ingot_schedule_accumulate_ex(f, name, false);
 }
@@ -600,10 +627,23 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
   const ingot_ir_expr_t* v = store->u.store.value;
   ingot_ir_expr_t* idx = store->u.store.index;
   uint32_t buf = store->u.store.buffer;
-  if (!v || v->kind != INGOT_IR_EXPR_BINARY || v->u.binary.op != INGOT_IR_ADD ||
-      v->u.binary.a->kind != INGOT_IR_EXPR_LOAD || v->u.binary.a->u.load.buffer != buf ||
-      !expr_same(v->u.binary.a->u.load.index, idx))
+  /* y[i] = y[i] + e, or y[i] = select(first, init, y[i]) + e (lower_update_start) */
+  const ingot_ir_expr_t* start = v && v->kind == INGOT_IR_EXPR_BINARY && v->u.binary.op == INGOT_IR_ADD ? v->u.binary.a : NULL;
+  ingot_ir_expr_t* first = NULL;
+  ingot_ir_expr_t* init = NULL;
+  if (start && start->kind == INGOT_IR_EXPR_SELECT) {
+    first = start->u.select.cond;
+    init = start->u.select.a;
+    start = start->u.select.b;
+    if (expr_loads(init, buf) || expr_loads(first, buf))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the start value reads the output", name);
+  }
+  if (!start || start->kind != INGOT_IR_EXPR_LOAD || start->u.load.buffer != buf || !expr_same(start->u.load.index, idx))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store is not y[i] = y[i] + e", name);
+  /* The accumulators start at init when `first` holds exactly on the first
+   * step of the nest's reduce loops (each reduce loop var == 0); otherwise
+   * they start at y[i] and keep the select. */
+  bool starts_at_init = first && is_first_step(first, red, nred);
   ingot_ir_expr_t* e = v->u.binary.b;
   for (uint32_t i = 0; i < nred; ++i)
     if (ingot_ir_expr_uses_var(idx, red[i]->u.loop.var))
@@ -635,18 +675,27 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
   for (int64_t c = 0; c < combos; ++c) {
     ingot_ir_expr_t* ic = idx;
     ingot_ir_expr_t* ec = e;
+    ingot_ir_expr_t* initc = init;
+    ingot_ir_expr_t* firstc = first;
     int64_t rest = c;
     for (int32_t u = (int32_t)nunr - 1; u >= 0; --u) {
       int64_t val = rest % unr[u]->u.loop.extent;
       rest /= unr[u]->u.loop.extent;
-      ic = ingot_ir_expr_substitute(f, ic, unr[u]->u.loop.var, ingot_ir_int(f, val));
-      ec = ingot_ir_expr_substitute(f, ec, unr[u]->u.loop.var, ingot_ir_int(f, val));
+      ingot_ir_expr_t* value = ingot_ir_int(f, val);
+      ic = ingot_ir_expr_substitute(f, ic, unr[u]->u.loop.var, value);
+      ec = ingot_ir_expr_substitute(f, ec, unr[u]->u.loop.var, value);
+      if (init) {
+        initc = ingot_ir_expr_substitute(f, initc, unr[u]->u.loop.var, value);
+        firstc = ingot_ir_expr_substitute(f, firstc, unr[u]->u.loop.var, value);
+      }
     }
     char nm[32];
     snprintf(nm, sizeof(nm), "acc%lld", (long long)c);
     uint32_t var = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOCAL, dt);
-    pre[c] = ingot_ir_local(f, var, ingot_ir_load(f, buf, ic));
-    mid[c] = ingot_ir_assign(f, var, ingot_ir_add(f, ingot_ir_var(f, var), ec));
+    ingot_ir_expr_t* acc = ingot_ir_var(f, var);
+    pre[c] = ingot_ir_local(f, var, starts_at_init ? initc : ingot_ir_load(f, buf, ic));
+    if (init && !starts_at_init) acc = ingot_ir_select(f, firstc, initc, acc);
+    mid[c] = ingot_ir_assign(f, var, ingot_ir_add(f, acc, ec));
     ingot_ir_expr_t* result = ingot_ir_var(f, var);
     if (finish) result = epilogue_apply(f, finish->u.store.value, buf, result, ic);
     post[c] = ingot_ir_store(f, buf, ic, result);

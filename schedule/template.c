@@ -271,7 +271,7 @@ static ingot_status_t plan_register_tile(plan_t* p, const ingot_stage_t* st, con
   bool chosen = rows != 0;
   if (!chosen) {
     rows = p->accumulators / (vectors ? vectors : 1);
-    if (rows > 12) rows = 12;
+    if (rows > 16) rows = 16;
     if (rows < 1) rows = 1;
   }
   if (rows > sext[t]) rows = sext[t];

@@ -155,7 +155,10 @@ static ingot_graph_t* g_transpose(uint32_t* in, uint32_t* out) {
   return g;
 }
 
-static void run_case(const char* name, graph_fn make, const ingot_target_t* target) {
+/* knob: NULL for the chosen schedule, else the template's defaults with this
+ * one knob set (tile=1: no register tile, so an UPDATE that starts at its
+ * initial value through a select keeps that select in its loop). */
+static void run_case(const char* name, graph_fn make, const ingot_target_t* target, const char* knob, int64_t value) {
   uint32_t x, y;
   /* reference: unscheduled kernels */
   ingot_graph_t* g = make(&x, &y);
@@ -182,7 +185,10 @@ static void run_case(const char* name, graph_fn make, const ingot_target_t* targ
       ingot_kernel_t* kern = &l->kernels[k];
       ingot_schedule_t s;
       ingot_schedule_init(&s);
-      ingot_status_t st = ingot_schedule_choose(kern, target, NULL, &s);
+      ingot_status_t st =
+          knob && kern->op_class == INGOT_OP_CLASS_CONTRACTION
+              ? ingot_schedule_from_template(kern, target, ingot_schedule_template_for(kern->op_class), &knob, &value, 1, &s)
+              : ingot_schedule_choose(kern, target, NULL, &s);
       for (uint32_t d = 0; st == INGOT_OK && d < s.directive_count; ++d)
         g_accumulated += s.directives[d].kind == INGOT_DIRECTIVE_ACCUMULATE;
       if (st == INGOT_OK) st = ingot_schedule_apply(kern->func, &s);
@@ -201,7 +207,7 @@ static void run_case(const char* name, graph_fn make, const ingot_target_t* targ
       ingot_schedule_deinit(&s);
     }
     char what[128];
-    snprintf(what, sizeof(what), "%s scheduled for '%s'", name, target->name);
+    snprintf(what, sizeof(what), "%s scheduled for '%s'%s%s", name, target->name, knob ? " with " : "", knob ? knob : "");
     if (tg_execute(g, l, vals)) CHECK(tg_close(what, vals[y], want, n));
   }
   tg_free_vals(g, l, vals);
@@ -223,7 +229,8 @@ int main(void) {
       fprintf(stderr, "target: %s\n", ingot_compiler_error());
       return 1;
     }
-    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) run_case(cases[c].name, cases[c].fn, &target);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) run_case(cases[c].name, cases[c].fn, &target, NULL, 0);
+    for (size_t c = 0; c < 5; ++c) run_case(cases[c].name, cases[c].fn, &target, "tile", 1);
   }
   /* conv, gemm and both matmuls on every target (the strided conv's rows are
    * narrower than a vector on some). */

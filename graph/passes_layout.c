@@ -160,11 +160,15 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     }
     uint32_t block = weight_block_for(n);
     if (!block || r_count < 1) continue;
-    /* A conv with a short reduction (C x taps < 32: the first 3x3 conv of an
-     * image, a 1x1 conv from 16 channels) spends more time gathering and
-     * scattering its accumulators across channels than accumulating; it
-     * keeps the ONNX layout and vectorizes along the output row. */
-    if (node->op == INGOT_OP_CONV && r_count < PACK_CONV_MIN_REDUCTION) continue;
+    /* A conv with a short reduction (C x taps under 32; under 16 when it has
+     * several taps) spends more time scattering its accumulators across
+     * channels than accumulating; it keeps the ONNX layout and vectorizes
+     * along the output row (a 1x1 conv from 16 channels). A windowed conv
+     * from few channels (the 3x3 stem of an image, 27 steps) still gains
+     * from packing, as its NCHW rows load with strides. */
+    int64_t taps = node->op == INGOT_OP_CONV ? r_count / wv->dims[1] : 1;
+    if (node->op == INGOT_OP_CONV && r_count < (taps > 1 ? PACK_CONV_MIN_REDUCTION / 2 : PACK_CONV_MIN_REDUCTION))
+      continue;
     float* dst = pack_panels(wv->data, n, r_count, output_major, block);
     int64_t dims[INGOT_MAX_RANK];
     int32_t rank;

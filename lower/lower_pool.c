@@ -3,11 +3,11 @@
  * dilations, ceil_mode, count_include_pad), LpPool (p), GlobalAveragePool,
  * GlobalMaxPool and GlobalLpPool.
  *
- *   INIT    y = lowest (max) or 0 (average, Lp)
- *   UPDATE  max:     y = valid ? max(y, x[clamped]) : y
- *           average: y = y + (valid ? x[clamped] : 0)
- *           Lp:      y = y + (valid ? |x[clamped]|^p : 0)
- *           spatial (n, c, o..), reduce (r..)
+ *   UPDATE  max:     y = max(start, valid ? x[clamped] : lowest)
+ *           average: y = start + (valid ? x[clamped] : 0)
+ *           Lp:      y = start + (valid ? |x[clamped]|^p : 0)
+ *           spatial (n, c, o..), reduce (r..); start is the lowest value
+ *           (max) or 0 on the first tap, y after (lower_update_start)
  *   FINISH  average: y = y / count(o..); Lp: y^(1/p); then a fused activation
  *
  * The average's divisor counts the taps inside the input (count_include_pad=0)
@@ -238,11 +238,8 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
   }
   lower_loops_t sp, red;
 
-  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
-  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
-                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx),
-                                  is_max ? pool_lowest(ctx, dt) : lower_f32(ctx, 0.0)));
-
+  /* No INIT stage: the UPDATE starts at the lowest value (max) or 0 on the
+   * window's first tap (lower_update_start). */
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_loops_make(ctx, &red, nsp, rext, rnames);
   ingot_ir_expr_t* xi[5] = {sp.idx[0], sp.idx[1]};
@@ -255,11 +252,13 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
   }
   ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
   ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
-  ingot_ir_expr_t* cur = ingot_ir_load(f, by, yi);
+  ingot_ir_expr_t* cur =
+      lower_update_start(ctx, &red, by, yi, is_max ? pool_lowest(ctx, dt) : lower_f32(ctx, 0.0));
   ingot_ir_expr_t* next;
   if (is_max) {
+    /* a padded tap contributes the lowest value: max leaves cur as it is */
+    if (cond) xval = ingot_ir_select(f, cond, xval, pool_lowest(ctx, dt));
     next = ingot_ir_binary(f, INGOT_IR_MAX, cur, xval);
-    if (cond) next = ingot_ir_select(f, cond, next, cur);
   } else {
     if (is_lp) xval = lp_term(ctx, xval, lp);
     if (cond) xval = ingot_ir_select(f, cond, xval, lower_f32(ctx, 0.0));
@@ -365,17 +364,14 @@ ingot_status_t lower_global_pool(lower_ctx_t* ctx) {
   }
   lower_loops_t sp, red;
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
-  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL,
-                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_f32(ctx, is_max ? -INFINITY : 0.0)));
-
-  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_loops_make(ctx, &red, nsp, rext, rnames);
   ingot_ir_expr_t* xi[INGOT_MAX_RANK] = {sp.idx[0], sp.idx[1]};
   for (uint32_t i = 0; i < nsp; ++i) xi[2 + i] = red.idx[i];
   ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
   ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
-  ingot_ir_expr_t* next = is_max ? ingot_ir_binary(f, INGOT_IR_MAX, ingot_ir_load(f, by, yi), xval)
-                                 : ingot_ir_add(f, ingot_ir_load(f, by, yi), is_lp ? lp_term(ctx, xval, lp) : xval);
+  ingot_ir_expr_t* cur = lower_update_start(ctx, &red, by, yi, lower_f32(ctx, is_max ? -INFINITY : 0.0));
+  ingot_ir_expr_t* next = is_max ? ingot_ir_binary(f, INGOT_IR_MAX, cur, xval)
+                                 : ingot_ir_add(f, cur, is_lp ? lp_term(ctx, xval, lp) : xval);
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, next));
 
   if (!is_max || lower_has_activation(ctx)) {

@@ -533,6 +533,23 @@ static const ingot_ir_stmt_t* nest_store(const ingot_ir_stmt_t* s) {
   return s && s->kind == INGOT_IR_STMT_STORE ? s : NULL;
 }
 
+bool ingot_schedule_nest_accumulates(const ingot_ir_stmt_t* nest) {
+  const ingot_ir_stmt_t* s = nest_store(nest);
+  if (!s) return false;
+  const ingot_ir_expr_t* v = s->u.store.value;
+  uint32_t buf = s->u.store.buffer;
+  if (v->kind != INGOT_IR_EXPR_BINARY ||
+      (v->u.binary.op != INGOT_IR_ADD && v->u.binary.op != INGOT_IR_MAX && v->u.binary.op != INGOT_IR_MIN))
+    return false;
+  const ingot_ir_expr_t* start = v->u.binary.a;
+  if (start->kind == INGOT_IR_EXPR_SELECT) {
+    if (expr_loads(start->u.select.a, buf) || expr_loads(start->u.select.cond, buf)) return false;
+    start = start->u.select.b;
+  }
+  return start->kind == INGOT_IR_EXPR_LOAD && start->u.load.buffer == buf &&
+         expr_same(start->u.load.index, s->u.store.index) && !expr_loads(v->u.binary.b, buf);
+}
+
 uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest) {
   const ingot_ir_stmt_t* s = nest_store(nest);
   return s ? s->u.store.buffer : UINT32_MAX;
@@ -627,8 +644,11 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
   const ingot_ir_expr_t* v = store->u.store.value;
   ingot_ir_expr_t* idx = store->u.store.index;
   uint32_t buf = store->u.store.buffer;
-  /* y[i] = y[i] + e, or y[i] = select(first, init, y[i]) + e (lower_update_start) */
-  const ingot_ir_expr_t* start = v && v->kind == INGOT_IR_EXPR_BINARY && v->u.binary.op == INGOT_IR_ADD ? v->u.binary.a : NULL;
+  /* y[i] = y[i] op e, or y[i] = select(first, init, y[i]) op e
+   * (lower_update_start), op one of add, max, min */
+  bool combines = v && v->kind == INGOT_IR_EXPR_BINARY &&
+                  (v->u.binary.op == INGOT_IR_ADD || v->u.binary.op == INGOT_IR_MAX || v->u.binary.op == INGOT_IR_MIN);
+  const ingot_ir_expr_t* start = combines ? v->u.binary.a : NULL;
   ingot_ir_expr_t* first = NULL;
   ingot_ir_expr_t* init = NULL;
   if (start && start->kind == INGOT_IR_EXPR_SELECT) {
@@ -639,7 +659,7 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the start value reads the output", name);
   }
   if (!start || start->kind != INGOT_IR_EXPR_LOAD || start->u.load.buffer != buf || !expr_same(start->u.load.index, idx))
-    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store is not y[i] = y[i] + e", name);
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store is not y[i] = y[i] op e", name);
   /* The accumulators start at init when `first` holds exactly on the first
    * step of the nest's reduce loops (each reduce loop var == 0); otherwise
    * they start at y[i] and keep the select. */
@@ -695,7 +715,7 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
     ingot_ir_expr_t* acc = ingot_ir_var(f, var);
     pre[c] = ingot_ir_local(f, var, starts_at_init ? initc : ingot_ir_load(f, buf, ic));
     if (init && !starts_at_init) acc = ingot_ir_select(f, firstc, initc, acc);
-    mid[c] = ingot_ir_assign(f, var, ingot_ir_add(f, acc, ec));
+    mid[c] = ingot_ir_assign(f, var, ingot_ir_binary(f, v->u.binary.op, acc, ec));
     ingot_ir_expr_t* result = ingot_ir_var(f, var);
     if (finish) result = epilogue_apply(f, finish->u.store.value, buf, result, ic);
     post[c] = ingot_ir_store(f, buf, ic, result);

@@ -111,13 +111,17 @@ ingot_status_t ingot_schedule_mark(ingot_ir_func_t* func, const char* loop,
 
 /* Register accumulation. `loop` heads a nest
  *   for r.. (serial) { for u.. (unrolled) { for v (vectorized) {
- *     y[idx] = y[idx] + e } } }
- * whose store index does not use the r loops. It becomes
- *   for v (vectorized) { acc_c = y[idx_c] ...; for r.. { acc_c = acc_c + e_c ... };
+ *     y[idx] = start op e } } }
+ * whose store index does not use the r loops, op one of add, max, min and
+ * start either y[idx] or select(first, init, y[idx]) (lower_update_start).
+ * It becomes
+ *   for v (vectorized) { acc_c = start_c ...; for r.. { acc_c = acc_c op e_c ... };
  *                        y[idx_c] = acc_c ... }
  * with one local per combination c of the unrolled loops' values (at most 64):
  * the accumulators of a register tile, kept in registers through the whole
- * reduction. Must be the last directive on that nest. */
+ * reduction. start_c is init when `first` is exactly "every r loop at 0",
+ * else y[idx_c] (and the select stays in the loop). Must be the last
+ * directive on that nest. */
 ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* func, const char* loop);
 /* The same; with `epilogue`, when the statement after this nest in the
  * function body is a FINISH stage y[i] = E(y[i]) that reads nothing else

@@ -11,6 +11,10 @@ ingot_ir_stmt_t* ingot_schedule_find_loop(const ingot_ir_func_t* func, const cha
  * input buffers r of y's layout at the same index, an epilogue
  * ingot_schedule_accumulate_ex can fold; *out_buffer is y. */
 bool ingot_schedule_is_epilogue(const ingot_ir_func_t* func, const ingot_ir_stmt_t* nest, uint32_t* out_buffer);
+/* Whether the innermost store of a perfect nest has the form register
+ * accumulation takes: y[i] = start op e, op add/max/min, start y[i] or
+ * select(first, init, y[i]), e not reading y. */
+bool ingot_schedule_nest_accumulates(const ingot_ir_stmt_t* nest);
 /* The buffer the innermost store of a perfect nest writes, UINT32_MAX if none. */
 uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest);
 /* Sets (or appends) a knob value; names are copied into the schedule. */

@@ -456,6 +456,12 @@ static ingot_status_t plan_stage(plan_t* p, uint32_t index) {
   }
   plan_parallel(p, par.names, par.extents, par.count, work);
   if (vec) emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, vec);
+  /* A pooling window reduces in a register that starts at the window's
+   * initial value: reduce loops right outside the vector loop (nothing
+   * split off between them). */
+  if (p->kernel->op_class == INGOT_OP_CLASS_POOL && vec && st->reduce_count > 0 &&
+      (!vec_outer || (outer_first && sext[k] % vec_factor == 0)) && ingot_schedule_nest_accumulates(outer))
+    emit_mark(p, INGOT_DIRECTIVE_ACCUMULATE, rname[0]);
   return INGOT_OK;
 }
 

@@ -432,6 +432,10 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
       }
     }
     if (n->residual) ingot_strbuf_append(sb, " +residual");
+    if (n->output_padded) {
+      ingot_strbuf_appendf(sb, " output_pads=[%lld,%lld,%lld,%lld]", (long long)n->output_pads[0],
+                           (long long)n->output_pads[1], (long long)n->output_pads[2], (long long)n->output_pads[3]);
+    }
     if (n->weight_block) ingot_strbuf_appendf(sb, " panels=%u", n->weight_block);
     if (n->activation == INGOT_ACTIVATION_RELU) ingot_strbuf_append(sb, " +relu");
     if (n->activation == INGOT_ACTIVATION_CLIP) {

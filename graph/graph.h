@@ -104,6 +104,11 @@ typedef struct ingot_node_t {
    * shape added to the output before the activation: a residual Add fused
    * into its producer (ingot_graph_fuse_residual_add). */
   bool residual;
+  /* Conv: its output is written into a zero-bordered tensor, output_pads
+   * (begin for each spatial axis, then end) larger: a Pad of the conv's
+   * output absorbed into it (ingot_graph_pad_into_producers). */
+  bool output_padded;
+  int64_t output_pads[6];
   bool dead;
 } ingot_node_t;
 
@@ -224,12 +229,17 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph);
  * written to *scratch and returned. NULL when the packed shape is malformed. */
 const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t input, const ingot_value_t* value,
                                               ingot_value_t* scratch);
+/* A constant-zero Pad of spatial axes whose input is made by a Conv and read
+ * by nothing else is absorbed: the conv writes its output into the padded
+ * tensor (node.output_padded) and zeroes the border itself, so the copy the
+ * Pad made goes. Needs inferred shapes (graph/passes_layout.c). */
+ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph);
 /* Drops dead nodes and values no node or graph output references. */
 void ingot_graph_compact(ingot_graph_t* graph);
 
 /* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
- * fold batchnorm, fuse residual adds, fuse activations, pad conv inputs, DCE, sort, infer again,
- * pack weights, DCE, compact. */
+ * fold batchnorm, fuse residual adds, fuse activations, pad conv inputs, DCE,
+ * sort, infer again, pads into producers, pack weights, DCE, compact. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size
  * and empty outputs are folded. */

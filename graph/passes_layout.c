@@ -6,6 +6,7 @@
  * and index clamps in its innermost loop. It runs after shape inference
  * (the conv's pads are explicit, auto_pad resolved to "NOTSET"); the new Pad
  * node and its output are inferred by the pipeline's final inference. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph.h"
@@ -195,5 +196,48 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
       t->i = 0;
     }
   }
+  return INGOT_OK;
+}
+
+/* ---- pads absorbed by their producer ---- */
+
+ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* pad = &graph->nodes[i];
+    if (pad->dead || pad->op != INGOT_OP_PAD || pad->input_count < 1 || pad->output_count != 1) continue;
+    uint32_t x = pad->inputs[0], y = pad->outputs[0];
+    if (x == INGOT_NO_VALUE || y == INGOT_NO_VALUE || uses[x] != 1) continue;
+    const ingot_value_t* xv = &graph->values[x];
+    if (xv->is_output || xv->producer == INGOT_NO_VALUE || xv->dtype != INGOT_DTYPE_F32) continue;
+    if (xv->rank != 4) continue; /* 2-D convs */
+    ingot_node_t* conv = &graph->nodes[xv->producer];
+    if (conv->dead || conv->op != INGOT_OP_CONV || conv->output_padded || conv->residual || conv->output_count != 1 ||
+        conv->outputs[0] != x) {
+      continue;
+    }
+    ingot_pad_params_t pp;
+    if (ingot_graph_pad_params(graph, i, &pp) != INGOT_OK) {
+      ingot_compiler_error_clear();
+      continue;
+    }
+    if (pp.mode != INGOT_PAD_CONSTANT || pp.value_in != INGOT_NO_VALUE || pp.value != 0.0 || pp.rank != xv->rank)
+      continue;
+    int32_t sp = xv->rank - 2;
+    bool ok = pp.begin[0] == 0 && pp.end[0] == 0 && pp.begin[1] == 0 && pp.end[1] == 0;
+    for (int32_t d = 2; d < xv->rank && ok; ++d) ok = pp.begin[d] >= 0 && pp.end[d] >= 0 && pp.begin[d] + pp.end[d] > 0;
+    if (!ok) continue;
+    for (int32_t d = 0; d < sp; ++d) {
+      conv->output_pads[d] = pp.begin[2 + d];
+      conv->output_pads[sp + d] = pp.end[2 + d];
+    }
+    conv->output_padded = true;
+    conv->outputs[0] = y;
+    graph->values[y].producer = xv->producer;
+    graph->values[x].producer = INGOT_NO_VALUE;
+    pad->dead = true;
+    uses[x] = 0;
+  }
+  free(uses);
   return INGOT_OK;
 }

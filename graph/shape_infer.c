@@ -198,7 +198,10 @@ ingot_status_t infer_CONV(infer_ctx_t* c) {
   int64_t dims[INGOT_MAX_RANK];
   dims[0] = x->dims[0];
   dims[1] = out_channels;
-  for (int32_t i = 0; i < win.spatial; ++i) dims[2 + i] = win.out[i];
+  for (int32_t i = 0; i < win.spatial; ++i) {
+    dims[2 + i] = win.out[i];
+    if (c->n->output_padded) dims[2 + i] += c->n->output_pads[i] + c->n->output_pads[win.spatial + i];
+  }
   infer_set_output(c, 0, x->dtype, x->rank, dims);
   return INGOT_OK;
 }

@@ -96,6 +96,44 @@ void lower_append_ints(ingot_strbuf_t* sb, const char* tag, const int64_t* v, ui
   for (uint32_t i = 0; i < n; ++i) ingot_strbuf_appendf(sb, "%s%lld", i ? "x" : "", (long long)v[i]);
 }
 
+/* Flat index of y at (n, k, o..), shifted by the output padding's begin. */
+static ingot_ir_expr_t* y_index(ingot_ir_func_t* f, uint32_t by, ingot_ir_expr_t* const* idx, uint32_t nsp,
+                                const int64_t* opad) {
+  if (!opad) return ingot_ir_flat_index(f, by, idx);
+  ingot_ir_expr_t* shifted[5] = {idx[0], idx[1]};
+  for (uint32_t i = 0; i < nsp; ++i) shifted[2 + i] = ingot_ir_add(f, idx[2 + i], ingot_ir_int(f, opad[i]));
+  return ingot_ir_flat_index(f, by, shifted);
+}
+
+/* Zeroes the border of a padded 2-D output (node.output_padded): the rows
+ * above and below the interior, then the columns left and right of it. */
+static void emit_zero_border(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64_t cout, const int64_t* out_sp,
+                             const int64_t* opad) {
+  ingot_ir_func_t* f = ctx->f;
+  int64_t wp = out_sp[1] + opad[1] + opad[3];
+  struct { int64_t count, first; bool rows; } part[4] = {
+      {opad[0], 0, true}, {opad[2], opad[0] + out_sp[0], true},      /* top, bottom rows */
+      {opad[1], 0, false}, {opad[3], opad[1] + out_sp[1], false},    /* left, right columns */
+  };
+  for (int i = 0; i < 4; ++i) {
+    if (part[i].count == 0) continue;
+    static const char* const kRows[4] = {"n", "k", "pr", "pw"};
+    static const char* const kCols[4] = {"n", "k", "ph", "pc"};
+    int64_t ext[4] = {batch, cout, part[i].rows ? part[i].count : out_sp[0], part[i].rows ? wp : part[i].count};
+    lower_loops_t sp;
+    lower_loops_make(ctx, &sp, 4, ext, part[i].rows ? kRows : kCols);
+    ingot_ir_expr_t* at[4] = {sp.idx[0], sp.idx[1], sp.idx[2], sp.idx[3]};
+    if (part[i].rows) {
+      at[2] = ingot_ir_add(f, sp.idx[2], ingot_ir_int(f, part[i].first));
+    } else {
+      at[2] = ingot_ir_add(f, sp.idx[2], ingot_ir_int(f, opad[0]));
+      at[3] = ingot_ir_add(f, sp.idx[3], ingot_ir_int(f, part[i].first));
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
+                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, at), lower_f32(ctx, 0.0)));
+  }
+}
+
 ingot_status_t lower_conv(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   bool integer = node->op == INGOT_OP_CONVINTEGER;
@@ -141,6 +179,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight and output must have rank %d", xv->rank);
   }
   int64_t block = integer ? 0 : node->weight_block;
+  /* A padded output (node.output_padded, 2-D only): interior at an offset. */
+  const int64_t* opad = !integer && node->output_padded && xv->rank == 4 ? node->output_pads : NULL;
+  if (node->output_padded && !opad) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a padded output needs a 2-D conv");
   int32_t wrank = xv->rank + (block ? 1 : 0);
   if (wv->rank != wrank || (block && (wv->dims[wrank - 1] != block || block < 2))) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not have the packed form of block %lld",
@@ -179,7 +220,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   for (uint32_t i = 0; i < nsp; ++i) {
     int64_t span = (k[i] - 1) * dil[i] + 1;
     int64_t expect = (in_sp[i] + pads[i] + pads[nsp + i] - span) / strides[i] + 1;
-    if (in_sp[i] + pads[i] + pads[nsp + i] < span || yv->dims[2 + i] != expect) {
+    int64_t padded = expect + (opad ? opad[i] + opad[nsp + i] : 0);
+    if (in_sp[i] + pads[i] + pads[nsp + i] < span || yv->dims[2 + i] != padded) {
       return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT,
                         "output shape %s does not match the window (spatial axis %u: expected %lld)",
                         lower_shape_str(ctx, y), i, (long long)expect);
@@ -228,7 +270,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     positions *= out_sp[i];
     pointwise = pointwise && k[i] == 1 && strides[i] == 1 && pads[i] == 0 && pads[nsp + i] == 0;
   }
-  if (pointwise && positions % POINTWISE_POSITION_MULTIPLE == 0) {
+  if (opad) emit_zero_border(ctx, by, batch, cout, out_sp, opad);
+  if (pointwise && !opad && positions % POINTWISE_POSITION_MULTIPLE == 0) {
     /* A 1x1 conv is a matrix product over the flattened positions p:
      * spatial (n, kb, ki, p) with a packed weight, else (n, k, p); reduce
      * (rc); the register tile's rows over ki (k) and its vectors along p,
@@ -291,7 +334,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     ingot_ir_expr_t* yidx[5] = {bsp.idx[0], ingot_ir_add(f, ingot_ir_mul(f, bsp.idx[1], ingot_ir_int(f, block)),
                                                          bsp.idx[2 + nsp])};
     for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
-    ingot_ir_expr_t* byi = ingot_ir_flat_index(f, by, yidx);
+    ingot_ir_expr_t* byi = y_index(f, by, yidx, nsp, opad);
     ingot_ir_expr_t* start =
         lower_update_start(ctx, &red, by, byi, bb != UINT32_MAX ? ingot_ir_load(f, bb, yidx[1]) : zero);
     ingot_ir_expr_t* acc = ingot_ir_add(f, start, ingot_ir_mul(f, xval, wval));
@@ -334,7 +377,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
       wval = ingot_ir_binary(f, INGOT_IR_SUB, wval, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bwz, zi)));
     }
   }
-  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* yi = y_index(f, by, sp.idx, nsp, opad);
   ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : zero);
   ingot_ir_expr_t* acc = ingot_ir_add(f, start, ingot_ir_mul(f, xval, wval));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, acc));
@@ -348,7 +391,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   /* FINISH */
   if (lower_has_activation(ctx) || bres != UINT32_MAX) {
     lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
-    ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+    ingot_ir_expr_t* yi = y_index(f, by, sp.idx, nsp, opad);
     ingot_ir_expr_t* v = ingot_ir_load(f, by, yi);
     if (bres != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bres, ingot_ir_flat_index(f, bres, sp.idx)));
     lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
@@ -372,6 +415,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
   if (block) ingot_strbuf_appendf(&sb, " kblock%lld", (long long)block);
   if (bres != UINT32_MAX) ingot_strbuf_appendf(&sb, " residual");
+  if (opad) lower_append_ints(&sb, "outpad", opad, 2 * nsp);
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
   ingot_strbuf_free(&sb);
   return INGOT_OK;

@@ -14,6 +14,10 @@ ONNX Runtime:
   matmul        MatMul [2, 5, 37] x [37, 70] (panels 32 + 32 + 6)
   gemm_tb       Gemm transB=1, [3, 50] x [45, 50]^T + bias (panels 32 + 13)
   gemm_wide     Gemm [4, 37] x [37, 64], alpha 0.5, Relu (two whole panels)
+  padded_chain  Conv 1x1 24 -> 32 + Relu, then a depthwise 3x3 pad 1 (group
+                32) and a dense 3x3 pad (1, 2, 0, 1): each Pad in front of the
+                3x3 convs is absorbed by the conv that feeds it, which writes
+                into the padded tensor and zeroes its border
 
 Inputs: x [1, 24, 8, 8], skip [1, 40, 8, 8], a [2, 5, 37], g [3, 50],
 h [4, 37]. Weights from a fixed seed; the same arguments write the same bytes.
@@ -57,6 +61,10 @@ def main():
         helper.make_node("Gemm", ["g", w("g.w", 45, 50), w("g.b", 45)], ["gemm_tb"], transB=1),
         helper.make_node("Gemm", ["h", w("h.w", 37, 64)], ["gemm_pre"], alpha=0.5),
         helper.make_node("Relu", ["gemm_pre"], ["gemm_wide"]),
+        helper.make_node("Conv", ["x", w("p1.w", 32, 24, 1, 1), w("p1.b", 32)], ["p1"]),
+        helper.make_node("Relu", ["p1"], ["p1r"]),
+        helper.make_node("Conv", ["p1r", w("p2.w", 32, 1, 3, 3), w("p2.b", 32)], ["p2"], pads=[1, 1, 1, 1], group=32),
+        helper.make_node("Conv", ["p2", w("p3.w", 16, 32, 3, 3)], ["padded_chain"], pads=[1, 2, 0, 1]),
     ]
     for name, v in (("s_start", [0]), ("s_end", [8]), ("s_axes", [1])):
         inits.append(numpy_helper.from_array(np.array(v, dtype=np.int64), name))
@@ -75,6 +83,7 @@ def main():
         helper.make_tensor_value_info("matmul", TensorProto.FLOAT, [2, 5, 70]),
         helper.make_tensor_value_info("gemm_tb", TensorProto.FLOAT, [3, 45]),
         helper.make_tensor_value_info("gemm_wide", TensorProto.FLOAT, [4, 64]),
+        helper.make_tensor_value_info("padded_chain", TensorProto.FLOAT, [1, 16, 7, 9]),
     ]
     graph = helper.make_graph(nodes, "packed_cases", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="ingot-tests")

@@ -937,7 +937,21 @@ static LLVMValueRef strided_load(fn_t* F, LLVMValueRef p, LLVMTypeRef et, unsign
   LLVMValueRef pick[64];
   for (unsigned i = 0; i < L; ++i) pick[i] = LLVMConstInt(g->m.t_i32, (unsigned long long)(stride * i), 0);
   LLVMValueRef wide;
-  if (!V->mask) {
+  if (!V->mask && g->m.masked_tail && stride * L <= 256) {
+    /* Everything between the first and the last lane is inside the buffer:
+     * a load of stride * L elements (whole vector registers) with the lanes
+     * past the last one masked off. A load of `span` elements itself (an odd
+     * width) becomes a chain of narrow loads in the backend. */
+    unsigned n = (unsigned)(stride * L);
+    LLVMTypeRef wt = LLVMVectorType(et, n);
+    LLVMValueRef bits[256];
+    for (unsigned j = 0; j < n; ++j) bits[j] = LLVMConstInt(g->m.t_i1, j < span, 0);
+    LLVMTypeRef types[2] = {wt, LLVMPointerType(wt, 0)}, ft;
+    LLVMValueRef fn = ingot_llvm_intrinsic(&g->m, "llvm.masked.load", types, 2, &ft);
+    LLVMValueRef args[4] = {LLVMBuildBitCast(F->b, ptr0, LLVMPointerType(wt, 0), ""),
+                            LLVMConstInt(g->m.t_i32, align, 0), LLVMConstVector(bits, n), LLVMConstNull(wt)};
+    wide = LLVMBuildCall2(F->b, ft, fn, args, 4, "");
+  } else if (!V->mask) {
     /* Everything between the first and the last lane is inside the buffer. */
     LLVMTypeRef wt = LLVMVectorType(et, span);
     wide = LLVMBuildLoad2(F->b, wt, LLVMBuildBitCast(F->b, ptr0, LLVMPointerType(wt, 0), ""), "");

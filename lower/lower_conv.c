@@ -96,6 +96,30 @@ void lower_append_ints(ingot_strbuf_t* sb, const char* tag, const int64_t* v, ui
   for (uint32_t i = 0; i < n; ++i) ingot_strbuf_appendf(sb, "%s%lld", i ? "x" : "", (long long)v[i]);
 }
 
+/* The window geometry of a conv. */
+typedef struct conv_window_t {
+  uint32_t nsp;
+  const int64_t *strides, *pads, *dil, *in_sp, *out_sp, *k;
+} conv_window_t;
+
+/* x[n, c, o*s - p + r*d ..] for output position o (nsp indices) and taps
+ * red[1..]; *out_cond is the in-range test of padded taps, NULL when no tap
+ * can fall outside (then the index is not clamped either). */
+static ingot_ir_expr_t* window_load(lower_ctx_t* ctx, uint32_t bx, const conv_window_t* win, ingot_ir_expr_t* n,
+                                    ingot_ir_expr_t* c, ingot_ir_expr_t* const* o, const lower_loops_t* red,
+                                    ingot_ir_expr_t** out_cond) {
+  ingot_ir_expr_t* xi[5] = {n, c};
+  ingot_ir_expr_t* cond = NULL;
+  for (uint32_t i = 0; i < win->nsp; ++i) {
+    ingot_ir_expr_t* in_range;
+    lower_window_axis(ctx, o[i], red->idx[1 + i], win->strides[i], win->pads[i], win->dil[i], win->in_sp[i],
+                      win->out_sp[i], win->k[i], &in_range, &xi[2 + i]);
+    cond = lower_and(ctx, cond, in_range);
+  }
+  *out_cond = cond;
+  return ingot_ir_load(ctx->f, bx, ingot_ir_flat_index(ctx->f, bx, xi));
+}
+
 /* Flat index of y at (n, k, o..), shifted by the output padding's begin. */
 static ingot_ir_expr_t* y_index(ingot_ir_func_t* f, uint32_t by, ingot_ir_expr_t* const* idx, uint32_t nsp,
                                 const int64_t* opad) {
@@ -259,6 +283,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     rext[1 + i] = k[i];
   }
 
+  const conv_window_t win = {nsp, strides, pads, dil, in_sp, out_sp, k};
   /* No INIT stage: the UPDATE starts each output at the bias (or 0) on its
    * first reduction step (lower_update_start). */
   lower_loops_t sp, red;
@@ -317,15 +342,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     lower_loops_t bsp;
     lower_loops_make(ctx, &bsp, 3 + nsp, bext, bnames);
     lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);
-    ingot_ir_expr_t* xi[5] = {bsp.idx[0], red.idx[0]};
-    ingot_ir_expr_t* cond = NULL;
-    for (uint32_t i = 0; i < nsp; ++i) {
-      ingot_ir_expr_t* c;
-      lower_window_axis(ctx, bsp.idx[2 + i], red.idx[1 + i], strides[i], pads[i], dil[i], in_sp[i], out_sp[i], k[i], &c,
-                        &xi[2 + i]);
-      cond = lower_and(ctx, cond, c);
-    }
-    ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+    ingot_ir_expr_t* cond;
+    ingot_ir_expr_t* xval = window_load(ctx, bx, &win, bsp.idx[0], red.idx[0], bsp.idx + 2, &red, &cond);
     if (cond) xval = ingot_ir_select(f, cond, xval, zero);
     ingot_ir_expr_t* wi[6] = {bsp.idx[1], red.idx[0]};
     for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
@@ -351,15 +369,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     ingot_ir_expr_t* g = ingot_ir_binary(f, INGOT_IR_DIV, sp.idx[1], ingot_ir_int(f, cout / group));
     ci = ingot_ir_add(f, ingot_ir_mul(f, g, ingot_ir_int(f, cg)), ci);
   }
-  ingot_ir_expr_t* xi[5] = {sp.idx[0], ci};
-  ingot_ir_expr_t* cond = NULL;
-  for (uint32_t i = 0; i < nsp; ++i) {
-    ingot_ir_expr_t* c;
-    lower_window_axis(ctx, sp.idx[2 + i], red.idx[1 + i], strides[i], pads[i], dil[i], in_sp[i], out_sp[i], k[i], &c,
-                      &xi[2 + i]);
-    cond = lower_and(ctx, cond, c);
-  }
-  ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+  ingot_ir_expr_t* cond;
+  ingot_ir_expr_t* xval = window_load(ctx, bx, &win, sp.idx[0], ci, sp.idx + 2, &red, &cond);
   if (integer) {
     xval = ingot_ir_cast(f, INGOT_DTYPE_I32, xval);
     if (bxz != UINT32_MAX) {

@@ -284,14 +284,19 @@ static ingot_status_t plan_register_tile(plan_t* p, const ingot_stage_t* st, con
       tile = d;
       break;
     }
-  if (!chosen && 2 * tile < rows && sext[t] * vectors <= p->accumulators + 4) tile = sext[t];
+  if (!chosen && 2 * tile < rows && sext[t] <= p->accumulators) tile = sext[t];
+  /* Rows x vectors over the register budget (13 rows of 2 vectors): the
+   * vectors go outside the reduction, one at a time through the tile. */
+  bool vectors_outside = !chosen && tile * vectors > p->accumulators;
   const char* t_o = sname[t];
   const char* t_i = NULL;
   if (tile >= 2 && tile < sext[t]) t_o = emit_split(p, sname[t], tile, &t_i);
   else if (tile == sext[t] && tile >= 2) t_o = NULL, t_i = sname[t];
   const char* v_i = vec;
   const char* v_o2 = NULL;
-  if (vec_extent > lanes && vec_extent % lanes == 0 && vectors <= 4) v_o2 = emit_split(p, vec, lanes, &v_i);
+  if (vec_extent > lanes && vec_extent % lanes == 0 && (vectors <= 4 || vectors_outside))
+    v_o2 = emit_split(p, vec, lanes, &v_i);
+  if (!v_o2) vectors_outside = false;
 
   stage_loops_t order = {0}, par = {0};
   for (uint32_t i = 0; i < k; ++i) {
@@ -310,9 +315,10 @@ static ingot_status_t plan_register_tile(plan_t* p, const ingot_stage_t* st, con
     loops_push(&order, vec_outer, vec_outer_extent);
     loops_push(&par, vec_outer, vec_outer_extent);
   }
+  if (vectors_outside) loops_push(&order, v_o2, vectors);
   for (uint32_t i = 0; i < st->reduce_count; ++i) loops_push(&order, rname[i], rext[i]);
   if (t_i) loops_push(&order, t_i, tile);
-  if (v_o2) loops_push(&order, v_o2, vectors);
+  if (v_o2 && !vectors_outside) loops_push(&order, v_o2, vectors);
   loops_push(&order, v_i, lanes);
   ingot_directive_t d = {0};
   d.kind = INGOT_DIRECTIVE_REORDER;
@@ -321,7 +327,7 @@ static ingot_status_t plan_register_tile(plan_t* p, const ingot_stage_t* st, con
   ingot_schedule_add(p->s, &d);
   plan_parallel(p, par.names, par.extents, par.count, work);
   if (t_i) emit_mark(p, INGOT_DIRECTIVE_UNROLL, t_i);
-  if (v_o2) emit_mark(p, INGOT_DIRECTIVE_UNROLL, v_o2);
+  if (v_o2 && !vectors_outside) emit_mark(p, INGOT_DIRECTIVE_UNROLL, v_o2);
   emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, v_i);
   if (st->reduce_count > 0) {
     /* The FINISH stage right after (a fused activation) folds into the

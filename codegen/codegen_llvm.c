@@ -1235,20 +1235,6 @@ static bool store_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
     }
     return true;
   }
-  if (!V->mask && affine(V, s->u.store.index, &coef) && coef > 1) {
-    /* A constant stride (a register tile's channels stored into NCHW
-     * planes): one scalar store a lane, cheaper than a scatter where the
-     * scatter is microcoded (the stem conv of SqueezeNet on Zen 5: 0.70 ->
-     * 0.52 ms). */
-    LLVMValueRef idx0;
-    TRY_OK(idx0 = expr(F, s->u.store.index, false));
-    for (unsigned i = 0; i < V->lanes; ++i) {
-      LLVMValueRef lane = LLVMBuildExtractElement(F->b, val, LLVMConstInt(g->m.t_i32, i, 0), "");
-      LLVMValueRef at = LLVMBuildAdd(F->b, idx0, LLVMConstInt(g->m.t_i64, (unsigned long long)(coef * (int64_t)i), 0), "");
-      LLVMSetAlignment(LLVMBuildStore(F->b, lane, LLVMBuildGEP2(F->b, et, p, &at, 1, "")), align);
-    }
-    return true;
-  }
   LLVMValueRef idx;
   TRY_OK(idx = expr(F, s->u.store.index, true));
   LLVMValueRef ptrs = gather_ptrs(F, p, et, splat(F, idx, V->lanes));

@@ -23,7 +23,7 @@
 
 #include "runtime/runtime_internal.h"
 
-/* Iterations a waiting worker polls before it sleeps (about 0.1-1 ms). */
+/* Iterations a waiting worker polls (one load each) before it sleeps. */
 #define POOL_SPIN_ITERATIONS 200000
 
 struct ingot_thread_pool_t {
@@ -48,10 +48,11 @@ struct ingot_thread_pool_t {
 
 static _Thread_local int t_inside_pool;
 
-/* One poll's pause. Not PAUSE on x86: under KVM a loop of PAUSE makes the
- * hypervisor's pause-loop exiting deschedule the vCPU, and the worker then
- * answers the next parallel loop late (MobileNetV2 at 2 threads on the 2-vCPU
- * development VM: 5.6 ms with PAUSE, 3.2 ms polling plain loads). */
+/* One poll's pause. Not PAUSE on x86: under KVM a loop of PAUSE can make
+ * the hypervisor's pause-loop exiting deschedule the vCPU, and the worker
+ * then answers the next parallel loop late. (On the 2-vCPU development VM the
+ * 2-thread latency also jumps between two levels on its own, so no figure
+ * here is credited to this choice.) */
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   atomic_signal_fence(memory_order_seq_cst);

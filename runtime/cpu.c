@@ -26,7 +26,7 @@
 #include <sys/auxv.h>
 #endif
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 typedef enum cpu_arch_t { ARCH_NONE = 0, ARCH_X86_64 = 1, ARCH_AARCH64 = 2 } cpu_arch_t;
 

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "graph/graph.h"
 #include "importer/importer.h"
 #include "lower/lower.h"

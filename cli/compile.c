@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "base/base.h"
-#include "cli/cli.h"
-#include "cli/npy.h"
+#include "cli.h"
+#include "npy.h"
 #include "codegen/codegen.h"
 #include "graph/graph.h"
 #include "importer/importer.h"

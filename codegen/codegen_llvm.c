@@ -45,8 +45,8 @@
 #include <llvm-c/Core.h>
 
 #include "codegen/codegen.h"
-#include "codegen/codegen_internal.h"
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen_internal.h"
+#include "codegen_llvm_internal.h"
 
 enum {
   kMaxUnroll = 64,            /* UNROLLED loops up to this extent are unrolled here */

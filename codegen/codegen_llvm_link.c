@@ -26,8 +26,8 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "codegen/codegen_internal.h"
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen_internal.h"
+#include "codegen_llvm_internal.h"
 
 
 enum { kLinkTimeoutSeconds = 300, kLogBytes = 2400 };

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 /* ---- the dispatch table: the lowering hook of each op in graph/ops.def ---- */
 ingot_status_t lower_folded(lower_ctx_t* ctx) {

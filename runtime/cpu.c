@@ -29,7 +29,7 @@
 #include <sys/auxv.h>
 #endif
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 typedef enum cpu_arch_t {
   ARCH_NONE = 0,

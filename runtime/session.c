@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 #define INGOT_RT_MAX_THREADS 256u
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "schedule/schedule.h"
-#include "schedule/schedule_internal.h"
+#include "schedule_internal.h"
 
 /* Below this many iterations a stage is not worth handing to the pool. */
 #define PARALLEL_MIN_WORK 4096

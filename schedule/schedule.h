@@ -82,7 +82,7 @@ typedef struct ingot_directive_t {
   uint32_t order_count;
 } ingot_directive_t;
 
-#define INGOT_MAX_KNOBS 8
+#define INGOT_MAX_KNOBS 16
 
 typedef struct ingot_schedule_t {
   const char* template_name;    /* "contraction.direct", "injective", ... */
@@ -147,22 +147,75 @@ typedef struct ingot_tuning_log_t ingot_tuning_log_t;
 ingot_status_t ingot_tuning_log_load(const char* path, ingot_tuning_log_t** out_log);
 void ingot_tuning_log_destroy(ingot_tuning_log_t* log);
 
-/* Builds the schedule of a template for a kernel with the given knob values
- * (knobs not given take the template's defaults for the target). This is
- * what ingot_schedule_choose uses, and what a tuner calls to try knobs.
- * Templates: "injective", "contraction.direct", "pool", "row"; each kernel
- * op class has exactly one. Fills `out_schedule` (init'ed by the caller;
- * emptied again on failure). */
+/* ---- Templates and their spaces ----
+ *
+ * A template (schedule/templates.def, one file each) turns knob values into
+ * directives for a kernel of its op class. Its space for a kernel on a
+ * target lists every knob's legal values: each point of the product of
+ * those lists compiles to a correct program, and nothing else is accepted.
+ * Defaults are derived from the target and reproduce the compiler's fixed
+ * choices. Several templates may serve one op class; the first is the
+ * default, the others are chosen only through a tuning log. */
+
+#define INGOT_MAX_KNOB_VALUES 40
+
+typedef struct ingot_schedule_knob_space_t {
+  const char* name;             /* static storage: "threads", "tile", ... */
+  int64_t default_value;        /* one of values[] */
+  int64_t values[INGOT_MAX_KNOB_VALUES]; /* ascending, distinct */
+  uint32_t value_count;
+} ingot_schedule_knob_space_t;
+
+typedef struct ingot_schedule_space_t {
+  const char* template_name;    /* static storage */
+  ingot_op_class_t op_class;
+  ingot_schedule_knob_space_t knobs[INGOT_MAX_KNOBS]; /* in knobs.def order */
+  uint32_t knob_count;
+} ingot_schedule_space_t;
+
+/* The number of templates, and template `index`'s name and op class. */
+uint32_t ingot_schedule_template_count(void);
+const char* ingot_schedule_template_name(uint32_t index);
+ingot_op_class_t ingot_schedule_template_class(uint32_t index);
+/* The default template of a kernel's op class (NULL for an unknown class). */
+const char* ingot_schedule_template_for(ingot_op_class_t op_class);
+
+/* Lists, for `kernel` on `target`, each knob of template `template_name`
+ * that applies to it with its legal values and default: divisors of the
+ * loop extents (tile), powers of two up to the target's vector width
+ * (vector_bytes), the register budget of the target (accumulators), and
+ * the layout choices the kernel was lowered with (pack, panel,
+ * pointwise_matmul, chains: a single value each once lowered). Fails when
+ * the template is unknown or does not fit the kernel's op class. */
+ingot_status_t ingot_schedule_space(const ingot_kernel_t* kernel, const ingot_target_t* target,
+                                    const char* template_name, ingot_schedule_space_t* out_space);
+/* The number of points of a space: the product of its knobs' value counts. */
+double ingot_schedule_space_size(const ingot_schedule_space_t* space);
+
+/* Builds the schedule of a template for a kernel with the given knob values;
+ * knobs not given take the space's defaults. Every value must be one its
+ * space lists: anything else (an unknown knob, a knob that does not apply
+ * to this kernel, a value not listed) is refused with a message naming the
+ * kernel, template, knob, value and the legal values; nothing is rounded.
+ * This is what ingot_schedule_choose uses, and what a tuner calls to try a
+ * point. Fills `out_schedule` (init'ed by the caller; emptied again on
+ * failure); its knobs are every knob of the space with the value used. */
 ingot_status_t ingot_schedule_from_template(const ingot_kernel_t* kernel, const ingot_target_t* target,
                                             const char* template_name, const char* const* knob_names,
                                             const int64_t* knob_values, uint32_t knob_count,
                                             ingot_schedule_t* out_schedule);
-/* The template used for a kernel's op class (NULL for an unknown class). */
-const char* ingot_schedule_template_for(ingot_op_class_t op_class);
 
-/* The one place a schedule is chosen for a workload: the best record in the
- * log for (kernel->workload, target) if any, else the template's default
- * knobs for this target. Fills `out_schedule` (init'ed by the caller). */
+/* A stable key of a schedule: FNV-1a 64 over a canonical text of its
+ * template, its layout knobs (which change the lowered kernel, not the
+ * directives) and its directives. Two schedules of one kernel with the same
+ * key are the same program, so a search measures each key once. */
+uint64_t ingot_schedule_key(const ingot_schedule_t* schedule);
+
+/* The one place a schedule is chosen for a workload: the fastest record in
+ * the log for (kernel->workload, target) whose template serves the kernel's
+ * op class and whose knobs its space accepts, if any; else the default
+ * template with its default knobs for this target. Fills `out_schedule`
+ * (init'ed by the caller). */
 ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_target_t* target,
                                      const ingot_tuning_log_t* log, ingot_schedule_t* out_schedule);
 

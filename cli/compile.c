@@ -33,6 +33,8 @@ typedef struct compile_options_t {
   int input_shape_count;
   const char* consts[64];      /* NAME=FILE.npy: graph inputs bound as constants */
   int const_count;
+  const char* dump_space;      /* --dump-space FILE.json */
+  bool dump_schedule;
   bool dump_ir;
   bool dump_graph;
   bool quiet;
@@ -57,6 +59,10 @@ static void compile_usage(FILE* out) {
           "  --const NAME=FILE.npy    make graph input NAME a constant with the file's data\n"
           "                           (inputs that decide shapes must be known when compiling)\n"
           "  --tuning-log PATH        pick schedules from a tuning log (JSON lines)\n"
+          "  --dump-space FILE.json   write each unique kernel's schedule space, one object per\n"
+          "                           kernel, target and template (workload, target, template,\n"
+          "                           log_version, default knobs, legal values of each knob)\n"
+          "  --dump-schedule          print each kernel's chosen template, knobs and directives\n"
           "  --dump-ir                print each scheduled kernel's loop IR\n"
           "  --dump-graph             print the optimized graph\n"
           "  --emit-c PATH            also write the generated source to PATH: C for target c,\n"
@@ -104,6 +110,11 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
       if (!strchr(value, '=') || value[0] == '=')
         return ingot_cli_usage_error("compile", "--const takes NAME=FILE.npy, not '%s'", value);
       o->consts[o->const_count++] = value;
+    } else if (!strcmp(a, "--dump-space")) {
+      TAKE_VALUE();
+      o->dump_space = value;
+    } else if (!strcmp(a, "--dump-schedule")) {
+      o->dump_schedule = true;
     } else if (!strcmp(a, "--dump-ir")) {
       o->dump_ir = true;
     } else if (!strcmp(a, "--dump-graph")) {
@@ -343,6 +354,39 @@ static ingot_status_t bind_const(ingot_graph_t* graph, const char* spec) {
   return INGOT_OK;
 }
 
+/* --dump-schedule: each unique kernel's schedule on each target. */
+static void dump_schedules(const build_state_t* st, ingot_lowered_t* const* lows, const ingot_target_t* targets,
+                           uint32_t nt, const uint32_t* rep_step, const char* const* names, uint32_t unique) {
+  uint32_t n = lows[0]->kernel_count;
+  for (uint32_t t = 0; t < nt; ++t)
+    for (uint32_t u = 0; u < unique; ++u) {
+      const ingot_kernel_t* kn = &lows[t]->kernels[rep_step[u]];
+      ingot_strbuf_t sb = {0};
+      ingot_strbuf_appendf(&sb, "kernel %s (node '%s', target '%s', workload '%s'): ", names[u],
+                           st->graph->nodes[kn->node].name, targets[t].name, kn->workload);
+      ingot_schedule_describe(&st->schedules[(size_t)t * n + rep_step[u]], &sb);
+      fputs(sb.data, stdout);
+      ingot_strbuf_free(&sb);
+    }
+}
+
+/* --dump-space: the objects of kernel k of a target's lowering (before it
+ * is scheduled), one per template of its op class, unless an earlier
+ * kernel has its workload. */
+static ingot_status_t append_space(const ingot_lowered_t* lw, uint32_t k, const ingot_target_t* target,
+                                   ingot_strbuf_t* sb) {
+  const ingot_kernel_t* kn = &lw->kernels[k];
+  for (uint32_t j = 0; j < k; ++j)
+    if (!strcmp(lw->kernels[j].workload, kn->workload)) return INGOT_OK;
+  ingot_status_t s = INGOT_OK;
+  for (uint32_t i = 0; i < ingot_schedule_template_count() && s == INGOT_OK; ++i) {
+    if (ingot_schedule_template_class(i) != kn->op_class) continue;
+    ingot_strbuf_append(sb, sb->data && sb->data[1] ? ",\n" : "\n");
+    s = ingot_schedule_space_format(kn, target, ingot_schedule_template_name(i), sb);
+  }
+  return s;
+}
+
 static ingot_status_t compile_model(const compile_options_t* o, build_state_t* st) {
   ingot_status_t s;
   ingot_target_t targets[8];
@@ -362,7 +406,13 @@ static ingot_status_t compile_model(const compile_options_t* o, build_state_t* s
     if ((s = ingot_graph_set_input_shape(st->graph, o->input_shapes[i]))) return s;
   for (int i = 0; i < o->const_count; ++i)
     if ((s = bind_const(st->graph, o->consts[i]))) return s;
-  if ((s = ingot_cli_optimize_graph(st->graph))) return explain_failure(o, s);
+  /* Layout knobs of a tuning log act before lowering, in the packing pass. */
+  ingot_schedule_layout_chooser_t chooser;
+  ingot_schedule_layout_chooser_init(&chooser, st->log, targets, nt);
+  if (st->log) ingot_graph_set_layout_chooser(st->graph, &chooser.base);
+  s = ingot_cli_optimize_graph(st->graph);
+  ingot_graph_set_layout_chooser(st->graph, NULL);
+  if (s) return explain_failure(o, s);
   if (o->dump_graph) {
     ingot_strbuf_t sb = {0};
     ingot_graph_print(st->graph, &sb);
@@ -383,6 +433,8 @@ static ingot_status_t compile_model(const compile_options_t* o, build_state_t* s
   ingot_lowered_t* lows[8] = {lw};
   st->schedules = ingot_xcalloc((size_t)n * nt, sizeof(ingot_schedule_t));
   char** texts = ingot_xcalloc((size_t)n * nt, sizeof(char*));
+  ingot_strbuf_t space = {0}; /* --dump-space */
+  ingot_strbuf_append(&space, "[");
   for (uint32_t t = 0; t < nt && s == INGOT_OK; ++t) {
     if (t > 0) {
       if ((s = ingot_lower_graph(st->graph, &lows[t]))) break;
@@ -394,7 +446,8 @@ static ingot_status_t compile_model(const compile_options_t* o, build_state_t* s
       ingot_schedule_t* sc = &st->schedules[(size_t)t * n + k];
       ingot_schedule_init(sc);
       st->schedule_count = t * n + k + 1;
-      if ((s = ingot_ir_verify(kn->func)) || (s = ingot_schedule_choose(kn, &targets[t], st->log, sc)) ||
+      if ((s = ingot_ir_verify(kn->func)) || (o->dump_space && (s = append_space(lows[t], k, &targets[t], &space))) ||
+          (s = ingot_schedule_choose(kn, &targets[t], st->log, sc)) ||
           (s = ingot_schedule_apply(kn->func, sc)) || (s = ingot_ir_verify(kn->func))) {
         s = ingot_fail_prefix(s, "node '%s' (%s)%s%s", node->name, ingot_op_name(node->op),
                               nt > 1 ? ", target " : "", nt > 1 ? targets[t].name : "");
@@ -440,6 +493,12 @@ static ingot_status_t compile_model(const compile_options_t* o, build_state_t* s
   free(keys);
   for (size_t k = 0; k < (size_t)n * nt; ++k) free(texts[k]);
   free(texts);
+  if (s == INGOT_OK && o->dump_schedule) dump_schedules(st, lows, targets, nt, rep_step, kernel_names, unique);
+  if (o->dump_space && s == INGOT_OK) {
+    ingot_strbuf_append(&space, "\n]\n");
+    s = ingot_file_write_atomic(o->dump_space, space.data, strlen(space.data));
+  }
+  ingot_strbuf_free(&space);
   if (s != INGOT_OK) return s;
 
   /* The code object of each target; --dump-ir and --emit-c show the first. */

@@ -69,6 +69,17 @@ const char* ingot_schedule_template_for(ingot_op_class_t op_class) {
 
 /* ---- spaces ---- */
 
+/* The value of layout knob `knob` in a node layout. */
+static int64_t layout_value(const ingot_node_layout_t* layout, schedule_knob_t knob) {
+  switch (knob) {
+    case SCHEDULE_KNOB_PACK: return layout->pack;
+    case SCHEDULE_KNOB_PANEL: return layout->panel;
+    case SCHEDULE_KNOB_POINTWISE_MATMUL: return layout->pointwise_matmul;
+    case SCHEDULE_KNOB_CHAINS: return layout->chains;
+    default: return 0;
+  }
+}
+
 /* The plan context and space of template `name` for a kernel on a target;
  * every knob of p->knob holds its default. */
 static ingot_status_t open_space(const ingot_kernel_t* kernel, const ingot_target_t* target, const char* name,
@@ -90,7 +101,7 @@ static ingot_status_t open_space(const ingot_kernel_t* kernel, const ingot_targe
   p->knob[SCHEDULE_KNOB_THREADS] = target->max_threads ? target->max_threads : 8;
   p->knob[SCHEDULE_KNOB_VECTOR_BYTES] = target->vector_bytes ? target->vector_bytes : 16;
   p->knob[SCHEDULE_KNOB_UNROLL] = 1;
-  p->knob[SCHEDULE_KNOB_TILE] = 1;
+  p->knob[SCHEDULE_KNOB_MAX_ROWS] = 16;
   p->knob[SCHEDULE_KNOB_ACCUMULATORS] = schedule_register_budget(target);
   p->knob[SCHEDULE_KNOB_PARALLEL_MIN_WORK] = 4096;
   memset(space, 0, sizeof(*space));
@@ -165,9 +176,28 @@ ingot_status_t ingot_schedule_from_template(const ingot_kernel_t* kernel, const 
   ingot_schedule_space_t space;
   ingot_status_t st = open_space(kernel, target, template_name, &t, &p, &space);
   if (st != INGOT_OK) return st;
+  bool given[SCHEDULE_KNOB_COUNT] = {0};
   for (uint32_t i = 0; i < knob_count; ++i) {
     if ((st = check_knob(kernel, t, &space, knob_names[i], knob_values[i])) != INGOT_OK) return st;
     p.knob[knob_index(knob_names[i])] = knob_values[i];
+    given[knob_index(knob_names[i])] = true;
+  }
+  /* Layout knobs act before lowering: not given, they take the layout the
+   * kernel was lowered with; given, they must be that layout (a panel is
+   * free when the weight is not packed). */
+  for (uint32_t i = 0; i < space.knob_count; ++i) {
+    int j = knob_index(space.knobs[i].name);
+    if (!k_knobs[j].layout) continue;
+    int64_t actual = layout_value(&kernel->layout, (schedule_knob_t)j);
+    if (!given[j]) {
+      p.knob[j] = actual;
+    } else if (p.knob[j] != actual && !(j == SCHEDULE_KNOB_PANEL && !kernel->layout.pack)) {
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "kernel '%s': template '%s' layout knob %s=%lld differs from the layout the kernel was "
+                        "lowered with (%s=%lld); layout knobs act before lowering (a tuning log sets them for "
+                        "compile)", kernel->func->name, t->name, k_knobs[j].name, (long long)p.knob[j],
+                        k_knobs[j].name, (long long)actual);
+    }
   }
 
   ingot_schedule_deinit(out);
@@ -192,6 +222,10 @@ uint64_t ingot_schedule_key(const ingot_schedule_t* s) {
   ingot_strbuf_appendf(&sb, "template %s\n", s && s->template_name ? s->template_name : "");
   for (uint32_t i = 0; s && i < s->knob_count; ++i) {
     int j = knob_index(s->knob_names[i]);
+    bool unpacked = false; /* the panel of an unpacked weight changes nothing */
+    for (uint32_t u = 0; u < s->knob_count; ++u)
+      unpacked |= !strcmp(s->knob_names[u], "pack") && s->knob_values[u] == 0;
+    if (j == SCHEDULE_KNOB_PANEL && unpacked) continue;
     if (j >= 0 && k_knobs[j].layout)
       ingot_strbuf_appendf(&sb, "layout %s=%lld\n", s->knob_names[i], (long long)s->knob_values[i]);
   }
@@ -238,4 +272,87 @@ ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_t
                                           best->knob_count, out);
   }
   return ingot_schedule_from_template(kernel, target, name, NULL, NULL, 0, out);
+}
+
+/* ---- layout choices from a tuning log ---- */
+
+/* The layout a record sets for a node with `options` (its other knobs are
+ * checked once the node is lowered); false when a layout knob is not one
+ * the options allow. */
+static bool record_layout(const tuning_record_t* r, const ingot_node_layout_options_t* options,
+                          ingot_node_layout_t* out) {
+  *out = options->defaults;
+  for (uint32_t i = 0; i < r->knob_count; ++i) {
+    int j = knob_index(r->knob_names[i]);
+    int64_t v = r->knob_values[i];
+    bool ok = true;
+    if (j == SCHEDULE_KNOB_PACK) {
+      ok = options->panel_count > 0 && (v == 0 || v == 1);
+      out->pack = v == 1;
+    } else if (j == SCHEDULE_KNOB_PANEL) {
+      ok = false;
+      for (uint32_t k = 0; k < options->panel_count; ++k) ok |= options->panels[k] == v;
+      out->panel = (uint32_t)v;
+    } else if (j == SCHEDULE_KNOB_POINTWISE_MATMUL) {
+      ok = options->pointwise && (v == 0 || v == 1);
+      out->pointwise_matmul = v == 1;
+    } else if (j == SCHEDULE_KNOB_CHAINS) {
+      ok = false;
+      for (uint32_t k = 0; k < options->chain_count; ++k) ok |= options->chains[k] == v;
+      out->chains = (uint32_t)v;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+static bool same_layout(const ingot_node_layout_t* a, const ingot_node_layout_t* b) {
+  return a->pack == b->pack && (!a->pack || a->panel == b->panel) && a->pointwise_matmul == b->pointwise_matmul &&
+         a->chains == b->chains;
+}
+
+static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_graph_t* graph, uint32_t node,
+                                    const ingot_node_layout_options_t* options, ingot_node_layout_t* out) {
+  ingot_schedule_layout_chooser_t* c = (ingot_schedule_layout_chooser_t*)base;
+  *out = options->defaults;
+  if (!c->log || c->log->count == 0 || c->target_count == 0) return INGOT_OK;
+  char* workload = NULL;
+  ingot_status_t s = ingot_lower_node_workload(graph, node, &workload);
+  if (s != INGOT_OK || !workload) return s;
+  ingot_node_layout_t first = options->defaults;
+  for (uint32_t t = 0; t < c->target_count; ++t) {
+    /* The fastest record for this workload and target whose layout fits. */
+    const tuning_record_t* best = NULL;
+    ingot_node_layout_t layout = options->defaults, candidate;
+    for (uint32_t i = 0; i < c->log->count; ++i) {
+      const tuning_record_t* r = &c->log->records[i];
+      if (strcmp(r->workload, workload) != 0 || strcmp(r->target, c->targets[t].name) != 0) continue;
+      if (!find_template(r->template_name) || (best && best->time_ms <= r->time_ms)) continue;
+      if (!record_layout(r, options, &candidate)) continue;
+      best = r;
+      layout = candidate;
+    }
+    if (t == 0) {
+      first = layout;
+    } else if (!same_layout(&first, &layout)) {
+      const ingot_node_t* n = &graph->nodes[node];
+      s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                     "node '%s' (%s): the tuning log lays it out differently for targets '%s' and '%s', and one "
+                     "bundle's variants share their weights; compile those targets separately",
+                     n->name, ingot_op_name(n->op), c->targets[0].name, c->targets[t].name);
+      break;
+    }
+  }
+  free(workload);
+  if (s == INGOT_OK) *out = first;
+  return s;
+}
+
+void ingot_schedule_layout_chooser_init(ingot_schedule_layout_chooser_t* chooser, const ingot_tuning_log_t* log,
+                                        const ingot_target_t* targets, uint32_t target_count) {
+  memset(chooser, 0, sizeof(*chooser));
+  chooser->base.choose = choose_layout;
+  chooser->log = log;
+  chooser->targets = targets;
+  chooser->target_count = target_count;
 }

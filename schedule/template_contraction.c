@@ -7,31 +7,24 @@
  *                       loop, every step loads and stores the output. Only
  *                       a tuning log record chooses it.
  *
- * Knobs of the register tile (direct): tile (rows, a divisor of the tiled
- * axis, or the whole axis when its accumulators fit the register budget),
- * tile_axis (which spatial loop of the main UPDATE gives the rows) and
- * accumulators (the vector registers the tile may fill before its vectors
- * go outside the reduction). They describe the kernel's main UPDATE (the
- * first one with reduce loops); another UPDATE (a partial last weight
- * panel) takes the default rule for its own extents. */
+ * Knobs of the register tile (direct), each meaningful in every layout the
+ * kernel's layout knobs allow (so that every point of the space is one
+ * program): tile_axis (0: the axis lowering names, a conv's output channels
+ * or a packed kernel's output positions; 1: the axis just outside the
+ * vector loop), max_rows and accumulators. The rows of a tile follow from
+ * them by one rule: as many as `accumulators` registers hold (over the
+ * vectors a row needs), at most max_rows and the axis, the largest divisor
+ * of the axis below that (no tail guard); when that is under half the rows
+ * wanted (a prime extent such as 13), the whole axis if its accumulators
+ * fit. With the defaults (16 rows, the target's register budget) this is
+ * the rule the compiler always had. */
 #include <string.h>
 
 #include "schedule/template_internal.h"
 
-/* Rows of a register tile by default: the register budget over the vectors
- * a row holds, at most this many rows. */
-#define TILE_DEFAULT_MAX_ROWS 16
-/* Rows of a register tile at most (the accumulate directive keeps one
- * local per row x unrolled vector). */
-#define TILE_MAX_ROWS 32
-
-/* The default rule: as many rows as the budget holds (at most 16), the
- * largest divisor of the axis below that; when that is under half the
- * wanted rows (a prime extent such as 13), the whole axis if its
- * accumulators still fit. */
-static int64_t default_tile(int64_t extent, int64_t vectors, int64_t accumulators) {
+static int64_t tile_rows(int64_t extent, int64_t vectors, int64_t accumulators, int64_t max_rows) {
   int64_t rows = accumulators / (vectors ? vectors : 1);
-  if (rows > TILE_DEFAULT_MAX_ROWS) rows = TILE_DEFAULT_MAX_ROWS;
+  if (rows > max_rows) rows = max_rows;
   if (rows < 1) rows = 1;
   if (rows > extent) rows = extent;
   int64_t tile = 1;
@@ -44,50 +37,15 @@ static int64_t default_tile(int64_t extent, int64_t vectors, int64_t accumulator
   return tile;
 }
 
-static uint32_t default_tile_axis(const ingot_stage_t* st) {
-  uint32_t k = st->spatial_count - 1;
-  return st->tile_axis >= 0 && (uint32_t)st->tile_axis < k ? (uint32_t)st->tile_axis : k - 1;
-}
-
-static int64_t space_default(const ingot_schedule_space_t* space, schedule_knob_t knob, int64_t fallback) {
-  for (uint32_t i = 0; i < space->knob_count; ++i)
-    if (strcmp(space->knobs[i].name, schedule_knob_name(knob)) == 0) return space->knobs[i].default_value;
-  return fallback;
-}
-
 ingot_status_t template_contraction_space(plan_t* p, uint32_t mask, ingot_schedule_space_t* space) {
   space_add_common(p, mask, space);
   space_add_update(p, mask, space, 2);
-  p->knob[SCHEDULE_KNOB_VECTOR_BYTES] = space_default(space, SCHEDULE_KNOB_VECTOR_BYTES, 16);
-  p->knob[SCHEDULE_KNOB_UNROLL] = space_default(space, SCHEDULE_KNOB_UNROLL, 2);
-  uint32_t main = plan_main_update(p->kernel);
-  if (main == UINT32_MAX || !(mask & TK(TILE))) return INGOT_OK;
-  stage_view_t v;
-  ingot_status_t s = plan_stage_view(p, main, &v);
-  if (s != INGOT_OK) return s;
-  uint32_t k = v.st->spatial_count - 1;
-  if (k < 1) return INGOT_OK; /* no axis outside the vector one: no register tile */
-  uint32_t axis = default_tile_axis(v.st);
-  int64_t extent = v.sext[axis];
+  space_add_layout(p, mask, space);
+  static const int64_t k_rows[] = {1, 2, 4, 8, 16, 32};
+  space_add(space, mask, SCHEDULE_KNOB_MAX_ROWS, k_rows, sizeof(k_rows) / sizeof(k_rows[0]), 16);
+  static const int64_t k_axis[] = {0, 1};
+  space_add(space, mask, SCHEDULE_KNOB_TILE_AXIS, k_axis, 2, 0);
   int64_t budget = schedule_register_budget(p->target);
-  vector_split_t split;
-  plan_vector_split(p, &v, &split);
-  int64_t tiles[INGOT_MAX_KNOB_VALUES];
-  uint32_t n = 0;
-  /* Divisors of the axis (no tail guard) up to 32 rows; the whole axis
-   * when it fits the budget (at most 24) is one of them. */
-  for (int64_t d = 1; d <= extent && d <= TILE_MAX_ROWS && n < INGOT_MAX_KNOB_VALUES; ++d)
-    if (extent % d == 0) tiles[n++] = d;
-  space_add(space, mask, SCHEDULE_KNOB_TILE, tiles, n, default_tile(extent, split.lanes ? split.vectors : 1, budget));
-  /* Another axis may carry the rows when every listed tile divides it. */
-  int64_t axes[INGOT_MAX_STAGE_AXES];
-  uint32_t na = 0;
-  for (uint32_t a = 0; a < k; ++a) {
-    bool fits = true;
-    for (uint32_t i = 0; i < n && fits; ++i) fits = v.sext[a] % tiles[i] == 0;
-    if (fits || a == axis) axes[na++] = a;
-  }
-  space_add(space, mask, SCHEDULE_KNOB_TILE_AXIS, axes, na, axis);
   int64_t accs[16];
   uint32_t nacc = 0;
   for (int64_t r = 4; r <= budget && nacc < 16; r += 4) accs[nacc++] = r;
@@ -124,20 +82,17 @@ static bool finish_foldable(plan_t* p, const ingot_stage_t* st) {
  * The vector loop is split once more into whole vectors (unrolled) when its
  * extent is a multiple of the lanes. */
 ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* vec, const char* vec_outer,
-                                  int64_t vec_outer_extent, int64_t vec_factor, int64_t lanes, bool main_stage) {
+                                  int64_t vec_outer_extent, int64_t vec_factor, int64_t lanes) {
   const ingot_stage_t* st = v->st;
   const char* const* sname = v->sname;
   const int64_t* sext = v->sext;
   uint32_t k = st->spatial_count - 1;
-  uint32_t t = main_stage ? (uint32_t)p->knob[SCHEDULE_KNOB_TILE_AXIS] : default_tile_axis(st);
-  if (t >= k) t = default_tile_axis(st);
+  uint32_t t = k - 1;
+  if (p->knob[SCHEDULE_KNOB_TILE_AXIS] == 0 && st->tile_axis >= 0 && (uint32_t)st->tile_axis < k) t = (uint32_t)st->tile_axis;
   int64_t vec_extent = vec_outer ? vec_factor : sext[k];
   int64_t vectors = (vec_extent + lanes - 1) / lanes;
   int64_t accumulators = p->knob[SCHEDULE_KNOB_ACCUMULATORS];
-  int64_t tile = main_stage ? p->knob[SCHEDULE_KNOB_TILE] : default_tile(sext[t], vectors, accumulators);
-  if (tile < 1 || tile > sext[t] || sext[t] % tile != 0)
-    return ingot_fail(INGOT_ERROR_INTERNAL, "kernel '%s': tile %lld does not divide loop '%s' of %lld", p->f->name,
-                      (long long)tile, sname[t], (long long)sext[t]);
+  int64_t tile = tile_rows(sext[t], vectors, accumulators, p->knob[SCHEDULE_KNOB_MAX_ROWS]);
   /* Rows x vectors over the register budget (13 rows of 2 vectors): the
    * vectors go outside the reduction, one at a time through the tile. */
   bool vectors_outside = tile * vectors > accumulators;

@@ -70,6 +70,12 @@ void space_add_common(plan_t* p, uint32_t mask, ingot_schedule_space_t* space);
 /* unroll (vectors of an inner loop) and order, for templates with UPDATEs. */
 void space_add_update(plan_t* p, uint32_t mask, ingot_schedule_space_t* space, int64_t default_unroll);
 
+/* The layout knobs that apply to the kernel (kernel->layout_options):
+ * pack {0, 1} and panel (the legal widths) for a packable weight,
+ * pointwise_matmul {0, 1} for a 1x1 conv, chains for a softmax row; the
+ * defaults are the default rule's. */
+void space_add_layout(plan_t* p, uint32_t mask, ingot_schedule_space_t* space);
+
 /* ---- shared planning ---- */
 
 /* A loop name unused in the function and by this plan. */
@@ -123,13 +129,10 @@ typedef struct vector_split_t {
 } vector_split_t;
 void plan_vector_split(const plan_t* p, const stage_view_t* v, vector_split_t* out_split);
 
-/* The first UPDATE stage with reduce loops (the one the tile knobs
- * describe), UINT32_MAX if none. */
-uint32_t plan_main_update(const ingot_kernel_t* kernel);
 /* Plans every stage in order (the register tile for contraction.direct). */
 ingot_status_t plan_stages(plan_t* p);
 /* Contraction: the register tile of an UPDATE (template_contraction.c). */
 ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* vec, const char* vec_outer,
-                                  int64_t vec_outer_extent, int64_t vec_factor, int64_t lanes, bool main_stage);
+                                  int64_t vec_outer_extent, int64_t vec_factor, int64_t lanes);
 
 #endif /* INGOT_SCHEDULE_TEMPLATE_INTERNAL_H_ */

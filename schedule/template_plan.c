@@ -54,6 +54,22 @@ void space_add_update(plan_t* p, uint32_t mask, ingot_schedule_space_t* space, i
   space_add(space, mask, SCHEDULE_KNOB_ORDER, k_order, 2, 0);
 }
 
+void space_add_layout(plan_t* p, uint32_t mask, ingot_schedule_space_t* space) {
+  const ingot_node_layout_options_t* o = &p->kernel->layout_options;
+  int64_t values[INGOT_LAYOUT_MAX_VALUES];
+  static const int64_t k_bool[] = {0, 1};
+  if (o->panel_count) {
+    space_add(space, mask, SCHEDULE_KNOB_PACK, k_bool, 2, o->defaults.pack);
+    for (uint32_t i = 0; i < o->panel_count; ++i) values[i] = o->panels[i];
+    space_add(space, mask, SCHEDULE_KNOB_PANEL, values, o->panel_count, o->defaults.panel);
+  }
+  if (o->pointwise) space_add(space, mask, SCHEDULE_KNOB_POINTWISE_MATMUL, k_bool, 2, o->defaults.pointwise_matmul);
+  if (o->chain_count) {
+    for (uint32_t i = 0; i < o->chain_count; ++i) values[i] = o->chains[i];
+    space_add(space, mask, SCHEDULE_KNOB_CHAINS, values, o->chain_count, o->defaults.chains);
+  }
+}
+
 /* ---- names and directives ---- */
 
 const char* plan_fresh_name(plan_t* p, const char* base) {
@@ -234,7 +250,7 @@ void plan_vector_split(const plan_t* p, const stage_view_t* v, vector_split_t* o
 
 /* ---- the stage walk ---- */
 
-static ingot_status_t plan_stage(plan_t* p, uint32_t index, bool main_stage) {
+static ingot_status_t plan_stage(plan_t* p, uint32_t index) {
   stage_view_t view;
   ingot_status_t s = plan_stage_view(p, index, &view);
   if (s != INGOT_OK) return s;
@@ -298,7 +314,7 @@ static ingot_status_t plan_stage(plan_t* p, uint32_t index, bool main_stage) {
   }
 
   if (p->register_tile && p->kernel->op_class == INGOT_OP_CLASS_CONTRACTION && vec && k >= 1)
-    return plan_register_tile(p, v, vec, vec_outer, vec_outer_extent, vec_factor, lanes, main_stage);
+    return plan_register_tile(p, v, vec, vec_outer, vec_outer_extent, vec_factor, lanes);
 
   /* UPDATE: the reduce loops move inside the outer spatial loops and outside
    * the innermost spatial (vector) loop. */
@@ -357,18 +373,11 @@ static ingot_status_t plan_stage(plan_t* p, uint32_t index, bool main_stage) {
   return INGOT_OK;
 }
 
-uint32_t plan_main_update(const ingot_kernel_t* kernel) {
-  for (uint32_t i = 0; i < kernel->stage_count; ++i)
-    if (kernel->stages[i].role == INGOT_STAGE_UPDATE && kernel->stages[i].reduce_count > 0) return i;
-  return UINT32_MAX;
-}
-
 ingot_status_t plan_stages(plan_t* p) {
-  uint32_t main_update = plan_main_update(p->kernel);
   ingot_status_t st = INGOT_OK;
   for (uint32_t i = 0; i < p->kernel->stage_count && st == INGOT_OK; ++i) {
     p->finish_folded = false;
-    st = plan_stage(p, i, i == main_update);
+    st = plan_stage(p, i);
     if (p->finish_folded) ++i; /* the FINISH stage is gone once applied */
   }
   return st;

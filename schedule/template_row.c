@@ -4,6 +4,7 @@
 
 ingot_status_t template_row_space(plan_t* p, uint32_t mask, ingot_schedule_space_t* space) {
   space_add_common(p, mask, space);
+  space_add_layout(p, mask, space);
   return INGOT_OK;
 }
 

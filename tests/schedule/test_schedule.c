@@ -658,20 +658,23 @@ static void test_space(void) {
   ingot_schedule_space_t space;
   CHECK_OK(ingot_schedule_space(&k->k, &v3, "contraction.direct", &space));
   const ingot_schedule_knob_space_t* vb = NULL;
-  const ingot_schedule_knob_space_t* tile = NULL;
+  const ingot_schedule_knob_space_t* rows = NULL;
+  const ingot_schedule_knob_space_t* acc = NULL;
   for (uint32_t i = 0; i < space.knob_count; ++i) {
     if (!strcmp(space.knobs[i].name, "vector_bytes")) vb = &space.knobs[i];
-    if (!strcmp(space.knobs[i].name, "tile")) tile = &space.knobs[i];
+    if (!strcmp(space.knobs[i].name, "max_rows")) rows = &space.knobs[i];
+    if (!strcmp(space.knobs[i].name, "accumulators")) acc = &space.knobs[i];
   }
   CHECK(vb && vb->default_value == 32 && vb->values[vb->value_count - 1] == 32); /* AVX2: no 64 or 256 */
-  CHECK(tile != NULL);
-  for (uint32_t i = 0; tile && i < tile->value_count; ++i) CHECK(tile->values[i] >= 1);
+  CHECK(rows && rows->default_value == 16);
+  for (uint32_t i = 0; rows && i < rows->value_count; ++i) CHECK(rows->values[i] >= 1);
+  CHECK(acc && acc->default_value == 12 && acc->values[acc->value_count - 1] == 12); /* 16 AVX2 registers */
   CHECK(ingot_schedule_space_size(&space) > 1);
   CHECK_OK(ingot_schedule_space(&k->k, &v4, "contraction.direct", &space));
   CHECK(space.knobs[1].default_value == 64);
   /* every template of the class has a space; another class's does not fit */
   CHECK_OK(ingot_schedule_space(&k->k, &v3, "contraction.plain", &space));
-  for (uint32_t i = 0; i < space.knob_count; ++i) CHECK(strcmp(space.knobs[i].name, "tile") != 0);
+  for (uint32_t i = 0; i < space.knob_count; ++i) CHECK(strcmp(space.knobs[i].name, "max_rows") != 0);
   CHECK(ingot_schedule_space(&k->k, &v3, "pool", &space) == INGOT_ERROR_INVALID_ARGUMENT);
 
   ingot_schedule_t a, b;
@@ -689,14 +692,14 @@ static void test_space(void) {
   value = 3;
   CHECK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", &name, &value, 1, &a) ==
         INGOT_ERROR_INVALID_ARGUMENT);
-  name = "tile";
+  name = "max_rows";
   value = 0; /* no magic "automatic" */
   CHECK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", &name, &value, 1, &a) ==
         INGOT_ERROR_INVALID_ARGUMENT);
-  CHECK(strstr(ingot_compiler_error(), "tile=0") != NULL);
+  CHECK(strstr(ingot_compiler_error(), "max_rows=0") != NULL);
   CHECK(ingot_schedule_from_template(&k->k, &v3, "contraction.plain", &name, &value, 1, &a) ==
         INGOT_ERROR_INVALID_ARGUMENT);
-  CHECK(strstr(ingot_compiler_error(), "has no knob 'tile'") != NULL);
+  CHECK(strstr(ingot_compiler_error(), "has no knob 'max_rows'") != NULL);
 
   /* keys: stable for the same point, different for another program */
   CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", NULL, NULL, 0, &a));

@@ -155,6 +155,34 @@ static ingot_graph_t* g_transpose(uint32_t* in, uint32_t* out) {
   return g;
 }
 
+/* Sets layout knob `knob` to `value` on every node it applies to (the rest
+ * of their layout at the defaults) and packs the graph; false when `knob`
+ * is not a layout knob. */
+static bool apply_layout(ingot_graph_t* g, const char* knob, int64_t value) {
+  bool pack = !strcmp(knob, "pack"), panel = !strcmp(knob, "panel"), pw = !strcmp(knob, "pointwise_matmul"),
+       chains = !strcmp(knob, "chains");
+  if (!pack && !panel && !pw && !chains) return false;
+  for (uint32_t i = 0; i < g->node_count; ++i) {
+    ingot_node_layout_options_t o;
+    ingot_node_layout_options(g, &g->nodes[i], &o);
+    ingot_node_layout_t layout = o.defaults;
+    if ((pack || panel) && o.panel_count) {
+      if (pack) layout.pack = value == 1;
+      else layout.panel = (uint32_t)value;
+    } else if (pw && o.pointwise) {
+      layout.pointwise_matmul = value == 1;
+    } else if (chains && o.chain_count) {
+      layout.chains = (uint32_t)value;
+    } else {
+      continue;
+    }
+    layout.chosen = true;
+    g->nodes[i].layout = layout;
+  }
+  CHECK(ingot_graph_pack_weights(g) == INGOT_OK);
+  return true;
+}
+
 /* tmpl: NULL for the chosen schedule, else that template for the kernels
  * of its op class (the others chosen), with one knob set when `knob` is not
  * NULL ("contraction.plain": no register tile, so an UPDATE that starts at
@@ -181,6 +209,17 @@ static void run_case(const char* name, graph_fn make, const ingot_target_t* targ
     float* input = malloc(sizeof(float) * (size_t)tg_numel(g, x));
     memcpy(input, vals[x], sizeof(float) * (size_t)tg_numel(g, x));
     tg_free_vals(g, l, vals);
+    if (knob && apply_layout(g, knob, value)) {
+      /* A layout knob acts before lowering: lay the graph out, lower again. */
+      ingot_lowered_destroy(l);
+      l = tg_lower(g);
+      if (!l) {
+        free(input);
+        ingot_graph_destroy(g);
+        free(want);
+        return;
+      }
+    }
     vals = tg_vals(g);
     vals[x] = input;
     for (uint32_t k = 0; k < l->kernel_count; ++k) {
@@ -249,6 +288,12 @@ static void sweep_space(const char* name, graph_fn make, const ingot_target_t* t
           has_default |= space.knobs[i].values[v] == space.knobs[i].default_value;
           if (v && space.knobs[i].values[v] <= space.knobs[i].values[v - 1]) ++g_failures;
           struct point pt = {space.template_name, space.knobs[i].name, space.knobs[i].values[v]};
+          bool layout = !strcmp(pt.knob, "pack") || !strcmp(pt.knob, "panel") ||
+                        !strcmp(pt.knob, "pointwise_matmul") || !strcmp(pt.knob, "chains");
+          if (layout) { /* run_case lays the graph out */
+            INGOT_VEC_PUSH(points, pt);
+            continue;
+          }
           ingot_schedule_t s;
           ingot_schedule_init(&s);
           if (ingot_schedule_from_template(&l->kernels[k], target, pt.tmpl, &pt.knob, &pt.value, 1, &s) != INGOT_OK) {

@@ -108,7 +108,7 @@ void ingot_tuning_log_destroy(ingot_tuning_log_t* log) {
 /* ---- writing ---- */
 
 static ingot_status_t append_json(json_t* obj, ingot_strbuf_t* sb) {
-  char* text = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+  char* text = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
   json_decref(obj);
   if (!text) return ingot_fail(INGOT_ERROR_OUT_OF_MEMORY, "tuning log: cannot format JSON");
   ingot_strbuf_append(sb, text);

@@ -167,7 +167,7 @@ ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* 
 #define INGOT_MAX_KNOB_VALUES 40
 
 typedef struct ingot_schedule_knob_space_t {
-  const char* name;             /* static storage: "threads", "tile", ... */
+  const char* name;             /* static storage: "threads", "max_rows", ... */
   int64_t default_value;        /* one of values[] */
   int64_t values[INGOT_MAX_KNOB_VALUES]; /* ascending, distinct */
   uint32_t value_count;

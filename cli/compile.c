@@ -25,6 +25,8 @@ typedef struct compile_options_t {
   int input_shape_count;
   const char* consts[64];      /* NAME=FILE.npy: graph inputs bound as constants */
   int const_count;
+  const char* dump_space;      /* --dump-space FILE.json */
+  bool dump_schedule;
   bool dump_ir;
   bool dump_graph;
   bool quiet;
@@ -49,6 +51,10 @@ static void compile_usage(FILE* out) {
           "  --const NAME=FILE.npy    make graph input NAME a constant with the file's data\n"
           "                           (inputs that decide shapes must be known when compiling)\n"
           "  --tuning-log PATH        pick schedules from a tuning log (JSON lines)\n"
+          "  --dump-space FILE.json   write each unique kernel's schedule space, one object per\n"
+          "                           kernel, target and template (workload, target, template,\n"
+          "                           log_version, default knobs, legal values of each knob)\n"
+          "  --dump-schedule          print each kernel's chosen template, knobs and directives\n"
           "  --dump-ir                print each scheduled kernel's loop IR\n"
           "  --dump-graph             print the optimized graph\n"
           "  --emit-c PATH            also write the generated source to PATH: C for target c,\n"
@@ -96,6 +102,11 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
       if (!strchr(value, '=') || value[0] == '=')
         return ingot_cli_usage_error("compile", "--const takes NAME=FILE.npy, not '%s'", value);
       o->consts[o->const_count++] = value;
+    } else if (!strcmp(a, "--dump-space")) {
+      TAKE_VALUE();
+      o->dump_space = value;
+    } else if (!strcmp(a, "--dump-schedule")) {
+      o->dump_schedule = true;
     } else if (!strcmp(a, "--dump-ir")) {
       o->dump_ir = true;
     } else if (!strcmp(a, "--dump-graph")) {
@@ -119,8 +130,17 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
 
 /* ---- the driver's hooks -------------------------------------------------- */
 
+typedef struct compile_hooks_t {
+  const compile_options_t* o;
+  ingot_strbuf_t space;          /* --dump-space: the JSON array being built */
+  uint32_t space_objects;
+  uint32_t target_index;         /* the target whose steps are being lowered */
+  const char** workloads;        /* listed for that target so far (once a target) */
+  uint32_t workload_count, workload_cap;
+} compile_hooks_t;
+
 static void print_graph(void* self, const ingot_graph_t* graph) {
-  const compile_options_t* o = (const compile_options_t*)self;
+  const compile_options_t* o = ((const compile_hooks_t*)self)->o;
   if (!o->dump_graph) return;
   ingot_strbuf_t sb = {0};
   ingot_graph_print(graph, &sb);
@@ -128,14 +148,49 @@ static void print_graph(void* self, const ingot_graph_t* graph) {
   ingot_strbuf_free(&sb);
 }
 
-/* --dump-ir: each unique kernel of the first target, as scheduled. */
+
+/* --dump-space: the space of each template of a kernel's op class, once per
+ * workload and target, listed from the kernel as lowered. */
+static ingot_status_t list_space(void* self, const ingot_driver_kernel_info_t* info) {
+  compile_hooks_t* h = (compile_hooks_t*)self;
+  if (!h->o->dump_space) return INGOT_OK;
+  const ingot_kernel_t* kn = info->kernel_ir;
+  if (info->target_index != h->target_index) {
+    h->target_index = info->target_index;
+    h->workload_count = 0;
+  }
+  for (uint32_t i = 0; i < h->workload_count; ++i)
+    if (!strcmp(h->workloads[i], kn->workload)) return INGOT_OK;
+  if (h->workload_count == h->workload_cap) {
+    h->workload_cap = h->workload_cap ? 2 * h->workload_cap : 64;
+    h->workloads = ingot_xrealloc(h->workloads, h->workload_cap * sizeof(*h->workloads));
+  }
+  h->workloads[h->workload_count++] = kn->workload;
+  ingot_status_t s = INGOT_OK;
+  for (uint32_t i = 0; i < ingot_schedule_template_count() && s == INGOT_OK; ++i) {
+    if (ingot_schedule_template_class(i) != kn->op_class) continue;
+    ingot_strbuf_append(&h->space, h->space_objects++ ? ",\n" : "\n");
+    s = ingot_schedule_space_format(kn, info->target, ingot_schedule_template_name(i), &h->space);
+  }
+  return s;
+}
+
+/* --dump-schedule: each unique kernel's schedule on each target;
+ * --dump-ir: each unique kernel of the first target, as scheduled. */
 static void print_kernel(void* self, const ingot_driver_kernel_info_t* info) {
-  const compile_options_t* o = (const compile_options_t*)self;
-  if (!o->dump_ir || info->target_index != 0) return;
+  const compile_options_t* o = ((const compile_hooks_t*)self)->o;
   ingot_strbuf_t sb = {0};
-  ingot_ir_print(info->kernel_ir->func, &sb);
+  if (o->dump_schedule) {
+    ingot_strbuf_appendf(&sb, "kernel %s (node '%s', target '%s', workload '%s'): ", info->symbol,
+                         info->graph->nodes[info->kernel_ir->node].name, info->target->name,
+                         info->kernel_ir->workload);
+    ingot_schedule_describe(info->schedule, &sb);
+  }
+  if (o->dump_ir && info->target_index == 0) {
+    ingot_ir_print(info->kernel_ir->func, &sb);
+    ingot_strbuf_append(&sb, "\n");
+  }
   if (sb.data) fputs(sb.data, stdout);
-  fputc('\n', stdout);
   ingot_strbuf_free(&sb);
 }
 
@@ -165,6 +220,8 @@ static ingot_status_t compile_model(const compile_options_t* o) {
   }
   ingot_driver_result_t result;
   memset(&result, 0, sizeof(result));
+  compile_hooks_t hooks = {.o = o};
+  ingot_strbuf_append(&hooks.space, "[");
   if (!s) {
     ingot_driver_options_t options = {
         .model_path = o->model,
@@ -174,11 +231,17 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .tuning_log_path = o->tuning_log,
         .cc = o->cc,
         .emit_source_path = o->emit_c,
-        .hook_self = (void*)o, .on_graph = print_graph, .on_kernel = print_kernel,
+        .hook_self = &hooks, .on_graph = print_graph, .on_lowered = list_space, .on_kernel = print_kernel,
     };
     s = ingot_driver_compile(&options, &result);
   }
   for (int i = 0; i < read; ++i) ingot_npy_array_free(&arrays[i]);
+  if (!s && o->dump_space) {
+    ingot_strbuf_append(&hooks.space, "\n]\n");
+    s = ingot_file_write_atomic(o->dump_space, hooks.space.data, strlen(hooks.space.data));
+  }
+  ingot_strbuf_free(&hooks.space);
+  free(hooks.workloads);
   if (!s) s = ingot_file_write_atomic(o->output, result.bundle, result.bundle_size);
   if (!s && !o->quiet) {
     printf("compiled %s -> %s\n", o->model, o->output);

@@ -63,6 +63,7 @@ typedef struct ingot_driver_kernel_info_t {
   const char* symbol;                 /* its symbol in every variant */
   uint32_t target_index;              /* index into the compiled targets */
   const ingot_target_t* target;
+  const ingot_graph_t* graph;         /* the optimized graph (kernel_ir->node's) */
   const ingot_kernel_t* kernel_ir;    /* node, op class, workload, stages, and the
                                          scheduled func */
   const ingot_schedule_t* schedule;   /* the chosen schedule: template, knobs,
@@ -71,6 +72,8 @@ typedef struct ingot_driver_kernel_info_t {
 
 typedef void (*ingot_driver_graph_fn_t)(void* self, const ingot_graph_t* graph);
 typedef void (*ingot_driver_kernel_fn_t)(void* self, const ingot_driver_kernel_info_t* info);
+/* A hook that may fail: its status stops the compile (named by node). */
+typedef ingot_status_t (*ingot_driver_lowered_fn_t)(void* self, const ingot_driver_kernel_info_t* info);
 
 typedef struct ingot_driver_options_t {
   /* The model: an ONNX file, or `graph`, an already optimized graph
@@ -99,9 +102,14 @@ typedef struct ingot_driver_options_t {
   /* Inspection hooks, each optional, all given `hook_self`:
    *   on_graph   the optimized graph, once optimization succeeded
    *              (ingot_driver_load_graph, hence compile without `graph`);
+   *   on_lowered every kernel (every step) of every target as lowered, before
+   *              it is scheduled: kernel = step = its step, symbol and
+   *              schedule NULL, kernel_ir unscheduled (what schedule spaces
+   *              are listed from: `--dump-space`);
    *   on_kernel  see ingot_driver_kernel_info_t. */
   void* hook_self;
   ingot_driver_graph_fn_t on_graph;
+  ingot_driver_lowered_fn_t on_lowered;
   ingot_driver_kernel_fn_t on_kernel;
 } ingot_driver_options_t;
 

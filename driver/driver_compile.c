@@ -29,16 +29,24 @@ static ingot_status_t bind_const(ingot_graph_t* graph, const ingot_driver_const_
   return INGOT_OK;
 }
 
-ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_graph_t** out_graph) {
-  if (out_graph) *out_graph = NULL;
-  if (!o || !out_graph || !o->model_path)
-    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_load_graph: no options, model path or output");
+/* Import, shapes, constants, optimize. A tuning log's layout knobs act in
+ * the packing pass, before lowering, for `targets` (the variants must agree
+ * on each node's layout: they share one weights section today). */
+static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tuning_log_t* log,
+                                 const ingot_target_t* targets, uint32_t target_count, ingot_graph_t** out_graph) {
   ingot_graph_t* graph = NULL;
   ingot_status_t s = ingot_import_onnx_file(o->model_path, NULL, &graph);
   if (s) return driver_explain_failure(o, s);
   for (uint32_t i = 0; i < o->input_shape_count && !s; ++i) s = ingot_graph_set_input_shape(graph, o->input_shapes[i]);
   for (uint32_t i = 0; i < o->const_count && !s; ++i) s = bind_const(graph, &o->consts[i]);
-  if (!s && (s = ingot_driver_optimize_graph(graph))) s = driver_explain_failure(o, s);
+  if (!s) {
+    ingot_schedule_layout_chooser_t chooser;
+    ingot_schedule_layout_chooser_init(&chooser, log, targets, target_count);
+    if (log) ingot_graph_set_layout_chooser(graph, &chooser.base);
+    s = ingot_driver_optimize_graph(graph);
+    ingot_graph_set_layout_chooser(graph, NULL);
+    if (s) s = driver_explain_failure(o, s);
+  }
   if (s) {
     ingot_graph_destroy(graph);
     return s;
@@ -46,6 +54,23 @@ ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_gr
   if (o->on_graph) o->on_graph(o->hook_self, graph);
   *out_graph = graph;
   return INGOT_OK;
+}
+
+static ingot_status_t parse_targets(const ingot_driver_options_t* o, ingot_target_t* targets, uint32_t* out_count);
+
+ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_graph_t** out_graph) {
+  if (out_graph) *out_graph = NULL;
+  if (!o || !out_graph || !o->model_path)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_load_graph: no options, model path or output");
+  ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
+  uint32_t count = 0;
+  ingot_status_t s = parse_targets(o, targets, &count);
+  ingot_tuning_log_t* own_log = NULL;
+  const ingot_tuning_log_t* log = o->tuning_log;
+  if (!s && !log && o->tuning_log_path && !(s = ingot_tuning_log_load(o->tuning_log_path, &own_log))) log = own_log;
+  if (!s) s = load_graph(o, log, targets, count, out_graph);
+  ingot_tuning_log_destroy(own_log);
+  return s;
 }
 
 /* ---- compile ---------------------------------------------------------------- */
@@ -78,7 +103,7 @@ static void compile_state_release(compile_state_t* st) {
   ingot_arena_deinit(&st->arena);
 }
 
-static ingot_status_t parse_targets(const ingot_driver_options_t* o, compile_state_t* st) {
+static ingot_status_t parse_targets(const ingot_driver_options_t* o, ingot_target_t* targets, uint32_t* out_count) {
   const char* default_target = ingot_codegen_llvm_available() ? "llvm" : "c";
   const char* const* names = o->target_count ? o->targets : &default_target;
   uint32_t count = o->target_count ? o->target_count : 1;
@@ -87,19 +112,19 @@ static ingot_status_t parse_targets(const ingot_driver_options_t* o, compile_sta
                       INGOT_DRIVER_MAX_TARGETS);
   ingot_status_t s;
   for (uint32_t t = 0; t < count; ++t) {
-    if ((s = ingot_target_parse(names[t], &st->targets[t]))) return s;
+    if ((s = ingot_target_parse(names[t], &targets[t]))) return s;
     for (uint32_t u = 0; u < t; ++u)
-      if (!strcmp(st->targets[u].name, st->targets[t].name))
+      if (!strcmp(targets[u].name, targets[t].name))
         return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "target '%s' is given twice (as '%s' and '%s')",
-                          st->targets[t].name, names[u], names[t]);
+                          targets[t].name, names[u], names[t]);
   }
-  st->target_count = count;
+  *out_count = count;
   return INGOT_OK;
 }
 
 static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* st, ingot_driver_result_t* res) {
   ingot_status_t s;
-  if ((s = parse_targets(o, st))) return s;
+  if ((s = parse_targets(o, st->targets, &st->target_count))) return s;
   const uint32_t nt = st->target_count;
   const ingot_tuning_log_t* log = o->tuning_log;
   if (!log && o->tuning_log_path) {
@@ -110,7 +135,9 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   if (o->graph) {
     st->graph = o->graph;
   } else {
-    if ((s = ingot_driver_load_graph(o, &st->own_graph))) return s;
+    if (!o->model_path)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_compile: no model path or graph");
+    if ((s = load_graph(o, log, st->targets, nt, &st->own_graph))) return s;
     st->graph = st->own_graph;
   }
   const ingot_graph_t* graph = st->graph;
@@ -135,7 +162,10 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       ingot_schedule_t* sc = &st->schedules[(size_t)t * n + k];
       ingot_schedule_init(sc);
       st->schedule_count = t * n + k + 1;
-      if ((s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, sc))) {
+      ingot_driver_kernel_info_t info = {.kernel = k, .kernel_count = n, .step = k, .target_index = t,
+                                         .target = &st->targets[t], .graph = graph, .kernel_ir = kn};
+      if ((o->on_lowered && (s = o->on_lowered(o->hook_self, &info))) ||
+          (s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, sc))) {
         s = ingot_fail_prefix(s, "node '%s' (%s)%s%s", node->name, ingot_op_name(node->op),
                               nt > 1 ? ", target " : "", nt > 1 ? st->targets[t].name : "");
         break;
@@ -190,7 +220,7 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       if (o->on_kernel) {
         ingot_driver_kernel_info_t info = {
             .kernel = u, .kernel_count = unique, .step = rep_step[u], .symbol = kernel_names[u],
-            .target_index = t, .target = &st->targets[t], .kernel_ir = &lows[t]->kernels[rep_step[u]],
+            .target_index = t, .target = &st->targets[t], .graph = graph, .kernel_ir = &lows[t]->kernels[rep_step[u]],
             .schedule = &st->schedules[(size_t)t * n + rep_step[u]],
         };
         o->on_kernel(o->hook_self, &info);

@@ -83,6 +83,34 @@ typedef enum ingot_activation_t {
   INGOT_ACTIVATION_CLIP = 2,  /* clip to [act_min, act_max] */
 } ingot_activation_t;
 
+/* Layout and lowering choices of a node, made before lowering: the layout
+ * knobs of its kernel's schedule space (schedule/knobs.def). The packing
+ * pass and lowering read these numbers, never a target; the schedule side
+ * fills them per kernel and target (ingot_graph_set_layout_chooser). Unless
+ * `chosen`, the default rule applies (ingot_node_layout_options). */
+typedef struct ingot_node_layout_t {
+  bool chosen;
+  bool pack;                 /* Conv/MatMul/Gemm: pack the constant weight in panels */
+  uint32_t panel;            /* output channels a panel holds (when pack) */
+  bool pointwise_matmul;     /* a 1x1 conv lowers as a matrix product over its positions */
+  uint32_t chains;           /* Softmax/LogSoftmax/Hardmax: partial results a row reduction keeps */
+} ingot_node_layout_t;
+
+#define INGOT_LAYOUT_MAX_VALUES 8
+
+/* Which layout choices apply to a node, their legal values, and the
+ * defaults (today's fixed rules: panels of 32 from 32 outputs on, else 16
+ * or 8 dividing them; no packing of a conv with a short reduction; 1x1 as a
+ * matrix product when its positions are a multiple of 16; 8 chains). */
+typedef struct ingot_node_layout_options_t {
+  uint32_t panels[INGOT_LAYOUT_MAX_VALUES]; /* legal panel widths; none: not packable */
+  uint32_t panel_count;
+  bool pointwise;            /* pointwise_matmul applies (a 1x1 conv, stride 1, no pads) */
+  uint32_t chains[INGOT_LAYOUT_MAX_VALUES]; /* legal chain counts; none: chains do not apply */
+  uint32_t chain_count;
+  ingot_node_layout_t defaults;
+} ingot_node_layout_options_t;
+
 typedef struct ingot_node_t {
   ingot_op_t op;
   const char* name;          /* never NULL: "<op>_<index>" when unnamed */
@@ -109,6 +137,7 @@ typedef struct ingot_node_t {
    * output absorbed into it (ingot_graph_pad_into_producers). */
   bool output_padded;
   int64_t output_pads[6];
+  ingot_node_layout_t layout;
   bool dead;
 } ingot_node_t;
 
@@ -124,6 +153,8 @@ typedef struct ingot_graph_t {
   uint32_t output_count;
   int64_t opset;             /* the ai.onnx opset the model imports */
   const char* name;
+  /* Layout chooser called by ingot_graph_pack_weights (NULL: defaults). */
+  struct ingot_layout_chooser_t* layout_chooser;
 } ingot_graph_t;
 
 ingot_status_t ingot_graph_create(ingot_graph_t** out_graph);
@@ -215,15 +246,35 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
  * would exceed 64 MiB or whose shape is not known. Needs inferred shapes; the
  * new values are inferred by a later ingot_graph_infer_shapes. */
 ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph);
-/* Packs constant float32 weights in panels of B output channels and sets
- * node.weight_block = B (32 from 32 outputs on, the last panel zero-padded;
- * else 16 or 8 dividing the outputs): Conv
+/* Settles every node's layout (the chooser's, else the defaults; see
+ * ingot_node_layout_t), then packs constant float32 weights where the
+ * layout says so in panels of B output channels and sets
+ * node.weight_block = B (the last panel zero-padded): Conv
  * with group 1 [K, C, k..] -> [K/B, C, k.., B]; MatMul with a 2-D B
  * [K, N] -> [N/B, K, B]; Gemm B (either transB) -> [N/B, K, B], transB 0.
  * A kernel then reads the B outputs of one reduction step as one contiguous
  * vector, and each panel as one stream (graph/passes_layout.c). Needs
  * inferred shapes. */
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph);
+/* The layout options of `node` (its weight read in its ONNX layout, packed
+ * or not). Nodes without choices get counts of 0 and pointwise false. */
+void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* node,
+                               ingot_node_layout_options_t* out_options);
+/* The layout a node is lowered with: node->layout when chosen, else the
+ * defaults of its options. */
+void ingot_node_layout_resolve(const ingot_graph_t* graph, const ingot_node_t* node, ingot_node_layout_t* out_layout);
+
+/* Chooses the layout of node `node` from its options (the caller's
+ * policy: a tuning log per kernel and target). Fails with a message naming
+ * the node when no choice can be made. */
+typedef struct ingot_layout_chooser_t {
+  ingot_status_t (*choose)(struct ingot_layout_chooser_t* self, const ingot_graph_t* graph, uint32_t node,
+                           const ingot_node_layout_options_t* options, ingot_node_layout_t* out_layout);
+} ingot_layout_chooser_t;
+/* Sets (NULL: clears) the chooser ingot_graph_pack_weights asks for every
+ * node with layout options before packing; the graph does not own it. */
+void ingot_graph_set_layout_chooser(ingot_graph_t* graph, ingot_layout_chooser_t* chooser);
+
 /* The ONNX-layout shape of node input `input` (`value`): `value` itself
  * unless it is a packed weight (node.weight_block), whose logical shape is
  * written to *scratch and returned. NULL when the packed shape is malformed. */

@@ -87,11 +87,10 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
 
 /* ---- packed weights ---- */
 
-/* The panel width for N output channels: 32 (two AVX-512 vectors of
- * float32, a register tile of 2 x rows accumulators) from 32 outputs on (the
- * last panel may be partial), else 16 or 8 when it divides N; 0 otherwise.
- * The same for every target, as all code variants of a bundle share its
- * weights. */
+/* The default panel width for N output channels: 32 (two AVX-512 vectors
+ * of float32, a register tile of 2 x rows accumulators) from 32 outputs on
+ * (the last panel may be partial), else 16 or 8 when it divides N; 0
+ * otherwise (not packed by default). */
 static uint32_t weight_block_for(int64_t outputs) {
   if (outputs >= 32) return 32;
   if (outputs % 16 == 0) return 16;
@@ -99,7 +98,114 @@ static uint32_t weight_block_for(int64_t outputs) {
   return 0;
 }
 
+/* A conv with a reduction (C x taps) under this (half of it with several
+ * taps) is not packed by default. */
 #define PACK_CONV_MIN_REDUCTION 32
+/* A 1x1 conv lowers as a matrix product by default when its output
+ * positions are a multiple of this (the float32 lanes of the widest
+ * vectors, so that no vector needs a tail). */
+#define POINTWISE_POSITION_MULTIPLE 16
+/* Row reductions keep this many partial results by default. */
+#define ROW_CHAINS_DEFAULT 8
+
+/* The weight (input 1) of a Conv/MatMul/Gemm that packing may take, in its
+ * ONNX layout: N outputs, R reduction steps, whether it is stored
+ * output-major, and the conv's taps. False for any other node. */
+static bool packable_weight(const ingot_graph_t* graph, const ingot_node_t* node, int64_t* out_n, int64_t* out_r,
+                            bool* out_output_major, int64_t* out_taps) {
+  if (node->dead || node->input_count < 2 || node->output_count != 1) return false;
+  if (node->op != INGOT_OP_CONV && node->op != INGOT_OP_MATMUL && node->op != INGOT_OP_GEMM) return false;
+  uint32_t w = node->inputs[1];
+  if (w == INGOT_NO_VALUE || w >= graph->value_count) return false;
+  ingot_value_t scratch;
+  const ingot_value_t* wv = ingot_node_logical_input(node, 1, &graph->values[w], &scratch);
+  if (!wv || wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output || wv->dtype != INGOT_DTYPE_F32) return false;
+  int64_t n, r_count = 1;
+  bool output_major;
+  if (node->op == INGOT_OP_CONV) {
+    if (ingot_node_attr_int(node, "group", 1) != 1 || wv->rank < 3 || wv->rank > 5) return false;
+    n = wv->dims[0];
+    for (int32_t d = 1; d < wv->rank; ++d) r_count *= wv->dims[d];
+    output_major = true;
+    *out_taps = wv->dims[1] ? r_count / wv->dims[1] : 1;
+  } else {
+    if (wv->rank != 2) return false;
+    /* A packed Gemm has transB 0; its weight was output-major or not, the
+     * panels are the same. */
+    bool trans = node->op == INGOT_OP_GEMM && !node->weight_block && ingot_node_attr_int(node, "transB", 0) != 0;
+    n = trans ? wv->dims[0] : wv->dims[1];
+    r_count = trans ? wv->dims[1] : wv->dims[0];
+    output_major = trans;
+    *out_taps = 1;
+  }
+  if (n < 1 || r_count < 1) return false;
+  *out_n = n;
+  *out_r = r_count;
+  *out_output_major = output_major;
+  return true;
+}
+
+void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* node,
+                               ingot_node_layout_options_t* out) {
+  memset(out, 0, sizeof(*out));
+  out->defaults.chains = ROW_CHAINS_DEFAULT;
+  int64_t n, r_count, taps;
+  bool output_major;
+  if (packable_weight(graph, node, &n, &r_count, &output_major, &taps)) {
+    static const uint32_t k_panels[] = {8, 16, 32};
+    for (size_t i = 0; i < sizeof(k_panels) / sizeof(k_panels[0]); ++i)
+      if ((int64_t)k_panels[i] <= n) out->panels[out->panel_count++] = k_panels[i];
+    uint32_t block = weight_block_for(n);
+    out->defaults.panel = block ? block : (out->panel_count ? out->panels[0] : 0);
+    /* A conv with a short reduction (C x taps under 32; under 16 when it
+     * has several taps) spends more time scattering its accumulators across
+     * channels than accumulating; it keeps the ONNX layout and vectorizes
+     * along the output row (a 1x1 conv from 16 channels). A windowed conv
+     * from few channels (the 3x3 stem of an image, 27 steps) still gains
+     * from packing, as its NCHW rows load with strides. */
+    bool short_reduction = node->op == INGOT_OP_CONV &&
+                           r_count < (taps > 1 ? PACK_CONV_MIN_REDUCTION / 2 : PACK_CONV_MIN_REDUCTION);
+    out->defaults.pack = block != 0 && !short_reduction && out->panel_count > 0;
+  }
+  if (node->op == INGOT_OP_CONV && node->output_count == 1 && node->outputs[0] != INGOT_NO_VALUE &&
+      node->outputs[0] < graph->value_count && node->input_count >= 2 && node->inputs[1] != INGOT_NO_VALUE &&
+      node->inputs[1] < graph->value_count) {
+    const ingot_value_t* yv = &graph->values[node->outputs[0]];
+    ingot_value_t scratch;
+    const ingot_value_t* wv = ingot_node_logical_input(node, 1, &graph->values[node->inputs[1]], &scratch);
+    bool pointwise = wv && yv->rank >= 3 && wv->rank == yv->rank && ingot_node_attr_int(node, "group", 1) == 1 &&
+                     !node->output_padded;
+    int64_t positions = 1;
+    for (int32_t d = 2; d < yv->rank; ++d) positions *= yv->dims[d];
+    uint32_t count = 0;
+    const int64_t* strides = pointwise ? ingot_node_attr_ints(node, "strides", &count) : NULL;
+    for (uint32_t i = 0; strides && i < count; ++i) pointwise = pointwise && strides[i] == 1;
+    const int64_t* pads = pointwise ? ingot_node_attr_ints(node, "pads", &count) : NULL;
+    for (uint32_t i = 0; pads && i < count; ++i) pointwise = pointwise && pads[i] == 0;
+    for (int32_t d = 2; pointwise && d < yv->rank; ++d) pointwise = wv->dims[d] == 1;
+    out->pointwise = pointwise;
+    /* Lowering checks the rest (a 1x1 window, stride 1, no pads). */
+    out->defaults.pointwise_matmul = positions % POINTWISE_POSITION_MULTIPLE == 0;
+  }
+  if (node->op == INGOT_OP_SOFTMAX || node->op == INGOT_OP_LOGSOFTMAX || node->op == INGOT_OP_HARDMAX) {
+    static const uint32_t k_chains[] = {1, 2, 4, 8, 16};
+    for (size_t i = 0; i < sizeof(k_chains) / sizeof(k_chains[0]); ++i) out->chains[out->chain_count++] = k_chains[i];
+  }
+}
+
+void ingot_node_layout_resolve(const ingot_graph_t* graph, const ingot_node_t* node, ingot_node_layout_t* out) {
+  if (node->layout.chosen) {
+    *out = node->layout;
+    return;
+  }
+  ingot_node_layout_options_t options;
+  ingot_node_layout_options(graph, node, &options);
+  *out = options.defaults;
+}
+
+void ingot_graph_set_layout_chooser(ingot_graph_t* graph, ingot_layout_chooser_t* chooser) {
+  if (graph) graph->layout_chooser = chooser;
+}
 
 /* Element (j, r) of an N x R weight (j an output channel, r a reduction
  * step), stored at src[j*R + r] (output-major) or src[r*N + j], goes to
@@ -137,39 +243,31 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
 
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
   uint32_t node_count = graph->node_count;
+  /* Every node with choices gets its layout from the chooser, if any. */
+  for (uint32_t i = 0; graph->layout_chooser && i < node_count; ++i) {
+    ingot_node_t* node = &graph->nodes[i];
+    if (node->dead || node->layout.chosen) continue;
+    ingot_node_layout_options_t options;
+    ingot_node_layout_options(graph, node, &options);
+    if (!options.panel_count && !options.pointwise && !options.chain_count) continue;
+    ingot_node_layout_t layout = options.defaults;
+    ingot_status_t s = graph->layout_chooser->choose(graph->layout_chooser, graph, i, &options, &layout);
+    if (s != INGOT_OK) return s;
+    layout.chosen = true;
+    graph->nodes[i].layout = layout;
+  }
   for (uint32_t i = 0; i < node_count; ++i) {
     ingot_node_t* node = &graph->nodes[i];
-    if (node->dead || node->weight_block || node->input_count < 2 || node->output_count != 1) continue;
-    if (node->op != INGOT_OP_CONV && node->op != INGOT_OP_MATMUL && node->op != INGOT_OP_GEMM) continue;
-    uint32_t w = node->inputs[1];
-    if (w == INGOT_NO_VALUE || w >= graph->value_count) continue;
-    const ingot_value_t* wv = &graph->values[w];
-    if (wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output || wv->dtype != INGOT_DTYPE_F32) continue;
-    int64_t n, r_count = 1;
+    if (node->weight_block) continue;
+    int64_t n, r_count, taps;
     bool output_major;
-    if (node->op == INGOT_OP_CONV) {
-      if (ingot_node_attr_int(node, "group", 1) != 1 || wv->rank < 3 || wv->rank > 5) continue;
-      n = wv->dims[0];
-      for (int32_t d = 1; d < wv->rank; ++d) r_count *= wv->dims[d];
-      output_major = true;
-    } else {
-      if (wv->rank != 2) continue;
-      bool trans = node->op == INGOT_OP_GEMM && ingot_node_attr_int(node, "transB", 0) != 0;
-      n = trans ? wv->dims[0] : wv->dims[1];
-      r_count = trans ? wv->dims[1] : wv->dims[0];
-      output_major = trans;
-    }
-    uint32_t block = weight_block_for(n);
-    if (!block || r_count < 1) continue;
-    /* A conv with a short reduction (C x taps under 32; under 16 when it has
-     * several taps) spends more time scattering its accumulators across
-     * channels than accumulating; it keeps the ONNX layout and vectorizes
-     * along the output row (a 1x1 conv from 16 channels). A windowed conv
-     * from few channels (the 3x3 stem of an image, 27 steps) still gains
-     * from packing, as its NCHW rows load with strides. */
-    int64_t taps = node->op == INGOT_OP_CONV ? r_count / wv->dims[1] : 1;
-    if (node->op == INGOT_OP_CONV && r_count < (taps > 1 ? PACK_CONV_MIN_REDUCTION / 2 : PACK_CONV_MIN_REDUCTION))
-      continue;
+    if (!packable_weight(graph, node, &n, &r_count, &output_major, &taps)) continue;
+    ingot_node_layout_t layout;
+    ingot_node_layout_resolve(graph, node, &layout);
+    if (!layout.pack || layout.panel < 2) continue;
+    uint32_t block = layout.panel;
+    uint32_t w = node->inputs[1];
+    const ingot_value_t* wv = &graph->values[w];
     float* dst = pack_panels(wv->data, n, r_count, output_major, block);
     int64_t dims[INGOT_MAX_RANK];
     int32_t rank;

@@ -504,6 +504,10 @@ ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ing
   k->stages = INGOT_ARENA_ARRAY(ctx.arena, ingot_stage_t, ctx.stages.count ? ctx.stages.count : 1);
   if (ctx.stages.count) memcpy(k->stages, ctx.stages.data, sizeof(ingot_stage_t) * ctx.stages.count);
   k->workload = ctx.workload ? ctx.workload : ingot_arena_strdup(ctx.arena, ctx.f->name);
+  ingot_node_layout_options(graph, node, &k->layout_options);
+  ingot_node_layout_resolve(graph, node, &k->layout);
+  k->layout.pack = node->weight_block != 0;
+  if (node->weight_block) k->layout.panel = node->weight_block;
   ctx.f = NULL; /* now owned by the kernel */
   ctx_release(&ctx);
   return INGOT_OK;

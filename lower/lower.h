@@ -66,8 +66,16 @@ typedef struct ingot_kernel_t {
   uint32_t stage_count;
   /* Identifies the computation for tuning logs: op, dtypes, shapes and the
    * attributes that change the loop nest, e.g.
-   * "conv2d f32 n1 c64 h56 w56 k64 r3 s3 stride1x1 pad1x1x1x1 dil1x1 g1 act=relu" */
+   * "conv2d f32 n1 c64 h56 w56 k64 r3 s3 stride1x1 pad1x1x1x1 dil1x1 g1 act=relu".
+   * It names the op and shapes, never the layout chosen (a packed weight
+   * appears in its ONNX shape), so the layout knobs of a tuning record
+   * can be looked up before the node is lowered. */
   const char* workload;
+  /* The layout this kernel was lowered with (pack: its weight is packed in
+   * panels of `panel`) and the node's layout options: the layout knobs of
+   * its schedule space (graph.h ingot_node_layout_options). */
+  ingot_node_layout_t layout;
+  ingot_node_layout_options_t layout_options;
 } ingot_kernel_t;
 
 typedef struct ingot_lowered_t {
@@ -104,5 +112,10 @@ ingot_status_t ingot_lower_eval_node(void* self, ingot_graph_t* graph, uint32_t 
  * inferred graph into a throwaway kernel and verifies its IR. Fails exactly
  * as ingot_lower_graph would for this node; leaves nothing behind. */
 ingot_status_t ingot_lower_check_node(const ingot_graph_t* graph, uint32_t node);
+
+/* The workload key of live node `node` of an inferred graph (what
+ * ingot_lower_graph would give its kernel), malloc'd into *out_workload;
+ * NULL when the node needs no kernel. Fails as ingot_lower_graph would. */
+ingot_status_t ingot_lower_node_workload(const ingot_graph_t* graph, uint32_t node, char** out_workload);
 
 #endif /* INGOT_LOWER_H_ */

@@ -26,3 +26,23 @@ ingot_status_t ingot_lower_check_node(const ingot_graph_t* graph, uint32_t node)
   ingot_arena_deinit(&lowered.arena);
   return s;
 }
+
+ingot_status_t ingot_lower_node_workload(const ingot_graph_t* graph, uint32_t node, char** out_workload) {
+  if (!out_workload) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_lower_node_workload: no output");
+  *out_workload = NULL;
+  if (!graph || node >= graph->node_count) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_lower_node_workload: bad arguments");
+  }
+  ingot_lowered_t lowered;
+  memset(&lowered, 0, sizeof(lowered));
+  ingot_arena_init(&lowered.arena, ingot_allocator_system());
+  lowered.value_count = graph->value_count;
+  lowered.alias_of = INGOT_ARENA_ARRAY(&lowered.arena, uint32_t, graph->value_count ? graph->value_count : 1);
+  for (uint32_t i = 0; i < graph->value_count; ++i) lowered.alias_of[i] = INGOT_NO_VALUE;
+  lowered.kernels = INGOT_ARENA_ARRAY(&lowered.arena, ingot_kernel_t, 1);
+  ingot_status_t s = lower_node_into(graph, node, &lowered);
+  if (s == INGOT_OK && lowered.kernel_count == 1) *out_workload = ingot_xstrdup(lowered.kernels[0].workload);
+  for (uint32_t i = 0; i < lowered.kernel_count; ++i) ingot_ir_func_destroy(lowered.kernels[i].func);
+  ingot_arena_deinit(&lowered.arena);
+  return s;
+}

@@ -8,8 +8,9 @@
  *   FINISH  y = act(y [+ residual]), only with a fused activation or a fused
  *           residual Add (node.residual: input 3, the output's shape)
  *
- * A 1x1 conv (stride 1, no padding, group 1) whose output positions are a
- * multiple of 16 lowers as a matrix product along the flattened positions
+ * A 1x1 conv (stride 1, no padding, group 1) whose layout says so
+ * (node.layout.pointwise_matmul; by default when its output positions are a
+ * multiple of 16) lowers as a matrix product along the flattened positions
  * (vectors along p, where input and output are contiguous):
  *   UPDATE  y[n, k, p] += x[n, rc, p] * w[k, rc]   (w[kb, rc, ki] packed)
  *
@@ -26,11 +27,6 @@
 #include <stdlib.h>
 
 #include "lower_internal.h"
-
-/* A packed 1x1 conv lowers as a matrix product along its flattened output
- * positions when their count is a multiple of this (the float32 lanes of the
- * widest vectors, so that no vector needs a tail). */
-#define POINTWISE_POSITION_MULTIPLE 16
 
 ingot_status_t lower_ints_attr(lower_ctx_t* ctx, const char* name, uint32_t count, int64_t fallback, int64_t min_value,
                                int64_t* out) {
@@ -296,7 +292,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     pointwise = pointwise && k[i] == 1 && strides[i] == 1 && pads[i] == 0 && pads[nsp + i] == 0;
   }
   if (opad) emit_zero_border(ctx, by, batch, cout, out_sp, opad);
-  if (pointwise && !opad && positions % POINTWISE_POSITION_MULTIPLE == 0) {
+  ingot_node_layout_t layout;
+  ingot_node_layout_resolve(ctx->graph, node, &layout);
+  if (pointwise && !opad && layout.pointwise_matmul) {
     /* A 1x1 conv is a matrix product over the flattened positions p:
      * spatial (n, kb, ki, p) with a packed weight, else (n, k, p); reduce
      * (rc); the register tile's rows over ki (k) and its vectors along p,
@@ -424,7 +422,6 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_append_ints(&sb, "pad", pads, 2 * nsp);
   lower_append_ints(&sb, "dil", dil, nsp);
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
-  if (block) ingot_strbuf_appendf(&sb, " kblock%lld", (long long)block);
   if (bres != UINT32_MAX) ingot_strbuf_appendf(&sb, " residual");
   if (opad) lower_append_ints(&sb, "outpad", opad, 2 * nsp);
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);

@@ -123,11 +123,25 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "gemm f32 m%lld n%lld k%lld ta%d tb%d alpha%g beta%g c=%s act=%s%s",
-                                     (long long)m, (long long)n, (long long)kk, ta, tb, alpha, use_c ? beta : 0.0,
-                                     use_c ? lower_shape_str(ctx, c) : "none", lower_activation_name(ctx),
-                                     block ? ingot_arena_printf(ctx->arena, " panel%lld", (long long)block) : "");
+  /* The workload names the computation, not the layout chosen for it: a
+   * constant B (packed or not, transposed or not) is "bconst". */
+  bool b_const = lower_value(ctx, b)->kind == INGOT_VALUE_WEIGHT;
+  ctx->workload = ingot_arena_printf(ctx->arena, "gemm f32 m%lld n%lld k%lld ta%d %s alpha%g beta%g c=%s act=%s",
+                                     (long long)m, (long long)n, (long long)kk, ta, b_const ? "bconst" : tb ? "tb1" : "tb0",
+                                     alpha, use_c ? beta : 0.0, use_c ? lower_shape_str(ctx, c) : "none",
+                                     lower_activation_name(ctx));
   return INGOT_OK;
+}
+
+/* A shape as "2x3x4" (the ONNX-layout shape of a packed weight, so that
+ * the workload does not depend on the layout chosen). */
+static const char* logical_shape_str(lower_ctx_t* ctx, const ingot_value_t* v) {
+  if (v->rank == 0) return "scalar";
+  ingot_strbuf_t sb = {0};
+  for (int32_t i = 0; i < v->rank; ++i) ingot_strbuf_appendf(&sb, "%s%lld", i ? "x" : "", (long long)v->dims[i]);
+  const char* s = ingot_arena_strdup(ctx->arena, sb.data);
+  ingot_strbuf_free(&sb);
+  return s;
 }
 
 ingot_status_t lower_matmul(lower_ctx_t* ctx) {
@@ -312,14 +326,13 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s%s",
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s",
                                      integer ? ingot_arena_printf(ctx->arena, "matmulinteger %s.%s zp%lld.%lld",
                                                                   ingot_dtype_name(lower_value(ctx, a)->dtype),
                                                                   ingot_dtype_name(lower_value(ctx, b)->dtype),
                                                                   (long long)azp_n, (long long)bzp_n)
                                              : "matmul f32",
-                                     lower_shape_str(ctx, a), lower_shape_str(ctx, b), (long long)m, (long long)n,
-                                     (long long)kk, lower_activation_name(ctx),
-                                     block ? ingot_arena_printf(ctx->arena, " panel%lld", (long long)block) : "");
+                                     lower_shape_str(ctx, a), logical_shape_str(ctx, bv), (long long)m, (long long)n,
+                                     (long long)kk, lower_activation_name(ctx));
   return INGOT_OK;
 }

@@ -17,7 +17,8 @@
  *     for j < L: sum = sum + y[row, j]
  *     for j < L: y[row, j] = y[row, j] / sum               (vectorizable)
  * where element (row, j) sits at flat ((row / I) * L + j) * I + row % I.
- * A row of at least 2 * CHAINS elements reduces (max, sum) in CHAINS
+ * A row of at least 2 * C elements reduces (max, sum) in C
+ * (node.layout.chains, a power of two up to 16; 8 by default)
  * independent partial results combined at the end, so that the latency of
  * one max or add does not serialize the row (and the SLP vectorizer can pack
  * the chains); the passes without a carried local are named to the template
@@ -26,7 +27,7 @@
 
 #include "lower_internal.h"
 
-#define CHAINS 8
+#define CHAINS_MAX 16
 
 typedef enum reduce_kind_t { REDUCE_MAX, REDUCE_SUM } reduce_kind_t;
 
@@ -54,42 +55,42 @@ static ingot_ir_expr_t* combine(ingot_ir_func_t* f, reduce_kind_t kind, ingot_ir
 }
 
 /* Appends to body[*nb] statements that leave the reduction of t over the row
- * in local `acc` (declared here): one chain for a short row, else CHAINS
- * partial results seeded with the first CHAINS terms, a loop over the rest
- * in blocks of CHAINS, a tail, and a combining tree. */
+ * in local `acc` (declared here): one chain for a short row, else `chains`
+ * partial results seeded with the first ones, a loop over the rest
+ * in blocks of `chains`, a tail, and a combining tree. */
 static void emit_row_reduce(lower_ctx_t* ctx, const row_term_t* t, reduce_kind_t kind, uint32_t acc, ingot_dtype_t dt,
-                            ingot_ir_stmt_t** body, uint32_t* nb) {
+                            ingot_ir_stmt_t** body, uint32_t* nb, int chains) {
   ingot_ir_func_t* f = ctx->f;
   int64_t len = t->len;
-  if (len < 2 * CHAINS) {
+  if (len < 2 * chains) {
     uint32_t j = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
     body[(*nb)++] = ingot_ir_local(f, acc, kind == REDUCE_MAX ? t->at(t, ingot_ir_int(f, 0)) : ingot_ir_float(f, dt, 0.0));
     body[(*nb)++] =
         ingot_ir_for(f, j, len, ingot_ir_assign(f, acc, combine(f, kind, ingot_ir_var(f, acc), t->at(t, ingot_ir_var(f, j)))));
     return;
   }
-  uint32_t part[CHAINS];
-  ingot_ir_stmt_t* step[CHAINS];
+  uint32_t part[CHAINS_MAX];
+  ingot_ir_stmt_t* step[CHAINS_MAX];
   uint32_t jo = lower_add_var(ctx, "jo", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  int64_t blocks = len / CHAINS;
-  for (int c = 0; c < CHAINS; ++c) {
+  int64_t blocks = len / chains;
+  for (int c = 0; c < chains; ++c) {
     part[c] = lower_add_var(ctx, "part", INGOT_IR_VAR_LOCAL, dt);
     body[(*nb)++] = ingot_ir_local(f, part[c], t->at(t, ingot_ir_int(f, c)));
-    /* j = (jo + 1) * CHAINS + c */
+    /* j = (jo + 1) * chains + c */
     ingot_ir_expr_t* j = ingot_ir_add(
-        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_var(f, jo), ingot_ir_int(f, 1)), ingot_ir_int(f, CHAINS)), ingot_ir_int(f, c));
+        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_var(f, jo), ingot_ir_int(f, 1)), ingot_ir_int(f, chains)), ingot_ir_int(f, c));
     step[c] = ingot_ir_assign(f, part[c], combine(f, kind, ingot_ir_var(f, part[c]), t->at(t, j)));
   }
-  body[(*nb)++] = ingot_ir_for(f, jo, blocks - 1, ingot_ir_block(f, step, CHAINS));
-  if (len % CHAINS) {
+  body[(*nb)++] = ingot_ir_for(f, jo, blocks - 1, ingot_ir_block(f, step, chains));
+  if (len % chains) {
     uint32_t jt = lower_add_var(ctx, "jt", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-    ingot_ir_expr_t* j = ingot_ir_add(f, ingot_ir_var(f, jt), ingot_ir_int(f, blocks * CHAINS));
+    ingot_ir_expr_t* j = ingot_ir_add(f, ingot_ir_var(f, jt), ingot_ir_int(f, blocks * chains));
     body[(*nb)++] = ingot_ir_for(
-        f, jt, len % CHAINS, ingot_ir_assign(f, part[0], combine(f, kind, ingot_ir_var(f, part[0]), t->at(t, j))));
+        f, jt, len % chains, ingot_ir_assign(f, part[0], combine(f, kind, ingot_ir_var(f, part[0]), t->at(t, j))));
   }
-  ingot_ir_expr_t* v[CHAINS];
-  for (int c = 0; c < CHAINS; ++c) v[c] = ingot_ir_var(f, part[c]);
-  for (int w = CHAINS; w > 1; w /= 2)
+  ingot_ir_expr_t* v[CHAINS_MAX];
+  for (int c = 0; c < chains; ++c) v[c] = ingot_ir_var(f, part[c]);
+  for (int w = chains; w > 1; w /= 2)
     for (int c = 0; c < w / 2; ++c) v[c] = combine(f, kind, v[c], v[c + w / 2]);
   body[(*nb)++] = ingot_ir_local(f, acc, v[0]);
 }
@@ -139,6 +140,13 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
       inner *= xv->dims[i];
     }
   }
+  ingot_node_layout_t layout;
+  ingot_node_layout_resolve(ctx->graph, node, &layout);
+  int chains = (int)layout.chains;
+  if (chains < 1 || chains > CHAINS_MAX || (chains & (chains - 1)) != 0) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "layout chains=%d is not a power of two up to %d", chains,
+                      CHAINS_MAX);
+  }
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
@@ -158,11 +166,11 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
   ingot_ir_expr_t* at3 = row_at(f, o, in, len, inner, ingot_ir_var(f, j3));
   ingot_ir_expr_t* vmx = ingot_ir_var(f, mx);
   ingot_ir_expr_t* vsum = ingot_ir_var(f, sum);
-  ingot_ir_stmt_t* rowbody[2 * CHAINS + 16];
+  ingot_ir_stmt_t* rowbody[2 * CHAINS_MAX + 16];
   uint32_t nb = 0;
   if (kind != kHardmax) {
     row_term_t t = {term_at, bx, o, in, len, inner, UINT32_MAX, f};
-    emit_row_reduce(ctx, &t, REDUCE_MAX, mx, dt, rowbody, &nb);
+    emit_row_reduce(ctx, &t, REDUCE_MAX, mx, dt, rowbody, &nb, chains);
     uint32_t vector_loops[2];
     if (kind == kSoftmax) {
       /* y = exp(x - mx); sum over y; y = y / sum */
@@ -170,7 +178,7 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
           ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at2), vmx));
       rowbody[nb++] = ingot_ir_for(f, j2, len, ingot_ir_store(f, by, at2, ex));
       row_term_t ty = {term_at, by, o, in, len, inner, UINT32_MAX, f};
-      emit_row_reduce(ctx, &ty, REDUCE_SUM, sum, dt, rowbody, &nb);
+      emit_row_reduce(ctx, &ty, REDUCE_SUM, sum, dt, rowbody, &nb, chains);
       rowbody[nb++] = ingot_ir_for(
           f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, at3), vsum)));
       vector_loops[0] = j2;
@@ -178,7 +186,7 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
     } else {
       /* sum of exp(x - mx); y = x - (mx + log(sum)) */
       row_term_t te = {term_at, bx, o, in, len, inner, mx, f};
-      emit_row_reduce(ctx, &te, REDUCE_SUM, sum, dt, rowbody, &nb);
+      emit_row_reduce(ctx, &te, REDUCE_SUM, sum, dt, rowbody, &nb, chains);
       ingot_ir_expr_t* shift = ingot_ir_add(f, vmx, ingot_ir_unary(f, INGOT_IR_LOG, vsum));
       rowbody[nb++] = ingot_ir_for(
           f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at3), shift)));

@@ -739,7 +739,7 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
   return INGOT_OK;
 }
 
-static void describe_directive(const ingot_directive_t* d, ingot_strbuf_t* sb) {
+void ingot_schedule_describe_directive(const ingot_directive_t* d, ingot_strbuf_t* sb) {
   const char* loop = d->loop ? d->loop : "?";
   switch (d->kind) {
     case INGOT_DIRECTIVE_SPLIT:
@@ -773,7 +773,7 @@ void ingot_schedule_describe(const ingot_schedule_t* s, ingot_strbuf_t* sb) {
   ingot_strbuf_append(sb, s->knob_count ? "):\n" : ":\n");
   for (uint32_t i = 0; i < s->directive_count; ++i) {
     ingot_strbuf_appendf(sb, "  %u: ", i);
-    describe_directive(&s->directives[i], sb);
+    ingot_schedule_describe_directive(&s->directives[i], sb);
     ingot_strbuf_append(sb, "\n");
   }
 }
@@ -801,7 +801,7 @@ ingot_status_t ingot_schedule_apply(ingot_ir_func_t* f, const ingot_schedule_t* 
       f->body = old_body;
       f->var_count = old_vars;
       ingot_strbuf_t sb = {0};
-      describe_directive(&s->directives[i], &sb);
+      ingot_schedule_describe_directive(&s->directives[i], &sb);
       st = ingot_fail_prefix(st, "function '%s': schedule '%s' directive %u (%s)", f->name,
                              s->template_name ? s->template_name : "(none)", i, sb.data ? sb.data : "");
       ingot_strbuf_free(&sb);

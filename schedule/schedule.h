@@ -39,7 +39,7 @@ typedef struct ingot_directive_t {
   uint32_t order_count;
 } ingot_directive_t;
 
-#define INGOT_MAX_KNOBS 8
+#define INGOT_MAX_KNOBS 16
 
 typedef struct ingot_schedule_t {
   const char* template_name;    /* "contraction.direct", "injective", ... */
@@ -93,34 +93,122 @@ ingot_status_t ingot_schedule_apply(ingot_ir_func_t* func, const ingot_schedule_
 /* Appends a readable listing of the schedule (template, knobs, directives). */
 void ingot_schedule_describe(const ingot_schedule_t* schedule, ingot_strbuf_t* sb);
 
-/* A tuning log: JSON lines, see DESIGN.md. NULL means none. One record a line:
+/* A tuning log: JSON lines, see DESIGN.md. NULL means none. One record a line,
+ * exactly these fields:
  *   {"version":1,"workload":"...","target":"c -mcpu=x86-64-v3",
  *    "template":"contraction.direct","knobs":{"threads":8,...},"time_ms":1.25}
  * Blank lines are skipped, as are records of another version. */
+#define INGOT_TUNING_LOG_VERSION 1
 typedef struct ingot_tuning_log_t ingot_tuning_log_t;
 
 /* Reads a log file. Fails naming the path and line of a malformed record;
  * *out_log is NULL on failure. */
 ingot_status_t ingot_tuning_log_load(const char* path, ingot_tuning_log_t** out_log);
 void ingot_tuning_log_destroy(ingot_tuning_log_t* log);
+/* Appends one record (a JSON line, no newline) for a schedule of
+ * `workload` on target `target` measured at `time_ms`: its template and
+ * every knob it holds. */
+ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* target,
+                                              const ingot_schedule_t* schedule, double time_ms, ingot_strbuf_t* sb);
 
-/* Builds the schedule of a template for a kernel with the given knob values
- * (knobs not given take the template's defaults for the target). This is
- * what ingot_schedule_choose uses, and what a tuner calls to try knobs.
- * Templates: "injective", "contraction.direct", "pool", "row"; each kernel
- * op class has exactly one. Fills `out_schedule` (init'ed by the caller;
- * emptied again on failure). */
+/* ---- Templates and their spaces ----
+ *
+ * A template (schedule/templates.def, one file each) turns knob values into
+ * directives for a kernel of its op class. Its space for a kernel on a
+ * target lists every knob's legal values: each point of the product of
+ * those lists compiles to a correct program, and nothing else is accepted.
+ * Defaults are derived from the target and reproduce the compiler's fixed
+ * choices. Several templates may serve one op class; the first is the
+ * default, the others are chosen only through a tuning log. */
+
+#define INGOT_MAX_KNOB_VALUES 40
+
+typedef struct ingot_schedule_knob_space_t {
+  const char* name;             /* static storage: "threads", "max_rows", ... */
+  int64_t default_value;        /* one of values[] */
+  int64_t values[INGOT_MAX_KNOB_VALUES]; /* ascending, distinct */
+  uint32_t value_count;
+} ingot_schedule_knob_space_t;
+
+typedef struct ingot_schedule_space_t {
+  const char* template_name;    /* static storage */
+  ingot_op_class_t op_class;
+  ingot_schedule_knob_space_t knobs[INGOT_MAX_KNOBS]; /* in the template's order */
+  uint32_t knob_count;
+} ingot_schedule_space_t;
+
+/* The number of templates, and template `index`'s name and op class. */
+uint32_t ingot_schedule_template_count(void);
+const char* ingot_schedule_template_name(uint32_t index);
+ingot_op_class_t ingot_schedule_template_class(uint32_t index);
+/* The default template of a kernel's op class (NULL for an unknown class). */
+const char* ingot_schedule_template_for(ingot_op_class_t op_class);
+
+/* Lists, for `kernel` on `target`, each knob of template `template_name`
+ * that applies to it with its legal values and default: powers of two up
+ * to the target's vector width (vector_bytes), multiples of 4 up to the
+ * target's register budget (accumulators), the register tile's row cap and
+ * axis, and the layout choices of its node (pack, panel, pointwise_matmul,
+ * chains; graph.h ingot_node_layout_options). Every knob's list is valid
+ * in every layout the layout knobs allow, so each point of the product is
+ * one program (loop splits follow from the knobs by fixed rules: a tile's
+ * rows are the largest divisor of its axis within max_rows and the budget).
+ * Fails when the template is unknown or does not fit the kernel's op class. */
+ingot_status_t ingot_schedule_space(const ingot_kernel_t* kernel, const ingot_target_t* target,
+                                    const char* template_name, ingot_schedule_space_t* out_space);
+/* Appends the JSON object of one kernel's space for one template (what
+ * `ingot compile --dump-space` writes, one per kernel and template):
+ *   {"workload":"...","target":"...","template":"...","log_version":1,
+ *    "knobs":{"KNOB":default,...},"space":{"KNOB":[legal values],...}} */
+ingot_status_t ingot_schedule_space_format(const ingot_kernel_t* kernel, const ingot_target_t* target,
+                                           const char* template_name, ingot_strbuf_t* sb);
+/* The number of points of a space: the product of its knobs' value counts. */
+double ingot_schedule_space_size(const ingot_schedule_space_t* space);
+
+/* Builds the schedule of a template for a kernel with the given knob values;
+ * knobs not given take the space's defaults, except layout knobs, which
+ * take the layout the kernel was lowered with (given, they must equal it:
+ * they act before lowering, through ingot_schedule_layout_chooser_t). Every value must be one its
+ * space lists: anything else (an unknown knob, a knob that does not apply
+ * to this kernel, a value not listed) is refused with a message naming the
+ * kernel, template, knob, value and the legal values; nothing is rounded.
+ * This is what ingot_schedule_choose uses, and what a tuner calls to try a
+ * point. Fills `out_schedule` (init'ed by the caller; emptied again on
+ * failure); its knobs are every knob of the space with the value used. */
 ingot_status_t ingot_schedule_from_template(const ingot_kernel_t* kernel, const ingot_target_t* target,
                                             const char* template_name, const char* const* knob_names,
                                             const int64_t* knob_values, uint32_t knob_count,
                                             ingot_schedule_t* out_schedule);
-/* The template used for a kernel's op class (NULL for an unknown class). */
-const char* ingot_schedule_template_for(ingot_op_class_t op_class);
 
-/* The one place a schedule is chosen for a workload: the best record in the
- * log for (kernel->workload, target) if any, else the template's default
- * knobs for this target. Fills `out_schedule` (init'ed by the caller). */
+/* A stable key of a schedule: FNV-1a 64 over a canonical text of its
+ * template, its layout knobs (which change the lowered kernel, not the
+ * directives) and its directives. Two schedules of one kernel with the same
+ * key are the same program, so a search measures each key once. */
+uint64_t ingot_schedule_key(const ingot_schedule_t* schedule);
+
+/* The one place a schedule is chosen for a workload: the fastest record in
+ * the log for (kernel->workload, target) whose template serves the kernel's
+ * op class and whose knobs its space accepts, if any; else the default
+ * template with its default knobs for this target. Fills `out_schedule`
+ * (init'ed by the caller). */
 ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_target_t* target,
                                      const ingot_tuning_log_t* log, ingot_schedule_t* out_schedule);
+
+/* Layout knobs from a tuning log, before lowering: set with
+ * ingot_graph_set_layout_chooser before the graph is optimized, it gives
+ * each node with layout options the layout (pack, panel, pointwise_matmul,
+ * chains) of the fastest record for its workload on each target whose
+ * layout knobs the node allows (missing ones: defaults), and the default
+ * layout where there is none. The targets of one bundle share its weights:
+ * when their records lay a node out differently, it fails naming the node
+ * and the two targets. `log` and `targets` must outlive the optimization. */
+typedef struct ingot_schedule_layout_chooser_t {
+  ingot_layout_chooser_t base;
+  const ingot_tuning_log_t* log;
+  const ingot_target_t* targets;
+  uint32_t target_count;
+} ingot_schedule_layout_chooser_t;
+void ingot_schedule_layout_chooser_init(ingot_schedule_layout_chooser_t* chooser, const ingot_tuning_log_t* log,
+                                        const ingot_target_t* targets, uint32_t target_count);
 
 #endif /* INGOT_SCHEDULE_H_ */

@@ -20,6 +20,9 @@ uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest);
 /* Sets (or appends) a knob value; names are copied into the schedule. */
 void ingot_schedule_set_knob(ingot_schedule_t* schedule, const char* name, int64_t value);
 
+/* Appends one directive's readable text ("split j by 8 -> j_o, j_i"). */
+void ingot_schedule_describe_directive(const ingot_directive_t* d, ingot_strbuf_t* sb);
+
 /* One record of a tuning log (strings in the log's arena). */
 typedef struct tuning_record_t {
   const char* workload;

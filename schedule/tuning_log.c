@@ -7,7 +7,7 @@
 #include "schedule/schedule.h"
 #include "schedule_internal.h"
 
-#define TUNING_LOG_VERSION 1
+#define TUNING_LOG_VERSION INGOT_TUNING_LOG_VERSION
 
 static ingot_status_t parse_record(ingot_tuning_log_t* log, const char* path, uint32_t line, json_t* obj,
                                    tuning_record_t* r, bool* out_skip) {
@@ -103,4 +103,57 @@ void ingot_tuning_log_destroy(ingot_tuning_log_t* log) {
   if (!log) return;
   ingot_arena_deinit(&log->arena);
   free(log);
+}
+
+/* ---- writing ---- */
+
+static ingot_status_t append_json(json_t* obj, ingot_strbuf_t* sb) {
+  char* text = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
+  json_decref(obj);
+  if (!text) return ingot_fail(INGOT_ERROR_OUT_OF_MEMORY, "tuning log: cannot format JSON");
+  ingot_strbuf_append(sb, text);
+  free(text);
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* target,
+                                              const ingot_schedule_t* schedule, double time_ms, ingot_strbuf_t* sb) {
+  if (!workload || !target || !schedule || !schedule->template_name || !sb || !(time_ms >= 0))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuning_log_format_record: missing argument");
+  json_t* obj = json_object();
+  json_t* knobs = json_object();
+  for (uint32_t i = 0; i < schedule->knob_count; ++i)
+    json_object_set_new(knobs, schedule->knob_names[i], json_integer(schedule->knob_values[i]));
+  json_object_set_new(obj, "version", json_integer(TUNING_LOG_VERSION));
+  json_object_set_new(obj, "workload", json_string(workload));
+  json_object_set_new(obj, "target", json_string(target));
+  json_object_set_new(obj, "template", json_string(schedule->template_name));
+  json_object_set_new(obj, "knobs", knobs);
+  json_object_set_new(obj, "time_ms", json_real(time_ms));
+  return append_json(obj, sb);
+}
+
+ingot_status_t ingot_schedule_space_format(const ingot_kernel_t* kernel, const ingot_target_t* target,
+                                           const char* template_name, ingot_strbuf_t* sb) {
+  if (!sb) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_schedule_space_format: no output");
+  ingot_schedule_space_t space;
+  ingot_status_t s = ingot_schedule_space(kernel, target, template_name, &space);
+  if (s != INGOT_OK) return s;
+  json_t* obj = json_object();
+  json_t* knobs = json_object();
+  json_t* values = json_object();
+  for (uint32_t i = 0; i < space.knob_count; ++i) {
+    const ingot_schedule_knob_space_t* k = &space.knobs[i];
+    json_object_set_new(knobs, k->name, json_integer(k->default_value));
+    json_t* list = json_array();
+    for (uint32_t v = 0; v < k->value_count; ++v) json_array_append_new(list, json_integer(k->values[v]));
+    json_object_set_new(values, k->name, list);
+  }
+  json_object_set_new(obj, "workload", json_string(kernel->workload ? kernel->workload : kernel->func->name));
+  json_object_set_new(obj, "target", json_string(target->name));
+  json_object_set_new(obj, "template", json_string(space.template_name));
+  json_object_set_new(obj, "log_version", json_integer(TUNING_LOG_VERSION));
+  json_object_set_new(obj, "knobs", knobs);
+  json_object_set_new(obj, "space", values);
+  return append_json(obj, sb);
 }

@@ -107,11 +107,11 @@ def main():
     model = make_model(model_path)
     failures = []
 
-    good = ["conv_a", "conv_a@contraction.direct:tile=2,unroll=1,order=1,threads=1", "conv_b",
-            "mm", "mm:unroll=2,order=1", "gm", "gm:tile=3", "sig", "sig@injective:threads=1", "relu_f"]
+    good = ["conv_a", "conv_a@contraction.direct:max_rows=2,unroll=1,order=1,threads=1", "conv_b",
+            "mm", "mm:unroll=2,order=1", "gm", "gm:max_rows=4", "gm@contraction.plain", "sig", "sig@injective:threads=1", "relu_f"]
     bad = {"#99999": "node 99999: the graph has",
            "conv_a:bogus=3": "has no knob 'bogus'",
-           "conv_a:tile=99": "tile=99 outside",
+           "conv_a:max_rows=99": "max_rows=99",
            "conv_a@pool": "does not fit its op class",
            "conv_a@no.such.template": "unknown schedule template 'no.such.template'",
            "flat": "has no kernel of its own"}

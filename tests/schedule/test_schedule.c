@@ -621,7 +621,7 @@ static void test_templates(void) {
   ingot_target_t target;
   CHECK_OK(ingot_target_parse("c -mcpu=x86-64-v3", &target));
   const char* names[4] = {"threads", "vector_bytes", "unroll", "order"};
-  int64_t combos[][4] = {{1, 16, 1, 0}, {64, 32, 4, 1}, {8, 64, 3, 1}, {3, 8, 1, 0}, {16, 4, 2, 1}};
+  int64_t combos[][4] = {{1, 16, 1, 0}, {64, 32, 4, 1}, {8, 16, 8, 1}, {4, 8, 1, 0}, {16, 4, 2, 1}};
   for (size_t c = 0; c < sizeof(combos) / sizeof(combos[0]); ++c) {
     test_kernel_t* k = make_matmul(9, 11, 70);
     check_template(k, &target, names, combos[c], 4, combos[c][1] >= 8, false);
@@ -645,6 +645,84 @@ static void test_templates(void) {
   CHECK(ingot_schedule_from_template(&k->k, &target, "contraction.direct", NULL, NULL, 0, &s) ==
         INGOT_ERROR_INVALID_ARGUMENT);
   ingot_schedule_deinit(&s);
+  kernel_free(k);
+}
+
+/* The space API: listed points accepted, others refused with the legal
+ * list, no rounding, and keys that tell programs apart. */
+static void test_space(void) {
+  ingot_target_t v3, v4;
+  CHECK_OK(ingot_target_parse("c -mcpu=x86-64-v3", &v3));
+  CHECK_OK(ingot_target_parse("c -mcpu=x86-64-v4", &v4));
+  test_kernel_t* k = make_matmul(9, 11, 70);
+  ingot_schedule_space_t space;
+  CHECK_OK(ingot_schedule_space(&k->k, &v3, "contraction.direct", &space));
+  const ingot_schedule_knob_space_t* vb = NULL;
+  const ingot_schedule_knob_space_t* rows = NULL;
+  const ingot_schedule_knob_space_t* acc = NULL;
+  for (uint32_t i = 0; i < space.knob_count; ++i) {
+    if (!strcmp(space.knobs[i].name, "vector_bytes")) vb = &space.knobs[i];
+    if (!strcmp(space.knobs[i].name, "max_rows")) rows = &space.knobs[i];
+    if (!strcmp(space.knobs[i].name, "accumulators")) acc = &space.knobs[i];
+  }
+  CHECK(vb && vb->default_value == 32 && vb->values[vb->value_count - 1] == 32); /* AVX2: no 64 or 256 */
+  CHECK(rows && rows->default_value == 16);
+  for (uint32_t i = 0; rows && i < rows->value_count; ++i) CHECK(rows->values[i] >= 1);
+  CHECK(acc && acc->default_value == 12 && acc->values[acc->value_count - 1] == 12); /* 16 AVX2 registers */
+  CHECK(ingot_schedule_space_size(&space) > 1);
+  CHECK_OK(ingot_schedule_space(&k->k, &v4, "contraction.direct", &space));
+  CHECK(space.knobs[1].default_value == 64);
+  /* every template of the class has a space; another class's does not fit */
+  CHECK_OK(ingot_schedule_space(&k->k, &v3, "contraction.plain", &space));
+  for (uint32_t i = 0; i < space.knob_count; ++i) CHECK(strcmp(space.knobs[i].name, "max_rows") != 0);
+  CHECK(ingot_schedule_space(&k->k, &v3, "pool", &space) == INGOT_ERROR_INVALID_ARGUMENT);
+
+  ingot_schedule_t a, b;
+  ingot_schedule_init(&a);
+  ingot_schedule_init(&b);
+  const char* name = "vector_bytes";
+  int64_t value = 64;
+  ingot_compiler_error_clear();
+  CHECK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", &name, &value, 1, &a) ==
+        INGOT_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(ingot_compiler_error(), "kernel 'matmul'") && strstr(ingot_compiler_error(), "vector_bytes=64") &&
+        strstr(ingot_compiler_error(), "[4, 8, 16, 32]"));
+  /* a value between listed ones is refused, not rounded */
+  name = "unroll";
+  value = 3;
+  CHECK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", &name, &value, 1, &a) ==
+        INGOT_ERROR_INVALID_ARGUMENT);
+  name = "max_rows";
+  value = 0; /* no magic "automatic" */
+  CHECK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", &name, &value, 1, &a) ==
+        INGOT_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(ingot_compiler_error(), "max_rows=0") != NULL);
+  CHECK(ingot_schedule_from_template(&k->k, &v3, "contraction.plain", &name, &value, 1, &a) ==
+        INGOT_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(ingot_compiler_error(), "has no knob 'max_rows'") != NULL);
+
+  /* keys: stable for the same point, different for another program */
+  CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", NULL, NULL, 0, &a));
+  CHECK_OK(ingot_schedule_choose(&k->k, &v3, NULL, &b));
+  CHECK(ingot_schedule_key(&a) == ingot_schedule_key(&b));
+  uint64_t def = ingot_schedule_key(&a);
+  CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.plain", NULL, NULL, 0, &b));
+  CHECK(ingot_schedule_key(&b) != def);
+  name = "threads";
+  value = 1; /* nothing to fuse or not: the same program as the default */
+  CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", &name, &value, 1, &b));
+  name = "vector_bytes";
+  value = 16;
+  CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", &name, &value, 1, &b));
+  CHECK(ingot_schedule_key(&b) != def);
+  /* every listed value of every knob is accepted */
+  CHECK_OK(ingot_schedule_space(&k->k, &v3, "contraction.direct", &space));
+  for (uint32_t i = 0; i < space.knob_count; ++i)
+    for (uint32_t v = 0; v < space.knobs[i].value_count; ++v)
+      CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", &space.knobs[i].name,
+                                            &space.knobs[i].values[v], 1, &b));
+  ingot_schedule_deinit(&a);
+  ingot_schedule_deinit(&b);
   kernel_free(k);
 }
 
@@ -726,6 +804,34 @@ static void test_tuning_log(void) {
   k->k.workload = "matmul f32 m1 k1 n1";
   CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, &s));
   CHECK(knob(&s, "unroll") == 2 && knob(&s, "order") == 0);
+  /* a record of another template of the class is chosen when it is the
+   * fastest; the record written from a schedule reads back as that schedule */
+  {
+    k->k.workload = "matmul f32 m9 k11 n70";
+    ingot_schedule_t plain;
+    ingot_schedule_init(&plain);
+    const char* kn = "unroll";
+    int64_t kv = 4;
+    CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.plain", &kn, &kv, 1, &plain));
+    ingot_strbuf_t line = {0};
+    CHECK_OK(ingot_tuning_log_format_record(k->k.workload, v3.name, &plain, 0.05, &line));
+    CHECK(strncmp(line.data, "{\"version\":1,\"workload\":\"matmul f32 m9 k11 n70\",\"target\":\"c -mcpu=x86-64-v3\","
+                             "\"template\":\"contraction.plain\",\"knobs\":{\"threads\":8,", 120) == 0);
+    CHECK(strstr(line.data, "\"time_ms\":0.05") != NULL);
+    if (g_verbose) fprintf(stderr, "%s\n", line.data);
+    ingot_strbuf_append(&line, "\n");
+    path = write_temp(line.data);
+    ingot_tuning_log_t* log2 = NULL;
+    CHECK_OK(ingot_tuning_log_load(path, &log2));
+    unlink(path);
+    CHECK_OK(ingot_schedule_choose(&k->k, &v3, log2, &s));
+    CHECK(strcmp(s.template_name, "contraction.plain") == 0 && knob(&s, "unroll") == 4);
+    CHECK(ingot_schedule_key(&s) == ingot_schedule_key(&plain));
+    ingot_tuning_log_destroy(log2);
+    ingot_strbuf_free(&line);
+    ingot_schedule_deinit(&plain);
+  }
+
   /* the chosen schedule keeps results */
   k->k.workload = "matmul f32 m9 k11 n70";
   CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, &s));
@@ -768,6 +874,7 @@ int main(int argc, char** argv) {
   test_fuse();
   test_invalid();
   test_schedule_data();
+  test_space();
   test_targets();
   test_templates();
   test_tuning_log();

@@ -155,10 +155,40 @@ static ingot_graph_t* g_transpose(uint32_t* in, uint32_t* out) {
   return g;
 }
 
-/* knob: NULL for the chosen schedule, else the template's defaults with this
- * one knob set (tile=1: no register tile, so an UPDATE that starts at its
- * initial value through a select keeps that select in its loop). */
-static void run_case(const char* name, graph_fn make, const ingot_target_t* target, const char* knob, int64_t value) {
+/* Sets layout knob `knob` to `value` on every node it applies to (the rest
+ * of their layout at the defaults) and packs the graph; false when `knob`
+ * is not a layout knob. */
+static bool apply_layout(ingot_graph_t* g, const char* knob, int64_t value) {
+  bool pack = !strcmp(knob, "pack"), panel = !strcmp(knob, "panel"), pw = !strcmp(knob, "pointwise_matmul"),
+       chains = !strcmp(knob, "chains");
+  if (!pack && !panel && !pw && !chains) return false;
+  for (uint32_t i = 0; i < g->node_count; ++i) {
+    ingot_node_layout_options_t o;
+    ingot_node_layout_options(g, &g->nodes[i], &o);
+    ingot_node_layout_t layout = o.defaults;
+    if ((pack || panel) && o.panel_count) {
+      if (pack) layout.pack = value == 1;
+      else layout.panel = (uint32_t)value;
+    } else if (pw && o.pointwise) {
+      layout.pointwise_matmul = value == 1;
+    } else if (chains && o.chain_count) {
+      layout.chains = (uint32_t)value;
+    } else {
+      continue;
+    }
+    layout.chosen = true;
+    g->nodes[i].layout = layout;
+  }
+  CHECK(ingot_graph_pack_weights(g) == INGOT_OK);
+  return true;
+}
+
+/* tmpl: NULL for the chosen schedule, else that template for the kernels
+ * of its op class (the others chosen), with one knob set when `knob` is not
+ * NULL ("contraction.plain": no register tile, so an UPDATE that starts at
+ * its initial value through a select keeps that select in its loop). */
+static void run_case(const char* name, graph_fn make, const ingot_target_t* target, const char* tmpl,
+                     const char* knob, int64_t value) {
   uint32_t x, y;
   /* reference: unscheduled kernels */
   ingot_graph_t* g = make(&x, &y);
@@ -179,16 +209,28 @@ static void run_case(const char* name, graph_fn make, const ingot_target_t* targ
     float* input = malloc(sizeof(float) * (size_t)tg_numel(g, x));
     memcpy(input, vals[x], sizeof(float) * (size_t)tg_numel(g, x));
     tg_free_vals(g, l, vals);
+    if (knob && apply_layout(g, knob, value)) {
+      /* A layout knob acts before lowering: lay the graph out, lower again. */
+      ingot_lowered_destroy(l);
+      l = tg_lower(g);
+      if (!l) {
+        free(input);
+        ingot_graph_destroy(g);
+        free(want);
+        return;
+      }
+    }
     vals = tg_vals(g);
     vals[x] = input;
     for (uint32_t k = 0; k < l->kernel_count; ++k) {
       ingot_kernel_t* kern = &l->kernels[k];
       ingot_schedule_t s;
       ingot_schedule_init(&s);
-      ingot_status_t st =
-          knob && kern->op_class == INGOT_OP_CLASS_CONTRACTION
-              ? ingot_schedule_from_template(kern, target, ingot_schedule_template_for(kern->op_class), &knob, &value, 1, &s)
-              : ingot_schedule_choose(kern, target, NULL, &s);
+      ingot_schedule_space_t space;
+      bool fits = tmpl && ingot_schedule_space(kern, target, tmpl, &space) == INGOT_OK;
+      ingot_compiler_error_clear();
+      ingot_status_t st = fits ? ingot_schedule_from_template(kern, target, tmpl, &knob, &value, knob ? 1 : 0, &s)
+                               : ingot_schedule_choose(kern, target, NULL, &s);
       for (uint32_t d = 0; st == INGOT_OK && d < s.directive_count; ++d)
         g_accumulated += s.directives[d].kind == INGOT_DIRECTIVE_ACCUMULATE;
       if (st == INGOT_OK) st = ingot_schedule_apply(kern->func, &s);
@@ -207,13 +249,76 @@ static void run_case(const char* name, graph_fn make, const ingot_target_t* targ
       ingot_schedule_deinit(&s);
     }
     char what[128];
-    snprintf(what, sizeof(what), "%s scheduled for '%s'%s%s", name, target->name, knob ? " with " : "", knob ? knob : "");
+    snprintf(what, sizeof(what), "%s scheduled for '%s'%s%s %s=%lld", name, target->name, tmpl ? " with " : "",
+             tmpl ? tmpl : "", knob ? knob : "", (long long)value);
     if (tg_execute(g, l, vals)) CHECK(tg_close(what, vals[y], want, n));
   }
   tg_free_vals(g, l, vals);
   ingot_lowered_destroy(l);
   ingot_graph_destroy(g);
   free(want);
+}
+
+/* The spaces of a case's kernels: each knob of each template, each value. */
+static void sweep_space(const char* name, graph_fn make, const ingot_target_t* target) {
+  uint32_t x, y;
+  ingot_graph_t* g = make(&x, &y);
+  ingot_lowered_t* l = tg_lower(g);
+  if (!l) {
+    ingot_graph_destroy(g);
+    return;
+  }
+  /* Collect (template, knob, value) first: run_case lowers afresh. */
+  struct point { const char* tmpl; const char* knob; int64_t value; };
+  INGOT_VEC(struct point) points = {0};
+  INGOT_VEC(uint64_t) keys = {0}; /* points giving a program already run are skipped */
+  for (uint32_t k = 0; k < l->kernel_count; ++k) {
+    for (uint32_t t = 0; t < ingot_schedule_template_count(); ++t) {
+      if (ingot_schedule_template_class(t) != l->kernels[k].op_class) continue;
+      ingot_schedule_space_t space;
+      if (ingot_schedule_space(&l->kernels[k], target, ingot_schedule_template_name(t), &space) != INGOT_OK) {
+        fprintf(stderr, "%s: space: %s\n", name, ingot_compiler_error());
+        ++g_failures;
+        continue;
+      }
+      CHECK(ingot_schedule_space_size(&space) >= 1);
+      for (uint32_t i = 0; i < space.knob_count; ++i) {
+        bool has_default = false;
+        for (uint32_t v = 0; v < space.knobs[i].value_count; ++v) {
+          has_default |= space.knobs[i].values[v] == space.knobs[i].default_value;
+          if (v && space.knobs[i].values[v] <= space.knobs[i].values[v - 1]) ++g_failures;
+          struct point pt = {space.template_name, space.knobs[i].name, space.knobs[i].values[v]};
+          bool layout = !strcmp(pt.knob, "pack") || !strcmp(pt.knob, "panel") ||
+                        !strcmp(pt.knob, "pointwise_matmul") || !strcmp(pt.knob, "chains");
+          if (layout) { /* run_case lays the graph out */
+            INGOT_VEC_PUSH(points, pt);
+            continue;
+          }
+          ingot_schedule_t s;
+          ingot_schedule_init(&s);
+          if (ingot_schedule_from_template(&l->kernels[k], target, pt.tmpl, &pt.knob, &pt.value, 1, &s) != INGOT_OK) {
+            fprintf(stderr, "%s: listed point %s %s=%lld refused: %s\n", name, pt.tmpl, pt.knob, (long long)pt.value,
+                    ingot_compiler_error());
+            ++g_failures;
+          }
+          uint64_t key = ingot_schedule_key(&s);
+          ingot_schedule_deinit(&s);
+          bool seen = false;
+          for (size_t q = 0; q < keys.count && !seen; ++q) seen = keys.data[q] == key;
+          if (seen) continue;
+          INGOT_VEC_PUSH(keys, key);
+          INGOT_VEC_PUSH(points, pt);
+        }
+        CHECK(has_default);
+      }
+    }
+  }
+  ingot_lowered_destroy(l);
+  ingot_graph_destroy(g);
+  for (size_t i = 0; i < points.count; ++i)
+    run_case(name, make, target, points.data[i].tmpl, points.data[i].knob, points.data[i].value);
+  INGOT_VEC_FREE(points);
+  INGOT_VEC_FREE(keys);
 }
 
 int main(void) {
@@ -229,8 +334,14 @@ int main(void) {
       fprintf(stderr, "target: %s\n", ingot_compiler_error());
       return 1;
     }
-    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) run_case(cases[c].name, cases[c].fn, &target, NULL, 0);
-    for (size_t c = 0; c < 5; ++c) run_case(cases[c].name, cases[c].fn, &target, "tile", 1);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c)
+      run_case(cases[c].name, cases[c].fn, &target, NULL, NULL, 0);
+    for (size_t c = 0; c < 5; ++c) run_case(cases[c].name, cases[c].fn, &target, "contraction.plain", NULL, 0);
+    /* Every listed value of every knob (the others at their defaults), for
+     * every template of each case's kernels, gives the same results (on the
+     * widest target, whose spaces hold the others'; the interpreter is slow). */
+    if (t == sizeof(targets) / sizeof(targets[0]) - 1)
+      for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) sweep_space(cases[c].name, cases[c].fn, &target);
   }
   /* conv, gemm and both matmuls on every target (the strided conv's rows are
    * narrower than a vector on some). */

@@ -1,0 +1,161 @@
+/* Contraction templates (conv, gemm, matmul):
+ *
+ *   contraction.direct  the default: each UPDATE gets a register tile, a
+ *                       block of output rows x vectors kept in registers
+ *                       through the whole reduction (plan_register_tile);
+ *   contraction.plain   no register tile: the reduce loops wrap the vector
+ *                       loop, every step loads and stores the output. Only
+ *                       a tuning log record chooses it.
+ *
+ * Knobs of the register tile (direct), each meaningful in every layout the
+ * kernel's layout knobs allow (so that every point of the space is one
+ * program): tile_axis (0: the axis lowering names, a conv's output channels
+ * or a packed kernel's output positions; 1: the axis just outside the
+ * vector loop), max_rows and accumulators. The rows of a tile follow from
+ * them by one rule: as many as `accumulators` registers hold (over the
+ * vectors a row needs), at most max_rows and the axis, the largest divisor
+ * of the axis below that (no tail guard); when that is under half the rows
+ * wanted (a prime extent such as 13), the whole axis if its accumulators
+ * fit. With the defaults (16 rows, the target's register budget) this is
+ * the rule the compiler always had. */
+#include <string.h>
+
+#include "template_internal.h"
+
+static int64_t tile_rows(int64_t extent, int64_t vectors, int64_t accumulators, int64_t max_rows) {
+  int64_t rows = accumulators / (vectors ? vectors : 1);
+  if (rows > max_rows) rows = max_rows;
+  if (rows < 1) rows = 1;
+  if (rows > extent) rows = extent;
+  int64_t tile = 1;
+  for (int64_t d = rows; d >= 1; --d)
+    if (extent % d == 0) {
+      tile = d;
+      break;
+    }
+  if (2 * tile < rows && extent <= accumulators) tile = extent;
+  return tile;
+}
+
+ingot_status_t template_contraction_space(plan_t* p, uint32_t mask, ingot_schedule_space_t* space) {
+  space_add_common(p, mask, space);
+  space_add_update(p, mask, space, 2);
+  space_add_layout(p, mask, space);
+  static const int64_t k_rows[] = {1, 2, 4, 8, 16, 32};
+  space_add(space, mask, SCHEDULE_KNOB_MAX_ROWS, k_rows, sizeof(k_rows) / sizeof(k_rows[0]), 16);
+  static const int64_t k_axis[] = {0, 1};
+  space_add(space, mask, SCHEDULE_KNOB_TILE_AXIS, k_axis, 2, 0);
+  int64_t budget = schedule_register_budget(p->target);
+  int64_t accs[16];
+  uint32_t nacc = 0;
+  for (int64_t r = 4; r <= budget && nacc < 16; r += 4) accs[nacc++] = r;
+  space_add(space, mask, SCHEDULE_KNOB_ACCUMULATORS, accs, nacc, budget);
+  return INGOT_OK;
+}
+
+/* Whether the stage after UPDATE `st` is a FINISH that only transforms each
+ * element of the UPDATE's output (a fused activation): the accumulators then
+ * store E(acc) and that stage is not planned. */
+static bool finish_foldable(plan_t* p, const ingot_stage_t* st) {
+  const ingot_stage_t* next = st + 1;
+  if (next >= p->kernel->stages + p->kernel->stage_count || next->role != INGOT_STAGE_FINISH) return false;
+  /* Only the UPDATE that computes every output (not a kernel whose outputs
+   * come from several, such as a partial last weight panel). */
+  uint32_t updates = 0;
+  for (uint32_t i = 0; i < p->kernel->stage_count; ++i) updates += p->kernel->stages[i].role == INGOT_STAGE_UPDATE;
+  if (updates != 1) return false;
+  if (st->spatial_count == 0 || next->spatial_count == 0) return false;
+  const ingot_ir_stmt_t* update = ingot_schedule_find_loop(p->f, p->f->vars[st->spatial[0]].name);
+  const ingot_ir_stmt_t* finish = ingot_schedule_find_loop(p->f, p->f->vars[next->spatial[0]].name);
+  uint32_t buffer;
+  return update && finish && ingot_schedule_is_epilogue(p->f, finish, &buffer) &&
+         ingot_schedule_nest_store_buffer(update) == buffer;
+}
+
+/* A register-blocked UPDATE: one spatial axis (the output channels of a
+ * conv, the rows of a matmul) is split into a tile of `rows` that goes
+ * innermost but one, unrolled, above the vector loop; the reduce loops go
+ * just outside the tile, so every accumulator y[tile row, vector] keeps the
+ * same address through the whole reduction and the compiler holds it in a
+ * register:
+ *   outer spatial (t -> t_o), vec_o | reduce... | t_i (unrolled) | vec (vector)
+ * The vector loop is split once more into whole vectors (unrolled) when its
+ * extent is a multiple of the lanes. */
+ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* vec, const char* vec_outer,
+                                  int64_t vec_outer_extent, int64_t vec_factor, int64_t lanes) {
+  const ingot_stage_t* st = v->st;
+  const char* const* sname = v->sname;
+  const int64_t* sext = v->sext;
+  uint32_t k = st->spatial_count - 1;
+  uint32_t t = k - 1;
+  if (p->knob[SCHEDULE_KNOB_TILE_AXIS] == 0 && st->tile_axis >= 0 && (uint32_t)st->tile_axis < k) t = (uint32_t)st->tile_axis;
+  int64_t vec_extent = vec_outer ? vec_factor : sext[k];
+  int64_t vectors = (vec_extent + lanes - 1) / lanes;
+  int64_t accumulators = p->knob[SCHEDULE_KNOB_ACCUMULATORS];
+  int64_t tile = tile_rows(sext[t], vectors, accumulators, p->knob[SCHEDULE_KNOB_MAX_ROWS]);
+  /* Rows x vectors over the register budget (13 rows of 2 vectors): the
+   * vectors go outside the reduction, one at a time through the tile. */
+  bool vectors_outside = tile * vectors > accumulators;
+  const char* t_o = sname[t];
+  const char* t_i = NULL;
+  if (tile >= 2 && tile < sext[t]) t_o = plan_emit_split(p, sname[t], tile, &t_i);
+  else if (tile == sext[t] && tile >= 2) t_o = NULL, t_i = sname[t];
+  const char* v_i = vec;
+  const char* v_o2 = NULL;
+  if (vec_extent > lanes && vec_extent % lanes == 0 && (vectors <= 4 || vectors_outside))
+    v_o2 = plan_emit_split(p, vec, lanes, &v_i);
+  if (!v_o2) vectors_outside = false;
+
+  stage_loops_t order = {0}, par = {0};
+  for (uint32_t i = 0; i < k; ++i) {
+    if (i == t) {
+      if (t_o) {
+        int64_t e = t_i ? sext[t] / tile : sext[t];
+        plan_loops_push(&order, t_o, e);
+        plan_loops_push(&par, t_o, e);
+      }
+      continue;
+    }
+    plan_loops_push(&order, sname[i], sext[i]);
+    plan_loops_push(&par, sname[i], sext[i]);
+  }
+  if (vec_outer) {
+    plan_loops_push(&order, vec_outer, vec_outer_extent);
+    plan_loops_push(&par, vec_outer, vec_outer_extent);
+  }
+  if (vectors_outside) plan_loops_push(&order, v_o2, vectors);
+  for (uint32_t i = 0; i < st->reduce_count; ++i) plan_loops_push(&order, v->rname[i], v->rext[i]);
+  if (t_i) plan_loops_push(&order, t_i, tile);
+  if (v_o2 && !vectors_outside) plan_loops_push(&order, v_o2, vectors);
+  plan_loops_push(&order, v_i, lanes);
+  ingot_directive_t d = {0};
+  d.kind = INGOT_DIRECTIVE_REORDER;
+  d.order = order.names;
+  d.order_count = order.count;
+  ingot_schedule_add(p->s, &d);
+  plan_parallel(p, par.names, par.extents, par.count, v->work);
+  if (t_i) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, t_i);
+  if (v_o2 && !vectors_outside) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, v_o2);
+  plan_emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, v_i);
+  if (st->reduce_count > 0) {
+    /* The FINISH stage right after (a fused activation) folds into the
+     * accumulators' stores. */
+    ingot_directive_t d2 = {0};
+    d2.kind = INGOT_DIRECTIVE_ACCUMULATE;
+    d2.loop = v->rname[0];
+    d2.factor = finish_foldable(p, st) ? 1 : 0;
+    p->finish_folded = d2.factor == 1;
+    ingot_schedule_add(p->s, &d2);
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t template_contraction_plan(plan_t* p) {
+  p->register_tile = true;
+  return plan_stages(p);
+}
+
+ingot_status_t template_contraction_plain_plan(plan_t* p) {
+  p->register_tile = false;
+  return plan_stages(p);
+}

@@ -279,7 +279,8 @@ static ingot_status_t build_bundle(const compile_options_t* o, build_state_t* st
 
   ingot_bundle_code_t codes[8];
   for (uint32_t t = 0; t < st->object_count; ++t)
-    codes[t] = (ingot_bundle_code_t){.target = st->object_targets[t], .data = st->objects[t], .size = st->object_sizes[t]};
+    codes[t] = (ingot_bundle_code_t){.target = st->object_targets[t], .data = st->objects[t], .size = st->object_sizes[t],
+                                     .loader = INGOT_LOADER_CPU_ELF};
   (void)target;
   ingot_bundle_spec_t spec = {
       .tensors = tensors, .tensor_count = tensor_count,

@@ -1,0 +1,23 @@
+/* The table of code loaders (runtime/loader.h). To add a kind: write its row
+ * in a file of its own (loader_<kind>.c), declare it in loader.h and list it
+ * here; bundle.c and session.c need no change. */
+#include "runtime/loader.h"
+
+static const ingot_rt_loader_t* const k_loaders[] = {
+    &ingot_rt_loader_cpu_elf,
+};
+
+const ingot_rt_loader_t* ingot_rt_loader_find(uint32_t kind) {
+  for (size_t i = 0; i < sizeof k_loaders / sizeof k_loaders[0]; ++i)
+    if (k_loaders[i]->kind == kind) return k_loaders[i];
+  return NULL;
+}
+
+const char* ingot_rt_loader_kind_name(uint32_t kind) {
+  switch (kind) {
+    case INGOT_LOADER_CPU_ELF: return "cpu-elf";
+    case INGOT_LOADER_CUDA: return "cuda";
+    case INGOT_LOADER_HIP: return "hip";
+    default: return "unknown";
+  }
+}

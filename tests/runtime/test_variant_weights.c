@@ -19,6 +19,7 @@
 #include "packager/packager.h"
 #include "runtime/ingot.h"
 #include "runtime/ingot_format.h"
+#include "runtime/loader.h" /* the loader table, tested directly */
 
 #define N 1000
 
@@ -363,6 +364,48 @@ static void test_lying_records(const uint8_t* data, size_t size) {
   free(flat.data);
 }
 
+/* Every byte of a two-variant bundle flipped: refused, with a message (the
+ * WEIGHTS section of the variant not loaded included). */
+static void test_flips(const uint8_t* data, size_t size) {
+  uint8_t* copy = malloc(size);
+  for (size_t i = 0; i < size; ++i) {
+    memcpy(copy, data, size);
+    copy[i] ^= 0x01;
+    ingot_bundle_t* bundle = NULL;
+    ingot_status_t st = ingot_bundle_open_memory(copy, size, NULL, &bundle);
+    CHECK(st != INGOT_OK && !bundle && ingot_last_error()[0], "byte %zu flipped: accepted", i);
+    ingot_bundle_release(bundle);
+  }
+  free(copy);
+  printf("two variants: %zu flipped bytes refused\n", size);
+}
+
+/* The loader table and the CPU row's device buffers, called directly. */
+static void test_loader_table(void) {
+  const ingot_rt_loader_t* cpu = ingot_rt_loader_find(INGOT_LOADER_CPU_ELF);
+  CHECK(cpu && cpu->kind == INGOT_LOADER_CPU_ELF && cpu->host_visible, "CPU row");
+  CHECK(ingot_rt_loader_find(INGOT_LOADER_CUDA) == NULL && ingot_rt_loader_find(0) == NULL, "no other rows");
+  if (!cpu) return;
+  ingot_rt_device_t* device = NULL;
+  CHECK(cpu->device_create(300, ingot_allocator_system(), &device) == INGOT_ERROR_INVALID_ARGUMENT && !device,
+        "300 threads");
+  CHECK(cpu->device_create(2, ingot_allocator_system(), &device) == INGOT_OK && device, "device: %s",
+        ingot_last_error());
+  if (!device) return;
+  uint8_t* buffer = NULL;
+  CHECK(cpu->buffer_alloc(device, 100, (void**)&buffer) == INGOT_OK && buffer && ((uintptr_t)buffer & 63) == 0,
+        "buffer");
+  uint8_t host[100], back[100];
+  for (int i = 0; i < 100; ++i) host[i] = (uint8_t)(i * 7);
+  CHECK(cpu->buffer_copy(device, buffer, host, 100, INGOT_RT_COPY_TO_DEVICE) == INGOT_OK, "to device");
+  CHECK(cpu->buffer_copy(device, back, buffer, 100, INGOT_RT_COPY_TO_HOST) == INGOT_OK &&
+            memcmp(host, back, 100) == 0, "round trip");
+  CHECK(cpu->buffer_copy(device, back, buffer, 100, (ingot_rt_copy_t)9) == INGOT_ERROR_INVALID_ARGUMENT,
+        "bad direction");
+  cpu->buffer_free(device, buffer);
+  cpu->device_release(device);
+}
+
 int main(int argc, char** argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s <cc> <source root> <work dir>\n", argv[0]);
@@ -405,7 +448,10 @@ int main(int argc, char** argv) {
     if (build(&m.spec, &again, &again_n, NULL))
       CHECK(again_n == n && memcmp(again, d, n) == 0, "the same spec gave different bytes");
     free(again);
-    if (order == 0) test_lying_records(d, n);
+    if (order == 0) {
+      test_lying_records(d, n);
+      test_flips(d, n);
+    }
     free(d);
   }
 
@@ -489,6 +535,7 @@ int main(int argc, char** argv) {
     CHECK(strstr(ingot_compiler_error(), "loader kind") != NULL, "message: %s", ingot_compiler_error());
   }
 
+  test_loader_table();
   free(so);
   if (g_failures) {
     fprintf(stderr, "%d failures\n", g_failures);

@@ -296,7 +296,6 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   uint8_t** blobs = NULL;       /* the distinct WEIGHTS sections */
   uint64_t* blob_sizes = NULL;
   uint32_t blob_count = 0;
-  uint32_t* variant_blob_first = NULL; /* per blob: the first variant using it */
   uint32_t* variant_blob = NULL;  /* per code: its blob */
   ingot_weight_record_t* wrecords = NULL; /* [code][weight] */
   uint8_t* file = NULL;
@@ -361,14 +360,14 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   blobs = ingot_xcalloc(nc, sizeof(uint8_t*));
   blob_sizes = ingot_xcalloc(nc, sizeof(uint64_t));
   variant_blob = ingot_xcalloc(nc, sizeof(uint32_t));
-  variant_blob_first = ingot_xcalloc(nc, sizeof(uint32_t));
   uint64_t weights_total = 0;
-  int shared_blob = -1; /* the blob of the variants that give no weights */
+  int shared_blob = -1;   /* the blob of the variants that give no weights ... */
+  uint32_t shared_source = 0; /* ... and the first of them, whose records they copy */
   for (uint32_t c = 0; c < nc; ++c) {
     ingot_weight_record_t* rec = &wrecords[(size_t)c * weight_count];
     const ingot_bundle_weight_t* own = spec->codes[c].weights;
     if (!own && shared_blob >= 0) {
-      memcpy(rec, &wrecords[(size_t)variant_blob_first[shared_blob] * weight_count],
+      memcpy(rec, &wrecords[(size_t)shared_source * weight_count],
              sizeof(ingot_weight_record_t) * weight_count);
       variant_blob[c] = (uint32_t)shared_blob;
       continue;
@@ -384,12 +383,14 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     } else {
       blobs[b] = data;
       blob_sizes[b] = size;
-      variant_blob_first[b] = c;
       weights_total += size;
       ++blob_count;
     }
     variant_blob[c] = b;
-    if (!own) shared_blob = (int)b;
+    if (!own) {
+      shared_blob = (int)b;
+      shared_source = c;
+    }
   }
   section_count = 2 + blob_count + nc;
   if (section_count + 1 > INGOT_MAX_SECTIONS) { /* + 1: room for a signature */
@@ -582,7 +583,6 @@ done:
   free(blobs);
   free(blob_sizes);
   free(variant_blob);
-  free(variant_blob_first);
   free(wrecords);
   ingot_strbuf_free(&strings);
   ingot_strbuf_free(&plan);

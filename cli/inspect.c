@@ -116,9 +116,10 @@ typedef struct inspect_variant_t {
 
 static const char* loader_name(uint32_t kind) {
   switch (kind) {
-    case INGOT_LOADER_CPU_ELF: return "cpu-elf";
-    case INGOT_LOADER_CUDA: return "cuda";
-    case INGOT_LOADER_HIP: return "hip";
+#define KIND_NAME_(name, value, text) \
+  case value: return text;
+    INGOT_LOADER_KIND_LIST(KIND_NAME_)
+#undef KIND_NAME_
     default: return "unknown";
   }
 }

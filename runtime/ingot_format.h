@@ -145,11 +145,17 @@ typedef struct ingot_step_record_t {
 /* What kind of code a CODE section holds, hence which loader of the runtime
  * loads and launches it. A runtime without a loader for a kind skips the
  * variants of that kind (they are valid, just not runnable there). */
+/* X(NAME, value, "text"): one row a kind; values never change meaning. */
+#define INGOT_LOADER_KIND_LIST(X)                                              \
+  X(CPU_ELF, 1, "cpu-elf") /* ELF shared object, kernel ABI below */           \
+  X(CUDA, 2, "cuda")       /* reserved: a cubin, launched on a grid */         \
+  X(HIP, 3, "hip")         /* reserved: an AMD GPU code object, on a grid */
+
 typedef enum ingot_loader_kind_t {
-  INGOT_LOADER_CPU_ELF = 1,   /* ELF shared object, kernel ABI below */
-  INGOT_LOADER_CUDA = 2,      /* reserved: a cubin, launched on a grid */
-  INGOT_LOADER_HIP = 3,       /* reserved: an AMD GPU code object */
-  INGOT_LOADER_KIND_END_ = 4, /* one past the last kind */
+#define INGOT_LOADER_KIND_ENUM_(name, value, text) INGOT_LOADER_##name = value,
+  INGOT_LOADER_KIND_LIST(INGOT_LOADER_KIND_ENUM_)
+#undef INGOT_LOADER_KIND_ENUM_
+  INGOT_LOADER_KIND_END_ = 4, /* one past the last kind (loader.c checks it) */
 } ingot_loader_kind_t;
 
 typedef struct ingot_variant_record_t {

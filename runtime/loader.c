@@ -13,11 +13,17 @@ const ingot_rt_loader_t* ingot_rt_loader_find(uint32_t kind) {
   return NULL;
 }
 
+#define KIND_COUNT_(name, value, text) +1
+_Static_assert(0 INGOT_LOADER_KIND_LIST(KIND_COUNT_) == INGOT_LOADER_KIND_END_ - 1,
+               "INGOT_LOADER_KIND_END_ follows the kind list");
+#undef KIND_COUNT_
+
 const char* ingot_rt_loader_kind_name(uint32_t kind) {
   switch (kind) {
-    case INGOT_LOADER_CPU_ELF: return "cpu-elf";
-    case INGOT_LOADER_CUDA: return "cuda";
-    case INGOT_LOADER_HIP: return "hip";
+#define KIND_NAME_(name, value, text) \
+  case value: return text;
+    INGOT_LOADER_KIND_LIST(KIND_NAME_)
+#undef KIND_NAME_
     default: return "unknown";
   }
 }

@@ -320,6 +320,10 @@ def main():
                     help="small models and kernels, few runs, 1 thread: a smoke test")
     ap.add_argument("--no-tvm", action="store_true", help="skip TVM even where it is installed")
     ap.add_argument("--no-kernels", action="store_true", help="skip the peak and GEMM/conv tables")
+    ap.add_argument("--baseline", default=None, metavar="INGOT",
+                    help="another build's ingot executable (e.g. of the previous main): its bundles run "
+                         "in the same interleaved rounds, and the table gains ingot / baseline with the "
+                         "spread of the per-round ratios")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "bench"))
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
@@ -331,6 +335,7 @@ def main():
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     ingot = Ingot(os.path.abspath(args.ingot), args.target)
+    base = Ingot(os.path.abspath(args.baseline), args.target) if args.baseline else None
     tvm = None if (args.no_tvm or q) else Tvm()
     tvm_why = ("--quick" if q else "--no-tvm") if tvm is None else tvm.why
     if tvm is not None and tvm.why:
@@ -345,11 +350,15 @@ def main():
 
     # -------- models
     rows = []
+    base_rows = []
     for name in models:
         try:
             model, feeds = model_and_feeds(name, work)
             bundle = os.path.join(work, name + ".ingot")
             ctime = ingot.compile(model, bundle, feeds)
+            base_bundle = os.path.join(work, name + ".base.ingot")
+            if base is not None:
+                base.compile(model, base_bundle, feeds)
         except Exception as e:
             failures.append(f"{name}: {e}")
             log(f"{name}: {e}")
@@ -366,12 +375,14 @@ def main():
                 log(f"{name}: TVM build failed: {tvm_err}")
         for t in threads:
             sess = ort_session(model, t)
-            ing, onx, tv = [], [], []
+            ing, onx, tv, bas = [], [], [], []
             tvm_runs = runs
             try:
                 for _ in range(rounds):  # interleaved rounds, same inputs
                     time.sleep(SETTLE_S)
                     ing.append(ingot.round(bundle, input_args, t, runs))
+                    if base is not None:
+                        bas.append(base.round(base_bundle, input_args, t, runs))
                     onx.append(timed_median(lambda: sess.run(None, feeds), runs))
                     if tvm_fn is not None:
                         tvm.set_threads(t)
@@ -386,8 +397,13 @@ def main():
             mi, mo = statistics.median(ing), statistics.median(onx)
             mt = statistics.median(tv) if tv else None
             rows.append((name, t, mi, mo, mt, ctime, tvm_ctime, loaded, tvm_err))
+            if bas:
+                per_round = sorted(a / b for a, b in zip(ing, bas))
+                base_rows.append((name, t, mi, statistics.median(bas), mo, statistics.median(per_round),
+                                  per_round[0], per_round[-1]))
             log(f"{name:20s} threads={t}  ingot {mi:8.2f} ms  ort {mo:8.2f} ms  ratio {mi / mo:5.2f}"
-                + (f"  tvm {mt:8.2f} ms" if mt is not None else ""))
+                + (f"  tvm {mt:8.2f} ms" if mt is not None else "")
+                + (f"  baseline {statistics.median(bas):8.2f} ms" if bas else ""))
 
     print(f"\n{header}")
     print(f"command: {' '.join([os.path.basename(sys.executable), 'bench/bench.py', *sys.argv[1:]])}")
@@ -403,6 +419,13 @@ def main():
         tcol = fmt(mt) if mt is not None else ("build failed" if terr else "n/a")
         print(f"| {name} | {t} | {mi:.2f} | {mo:.2f} | {mi / mo:.2f} | {tcol} | "
               f"{fmt(mt / mo if mt is not None else None)} | {ct:.2f} | {loaded} |")
+    if base_rows:
+        print(f"\nbaseline: {os.path.abspath(args.baseline)}, in the same rounds; "
+              "ingot / baseline is the median of the per-round ratios, with their range")
+        print("\n| model | threads | ingot ms | baseline ms | onnxruntime ms | ingot / baseline | range |")
+        print("|---|---|---|---|---|---|---|")
+        for name, t, mi, mb, mo, r, lo, hi in base_rows:
+            print(f"| {name} | {t} | {mi:.2f} | {mb:.2f} | {mo:.2f} | {r:.3f} | {lo:.3f}-{hi:.3f} |")
     terrs = [(r[0], r[8]) for r in rows if r[8]]
     for name, e in dict(terrs).items():
         print(f"TVM build of {name} failed: {e}")

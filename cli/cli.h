@@ -29,33 +29,6 @@ int ingot_cli_run(int argc, char** argv);
 int ingot_cli_inspect(int argc, char** argv);
 int ingot_cli_check(int argc, char** argv);
 
-/* ---- the collect-all checker (check.c), shared with compile ---- */
-typedef struct ingot_cli_check_problem_t {
-  char* node;     /* NULL for a graph-level problem (an input, an initializer) */
-  char* op;       /* the ONNX op type; NULL with node */
-  char* kind;     /* "op", "attribute", "dtype" or "shape" */
-  char* message;  /* without the "node 'N' (Op): " prefix */
-} ingot_cli_check_problem_t;
-
-typedef struct ingot_cli_check_report_t {
-  INGOT_VEC(ingot_cli_check_problem_t) problems;
-  uint32_t node_count;  /* nodes in the model (Constant nodes are weights) */
-  uint32_t skipped;     /* nodes left out because they are downstream of a problem */
-} ingot_cli_check_report_t;
-
-/* Checks `model` in one pass (see check.c) and fills *out_report (free it
- * with ingot_cli_check_report_free, also on failure). Fails only when the
- * model cannot be read at all (I/O, not ONNX, a bad --input-shape). */
-ingot_status_t ingot_cli_check_model(const char* model, const char* const* input_shapes, int input_shape_count,
-                                     ingot_cli_check_report_t* out_report);
-void ingot_cli_check_report_free(ingot_cli_check_report_t* report);
-/* "node 'N' (Op): message" (or the bare message) appended to sb. */
-void ingot_cli_check_format(const ingot_cli_check_problem_t* problem, ingot_strbuf_t* sb);
-
-/* The graph optimization pipeline of compile (graph passes with the lowering
- * as constant-folding evaluator), shared with check. */
-struct ingot_graph_t;
-ingot_status_t ingot_cli_optimize_graph(struct ingot_graph_t* graph);
 int ingot_cli_keygen(int argc, char** argv);
 int ingot_cli_sign(int argc, char** argv);
 

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 #define SECRET_TAG "ingot-ed25519-secret-key"
 #define PUBLIC_TAG "ingot-ed25519-public-key"

@@ -1,5 +1,5 @@
 /* .npy reading and writing, .npz (stored zip) writing. See npy.h. */
-#include "cli/npy.h"
+#include "npy.h"
 
 #include <stdbool.h>
 #include <stdio.h>

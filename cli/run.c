@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <math.h>
 
-#include "cli/cli.h"
-#include "cli/npy.h"
+#include "cli.h"
+#include "npy.h"
 #include "runtime/ingot.h"
 
 static const char kRunHelp[] =

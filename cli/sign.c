@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "runtime/ingot.h"
 #include "runtime/ingot_format.h"
 

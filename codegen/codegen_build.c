@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "codegen/codegen.h"
-#include "codegen/codegen_internal.h"
+#include "codegen_internal.h"
 
 
 enum { kCompileTimeoutSeconds = 600, kMaxArgs = 64, kLogLines = 20, kLogBytes = 2400 };

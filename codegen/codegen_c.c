@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
-#include "codegen/codegen_internal.h"
+#include "codegen_internal.h"
 
 /* ---- The kernel ABI as the module declares it. One macro, instantiated here
  * with the prefix cg_ (checked against ingot_format.h's layout) and

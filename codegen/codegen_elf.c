@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
-#include "codegen/codegen_internal.h"
+#include "codegen_internal.h"
 
 enum {
   kEtDyn = 3,

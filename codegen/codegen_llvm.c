@@ -45,8 +45,8 @@
 #include <llvm-c/Core.h>
 
 #include "codegen/codegen.h"
-#include "codegen/codegen_internal.h"
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen_internal.h"
+#include "codegen_llvm_internal.h"
 
 enum {
   kMaxUnroll = 64,            /* UNROLLED loops up to this extent are unrolled here */
@@ -1795,11 +1795,10 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   m->mod = LLVMModuleCreateWithNameInContext("ingot", m->ctx);
   LLVMSetSourceFileName(m->mod, "ingot", 5);
   m->target = target;
-  m->x86 = strncmp(target->triple, "x86_64", 6) == 0;
-  m->has_round = !m->x86 || (target->cpu[0] && strcmp(target->cpu, "x86-64") != 0) ||
-                 strstr(target->features, "+sse4.1") != NULL;
+  m->x86 = target->arch == INGOT_TARGET_ARCH_X86_64;
+  m->has_round = !m->x86 || ingot_target_has_feature(target, INGOT_TARGET_FEATURE_SSE4_1);
   m->vector_bits = target->vector_bytes * 8;
-  m->masked_tail = m->x86 && target->vector_bytes >= 32;
+  m->masked_tail = target->has_masked_load;
   m->t_void = LLVMVoidTypeInContext(m->ctx);
   m->t_i1 = LLVMInt1TypeInContext(m->ctx);
   m->t_i8 = LLVMInt8TypeInContext(m->ctx);

@@ -26,8 +26,8 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "codegen/codegen_internal.h"
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen_internal.h"
+#include "codegen_llvm_internal.h"
 
 
 enum { kLinkTimeoutSeconds = 300, kLogBytes = 2400 };
@@ -49,9 +49,9 @@ static void init_llvm(void) {
 ingot_status_t ingot_llvm_target_machine(const ingot_target_t* target, LLVMTargetMachineRef* out_tm) {
   *out_tm = NULL;
   init_llvm();
-  const char* triple = strncmp(target->triple, "x86_64", 6) == 0 ? "x86_64-unknown-linux-gnu"
-                       : strncmp(target->triple, "aarch64", 7) == 0 ? "aarch64-unknown-linux-gnu"
-                                                                    : NULL;
+  const char* triple = target->arch == INGOT_TARGET_ARCH_X86_64    ? "x86_64-unknown-linux-gnu"
+                       : target->arch == INGOT_TARGET_ARCH_AARCH64 ? "aarch64-unknown-linux-gnu"
+                                                                   : NULL;
   if (!triple) return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen llvm: triple '%s' is not supported", target->triple);
   LLVMTargetRef t = NULL;
   char* err = NULL;

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen_llvm_internal.h"
 
 /* A function being written: its builder and its types. */
 typedef struct mb_t {

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "codegen/codegen_internal.h"
+#include "codegen_internal.h"
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/graph_internal.h"
+#include "graph_internal.h"
 
 /* ---- the op table, generated from ops.def ---- */
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/infer_internal.h"
+#include "infer_internal.h"
 
 ingot_status_t infer_fail(const ingot_node_t* n, ingot_status_t code, const char* fmt, ...) {
   char msg[1024];

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "graph/graph.h"
-#include "graph/graph_internal.h"
-#include "graph/infer_internal.h"
+#include "graph_internal.h"
+#include "infer_internal.h"
 
 /* ---- helpers ---- */
 

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "graph/graph.h"
-#include "graph/graph_internal.h"
-#include "graph/infer_internal.h"
+#include "graph_internal.h"
+#include "infer_internal.h"
 
 /* Broadcasts every present input from `first` on into dims/rank. */
 static ingot_status_t broadcast_all(const infer_ctx_t* c, uint32_t first, int32_t* out_rank, int64_t* dims) {

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/graph_internal.h"
-#include "graph/infer_internal.h"
+#include "graph_internal.h"
+#include "infer_internal.h"
 
 /* ---- Einsum ---- */
 

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/graph_internal.h"
-#include "graph/infer_internal.h"
+#include "graph_internal.h"
+#include "infer_internal.h"
 
 static bool is_int_dtype(ingot_dtype_t t) {
   return t == INGOT_DTYPE_I64 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
-#include "graph/graph_internal.h"
+#include "graph_internal.h"
 
 uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph) {
   uint32_t* uses = ingot_xcalloc(graph->value_count ? graph->value_count : 1, sizeof(uint32_t));

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
-#include "graph/graph_internal.h"
+#include "graph_internal.h"
 
 /* Padded tensors above this size are left to the conv's own bounds checks. */
 #define PAD_CONV_MAX_BYTES ((uint64_t)64 << 20)

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "graph/graph.h"
-#include "graph/graph_internal.h"
-#include "graph/infer_internal.h"
+#include "graph_internal.h"
+#include "infer_internal.h"
 
 /* Dimensions above this are refused, so that window arithmetic on int64 can
  * never overflow (attributes are capped at INT32_MAX below). */

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 /* ---- the dispatch table: the lowering hook of each op in graph/ops.def ---- */
 ingot_status_t lower_folded(lower_ctx_t* ctx) {
@@ -526,6 +526,26 @@ ingot_status_t ingot_lower_graph(const ingot_graph_t* graph, ingot_lowered_t** o
       ingot_lowered_destroy(lowered);
       return status;
     }
+  }
+  *out_lowered = lowered;
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_lower_node(const ingot_graph_t* graph, uint32_t node, ingot_lowered_t** out_lowered) {
+  if (!out_lowered) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_lower_node: out_lowered is NULL");
+  *out_lowered = NULL;
+  if (!graph || node >= graph->node_count)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_lower_node: no graph or node %u out of range", node);
+  ingot_lowered_t* lowered = ingot_xcalloc(1, sizeof(*lowered));
+  ingot_arena_init(&lowered->arena, ingot_allocator_system());
+  lowered->value_count = graph->value_count;
+  lowered->alias_of = INGOT_ARENA_ARRAY(&lowered->arena, uint32_t, graph->value_count ? graph->value_count : 1);
+  for (uint32_t i = 0; i < graph->value_count; ++i) lowered->alias_of[i] = INGOT_NO_VALUE;
+  lowered->kernels = INGOT_ARENA_ARRAY(&lowered->arena, ingot_kernel_t, 1);
+  ingot_status_t status = lower_node_into(graph, node, lowered);
+  if (status != INGOT_OK) {
+    ingot_lowered_destroy(lowered);
+    return status;
   }
   *out_lowered = lowered;
   return INGOT_OK;

@@ -86,6 +86,11 @@ typedef struct ingot_lowered_t {
  * attribute combination). */
 ingot_status_t ingot_lower_graph(const ingot_graph_t* graph, ingot_lowered_t** out_lowered);
 void ingot_lowered_destroy(ingot_lowered_t* lowered);
+/* Lowers live node `node` alone, exactly as ingot_lower_graph would: the
+ * result holds its one kernel, or none for a view (alias_of then names the
+ * storage its output shares). For building one kernel at a time (a tuner's
+ * candidates) without lowering the whole graph. */
+ingot_status_t ingot_lower_node(const ingot_graph_t* graph, uint32_t node, ingot_lowered_t** out_lowered);
 
 /* The constant-folding evaluator for graph/ (an ingot_node_eval_fn_t; `self`
  * is unused): lowers node `node`, whose present inputs are all weights, into

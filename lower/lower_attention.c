@@ -19,7 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 typedef struct attn_t {
   ingot_ir_func_t* f;

@@ -1,7 +1,7 @@
 /* Lowering dry run of one node, for `ingot check` (lower.h). */
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 ingot_status_t ingot_lower_check_node(const ingot_graph_t* graph, uint32_t node) {
   if (!graph || node >= graph->node_count) {

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 /* A packed 1x1 conv lowers as a matrix product along its flattened output
  * positions when their count is a multiple of this (the float32 lanes of the

@@ -14,7 +14,7 @@
  *           spatial (n, m, o..), reduce (rc, r..), g = m / Mg */
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;

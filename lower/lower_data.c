@@ -17,7 +17,7 @@
  * last write wins for reduction "none", and add/mul/max/min accumulate. */
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 static uint32_t node_output(const lower_ctx_t* ctx, uint32_t k) {
   return k < ctx->node->output_count ? ctx->node->outputs[k] : INGOT_NO_VALUE;

@@ -10,7 +10,7 @@
  * size 1 where the letter is larger broadcasts (reads index 0). */
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 static int letter_index(char ch) {
   if (ch >= 'a' && ch <= 'z') return ch - 'a';

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 static ingot_status_t eval_fail(const ingot_node_t* n, ingot_status_t code, const char* what) {
   const char* op = ingot_op_name(n->op);

@@ -22,7 +22,7 @@
  * of B) subtracted. */
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 /* beta * C at output position idx (C broadcast to [M, N]); NULL without C. */
 static ingot_ir_expr_t* c_term(lower_ctx_t* ctx, uint32_t bc, double beta, ingot_ir_expr_t* const* idx) {

@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 ingot_status_t lower_loss(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;

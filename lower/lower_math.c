@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 /* ---- the shared frame: inputs broadcast-loaded, one store of output 0 ---- */
 

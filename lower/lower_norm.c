@@ -22,7 +22,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 /* Index into a parameter buffer (aligned right with x's dims) for element j of
  * a row that covers x's dims [axis, rank). */

@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 static int64_t floor_div64(int64_t a, int64_t b) {
   int64_t q = a / b;

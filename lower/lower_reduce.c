@@ -19,7 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 /* ---- shared small helpers ---- */
 

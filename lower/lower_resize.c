@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 #define MAX_TAPS 4
 #define MAX_COMBOS 256

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 typedef struct rnn_t {
   lower_ctx_t* ctx;

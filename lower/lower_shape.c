@@ -7,7 +7,7 @@
  * order is unchanged, so the output's flat index is the input's. */
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 static bool is_plain_intermediate(const ingot_value_t* v) {
   return v->kind == INGOT_VALUE_INTERMEDIATE && !v->is_output;

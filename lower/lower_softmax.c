@@ -24,7 +24,7 @@
  * for vectorizing. */
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower_internal.h"
 
 #define CHAINS 8
 

@@ -18,8 +18,8 @@
  *     codec NONE;
  *   - the string table holds the tensor names, then the step (node) names,
  *     then the kernel names, each once in that order, no deduplication;
- *   - inputs are live for the whole run (a caller may fill them once and run
- *     many times), outputs from their first step to the last one; aliases
+ *   - live intervals come from the steps (ingot_bundle_live_intervals in
+ *     plan.c): inputs for the whole run, outputs to the last step; aliases
  *     (alias_of chains) form one plan item covering the union of their
  *     intervals and the largest of their sizes, and share its offset;
  *   - PLAN records follow tensor index order, one per ARENA tensor, with the
@@ -93,7 +93,6 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* t
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: an array with a count is NULL");
   if (spec->code_count == 0)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: no code variant");
-  uint32_t last_step = spec->step_count ? spec->step_count - 1 : 0;
   for (uint32_t i = 0; i < spec->tensor_count; ++i) {
     const ingot_bundle_tensor_t* t = &spec->tensors[i];
     size_t esize = ingot_dtype_size(t->dtype);
@@ -118,10 +117,6 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* t
         return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: weight '%s' has no data",
                           tensor_name(t));
     } else if (t->storage == INGOT_STORAGE_ARENA) {
-      if (t->first_step > t->last_step || t->last_step > last_step)
-        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
-                          "bundle spec: tensor '%s': live interval [%u, %u] with %u steps",
-                          tensor_name(t), t->first_step, t->last_step, spec->step_count);
       if (t->alias_of != UINT32_MAX &&
           (t->alias_of >= spec->tensor_count || t->alias_of == i ||
            spec->tensors[t->alias_of].storage != INGOT_STORAGE_ARENA))
@@ -306,16 +301,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   if (status != INGOT_OK) goto done;
 
   /* ---- Live intervals, alias groups, the plan. */
-  uint32_t last_step = spec->step_count ? spec->step_count - 1 : 0;
-  for (uint32_t i = 0; i < nt; ++i) {
-    first[i] = spec->tensors[i].first_step;
-    last[i] = spec->tensors[i].last_step;
-  }
-  for (uint32_t i = 0; i < spec->input_count; ++i) {
-    first[spec->inputs[i]] = 0;
-    last[spec->inputs[i]] = last_step;
-  }
-  for (uint32_t i = 0; i < spec->output_count; ++i) last[spec->outputs[i]] = last_step;
+  ingot_bundle_live_intervals(spec, first, last);
   uint32_t item_count = 0;
   for (uint32_t i = 0; i < nt; ++i) {
     if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of != UINT32_MAX)

@@ -1,7 +1,9 @@
 /* The packager: the static memory plan and the bundle writer.
  *
  * Memory plan: every ARENA tensor has a live interval [first_step,
- * last_step]; tensors whose intervals overlap never overlap in memory.
+ * last_step], derived from the execution order of the steps (the order of
+ * spec.steps) by ingot_bundle_live_intervals; tensors whose intervals
+ * overlap never overlap in memory.
  * Placement is greedy by size (largest first), best fit among the gaps left
  * by tensors already placed whose intervals overlap. Offsets are 64-byte
  * aligned. The lower bound is the largest sum of (aligned) bytes live at any
@@ -45,11 +47,10 @@ typedef struct ingot_bundle_tensor_t {
   int64_t dims[INGOT_MAX_RANK];
   ingot_storage_t storage;
   const void* data;       /* WEIGHT: the bytes to store */
-  /* ARENA: the live interval in steps. A tensor that shares the storage of
-   * another (a view such as Reshape) names it in alias_of and the planner
-   * gives both one offset; UINT32_MAX otherwise. Graph inputs are live from
-   * step 0, outputs to the last step. */
-  uint32_t first_step, last_step;
+  /* ARENA: a tensor that shares the storage of another (a view such as
+   * Reshape) names it in alias_of and the planner gives both one offset;
+   * UINT32_MAX otherwise. Live intervals are not part of the spec: the
+   * packager derives them from the steps (ingot_bundle_live_intervals). */
   uint32_t alias_of;
 } ingot_bundle_tensor_t;
 
@@ -102,6 +103,21 @@ typedef struct ingot_bundle_report_t {
   uint32_t weight_sections;
   uint64_t bundle_bytes;
 } ingot_bundle_report_t;
+
+/* The live interval [out_first[t], out_last[t]] in steps of every tensor t
+ * of `spec` (arrays of spec->tensor_count), as the memory plan uses them:
+ *   - a tensor lives from the first step that has it as an argument to the
+ *     last one;
+ *   - graph inputs live for the whole run (a caller may fill them once and
+ *     run many times): from step 0 to the last step;
+ *   - graph outputs live to the last step;
+ *   - a tensor no step touches (an alias root's view, a weight) starts at
+ *     step 0 and lives for one step unless the rules above extend it.
+ * Alias groups are not merged here (the planner gives a group the union of
+ * its members' intervals). Weights get intervals too; the plan ignores them.
+ * Step arguments, inputs and outputs must index tensors (the writer checks
+ * this before calling). */
+void ingot_bundle_live_intervals(const ingot_bundle_spec_t* spec, uint32_t* out_first, uint32_t* out_last);
 
 /* Plans memory and serializes the bundle into a heap buffer (free() it). */
 ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out_data,

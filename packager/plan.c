@@ -151,3 +151,30 @@ ingot_status_t ingot_memory_plan(ingot_plan_item_t* items, uint32_t count,
   free(order);
   return status;
 }
+
+/* ---- Live intervals (packager.h) ---------------------------------------- */
+
+void ingot_bundle_live_intervals(const ingot_bundle_spec_t* spec, uint32_t* out_first, uint32_t* out_last) {
+  const uint32_t last_step = spec->step_count ? spec->step_count - 1 : 0;
+  for (uint32_t t = 0; t < spec->tensor_count; ++t) {
+    out_first[t] = UINT32_MAX; /* no step seen yet */
+    out_last[t] = 0;
+  }
+  for (uint32_t s = 0; s < spec->step_count; ++s) {
+    const ingot_bundle_step_t* step = &spec->steps[s];
+    for (uint32_t a = 0; a < step->arg_count; ++a) {
+      uint32_t t = step->args[a];
+      if (out_first[t] == UINT32_MAX || out_first[t] > s) out_first[t] = s;
+      if (out_last[t] < s) out_last[t] = s;
+    }
+  }
+  for (uint32_t i = 0; i < spec->input_count; ++i) {
+    out_first[spec->inputs[i]] = 0;
+    out_last[spec->inputs[i]] = last_step;
+  }
+  for (uint32_t i = 0; i < spec->output_count; ++i) out_last[spec->outputs[i]] = last_step;
+  for (uint32_t t = 0; t < spec->tensor_count; ++t) {
+    if (out_first[t] == UINT32_MAX) out_first[t] = 0;
+    if (out_last[t] < out_first[t]) out_last[t] = out_first[t];
+  }
+}

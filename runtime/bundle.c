@@ -39,7 +39,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 #define INGOT_RT_MAX_SECTIONS 64u
 

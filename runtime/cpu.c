@@ -1,16 +1,19 @@
 /* Which CODE variants this CPU runs, and how much each is preferred.
  *
- * A CODE section's target string (schedule/target.c writes it) names the
+ * A CODE section's target string (target/target.c writes it) names the
  * instruction set its code needs:
  *   c | c -mcpu=LEVEL                 the C target (host architecture)
- *   llvm LEVEL [-mattr=+f1,+f2,-f3]   LEVEL: x86-64, x86-64-v2/v3/v4, aarch64
- *   llvm -mcpu=CPU [-mattr=...]       a named CPU: its level (table below,
- *                                     the same as the compiler's)
+ *   llvm LEVEL [-mattr=+f1,+f2,-f3]   LEVEL: a row of target_levels.def
+ *   llvm -mcpu=CPU [-mattr=...]       a named CPU (target_cpus.def): its level
  * A variant runs here when its architecture is this one and the CPU has every
  * feature of its level and of its '+' attributes (x86-64: CPUID, with the
  * OS's support for the AVX and AVX-512 register state from XGETBV; AArch64:
  * the kernel's HWCAP bits). Among those that run, the highest level wins,
  * then llvm over c (same level), then the first in the bundle.
+ *
+ * Levels, named CPUs and features, and how each feature is detected, are the
+ * rows of target/target_*.def, the same files the compiler reads: plain data,
+ * expanded here with this file's own macros (no compiler code comes in).
  *
  * Features are read once (the first call, under pthread_once) and cached. */
 #define _DEFAULT_SOURCE 1
@@ -26,71 +29,97 @@
 #include <sys/auxv.h>
 #endif
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
-typedef enum cpu_arch_t { ARCH_NONE = 0, ARCH_X86_64 = 1, ARCH_AARCH64 = 2 } cpu_arch_t;
+typedef enum cpu_arch_t {
+  ARCH_NONE = 0,
+#define INGOT_TARGET_ARCH(id, display, triple_arch, triple) ARCH_##id,
+#include "target/target_arches.def"
+#undef INGOT_TARGET_ARCH
+  ARCH_COUNT_
+} cpu_arch_t;
 
-/* Feature bits (one namespace for both architectures). */
-enum {
-  F_SSE3, F_SSSE3, F_SSE41, F_SSE42, F_POPCNT, F_CX16, F_LAHF, F_AVX, F_AVX2, F_FMA, F_F16C, F_BMI,
-  F_BMI2, F_LZCNT, F_MOVBE, F_AVX512F, F_AVX512BW, F_AVX512CD, F_AVX512DQ, F_AVX512VL, F_AVX512VNNI,
-  F_AVX512BF16, F_AVX512VBMI, F_AVX512IFMA, F_NEON, F_DOTPROD, F_FULLFP16, F_I8MM, F_BF16, F_COUNT_
+static const char* const k_arch_names[ARCH_COUNT_] = {
+    [ARCH_NONE] = "an unsupported architecture",
+#define INGOT_TARGET_ARCH(id, display, triple_arch, triple) [ARCH_##id] = display,
+#include "target/target_arches.def"
+#undef INGOT_TARGET_ARCH
 };
+
+/* Feature bits (one namespace for all architectures). */
+enum {
+#define INGOT_TARGET_FEATURE(id, name, arch, detect) F_##id,
+#include "target/target_features.def"
+#undef INGOT_TARGET_FEATURE
+  F_COUNT_
+};
+_Static_assert(F_COUNT_ <= 64, "features are bits of a uint64_t");
+
+/* How a feature is found: CPUID (x86-64) or HWCAP (AArch64 Linux). */
+enum { SRC_CPUID = 1, SRC_HWCAP = 2 };
+enum { REG_EAX, REG_EBX, REG_ECX, REG_EDX };
+enum { STATE_NONE, STATE_AVX, STATE_AVX512 };
 
 typedef struct feature_t {
   const char* name; /* as in -mattr (LLVM's names) */
   cpu_arch_t arch;
+  uint8_t source;   /* SRC_* */
+  uint32_t leaf;    /* CPUID leaf; HWCAP: word 1 or 2 */
+  uint8_t subleaf, reg, bit, state;
 } feature_t;
 
+#define INGOT_CPUID(leaf, subleaf, reg, bit, state) SRC_CPUID, leaf, subleaf, REG_##reg, bit, STATE_##state
+#define INGOT_HWCAP(word, bit) SRC_HWCAP, word, 0, 0, bit, STATE_NONE
 static const feature_t k_features[F_COUNT_] = {
-    [F_SSE3] = {"sse3", ARCH_X86_64},          [F_SSSE3] = {"ssse3", ARCH_X86_64},
-    [F_SSE41] = {"sse4.1", ARCH_X86_64},       [F_SSE42] = {"sse4.2", ARCH_X86_64},
-    [F_POPCNT] = {"popcnt", ARCH_X86_64},      [F_CX16] = {"cx16", ARCH_X86_64},
-    [F_LAHF] = {"sahf", ARCH_X86_64},          [F_AVX] = {"avx", ARCH_X86_64},
-    [F_AVX2] = {"avx2", ARCH_X86_64},          [F_FMA] = {"fma", ARCH_X86_64},
-    [F_F16C] = {"f16c", ARCH_X86_64},          [F_BMI] = {"bmi", ARCH_X86_64},
-    [F_BMI2] = {"bmi2", ARCH_X86_64},          [F_LZCNT] = {"lzcnt", ARCH_X86_64},
-    [F_MOVBE] = {"movbe", ARCH_X86_64},        [F_AVX512F] = {"avx512f", ARCH_X86_64},
-    [F_AVX512BW] = {"avx512bw", ARCH_X86_64},  [F_AVX512CD] = {"avx512cd", ARCH_X86_64},
-    [F_AVX512DQ] = {"avx512dq", ARCH_X86_64},  [F_AVX512VL] = {"avx512vl", ARCH_X86_64},
-    [F_AVX512VNNI] = {"avx512vnni", ARCH_X86_64}, [F_AVX512BF16] = {"avx512bf16", ARCH_X86_64},
-    [F_AVX512VBMI] = {"avx512vbmi", ARCH_X86_64}, [F_AVX512IFMA] = {"avx512ifma", ARCH_X86_64},
-    [F_NEON] = {"neon", ARCH_AARCH64},         [F_DOTPROD] = {"dotprod", ARCH_AARCH64},
-    [F_FULLFP16] = {"fullfp16", ARCH_AARCH64}, [F_I8MM] = {"i8mm", ARCH_AARCH64},
-    [F_BF16] = {"bf16", ARCH_AARCH64},
+#define INGOT_TARGET_FEATURE(id, name, arch, detect) [F_##id] = {name, ARCH_##arch, detect},
+#include "target/target_features.def"
+#undef INGOT_TARGET_FEATURE
 };
+#undef INGOT_HWCAP
+#undef INGOT_CPUID
 
 #define BIT(f) ((uint64_t)1 << (f))
-#define V2_FEATURES (BIT(F_SSE3) | BIT(F_SSSE3) | BIT(F_SSE41) | BIT(F_SSE42) | BIT(F_POPCNT) | BIT(F_CX16) | BIT(F_LAHF))
-#define V3_FEATURES (BIT(F_AVX) | BIT(F_AVX2) | BIT(F_FMA) | BIT(F_F16C) | BIT(F_BMI) | BIT(F_BMI2) | BIT(F_LZCNT) | BIT(F_MOVBE))
-#define V4_FEATURES (BIT(F_AVX512F) | BIT(F_AVX512BW) | BIT(F_AVX512CD) | BIT(F_AVX512DQ) | BIT(F_AVX512VL))
+#define INGOT_TF(id) BIT(F_##id)
 
 typedef struct level_t {
   const char* name;
   cpu_arch_t arch;
   int index;        /* preference: higher runs faster */
   uint64_t adds;    /* features beyond the previous level */
-  uint64_t needs;   /* every feature of the level */
 } level_t;
 
 static const level_t k_levels[] = {
-    {"x86-64", ARCH_X86_64, 0, 0, 0},
-    {"x86-64-v2", ARCH_X86_64, 1, V2_FEATURES, V2_FEATURES},
-    {"x86-64-v3", ARCH_X86_64, 2, V3_FEATURES, V2_FEATURES | V3_FEATURES},
-    {"x86-64-v4", ARCH_X86_64, 3, V4_FEATURES, V2_FEATURES | V3_FEATURES | V4_FEATURES},
-    {"aarch64", ARCH_AARCH64, 0, 0, BIT(F_NEON)},
+#define INGOT_TARGET_LEVEL(id, name, arch, rank, llvm_cpu, c_mcpu, vbytes, vregs, fma, masked, l1, l2, l3, adds) \
+  {name, ARCH_##arch, rank, adds},
+#include "target/target_levels.def"
+#undef INGOT_TARGET_LEVEL
+};
+#define LEVEL_COUNT (sizeof k_levels / sizeof k_levels[0])
+
+/* Every feature of a level: its own and those of the lower ones. */
+static uint64_t level_needs(const level_t* level) {
+  uint64_t needs = 0;
+  for (size_t i = 0; i < LEVEL_COUNT; ++i)
+    if (k_levels[i].arch == level->arch && k_levels[i].index <= level->index) needs |= k_levels[i].adds;
+  return needs;
+}
+
+/* Named CPUs and the index of their level in k_levels. */
+enum {
+#define INGOT_TARGET_LEVEL(id, ...) L_##id,
+#include "target/target_levels.def"
+#undef INGOT_TARGET_LEVEL
 };
 
-/* Named CPUs and their levels: the same list as schedule/target.c. */
-static const char* const k_named_cpus[][2] = {
-    {"generic", "x86-64"},          {"haswell", "x86-64-v3"},      {"broadwell", "x86-64-v3"},
-    {"skylake", "x86-64-v3"},       {"alderlake", "x86-64-v3"},    {"znver1", "x86-64-v3"},
-    {"znver2", "x86-64-v3"},        {"znver3", "x86-64-v3"},       {"skylake-avx512", "x86-64-v4"},
-    {"cascadelake", "x86-64-v4"},   {"cooperlake", "x86-64-v4"},   {"icelake-server", "x86-64-v4"},
-    {"icelake-client", "x86-64-v4"}, {"tigerlake", "x86-64-v4"},   {"sapphirerapids", "x86-64-v4"},
-    {"znver4", "x86-64-v4"},        {"cortex-a53", "aarch64"},     {"cortex-a55", "aarch64"},
-    {"cortex-a72", "aarch64"},      {"cortex-a76", "aarch64"},     {"neoverse-n1", "aarch64"},
-    {"neoverse-v1", "aarch64"},     {"neoverse-n2", "aarch64"},
+typedef struct named_cpu_t {
+  const char* name;
+  int level;
+} named_cpu_t;
+
+static const named_cpu_t k_named_cpus[] = {
+#define INGOT_TARGET_CPU(name, level, l1, l2, l3) {name, L_##level},
+#include "target/target_cpus.def"
+#undef INGOT_TARGET_CPU
 };
 
 static cpu_arch_t host_arch(void) {
@@ -104,7 +133,7 @@ static cpu_arch_t host_arch(void) {
 }
 
 static const char* arch_name(cpu_arch_t a) {
-  return a == ARCH_X86_64 ? "x86-64" : a == ARCH_AARCH64 ? "AArch64" : "an unsupported architecture";
+  return (unsigned)a < ARCH_COUNT_ ? k_arch_names[a] : k_arch_names[ARCH_NONE];
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -114,58 +143,36 @@ static uint64_t xgetbv0(void) {
   return ((uint64_t)hi << 32) | lo;
 }
 
+/* Each CPUID row of the table; VEX/EVEX encoded features also need AVX and
+ * the OS's support for the wider register state. */
 static uint64_t detect(void) {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  uint64_t f = 0;
-  unsigned max_leaf = __get_cpuid_max(0, NULL);
-  if (max_leaf < 1 || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
-  if (c & (1u << 0)) f |= BIT(F_SSE3);
-  if (c & (1u << 9)) f |= BIT(F_SSSE3);
-  if (c & (1u << 12)) f |= BIT(F_FMA);
-  if (c & (1u << 13)) f |= BIT(F_CX16);
-  if (c & (1u << 19)) f |= BIT(F_SSE41);
-  if (c & (1u << 20)) f |= BIT(F_SSE42);
-  if (c & (1u << 22)) f |= BIT(F_MOVBE);
-  if (c & (1u << 23)) f |= BIT(F_POPCNT);
-  if (c & (1u << 29)) f |= BIT(F_F16C);
-  bool avx_cpu = (c & (1u << 28)) != 0;
-  bool osxsave = (c & (1u << 27)) != 0;
+  unsigned r[4] = {0};
+  unsigned max_basic = __get_cpuid_max(0, NULL), max_ext = __get_cpuid_max(0x80000000u, NULL);
+  if (max_basic < 1 || !__get_cpuid(1, &r[0], &r[1], &r[2], &r[3])) return 0;
+  bool avx_cpu = (r[2] & (1u << 28)) != 0;
+  bool osxsave = (r[2] & (1u << 27)) != 0;
   uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-  bool os_avx = (xcr0 & 0x6) == 0x6;            /* XMM and YMM state */
+  bool os_avx = avx_cpu && (xcr0 & 0x6) == 0x6;     /* XMM and YMM state */
   bool os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0; /* opmask, ZMM_Hi256, Hi16_ZMM */
-  if (avx_cpu && os_avx) f |= BIT(F_AVX);
-  else f &= ~(BIT(F_FMA) | BIT(F_F16C));         /* VEX encoded: need the YMM state */
-  if (max_leaf >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
-    if (b & (1u << 3)) f |= BIT(F_BMI);
-    if (b & (1u << 8)) f |= BIT(F_BMI2);
-    if (os_avx && (b & (1u << 5))) f |= BIT(F_AVX2);
-    if (os_avx512) {
-      if (b & (1u << 16)) f |= BIT(F_AVX512F);
-      if (b & (1u << 17)) f |= BIT(F_AVX512DQ);
-      if (b & (1u << 21)) f |= BIT(F_AVX512IFMA);
-      if (b & (1u << 28)) f |= BIT(F_AVX512CD);
-      if (b & (1u << 30)) f |= BIT(F_AVX512BW);
-      if (b & (1u << 31)) f |= BIT(F_AVX512VL);
-      if (c & (1u << 1)) f |= BIT(F_AVX512VBMI);
-      if (c & (1u << 11)) f |= BIT(F_AVX512VNNI);
-      if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5))) f |= BIT(F_AVX512BF16);
-    }
-  }
-  if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000001u && __get_cpuid(0x80000001u, &a, &b, &c, &d)) {
-    if (c & (1u << 0)) f |= BIT(F_LAHF);
-    if (c & (1u << 5)) f |= BIT(F_LZCNT);
+  uint64_t f = 0;
+  for (int k = 0; k < F_COUNT_; ++k) {
+    const feature_t* row = &k_features[k];
+    if (row->source != SRC_CPUID) continue;
+    unsigned max = row->leaf >= 0x80000000u ? max_ext : max_basic;
+    if (row->leaf > max || !__get_cpuid_count(row->leaf, row->subleaf, &r[0], &r[1], &r[2], &r[3])) continue;
+    if (!(r[row->reg] & (1u << row->bit))) continue;
+    if ((row->state == STATE_AVX && !os_avx) || (row->state == STATE_AVX512 && !os_avx512)) continue;
+    f |= BIT(k);
   }
   return f;
 }
 #elif defined(__aarch64__) && defined(__linux__)
 static uint64_t detect(void) {
-  unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  unsigned long hw[3] = {0, getauxval(AT_HWCAP), getauxval(AT_HWCAP2)};
   uint64_t f = 0;
-  if (hw & (1ul << 1)) f |= BIT(F_NEON);      /* HWCAP_ASIMD */
-  if (hw & (1ul << 10)) f |= BIT(F_FULLFP16); /* HWCAP_ASIMDHP */
-  if (hw & (1ul << 20)) f |= BIT(F_DOTPROD);  /* HWCAP_ASIMDDP */
-  if (hw2 & (1ul << 13)) f |= BIT(F_I8MM);    /* HWCAP2_I8MM */
-  if (hw2 & (1ul << 14)) f |= BIT(F_BF16);    /* HWCAP2_BF16 */
+  for (int k = 0; k < F_COUNT_; ++k)
+    if (k_features[k].source == SRC_HWCAP && k_features[k].leaf <= 2 && (hw[k_features[k].leaf] & (1ul << k_features[k].bit)))
+      f |= BIT(k);
   return f;
 }
 #else
@@ -184,10 +191,10 @@ static uint64_t cpu_features(void) {
 }
 
 static const level_t* find_level(const char* name) {
-  for (size_t i = 0; i < sizeof k_levels / sizeof k_levels[0]; ++i)
+  for (size_t i = 0; i < LEVEL_COUNT; ++i)
     if (strcmp(k_levels[i].name, name) == 0) return &k_levels[i];
   for (size_t i = 0; i < sizeof k_named_cpus / sizeof k_named_cpus[0]; ++i)
-    if (strcmp(k_named_cpus[i][0], name) == 0) return find_level(k_named_cpus[i][1]);
+    if (strcmp(k_named_cpus[i].name, name) == 0) return &k_levels[k_named_cpus[i].level];
   return NULL;
 }
 
@@ -273,13 +280,14 @@ int ingot_rt_variant_rank(const char* target, char* why, size_t why_cap) {
     return 0;
   }
   uint64_t have = cpu_features();
-  uint64_t need = level->needs | extra;
+  uint64_t need = level_needs(level) | extra;
   if ((have & need) != need) {
     snprintf(why, why_cap, "CPU lacks ");
     append_features(why, why_cap, need & ~have);
     return 0;
   }
-  uint64_t shown = level->adds | extra;
+  /* What the level adds to its baseline (a baseline shows none). */
+  uint64_t shown = (level->index > 0 ? level->adds : 0) | extra;
   if (shown) {
     snprintf(why, why_cap, "CPU has ");
     append_features(why, why_cap, shown);

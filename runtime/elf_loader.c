@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 #define ELF_MAX_LOADS 16u
 #define ELF_MAX_SPAN ((uint64_t)1 << 30)

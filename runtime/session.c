@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 struct ingot_session_t {
   ingot_bundle_t* bundle;      /* borrowed */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 _Static_assert(sizeof(ingot_signature_record_t) == 112, "signature record layout");
 _Static_assert(INGOT_PUBLIC_KEY_BYTES == INGOT_SIGNATURE_PUBLIC_KEY_BYTES, "public key size");

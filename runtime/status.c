@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 uint32_t ingot_version(void) {
   return ((uint32_t)INGOT_VERSION_MAJOR << 16) | ((uint32_t)INGOT_VERSION_MINOR << 8) |

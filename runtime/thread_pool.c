@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/runtime_internal.h"
+#include "runtime_internal.h"
 
 /* Iterations a waiting worker polls (one load each) before it sleeps. */
 #define POOL_SPIN_ITERATIONS 200000

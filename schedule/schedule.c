@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "schedule/schedule.h"
-#include "schedule/schedule_internal.h"
+#include "schedule_internal.h"
 
 /* Largest extent a loop may have to be fully unrolled by codegen. */
 #define UNROLL_MAX_EXTENT 64

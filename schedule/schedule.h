@@ -6,57 +6,14 @@
  * (unique in a function; a split names its two new loops). Each primitive
  * keeps the function's results unchanged, or fails and leaves it unchanged.
  *
- * Targets are described here (schedules need vector widths and thread
- * counts); codegen/ compiles for them. */
+ * Targets are described in target/target.h (included here, so callers of
+ * schedules see them); codegen/ compiles for them. */
 #ifndef INGOT_SCHEDULE_H_
 #define INGOT_SCHEDULE_H_
 
 #include "lower/ir.h"
 #include "lower/lower.h"
-
-/* ---- Targets ---- */
-typedef enum ingot_target_kind_t {
-  INGOT_TARGET_C = 1,          /* portable C99 built by the system C compiler */
-  INGOT_TARGET_LLVM = 2,       /* LLVM IR through the LLVM-C API, linked by ld.lld */
-  INGOT_TARGET_CUDA = 3,       /* reserved */
-  INGOT_TARGET_ROCM = 4,       /* reserved */
-} ingot_target_kind_t;
-
-typedef struct ingot_target_t {
-  ingot_target_kind_t kind;
-  char name[INGOT_TARGET_NAME_BYTES]; /* canonical string stored in bundles */
-  char triple[64];             /* "x86_64-linux-gnu" */
-  char cpu[32];                /* "x86-64-v3", "" for generic: the instruction set */
-  uint32_t vector_bytes;       /* SIMD register width: 16, 32, 64 */
-  uint32_t l1_bytes, l2_bytes;
-  uint32_t max_threads;        /* 0: decided at run time */
-  /* LLVM only (empty otherwise): */
-  char tune[32];               /* -mcpu=NAME of a named CPU: scheduling model only
-                                  ("znver3"); the instructions stay those of `cpu` */
-  char features[96];           /* -mattr list, e.g. "+avx512vnni,-fma" */
-} ingot_target_t;
-
-/* Parses a target string; fails on anything else with a message listing what
- * is accepted. The canonical form (out_target->name, what bundles store and
- * runtimes read, at most 31 bytes) is given on the right:
- *   c                                   c        (host, generic)
- *   c -mcpu=x86-64-v3                   c -mcpu=x86-64-v3
- *   llvm                                llvm x86-64-v4   (the build host's level,
- *                                                        detected now)
- *   x86-64 | x86-64-v2 | x86-64-v3 | x86-64-v4 | aarch64  (short names)
- *                                       llvm x86-64-v3 ...
- *   llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v3      llvm x86-64-v3
- *   llvm -mtriple=aarch64-linux-gnu                     llvm aarch64
- *   llvm -mcpu=skylake-avx512           llvm -mcpu=skylake-avx512 (a named CPU
- *                                       implies its level: x86-64-v4 here; it
- *                                       only tunes the code)
- *   llvm x86-64-v3 -mattr=+avx512vnni   llvm x86-64-v3 -mattr=+avx512vnni
- * -mcpu=native is refused: a bundle must not depend on the build machine. */
-ingot_status_t ingot_target_parse(const char* text, ingot_target_t* out_target);
-
-/* For a named CPU or level accepted by -mcpu= on an llvm target: its
- * instruction-set level ("x86-64-v4", "aarch64"), NULL when unknown. */
-const char* ingot_target_cpu_level(const char* cpu);
+#include "target/target.h"
 
 /* ---- Directives ---- */
 typedef enum ingot_directive_kind_t {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "schedule/schedule.h"
-#include "schedule/schedule_internal.h"
+#include "schedule_internal.h"
 
 /* Below this many iterations a stage is not worth handing to the pool. */
 #define PARALLEL_MIN_WORK 4096
@@ -494,9 +494,9 @@ ingot_status_t ingot_schedule_from_template(const ingot_kernel_t* kernel, const 
   p.knob[KNOB_UNROLL] = t->default_unroll;
   p.knob[KNOB_ORDER] = 0;
   p.knob[KNOB_TILE] = 0; /* 0: chosen per stage from the vector registers */
-  /* Accumulators of a register tile: 32 vector registers on AVX-512 and
-   * AArch64 leave 24 for them, the 16 of SSE/AVX2 leave 12. */
-  p.accumulators = target->vector_bytes >= 64 || strncmp(target->triple, "aarch64", 7) == 0 ? 24 : 12;
+  /* Accumulators of a register tile: three quarters of the vector registers
+   * (32 on AVX-512 and AArch64 leave 24, the 16 of SSE/AVX2 leave 12). */
+  p.accumulators = (target->vector_registers ? target->vector_registers : 16) * 3 / 4;
   for (uint32_t i = 0; i < knob_count; ++i) {
     int k = -1;
     for (int j = 0; j < KNOB_COUNT_; ++j)

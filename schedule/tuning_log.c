@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "schedule/schedule.h"
-#include "schedule/schedule_internal.h"
+#include "schedule_internal.h"
 
 #define TUNING_LOG_VERSION 1
 

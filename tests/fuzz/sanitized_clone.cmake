@@ -7,7 +7,7 @@
 # Used for the sanitizer builds of the fuzz replay and the stress tests, so
 # they need no second configure of the whole tree and follow the folders'
 # own source lists as those change. Generated code (ingot_onnx_proto) is not
-# cloned.
+# cloned, nor are interface libraries.
 function(ingot_sanitized_clone target suffix flags definitions)
   set(clone ${target}_${suffix})
   if(TARGET ${clone})
@@ -29,7 +29,13 @@ function(ingot_sanitized_clone target suffix flags definitions)
   set(clone_links)
   if(links)
     foreach(lib ${links})
-      if(TARGET ${lib} AND lib MATCHES "^ingot_" AND NOT lib STREQUAL "ingot_onnx_proto")
+      set(lib_type "")
+      if(TARGET ${lib})
+        get_target_property(lib_type ${lib} TYPE)
+      endif()
+      # Interface libraries (headers only, e.g. ingot_target_tables) are used as they are.
+      if(TARGET ${lib} AND lib MATCHES "^ingot_" AND NOT lib STREQUAL "ingot_onnx_proto"
+         AND NOT lib_type STREQUAL "INTERFACE_LIBRARY")
         ingot_sanitized_clone(${lib} ${suffix} "${flags}" "${definitions}")
         list(APPEND clone_links ${lib}_${suffix})
       else()

@@ -1,6 +1,7 @@
 /* Memory planner: random cases keep overlapping tensors apart, offsets
  * aligned, arena >= lower bound, and hit the lower bound where the optimum is
- * known (disjoint intervals; intervals sharing one step). */
+ * known (disjoint intervals; intervals sharing one step); live intervals
+ * derived from a bundle spec's steps (ingot_bundle_live_intervals). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,34 @@ int main(void) {
     uint64_t arena, lb;
     CHECK(ingot_memory_plan(&bad, 1, &arena, &lb) == INGOT_ERROR_INVALID_ARGUMENT, "reversed interval");
     CHECK(ingot_memory_plan(NULL, 0, &arena, &lb) == INGOT_OK && arena == 0 && lb == 0, "empty");
+  }
+  /* Live intervals come from the steps: a tensor lives from the first step
+   * that reads or writes it to the last one; inputs for the whole run,
+   * outputs to the last step, a tensor no step touches (an output that is a
+   * view, a weight) from step 0 for one step unless extended.
+   *   tensors: 0 x (input), 1 w (weight), 2 t, 3 y (output), 4 v (output,
+   *   untouched view of t), 5 u (untouched)
+   *   steps:   0 (x, w -> t), 1 (t -> y), 2 (y -> y), 3 (t, y -> y) */
+  {
+    ingot_bundle_tensor_t tensors[6] = {{0}};
+    for (int i = 0; i < 6; ++i) tensors[i].alias_of = UINT32_MAX;
+    tensors[4].alias_of = 2;
+    tensors[1].storage = INGOT_STORAGE_WEIGHT;
+    static const uint32_t a0[] = {0, 1, 2}, a1[] = {2, 3}, a2[] = {3}, a3[] = {2, 3, 3};
+    ingot_bundle_step_t steps[4] = {{0, a0, 3, "s0"}, {0, a1, 2, "s1"}, {0, a2, 1, "s2"}, {0, a3, 3, "s3"}};
+    static const uint32_t inputs[] = {0}, outputs[] = {3, 4};
+    ingot_bundle_spec_t spec = {.tensors = tensors, .tensor_count = 6, .inputs = inputs, .input_count = 1,
+                                .outputs = outputs, .output_count = 2, .steps = steps, .step_count = 4};
+    uint32_t first[6], last[6];
+    ingot_bundle_live_intervals(&spec, first, last);
+    static const uint32_t want_first[6] = {0, 0, 0, 1, 0, 0}, want_last[6] = {3, 0, 3, 3, 3, 0};
+    for (int i = 0; i < 6; ++i)
+      CHECK(first[i] == want_first[i] && last[i] == want_last[i], "tensor %d lives [%u, %u], want [%u, %u]", i,
+            first[i], last[i], want_first[i], want_last[i]);
+    /* No steps: everything lives at step 0. */
+    spec.step_count = 0;
+    ingot_bundle_live_intervals(&spec, first, last);
+    for (int i = 0; i < 6; ++i) CHECK(first[i] == 0 && last[i] == 0, "no steps: tensor %d [%u, %u]", i, first[i], last[i]);
   }
   if (g_failures) {
     fprintf(stderr, "%d failures\n", g_failures);

@@ -140,10 +140,6 @@ static void model_init(model_t* m, const uint8_t* so, size_t so_size) {
   }
   m->tensors[1].storage = INGOT_STORAGE_WEIGHT;
   m->tensors[1].data = g_weights;
-  m->tensors[0].first_step = 0, m->tensors[0].last_step = 0;
-  m->tensors[2].first_step = 0, m->tensors[2].last_step = 1;
-  m->tensors[3].first_step = 1, m->tensors[3].last_step = 1;
-  m->tensors[4].first_step = 1, m->tensors[4].last_step = 1;
   m->tensors[4].alias_of = 3;
   m->tensors[4].rank = 2; /* a reshaped view: 10 x 100 */
   m->tensors[4].dims[0] = 10;
@@ -544,8 +540,9 @@ int main(int argc, char** argv) {
     model_init(&bad, so[0], so_size[0]);
     uint8_t* d = NULL;
     size_t n = 0;
-    bad.tensors[2].last_step = 5;
-    CHECK(ingot_bundle_build(&bad.spec, &d, &n, NULL) == INGOT_ERROR_INVALID_ARGUMENT && !d, "interval");
+    static const uint32_t k_bad_args[] = {2, 7}; /* tensor 7 of 5 */
+    bad.steps[1].args = k_bad_args;
+    CHECK(ingot_bundle_build(&bad.spec, &d, &n, NULL) == INGOT_ERROR_INVALID_ARGUMENT && !d, "argument index");
     model_init(&bad, so[0], so_size[0]);
     bad.steps[0].kernel = 9;
     CHECK(ingot_bundle_build(&bad.spec, &d, &n, NULL) == INGOT_ERROR_INVALID_ARGUMENT && !d, "kernel index");

@@ -652,7 +652,7 @@ static void test_targets(void) {
   ingot_target_t t;
   CHECK_OK(ingot_target_parse("c", &t));
   CHECK(t.kind == INGOT_TARGET_C && strcmp(t.name, "c") == 0 && t.vector_bytes == 16 && t.cpu[0] == 0);
-  CHECK(t.l1_bytes == 32 * 1024 && t.l2_bytes == 1024 * 1024);
+  CHECK(t.l1_bytes == 32 * 1024 && t.l2_bytes >= 128 * 1024); /* the host's baseline level (tests/target) */
   CHECK_OK(ingot_target_parse("  c   -mcpu=x86-64-v3 ", &t));
   CHECK(strcmp(t.name, "c -mcpu=x86-64-v3") == 0 && t.vector_bytes == 32 && strcmp(t.cpu, "x86-64-v3") == 0);
   CHECK_OK(ingot_target_parse("c -mcpu=x86-64-v4", &t));

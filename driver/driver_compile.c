@@ -1,0 +1,249 @@
+/* The compile pipeline (driver.h):
+ *
+ *   import (importer/) -> fix input shapes, bind constants, optimize (graph/)
+ *   -> lower each node (lower/) -> choose and apply a schedule per kernel
+ *   (schedule/) -> deduplicate identical kernels -> build the code object of
+ *   each target (codegen/) -> the bundle (packager/: memory plan from the
+ *   steps' live intervals, weights, manifest).
+ *
+ * The bundle stays in memory; the caller writes it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+#include "driver_internal.h"
+#include "importer/importer.h"
+
+ingot_status_t ingot_driver_optimize_graph(ingot_graph_t* graph) {
+  return ingot_graph_optimize_with(graph, ingot_lower_eval_node, NULL);
+}
+
+/* Binds one constant: the graph input c->name becomes a weight. */
+static ingot_status_t bind_const(ingot_graph_t* graph, const ingot_driver_const_t* c) {
+  if (!c->name || !c->name[0]) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "--const: no input name");
+  if (c->rank > INGOT_MAX_RANK)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "--const %s: rank %u > %u", c->name, c->rank, INGOT_MAX_RANK);
+  ingot_status_t s = ingot_graph_bind_input(graph, c->name, c->dtype, (int32_t)c->rank, c->dims, c->data);
+  if (s) return ingot_fail_prefix(s, "--const %s", c->name);
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_graph_t** out_graph) {
+  if (out_graph) *out_graph = NULL;
+  if (!o || !out_graph || !o->model_path)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_load_graph: no options, model path or output");
+  ingot_graph_t* graph = NULL;
+  ingot_status_t s = ingot_import_onnx_file(o->model_path, NULL, &graph);
+  if (s) return driver_explain_failure(o, s);
+  for (uint32_t i = 0; i < o->input_shape_count && !s; ++i) s = ingot_graph_set_input_shape(graph, o->input_shapes[i]);
+  for (uint32_t i = 0; i < o->const_count && !s; ++i) s = bind_const(graph, &o->consts[i]);
+  if (!s && (s = ingot_driver_optimize_graph(graph))) s = driver_explain_failure(o, s);
+  if (s) {
+    ingot_graph_destroy(graph);
+    return s;
+  }
+  if (o->on_graph) o->on_graph(o->hook_self, graph);
+  *out_graph = graph;
+  return INGOT_OK;
+}
+
+/* ---- compile ---------------------------------------------------------------- */
+
+typedef struct compile_state_t {
+  ingot_arena_t arena;
+  ingot_graph_t* own_graph;         /* imported here; NULL when given */
+  const ingot_graph_t* graph;
+  ingot_tuning_log_t* own_log;
+  ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
+  uint32_t target_count;
+  /* Per target, the lowering (every target has the same kernels in the same
+   * order; only their loop nests differ) and its schedules. */
+  ingot_lowered_t* lowered[INGOT_DRIVER_MAX_TARGETS];
+  ingot_schedule_t* schedules;      /* [target][kernel] */
+  uint32_t schedule_count;          /* init'ed so far */
+  /* One code object per target, in target order. */
+  ingot_bundle_code_t codes[INGOT_DRIVER_MAX_TARGETS];
+  uint8_t* objects[INGOT_DRIVER_MAX_TARGETS];
+  uint32_t object_count;
+} compile_state_t;
+
+static void compile_state_release(compile_state_t* st) {
+  for (uint32_t i = 0; i < st->schedule_count; ++i) ingot_schedule_deinit(&st->schedules[i]);
+  free(st->schedules);
+  for (uint32_t t = 0; t < st->target_count; ++t) ingot_lowered_destroy(st->lowered[t]);
+  if (st->own_graph) ingot_graph_destroy(st->own_graph);
+  if (st->own_log) ingot_tuning_log_destroy(st->own_log);
+  for (uint32_t t = 0; t < st->object_count; ++t) free(st->objects[t]);
+  ingot_arena_deinit(&st->arena);
+}
+
+static ingot_status_t parse_targets(const ingot_driver_options_t* o, compile_state_t* st) {
+  const char* default_target = ingot_codegen_llvm_available() ? "llvm" : "c";
+  const char* const* names = o->target_count ? o->targets : &default_target;
+  uint32_t count = o->target_count ? o->target_count : 1;
+  if (count > INGOT_DRIVER_MAX_TARGETS)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "%u targets: at most %u in one bundle", count,
+                      INGOT_DRIVER_MAX_TARGETS);
+  ingot_status_t s;
+  for (uint32_t t = 0; t < count; ++t) {
+    if ((s = ingot_target_parse(names[t], &st->targets[t]))) return s;
+    for (uint32_t u = 0; u < t; ++u)
+      if (!strcmp(st->targets[u].name, st->targets[t].name))
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "target '%s' is given twice (as '%s' and '%s')",
+                          st->targets[t].name, names[u], names[t]);
+  }
+  st->target_count = count;
+  return INGOT_OK;
+}
+
+static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* st, ingot_driver_result_t* res) {
+  ingot_status_t s;
+  if ((s = parse_targets(o, st))) return s;
+  const uint32_t nt = st->target_count;
+  const ingot_tuning_log_t* log = o->tuning_log;
+  if (!log && o->tuning_log_path) {
+    if ((s = ingot_tuning_log_load(o->tuning_log_path, &st->own_log))) return s;
+    log = st->own_log;
+  }
+
+  if (o->graph) {
+    st->graph = o->graph;
+  } else {
+    if ((s = ingot_driver_load_graph(o, &st->own_graph))) return s;
+    st->graph = st->own_graph;
+  }
+  const ingot_graph_t* graph = st->graph;
+  if ((s = ingot_lower_graph(graph, &st->lowered[0]))) return driver_explain_failure(o, s);
+  ingot_lowered_t* lw = st->lowered[0];
+  if (lw->kernel_count == 0)
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                      "'%s': nothing to compute after optimization (every output is a constant or "
+                      "an input)", o->model_path ? o->model_path : (graph->name ? graph->name : "graph"));
+
+  /* Per target: lower (the first target uses lowered[0]), then schedule each
+   * kernel (the one choice point), apply and verify. */
+  const uint32_t n = lw->kernel_count;
+  ingot_lowered_t** lows = st->lowered;
+  st->schedules = ingot_xcalloc((size_t)n * nt, sizeof(ingot_schedule_t));
+  char** texts = ingot_xcalloc((size_t)n * nt, sizeof(char*));
+  for (uint32_t t = 0; t < nt && s == INGOT_OK; ++t) {
+    if (t > 0 && (s = ingot_lower_graph(graph, &lows[t]))) break;
+    for (uint32_t k = 0; k < n; ++k) {
+      ingot_kernel_t* kn = &lows[t]->kernels[k];
+      const ingot_node_t* node = &graph->nodes[kn->node];
+      ingot_schedule_t* sc = &st->schedules[(size_t)t * n + k];
+      ingot_schedule_init(sc);
+      st->schedule_count = t * n + k + 1;
+      if ((s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, sc))) {
+        s = ingot_fail_prefix(s, "node '%s' (%s)%s%s", node->name, ingot_op_name(node->op),
+                              nt > 1 ? ", target " : "", nt > 1 ? st->targets[t].name : "");
+        break;
+      }
+      texts[(size_t)t * n + k] = driver_canonical_text(kn->func);
+    }
+  }
+
+  /* Deduplicate: steps whose scheduled IR is identical (for every target)
+   * share one function, under one name in every variant. */
+  char** keys = ingot_xcalloc(n ? n : 1, sizeof(char*));
+  uint32_t* step_kernel = INGOT_ARENA_ARRAY(&st->arena, uint32_t, n);
+  const char** kernel_names = INGOT_ARENA_ARRAY(&st->arena, const char*, n);
+  uint32_t* rep_step = INGOT_ARENA_ARRAY(&st->arena, uint32_t, n);
+  uint32_t unique = 0;
+  for (uint32_t k = 0; k < n && s == INGOT_OK; ++k) {
+    ingot_strbuf_t key = {0};
+    for (uint32_t t = 0; t < nt; ++t) {
+      if (t) ingot_strbuf_append(&key, "\n-- next target --\n");
+      ingot_strbuf_append(&key, texts[(size_t)t * n + k]);
+    }
+    keys[k] = key.data;
+    uint32_t found = UINT32_MAX;
+    for (uint32_t u = 0; u < unique; ++u)
+      if (!strcmp(keys[rep_step[u]], keys[k])) {
+        found = u;
+        break;
+      }
+    if (found == UINT32_MAX) {
+      found = unique++;
+      rep_step[found] = k;
+      const char* sym = driver_kernel_symbol(&st->arena, graph, &lw->kernels[k], &st->targets[0], keys[k]);
+      /* Two different kernels with the same hash: add a suffix. */
+      for (uint32_t u = 0; u < found; ++u)
+        if (!strcmp(kernel_names[u], sym)) sym = ingot_arena_printf(&st->arena, "%s_%u", sym, found);
+      kernel_names[found] = sym;
+      for (uint32_t t = 0; t < nt; ++t) lows[t]->kernels[k].func->name = sym;
+    }
+    step_kernel[k] = found;
+  }
+  for (uint32_t k = 0; k < n; ++k) free(keys[k]);
+  free(keys);
+  for (size_t k = 0; k < (size_t)n * nt; ++k) free(texts[k]);
+  free(texts);
+  if (s != INGOT_OK) return s;
+
+  /* The code object of each target; emit_source_path shows the first. */
+  ingot_ir_func_t** funcs = INGOT_ARENA_ARRAY(&st->arena, ingot_ir_func_t*, unique ? unique : 1);
+  for (uint32_t t = 0; t < nt; ++t) {
+    for (uint32_t u = 0; u < unique; ++u) {
+      funcs[u] = lows[t]->kernels[rep_step[u]].func;
+      if (o->on_kernel) {
+        ingot_driver_kernel_info_t info = {
+            .kernel = u, .kernel_count = unique, .step = rep_step[u], .symbol = kernel_names[u],
+            .target_index = t, .target = &st->targets[t], .kernel_ir = &lows[t]->kernels[rep_step[u]],
+            .schedule = &st->schedules[(size_t)t * n + rep_step[u]],
+        };
+        o->on_kernel(o->hook_self, &info);
+      }
+    }
+    size_t size = 0;
+    if ((s = ingot_codegen_build(funcs, unique, &st->targets[t], o->cc, t == 0 ? o->emit_source_path : NULL,
+                                 &st->objects[t], &size)))
+      return nt > 1 ? ingot_fail_prefix(s, "target '%s'", st->targets[t].name) : s;
+    st->codes[t] = (ingot_bundle_code_t){.target = st->targets[t].name, .data = st->objects[t], .size = size,
+                                         .loader = INGOT_LOADER_CPU_ELF};
+    st->object_count = t + 1;
+  }
+
+  ingot_bundle_report_t report;
+  memset(&report, 0, sizeof(report));
+  driver_package_t package = {
+      .graph = graph,
+      .steps = lw->kernels, .step_count = n, .step_kernel = step_kernel,
+      .kernel_names = kernel_names, .kernel_count = unique,
+      .alias_of = lw->alias_of,
+      .inputs = graph->inputs, .input_count = graph->input_count,
+      .outputs = graph->outputs, .output_count = graph->output_count,
+      .codes = st->codes, .code_count = st->object_count,
+  };
+  if ((s = driver_package(&st->arena, &package, &res->bundle, &res->bundle_size, &report))) return s;
+  res->target_count = nt;
+  for (uint32_t t = 0; t < nt; ++t) memcpy(res->targets[t], st->targets[t].name, INGOT_TARGET_NAME_BYTES);
+  res->step_count = n;
+  res->kernel_count = unique;
+  res->weight_bytes = report.weight_bytes;
+  res->arena_bytes = report.arena_bytes;
+  res->arena_lower_bound = report.arena_lower_bound;
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_driver_compile(const ingot_driver_options_t* options, ingot_driver_result_t* out_result) {
+  if (out_result) memset(out_result, 0, sizeof(*out_result));
+  if (!options || !out_result)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_compile: no options or result");
+  if (!options->graph && !options->model_path)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_compile: neither a model path nor a graph");
+  compile_state_t st;
+  memset(&st, 0, sizeof(st));
+  ingot_arena_init(&st.arena, ingot_allocator_system());
+  ingot_status_t s = compile(options, &st, out_result);
+  compile_state_release(&st);
+  if (s) ingot_driver_result_free(out_result);
+  return s;
+}
+
+void ingot_driver_result_free(ingot_driver_result_t* result) {
+  if (!result) return;
+  free(result->bundle);
+  memset(result, 0, sizeof(*result));
+}

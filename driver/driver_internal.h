@@ -1,0 +1,56 @@
+/* Private to driver/: the pieces that compile, check and the one-kernel
+ * bundle share. */
+#ifndef INGOT_DRIVER_INTERNAL_H_
+#define INGOT_DRIVER_INTERNAL_H_
+
+#include "driver/driver.h"
+#include "packager/packager.h"
+
+/* A stage before code generation failed with `s`: says everything that is
+ * unsupported in the model at once (the collect-all checker), or keeps the
+ * original message when the checker finds nothing more specific, the model
+ * came as a graph, or constants were bound (driver_check.c). */
+ingot_status_t driver_explain_failure(const ingot_driver_options_t* options, ingot_status_t s);
+
+/* Schedules one lowered kernel in place: verifies its IR, builds the
+ * schedule (`request`: that template and knobs; NULL: ingot_schedule_choose
+ * with `log`, which may be NULL), applies it and verifies again.
+ * `out_schedule` is init'ed by the caller. */
+ingot_status_t driver_schedule_kernel(ingot_kernel_t* kernel, const ingot_target_t* target,
+                                      const ingot_tuning_log_t* log, const ingot_driver_schedule_t* request,
+                                      ingot_schedule_t* out_schedule);
+
+/* The text of a function with its own and its buffers' names replaced by
+ * canonical ones, so that identical computations print identically (heap). */
+char* driver_canonical_text(ingot_ir_func_t* func);
+
+/* The symbol of a kernel: op, dtype, target kind and a hash of `text`
+ * ("conv_f32_x_1a2b3c4d"), in `arena`. */
+const char* driver_kernel_symbol(ingot_arena_t* arena, const ingot_graph_t* graph, const ingot_kernel_t* kernel,
+                                 const ingot_target_t* target, const char* text);
+
+/* What becomes a bundle: steps (lowered kernels, in execution order) over the
+ * values of `graph`. */
+typedef struct driver_package_t {
+  const ingot_graph_t* graph;
+  const ingot_kernel_t* steps;     /* one step per kernel, in order */
+  uint32_t step_count;
+  const uint32_t* step_kernel;     /* per step: its index in kernel_names */
+  const char* const* kernel_names;
+  uint32_t kernel_count;
+  const uint32_t* alias_of;        /* per graph value (ingot_lowered_t), or NULL */
+  const uint32_t* inputs;          /* graph values that are the bundle's inputs */
+  uint32_t input_count;
+  const uint32_t* outputs;         /* ... and its outputs */
+  uint32_t output_count;
+  const ingot_bundle_code_t* codes;
+  uint32_t code_count;
+} driver_package_t;
+
+/* Builds the bundle spec (one tensor per value that a step, an input or an
+ * output uses, in value order; alias roots included) and the bundle (heap,
+ * free() it). Temporary arrays come from `arena`. */
+ingot_status_t driver_package(ingot_arena_t* arena, const driver_package_t* package, uint8_t** out_data,
+                              size_t* out_size, ingot_bundle_report_t* out_report);
+
+#endif /* INGOT_DRIVER_INTERNAL_H_ */

@@ -1,0 +1,122 @@
+/* Targets: what the compiler generates code for, parsed once from a target
+ * string into a description whose fields every later stage reads.
+ *
+ * The facts come from one table (the .def files of this folder: levels,
+ * named CPUs, features, architectures) that the runtime includes too
+ * (runtime/cpu.c decides from the same rows which variant a CPU runs). No
+ * stage re-derives a fact from the strings of a target: it reads the fields
+ * below. To add a level, a CPU or a feature, add one row to
+ * target_levels.def, target_cpus.def or target_features.def (each says how).
+ *
+ * ingot_target_t is a plain value: no pointers, copied freely. */
+#ifndef INGOT_TARGET_H_
+#define INGOT_TARGET_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "runtime/ingot_format.h"
+
+typedef enum ingot_target_kind_t {
+  INGOT_TARGET_C = 1,          /* portable C99 built by the system C compiler */
+  INGOT_TARGET_LLVM = 2,       /* LLVM IR through the LLVM-C API, linked by ld.lld */
+  INGOT_TARGET_CUDA = 3,       /* reserved */
+  INGOT_TARGET_ROCM = 4,       /* reserved */
+} ingot_target_kind_t;
+
+/* Architectures (target_arches.def). */
+typedef enum ingot_target_arch_t {
+  INGOT_TARGET_ARCH_NONE = 0,  /* "c" on a host that is none of the rows */
+#define INGOT_TARGET_ARCH(id, display, triple_arch, triple) INGOT_TARGET_ARCH_##id,
+#include "target/target_arches.def"
+#undef INGOT_TARGET_ARCH
+  INGOT_TARGET_ARCH_COUNT_
+} ingot_target_arch_t;
+
+/* Instruction-set levels (target_levels.def). */
+typedef enum ingot_target_level_t {
+  INGOT_TARGET_LEVEL_NONE = 0, /* "c" on a host that has no level row */
+#define INGOT_TARGET_LEVEL(id, ...) INGOT_TARGET_LEVEL_##id,
+#include "target/target_levels.def"
+#undef INGOT_TARGET_LEVEL
+  INGOT_TARGET_LEVEL_COUNT_
+} ingot_target_level_t;
+
+/* CPU features (target_features.def): bit numbers of feature_bits. */
+typedef enum ingot_target_feature_t {
+#define INGOT_TARGET_FEATURE(id, name, arch, detect) INGOT_TARGET_FEATURE_##id,
+#include "target/target_features.def"
+#undef INGOT_TARGET_FEATURE
+  INGOT_TARGET_FEATURE_COUNT_
+} ingot_target_feature_t;
+
+_Static_assert(INGOT_TARGET_FEATURE_COUNT_ <= 64, "feature_bits holds at most 64 features");
+
+/* A GPU's facts; all zero (and arch "") for a CPU target. */
+typedef struct ingot_target_gpu_t {
+  char arch[16];                   /* "sm_90", "gfx90a" */
+  uint32_t warp_size;              /* threads that run in lock step: 32, 64 */
+  uint32_t shared_bytes_per_block; /* shared memory one block may use */
+  uint32_t max_threads_per_block;
+} ingot_target_gpu_t;
+
+typedef struct ingot_target_t {
+  ingot_target_kind_t kind;
+  char name[INGOT_TARGET_NAME_BYTES]; /* canonical string stored in bundles */
+  char triple[64];             /* "x86_64-linux-gnu" (the arch row's triple) */
+  char cpu[32];                /* "x86-64-v3", "" for generic: the instruction set
+                                  (LLVM's -mcpu, or the C compiler's -march) */
+  ingot_target_arch_t arch;
+  ingot_target_level_t level;  /* NONE only for "c" on an unknown host */
+  uint32_t vector_bytes;       /* SIMD register width: 16, 32, 64 */
+  uint32_t vector_registers;   /* SIMD registers: 16 (SSE, AVX2) or 32 (AVX-512, AArch64) */
+  bool has_fma;                /* fused multiply-add instructions */
+  bool has_masked_load;        /* cheap masked vector loads/stores (AVX2, AVX-512) */
+  uint64_t feature_bits;       /* bit INGOT_TARGET_FEATURE_x: the level's features,
+                                  plus -mattr's '+', minus its '-' */
+  /* Cache sizes in bytes: a named CPU's where its row knows them, the
+   * build host's for plain "llvm" (read at compile time), else the level's
+   * conservative defaults; 0: none or unknown. Not read by schedules yet. */
+  uint32_t l1_bytes, l2_bytes, l3_bytes;
+  uint32_t max_threads;        /* 0: decided at run time */
+  /* LLVM only (empty otherwise): */
+  char tune[32];               /* -mcpu=NAME of a named CPU: scheduling model only
+                                  ("znver3"); the instructions stay those of `cpu` */
+  char features[96];           /* -mattr list as given, e.g. "+avx512vnni,-fma";
+                                  passed to LLVM; facts are in feature_bits */
+  ingot_target_gpu_t gpu;      /* zero for CPU targets */
+} ingot_target_t;
+
+/* Parses a target string; fails on anything else with a message listing what
+ * is accepted. The canonical form (out_target->name, what bundles store and
+ * runtimes read, at most 31 bytes) is given on the right:
+ *   c                                   c        (host, generic)
+ *   c -mcpu=x86-64-v3                   c -mcpu=x86-64-v3
+ *   llvm                                llvm x86-64-v4   (the build host's level,
+ *                                                        detected now)
+ *   x86-64 | x86-64-v2 | x86-64-v3 | x86-64-v4 | aarch64  (short names)
+ *                                       llvm x86-64-v3 ...
+ *   llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v3      llvm x86-64-v3
+ *   llvm -mtriple=aarch64-linux-gnu                     llvm aarch64
+ *   llvm -mcpu=skylake-avx512           llvm -mcpu=skylake-avx512 (a named CPU
+ *                                       implies its level: x86-64-v4 here; it
+ *                                       only tunes the code)
+ *   llvm x86-64-v3 -mattr=+avx512vnni   llvm x86-64-v3 -mattr=+avx512vnni
+ * -mcpu=native is refused: a bundle must not depend on the build machine.
+ * *out_target is zeroed first and fully filled on success. */
+ingot_status_t ingot_target_parse(const char* text, ingot_target_t* out_target);
+
+/* For a named CPU or level accepted by -mcpu= on an llvm target: its
+ * instruction-set level ("x86-64-v4", "aarch64"), NULL when unknown. */
+const char* ingot_target_cpu_level(const char* cpu);
+
+/* Whether the target's code may use `feature` (its bit in feature_bits). */
+bool ingot_target_has_feature(const ingot_target_t* target, ingot_target_feature_t feature);
+
+/* Names from the table ("sse4.1", "x86-64-v3", "x86_64"); NULL out of range. */
+const char* ingot_target_feature_name(ingot_target_feature_t feature);
+const char* ingot_target_level_name(ingot_target_level_t level);
+const char* ingot_target_arch_name(ingot_target_arch_t arch);
+
+#endif /* INGOT_TARGET_H_ */

@@ -1,7 +1,7 @@
 /* The table of code loaders (runtime/loader.h). To add a kind: write its row
  * in a file of its own (loader_<kind>.c), declare it in loader.h and list it
  * here; bundle.c and session.c need no change. */
-#include "runtime/loader.h"
+#include "loader.h"
 
 static const ingot_rt_loader_t* const k_loaders[] = {
     &ingot_rt_loader_cpu_elf,

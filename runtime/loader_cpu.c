@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/loader.h"
-#include "runtime/runtime_internal.h"
+#include "loader.h"
+#include "runtime_internal.h"
 
 #define INGOT_RT_MAX_THREADS 256u
 

@@ -9,7 +9,7 @@
 
 #include "runtime/ingot.h"
 #include "runtime/ingot_format.h"
-#include "runtime/loader.h"
+#include "loader.h"
 
 #if defined(__GNUC__)
 #define INGOT_HIDDEN __attribute__((visibility("hidden")))

@@ -125,8 +125,6 @@ static void model_init(model_t* m) {
   }
   m->tensors[1].storage = INGOT_STORAGE_WEIGHT;
   m->tensors[1].data = g_w_default;
-  m->tensors[2].first_step = 0, m->tensors[2].last_step = 1;
-  m->tensors[3].first_step = 1, m->tensors[3].last_step = 1;
   m->steps[0] = (ingot_bundle_step_t){0, g_add_args, 3, "node_add"};
   m->steps[1] = (ingot_bundle_step_t){1, g_scale_args, 2, "node_scale"};
   m->kernel_names[0] = "add_f32";

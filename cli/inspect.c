@@ -4,6 +4,7 @@
  * with every offset and size checked again. */
 #include <jansson.h>
 #include <stddef.h>
+#include <zstd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +17,15 @@ static const char kInspectHelp[] =
     "usage: ingot inspect BUNDLE [--json]\n"
     "\n"
     "Shows a bundle's inputs and outputs (name, dtype, shape), its code targets (CPU\n"
-    "variants) and the one this machine loads and why, its sections (kind, codec,\n"
-    "stored and raw size) and its memory plan (arena bytes beside the planner's\n"
-    "lower bound). The bundle is verified first.\n"
+    "variants) and the one this machine loads and why, each variant's loader, code\n"
+    "and weights sections and launch records, its sections (kind, codec, stored and\n"
+    "raw size) and its memory plan (arena bytes beside the planner's lower bound).\n"
+    "The bundle is verified first.\n"
     "\n"
     "options:\n"
     "  --json      print one JSON object (keys: format_version, file_bytes, inputs,\n"
-    "              outputs, targets, loaded_target, target_reason, sections,\n"
-    "              arena_bytes, arena_lower_bound_bytes)\n"
+    "              outputs, targets, loaded_target, target_reason, variants,\n"
+    "              sections, arena_bytes, arena_lower_bound_bytes)\n"
     "  -h, --help  show this help\n";
 
 typedef struct inspect_section_t {
@@ -105,6 +107,106 @@ static int read_sections(const char* path, const uint8_t* bytes, size_t size,
   return INGOT_CLI_EXIT_OK;
 }
 
+/* One code variant as the manifest describes it (runtime/ingot_format.h). */
+typedef struct inspect_variant_t {
+  ingot_variant_record_t record;
+  uint32_t grid_steps;         /* steps whose launch has a grid (GPU kinds) */
+  ingot_launch_record_t first; /* the launch of step 0 */
+} inspect_variant_t;
+
+static const char* loader_name(uint32_t kind) {
+  switch (kind) {
+#define KIND_NAME_(name, value, text) \
+  case value: return text;
+    INGOT_LOADER_KIND_LIST(KIND_NAME_)
+#undef KIND_NAME_
+    default: return "unknown";
+  }
+}
+
+/* Decodes the MANIFEST and reads its variant and launch records; every
+ * offset is checked again. *out_variants is heap (free()). */
+static int read_variants(const char* path, const uint8_t* bytes, const inspect_section_t* sections,
+                         uint32_t section_count, inspect_variant_t** out_variants, uint32_t* out_count) {
+  *out_variants = NULL;
+  *out_count = 0;
+  const inspect_section_t* ms = NULL;
+  for (uint32_t i = 0; i < section_count; ++i)
+    if (sections[i].kind == INGOT_SECTION_MANIFEST) ms = &sections[i];
+  if (!ms || ms->raw_size > ((uint64_t)1 << 32))
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': no readable manifest", path);
+  uint8_t* m = ingot_xmalloc(ms->raw_size ? (size_t)ms->raw_size : 1);
+  size_t n = (size_t)ms->raw_size;
+  if (ms->codec == INGOT_CODEC_NONE) {
+    if (ms->stored_size != ms->raw_size) n = 0;
+    else memcpy(m, bytes + ms->offset, n);
+  } else {
+    size_t got = ZSTD_decompress(m, n, bytes + ms->offset, (size_t)ms->stored_size);
+    if (ZSTD_isError(got) || got != n) n = 0;
+  }
+  ingot_manifest_header_t h;
+  if (n < sizeof h) {
+    free(m);
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': cannot decode the manifest", path);
+  }
+  memcpy(&h, m, sizeof h);
+  /* The arrays in order, each at a multiple of 8 (ingot_format.h). */
+  uint64_t pos = 0;
+  uint64_t sizes[7] = {sizeof h, (uint64_t)h.tensor_count * sizeof(ingot_tensor_record_t),
+                       4ull * h.input_count, 4ull * h.output_count,
+                       (uint64_t)h.step_count * sizeof(ingot_step_record_t), 4ull * h.arg_count,
+                       4ull * h.kernel_count};
+  for (int a = 0; a < 7; ++a) {
+    pos = (pos + 7) & ~(uint64_t)7;
+    pos += sizes[a];
+  }
+  pos = (pos + 7) & ~(uint64_t)7;
+  uint64_t variants_at = pos;
+  uint64_t launches_at = (variants_at + (uint64_t)h.variant_count * sizeof(ingot_variant_record_t) + 7) & ~(uint64_t)7;
+  uint64_t launches_end = launches_at + (uint64_t)h.variant_count * h.step_count * sizeof(ingot_launch_record_t);
+  if (h.variant_count > 64 || pos > n || launches_end > n) {
+    free(m);
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': manifest arrays run past the section", path);
+  }
+  inspect_variant_t* vs = ingot_xcalloc(h.variant_count ? h.variant_count : 1, sizeof(*vs));
+  for (uint32_t v = 0; v < h.variant_count; ++v) {
+    memcpy(&vs[v].record, m + variants_at + v * sizeof(ingot_variant_record_t), sizeof vs[v].record);
+    for (uint32_t s = 0; s < h.step_count; ++s) {
+      ingot_launch_record_t l;
+      memcpy(&l, m + launches_at + ((uint64_t)v * h.step_count + s) * sizeof l, sizeof l);
+      if (s == 0) vs[v].first = l;
+      vs[v].grid_steps += l.grid[0] != 0;
+    }
+    if (vs[v].record.code_section >= section_count || vs[v].record.weights_section >= section_count) {
+      free(vs);
+      free(m);
+      return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': variant %u names a missing section", path, v);
+    }
+  }
+  free(m);
+  *out_variants = vs;
+  *out_count = h.variant_count;
+  return INGOT_CLI_EXIT_OK;
+}
+
+/* How many variants use weights section `w`. */
+static uint32_t weights_users(const inspect_variant_t* vs, uint32_t count, uint32_t w) {
+  uint32_t users = 0;
+  for (uint32_t v = 0; v < count; ++v) users += vs[v].record.weights_section == w;
+  return users;
+}
+
+/* "kernel only" or "grid 4x1x1, block 256x1x1, 0 B shared (step 0)". */
+static void launch_text(const inspect_variant_t* v, char* out, size_t cap) {
+  if (v->grid_steps == 0) {
+    snprintf(out, cap, "kernel only");
+    return;
+  }
+  const ingot_launch_record_t* l = &v->first;
+  snprintf(out, cap, "grid %ux%ux%u, block %ux%ux%u, %u B shared (step 0)", l->grid[0], l->grid[1],
+           l->grid[2], l->block[0], l->block[1], l->block[2], l->shared_bytes);
+}
+
 static json_t* tensor_json(const ingot_tensor_info_t* info) {
   json_t* shape = json_array();
   for (uint32_t d = 0; d < info->rank; ++d) json_array_append_new(shape, json_integer(info->dims[d]));
@@ -132,6 +234,8 @@ static int inspect_main(const char* path, bool as_json) {
   uint32_t section_count = 0, version = 0;
   ingot_tensor_info_t* inputs = NULL;
   ingot_tensor_info_t* outputs = NULL;
+  inspect_variant_t* variants = NULL;
+  uint32_t variant_count = 0;
 
   ingot_status_t s = ingot_bundle_open_file(path, NULL, &bundle);
   if (s) {
@@ -144,6 +248,8 @@ static int inspect_main(const char* path, bool as_json) {
     goto done;
   }
   rc = read_sections(path, bytes, size, &version, &sections, &section_count);
+  if (rc != INGOT_CLI_EXIT_OK) goto done;
+  rc = read_variants(path, bytes, sections, section_count, &variants, &variant_count);
   if (rc != INGOT_CLI_EXIT_OK) goto done;
   rc = INGOT_CLI_EXIT_FAILURE;
 
@@ -195,6 +301,20 @@ static int inspect_main(const char* path, bool as_json) {
     json_object_set_new(root, "targets", targets);
     json_object_set_new(root, "loaded_target", json_string(loaded));
     json_object_set_new(root, "target_reason", json_string(ingot_bundle_target_reason(bundle)));
+    json_t* vars = json_array();
+    for (uint32_t v = 0; v < variant_count; ++v) {
+      const ingot_variant_record_t* r = &variants[v].record;
+      char launch[128];
+      launch_text(&variants[v], launch, sizeof launch);
+      json_array_append_new(
+          vars, json_pack("{s:s, s:s, s:i, s:i, s:I, s:i, s:s}", "target", sections[r->code_section].target,
+                          "loader", loader_name(r->loader), "code_section", (int)r->code_section,
+                          "weights_section", (int)r->weights_section, "weights_bytes",
+                          (json_int_t)sections[r->weights_section].raw_size, "weights_shared_by",
+                          (int)weights_users(variants, variant_count, r->weights_section), "launch",
+                          launch));
+    }
+    json_object_set_new(root, "variants", vars);
     json_object_set_new(root, "sections", secs);
     json_object_set_new(root, "arena_bytes", json_integer((json_int_t)arena));
     json_object_set_new(root, "arena_lower_bound_bytes", json_integer((json_int_t)lower));
@@ -218,6 +338,17 @@ static int inspect_main(const char* path, bool as_json) {
     }
     printf(" (loaded here: %s)\n", loaded);
     printf("variant: %s\n", ingot_bundle_target_reason(bundle));
+    printf("variants:\n");
+    for (uint32_t v = 0; v < variant_count; ++v) {
+      const ingot_variant_record_t* r = &variants[v].record;
+      char launch[128];
+      launch_text(&variants[v], launch, sizeof launch);
+      uint32_t users = weights_users(variants, variant_count, r->weights_section);
+      printf("  %u %-20s loader %s, code section %u, weights section %u (%llu bytes%s), launch: %s\n", v,
+             sections[r->code_section].target, loader_name(r->loader), r->code_section,
+             r->weights_section, (unsigned long long)sections[r->weights_section].raw_size,
+             users > 1 ? ", shared" : "", launch);
+    }
     printf("sections:\n");
     printf("  %-10s %-6s %12s %12s  %s\n", "kind", "codec", "stored", "raw", "target");
     for (uint32_t i = 0; i < section_count; ++i) {
@@ -238,6 +369,7 @@ static int inspect_main(const char* path, bool as_json) {
 done:
   free(inputs);
   free(outputs);
+  free(variants);
   free(sections);
   free(bytes);
   if (bundle) ingot_bundle_release(bundle);

@@ -2,9 +2,16 @@
  * serializes everything in the format of runtime/ingot_format.h.
  *
  * Decisions (the reader in runtime/bundle.c enforces the same):
- *   - sections in a fixed order: MANIFEST, PLAN, WEIGHTS, then CODE in spec
- *     order; each at the next 64-byte aligned offset, padding zero; the file
- *     ends where the last section ends;
+ *   - sections in a fixed order: MANIFEST, PLAN, the WEIGHTS sections in the
+ *     order variants first use them, then CODE in spec order; each at the
+ *     next 64-byte aligned offset, padding zero; the file ends where the last
+ *     section ends;
+ *   - a variant's weights: its WEIGHT tensors in tensor order, each at the
+ *     next 64-byte aligned offset, padding zero; a WEIGHTS section is shared
+ *     by every variant whose weights come out byte-identical (all variants
+ *     that give no weights of their own, and any others that match);
+ *   - one variant record per code, in spec order; launch records as given,
+ *     else {steps[s].kernel, 0...};
  *   - each section is zstd-compressed at the spec's level (default: 19 below
  *     1 MiB of raw bytes, 3 above; one frame, content
  *     size recorded); if that does not make it smaller it is stored with
@@ -23,6 +30,9 @@
 
 #include "packager/packager.h"
 
+/* The reader's cap on sections (runtime/bundle.c), the signature included. */
+#define INGOT_MAX_SECTIONS 64u
+
 #define ALIGN_UP(x, a) (((x) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
 
 static const char* tensor_name(const ingot_bundle_tensor_t* t) { return t->name ? t->name : ""; }
@@ -31,6 +41,49 @@ static void pad_to(ingot_strbuf_t* sb, size_t align) {
   static const uint8_t zeros[64];
   size_t pad = (size_t)(ALIGN_UP(sb->length, align) - sb->length);
   if (pad) ingot_strbuf_append_bytes(sb, zeros, pad);
+}
+
+/* The format's rule for launch records (runtime/ingot_format.h). */
+static int launch_dims_ok(ingot_loader_kind_t loader, const ingot_launch_record_t* l) {
+  if (loader == INGOT_LOADER_CPU_ELF)
+    return l->shared_bytes == 0 && !l->grid[0] && !l->grid[1] && !l->grid[2] && !l->block[0] &&
+           !l->block[1] && !l->block[2];
+  for (int d = 0; d < 3; ++d)
+    if (!l->grid[d] || !l->block[d]) return 0;
+  return 1;
+}
+
+/* One variant's WEIGHTS section: its weight tensors in tensor order, each
+ * 64-byte aligned; records[w] gets the w-th weight's place. `weights` is the
+ * variant's own data or NULL (the tensors' data). *out_data is heap. */
+static ingot_status_t weights_layout(const ingot_bundle_spec_t* spec, const uint64_t* tensor_bytes,
+                                     const ingot_bundle_weight_t* weights,
+                                     ingot_weight_record_t* records, uint8_t** out_data,
+                                     uint64_t* out_size) {
+  *out_data = NULL;
+  *out_size = 0;
+  uint64_t size = 0;
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < spec->tensor_count; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_WEIGHT) continue;
+    records[w].offset = ALIGN_UP(size, INGOT_WEIGHT_ALIGN);
+    records[w].bytes = weights ? weights[i].bytes : tensor_bytes[i];
+    size = records[w].offset + records[w].bytes;
+    if (size > (UINT64_MAX >> 4) || size > SIZE_MAX / 2)
+      return ingot_fail(INGOT_ERROR_LIMIT, "bundle: weights too large");
+    ++w;
+  }
+  uint8_t* data = ingot_xcalloc(size ? (size_t)size : 1, 1);
+  w = 0;
+  for (uint32_t i = 0; i < spec->tensor_count; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_WEIGHT) continue;
+    const void* src = weights ? weights[i].data : spec->tensors[i].data;
+    if (records[w].bytes) memcpy(data + records[w].offset, src, (size_t)records[w].bytes);
+    ++w;
+  }
+  *out_data = data;
+  *out_size = size;
+  return INGOT_OK;
 }
 
 static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* tensor_bytes) {
@@ -117,6 +170,36 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* t
     if (!code->data || code->size == 0)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: code %u ('%s') is empty", c,
                         code->target);
+    if ((uint32_t)code->loader == 0 || (uint32_t)code->loader >= INGOT_LOADER_KIND_END_)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "bundle spec: code %u ('%s'): loader kind %d is not one of the format's", c,
+                        code->target, (int)code->loader);
+    for (uint32_t s = 0; code->launches && s < spec->step_count; ++s) {
+      const ingot_launch_record_t* l = &code->launches[s];
+      if (l->kernel >= spec->kernel_count)
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "bundle spec: code %u ('%s'), step %u: kernel %u of %u", c, code->target,
+                          s, l->kernel, spec->kernel_count);
+      if (!launch_dims_ok(code->loader, l))
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "bundle spec: code %u ('%s'), step %u: launch dims do not suit its loader "
+                          "(CPU: all zero; GPU: every grid and block dim >= 1)",
+                          c, code->target, s);
+    }
+    for (uint32_t t = 0; code->weights && t < spec->tensor_count; ++t) {
+      const ingot_bundle_weight_t* w = &code->weights[t];
+      if (spec->tensors[t].storage != INGOT_STORAGE_WEIGHT) {
+        if (w->data || w->bytes)
+          return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                            "bundle spec: code %u ('%s'): weight data for tensor '%s', which is "
+                            "not a weight", c, code->target, tensor_name(&spec->tensors[t]));
+      } else if ((w->bytes && !w->data) || w->bytes > (UINT64_MAX >> 4)) {
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "bundle spec: code %u ('%s'): weight '%s' has %llu bytes and %s data", c,
+                          code->target, tensor_name(&spec->tensors[t]),
+                          (unsigned long long)w->bytes, w->data ? "some" : "no");
+      }
+    }
   }
   if (spec->zstd_level < 0 || spec->zstd_level > ZSTD_maxCLevel())
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: zstd level %d", spec->zstd_level);
@@ -143,6 +226,24 @@ typedef struct encoded_t {
   ingot_section_entry_t entry;
   uint8_t* stored; /* heap; NULL when stored raw */
 } encoded_t;
+
+/* Section k of the file: MANIFEST, PLAN, the weights blobs, the codes. */
+static void section_payload(const ingot_bundle_spec_t* spec, const ingot_strbuf_t* manifest,
+                            const ingot_strbuf_t* plan, uint8_t* const* blobs,
+                            const uint64_t* blob_sizes, uint32_t blob_count, uint32_t k,
+                            section_t* out) {
+  memset(out, 0, sizeof *out);
+  if (k == 0) {
+    *out = (section_t){INGOT_SECTION_MANIFEST, NULL, (const uint8_t*)manifest->data, manifest->length};
+  } else if (k == 1) {
+    *out = (section_t){INGOT_SECTION_PLAN, NULL, (const uint8_t*)plan->data, plan->length};
+  } else if (k < 2 + blob_count) {
+    *out = (section_t){INGOT_SECTION_WEIGHTS, NULL, blobs[k - 2], (size_t)blob_sizes[k - 2]};
+  } else {
+    const ingot_bundle_code_t* code = &spec->codes[k - 2 - blob_count];
+    *out = (section_t){INGOT_SECTION_CODE, code->target, (const uint8_t*)code->data, code->size};
+  }
+}
 
 static ingot_status_t encode_section(const section_t* s, int level, ZSTD_CCtx* cctx, encoded_t* out) {
   memset(out, 0, sizeof *out);
@@ -187,10 +288,14 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   uint32_t* item_of = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
   ingot_plan_item_t* items = ingot_xcalloc(nt ? nt : 1, sizeof(ingot_plan_item_t));
   ingot_strbuf_t manifest = {0}, plan = {0}, strings = {0};
-  uint8_t* weights = NULL;
+  uint8_t** blobs = NULL;       /* the distinct WEIGHTS sections */
+  uint64_t* blob_sizes = NULL;
+  uint32_t blob_count = 0;
+  uint32_t* variant_blob = NULL;  /* per code: its blob */
+  ingot_weight_record_t* wrecords = NULL; /* [code][weight] */
   uint8_t* file = NULL;
   encoded_t* encoded = NULL;
-  uint32_t section_count = 3 + spec->code_count;
+  uint32_t section_count = 0;
   ZSTD_CCtx* cctx = NULL;
   ingot_status_t status = validate_spec(spec, tensor_bytes);
   if (status != INGOT_OK) goto done;
@@ -226,26 +331,60 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   status = ingot_memory_plan(items, item_count, &arena_bytes, &lower_bound);
   if (status != INGOT_OK) goto done;
 
-  /* ---- Weights, 64-byte aligned in tensor order. */
-  uint64_t weights_size = 0;
-  uint32_t arena_tensors = 0;
+  /* ---- Weights: one layout per variant, identical ones stored once. */
+  uint32_t arena_tensors = 0, weight_count = 0;
   for (uint32_t i = 0; i < nt; ++i) {
     if (spec->tensors[i].storage == INGOT_STORAGE_WEIGHT) {
-      offsets[i] = ALIGN_UP(weights_size, INGOT_WEIGHT_ALIGN);
-      weights_size = offsets[i] + tensor_bytes[i];
-      if (weights_size > (UINT64_MAX >> 4) || weights_size > SIZE_MAX / 2) {
-        status = ingot_fail(INGOT_ERROR_LIMIT, "bundle: weights too large");
-        goto done;
-      }
+      ++weight_count;
     } else {
       offsets[i] = items[item_of[i]].offset;
       ++arena_tensors;
     }
   }
-  weights = ingot_xcalloc(weights_size ? (size_t)weights_size : 1, 1);
-  for (uint32_t i = 0; i < nt; ++i)
-    if (spec->tensors[i].storage == INGOT_STORAGE_WEIGHT && tensor_bytes[i])
-      memcpy(weights + offsets[i], spec->tensors[i].data, (size_t)tensor_bytes[i]);
+  const uint32_t nc = spec->code_count;
+  wrecords = ingot_xcalloc((size_t)nc * weight_count + 1, sizeof(ingot_weight_record_t));
+  blobs = ingot_xcalloc(nc, sizeof(uint8_t*));
+  blob_sizes = ingot_xcalloc(nc, sizeof(uint64_t));
+  variant_blob = ingot_xcalloc(nc, sizeof(uint32_t));
+  uint64_t weights_total = 0;
+  int shared_blob = -1;   /* the blob of the variants that give no weights ... */
+  uint32_t shared_source = 0; /* ... and the first of them, whose records they copy */
+  for (uint32_t c = 0; c < nc; ++c) {
+    ingot_weight_record_t* rec = &wrecords[(size_t)c * weight_count];
+    const ingot_bundle_weight_t* own = spec->codes[c].weights;
+    if (!own && shared_blob >= 0) {
+      memcpy(rec, &wrecords[(size_t)shared_source * weight_count],
+             sizeof(ingot_weight_record_t) * weight_count);
+      variant_blob[c] = (uint32_t)shared_blob;
+      continue;
+    }
+    uint8_t* data = NULL;
+    uint64_t size = 0;
+    status = weights_layout(spec, tensor_bytes, own, rec, &data, &size);
+    if (status != INGOT_OK) goto done;
+    uint32_t b = 0;
+    while (b < blob_count && !(blob_sizes[b] == size && memcmp(blobs[b], data, (size_t)size) == 0)) ++b;
+    if (b < blob_count) {
+      free(data);
+    } else {
+      blobs[b] = data;
+      blob_sizes[b] = size;
+      weights_total += size;
+      ++blob_count;
+    }
+    variant_blob[c] = b;
+    if (!own) {
+      shared_blob = (int)b;
+      shared_source = c;
+    }
+  }
+  section_count = 2 + blob_count + nc;
+  if (section_count + 1 > INGOT_MAX_SECTIONS) { /* + 1: room for a signature */
+    status = ingot_fail(INGOT_ERROR_LIMIT,
+                        "bundle: %u code variants with %u distinct weights need %u sections, "
+                        "at most %u", nc, blob_count, section_count + 1, INGOT_MAX_SECTIONS);
+    goto done;
+  }
 
   /* ---- Strings, then the manifest. */
   uint32_t* tensor_str = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
@@ -283,6 +422,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
       .arg_count = arg_total,
       .kernel_count = spec->kernel_count,
       .string_bytes = (uint32_t)strings.length,
+      .variant_count = nc,
   };
   ingot_strbuf_append_bytes(&manifest, &mh, sizeof mh);
   pad_to(&manifest, 8);
@@ -294,7 +434,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     r.dtype = (uint32_t)t->dtype;
     r.rank = t->rank;
     r.storage = (uint32_t)t->storage;
-    r.offset = t->storage == INGOT_STORAGE_WEIGHT ? offsets[i] : 0;
+    r.offset = 0; /* ARENA: the plan; WEIGHT: each variant's weight records */
     r.bytes = tensor_bytes[i];
     for (uint32_t d = 0; d < t->rank; ++d) r.dims[d] = t->dims[d];
     ingot_strbuf_append_bytes(&manifest, &r, sizeof r);
@@ -306,7 +446,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   pad_to(&manifest, 8);
   uint32_t arg_begin = 0;
   for (uint32_t s = 0; s < spec->step_count; ++s) {
-    ingot_step_record_t r = {spec->steps[s].kernel, arg_begin, spec->steps[s].arg_count, step_str[s]};
+    ingot_step_record_t r = {0, arg_begin, spec->steps[s].arg_count, step_str[s]};
     ingot_strbuf_append_bytes(&manifest, &r, sizeof r);
     arg_begin += spec->steps[s].arg_count;
   }
@@ -316,6 +456,22 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
       ingot_strbuf_append_bytes(&manifest, spec->steps[s].args, 4 * (size_t)spec->steps[s].arg_count);
   pad_to(&manifest, 8);
   ingot_strbuf_append_bytes(&manifest, kernel_str, 4 * (size_t)spec->kernel_count);
+  pad_to(&manifest, 8);
+  for (uint32_t c = 0; c < nc; ++c) {
+    ingot_variant_record_t r = {2 + blob_count + c, 2 + variant_blob[c], (uint32_t)spec->codes[c].loader, 0};
+    ingot_strbuf_append_bytes(&manifest, &r, sizeof r);
+  }
+  pad_to(&manifest, 8);
+  for (uint32_t c = 0; c < nc; ++c)
+    for (uint32_t s = 0; s < spec->step_count; ++s) {
+      ingot_launch_record_t r;
+      memset(&r, 0, sizeof r);
+      if (spec->codes[c].launches) r = spec->codes[c].launches[s];
+      else r.kernel = spec->steps[s].kernel;
+      ingot_strbuf_append_bytes(&manifest, &r, sizeof r);
+    }
+  pad_to(&manifest, 8);
+  ingot_strbuf_append_bytes(&manifest, wrecords, sizeof(ingot_weight_record_t) * (size_t)nc * weight_count);
   pad_to(&manifest, 8);
   ingot_strbuf_append_bytes(&manifest, strings.data ? strings.data : "", strings.length);
   free(tensor_str);
@@ -352,13 +508,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   for (uint32_t k = 0; k < section_count; ++k) {
     section_t s;
     memset(&s, 0, sizeof s);
-    if (k == 0) s = (section_t){INGOT_SECTION_MANIFEST, NULL, (const uint8_t*)manifest.data, manifest.length};
-    if (k == 1) s = (section_t){INGOT_SECTION_PLAN, NULL, (const uint8_t*)plan.data, plan.length};
-    if (k == 2) s = (section_t){INGOT_SECTION_WEIGHTS, NULL, weights, (size_t)weights_size};
-    if (k >= 3) {
-      const ingot_bundle_code_t* code = &spec->codes[k - 3];
-      s = (section_t){INGOT_SECTION_CODE, code->target, (const uint8_t*)code->data, code->size};
-    }
+    section_payload(spec, &manifest, &plan, blobs, blob_sizes, blob_count, k, &s);
     if (!s.raw) s.raw = (const uint8_t*)"";
     int level = spec->zstd_level ? spec->zstd_level : (s.raw_size >= kLargeSection ? 3 : 19);
     status = encode_section(&s, level, cctx, &encoded[k]);
@@ -379,10 +529,9 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   for (uint32_t k = 0; k < section_count; ++k) {
     const uint8_t* payload = encoded[k].stored;
     if (!payload) {
-      if (k == 0) payload = (const uint8_t*)manifest.data;
-      else if (k == 1) payload = (const uint8_t*)plan.data;
-      else if (k == 2) payload = weights;
-      else payload = (const uint8_t*)spec->codes[k - 3].data;
+      section_t s;
+      section_payload(spec, &manifest, &plan, blobs, blob_sizes, blob_count, k, &s);
+      payload = s.raw;
     }
     if (encoded[k].entry.stored_size)
       memcpy(file + encoded[k].entry.offset, payload, (size_t)encoded[k].entry.stored_size);
@@ -405,7 +554,8 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   if (out_report) {
     out_report->arena_bytes = arena_bytes;
     out_report->arena_lower_bound = lower_bound;
-    out_report->weight_bytes = weights_size;
+    out_report->weight_bytes = weights_total;
+    out_report->weight_sections = blob_count;
     out_report->bundle_bytes = pos;
   }
 
@@ -415,7 +565,11 @@ done:
   free(encoded);
   ZSTD_freeCCtx(cctx);
   free(file);
-  free(weights);
+  for (uint32_t b = 0; b < blob_count; ++b) free(blobs[b]);
+  free(blobs);
+  free(blob_sizes);
+  free(variant_blob);
+  free(wrecords);
   ingot_strbuf_free(&strings);
   ingot_strbuf_free(&plan);
   ingot_strbuf_free(&manifest);

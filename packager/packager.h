@@ -10,7 +10,16 @@
  * one step; no plan can use less.
  *
  * Bundle: see runtime/ingot_format.h. The same spec gives a byte-identical
- * bundle (fixed zstd level, no timestamps, sections in a fixed order). */
+ * bundle (fixed zstd level, no timestamps, sections in a fixed order).
+ *
+ * Variants: each ingot_bundle_code_t is one code variant. It names its
+ * loader kind, may give its own launch record per step (else every step
+ * launches spec.steps[s].kernel with no grid, what a CPU variant wants) and
+ * may give its own bytes for the weight tensors (a layout of its own: packed
+ * or padded differently); variants that give none share the tensors' own
+ * data. Variants whose weights come out byte-identical share one WEIGHTS
+ * section, so one set of weights is stored once however many variants use
+ * it. */
 #ifndef INGOT_PACKAGER_H_
 #define INGOT_PACKAGER_H_
 
@@ -52,10 +61,23 @@ typedef struct ingot_bundle_step_t {
   const char* name;       /* node name */
 } ingot_bundle_step_t;
 
+/* One weight tensor's bytes in one variant's layout. */
+typedef struct ingot_bundle_weight_t {
+  const void* data;       /* may be NULL when bytes is 0 */
+  uint64_t bytes;
+} ingot_bundle_weight_t;
+
 typedef struct ingot_bundle_code_t {
   const char* target;     /* target string, < INGOT_TARGET_NAME_BYTES */
-  const void* data;       /* the ELF shared object */
+  const void* data;       /* the code: for INGOT_LOADER_CPU_ELF an ELF shared object */
   size_t size;
+  ingot_loader_kind_t loader; /* required: what loads and launches the code */
+  /* step_count records, or NULL: step s launches spec.steps[s].kernel with
+   * no grid (shared_bytes, grid and block zero: a CPU launch). */
+  const ingot_launch_record_t* launches;
+  /* tensor_count entries, or NULL: every WEIGHT tensor's data and logical
+   * size. Entries of non-WEIGHT tensors must be {NULL, 0}. */
+  const ingot_bundle_weight_t* weights;
 } ingot_bundle_code_t;
 
 typedef struct ingot_bundle_spec_t {
@@ -77,7 +99,8 @@ typedef struct ingot_bundle_spec_t {
 typedef struct ingot_bundle_report_t {
   uint64_t arena_bytes;
   uint64_t arena_lower_bound;
-  uint64_t weight_bytes;
+  uint64_t weight_bytes;  /* raw bytes of all WEIGHTS sections (each stored once) */
+  uint32_t weight_sections;
   uint64_t bundle_bytes;
 } ingot_bundle_report_t;
 

@@ -7,19 +7,29 @@
  *     bytes given; at most INGOT_RT_MAX_SECTIONS sections;
  *   - every byte of the file not covered by the header, the section table or
  *     a section payload (alignment padding) is zero;
- *   - sections never overlap; exactly one MANIFEST, PLAN and WEIGHTS, at most
- *     one SIGNATURE (the last entry and the last bytes of the file; verified
- *     when the caller gives a public key, before anything is decoded), at
- *     least one CODE; a CODE target is
+ *   - sections never overlap; exactly one MANIFEST and PLAN, at least one
+ *     WEIGHTS and one CODE, at most one SIGNATURE (the last entry and the
+ *     last bytes of the file; verified when the caller gives a public key,
+ *     before anything is decoded); a CODE target is
  *     NUL-terminated inside its 32 bytes with zero padding, other sections
  *     have an all-zero target;
  *   - codec NONE: stored and raw sizes and checksums are equal; codec ZSTD:
  *     the payload is exactly one frame whose content size is raw_size;
  *   - the MANIFEST ends exactly where its string table ends; the PLAN is its
  *     header and record_count records, nothing more;
- *   - ARENA tensor records carry offset 0 (the PLAN places them); dims past
- *     rank are zero.
- * Only CODE sections that are candidates for this machine are decompressed. */
+ *   - tensor records carry offset 0 (the PLAN places ARENA tensors, each
+ *     variant's weight records its WEIGHT tensors); dims past rank are zero;
+ *     step records' reserved field is zero;
+ *   - one variant record per CODE section, in table order; each names a
+ *     WEIGHTS section, and every WEIGHTS section is named by some variant; a
+ *     loader kind the format defines (one this runtime has no loader for
+ *     makes the variant not runnable here, not the bundle corrupt); every
+ *     launch record of every variant is checked against its kind, every
+ *     weight record against its WEIGHTS section's size, whichever variant is
+ *     loaded.
+ * Only the CODE section of the variant picked for this machine (and the one
+ * after it when its object is for another machine) and that variant's
+ * WEIGHTS section are decompressed. */
 #define _DEFAULT_SOURCE 1
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDCtx_advanced: our allocator */
 #include <stdarg.h>
@@ -246,9 +256,62 @@ static const void* cursor_take(cursor_t* c, uint64_t bytes) {
 
 #define MANIFEST_FAIL(...) fail_at(INGOT_ERROR_CORRUPT, "manifest", __VA_ARGS__)
 
+/* A launch record as its loader kind wants it (ingot_format.h). */
+static int launch_record_ok(uint32_t loader, const ingot_launch_record_t* r) {
+  if (loader == INGOT_LOADER_CPU_ELF)
+    return r->shared_bytes == 0 && r->grid[0] == 0 && r->grid[1] == 0 && r->grid[2] == 0 &&
+           r->block[0] == 0 && r->block[1] == 0 && r->block[2] == 0;
+  for (int d = 0; d < 3; ++d)
+    if (r->grid[d] == 0 || r->block[d] == 0) return 0;
+  return 1;
+}
+
+/* Checks the variants, their launch and weight records against the section
+ * table (nothing is decoded: the WEIGHTS sizes come from the table). */
+static ingot_status_t parse_variants(const ingot_manifest_header_t* h,
+                                     const ingot_variant_record_t* variants,
+                                     const ingot_launch_record_t* launches,
+                                     const ingot_weight_record_t* weights, uint32_t weight_count,
+                                     const ingot_section_entry_t* entries, uint32_t section_count) {
+  uint64_t weights_used = 0; /* bit i: WEIGHTS section i is named */
+  uint32_t prev_code = 0;
+  for (uint32_t v = 0; v < h->variant_count; ++v) {
+    const ingot_variant_record_t* r = &variants[v];
+    if (r->code_section >= section_count || entries[r->code_section].kind != INGOT_SECTION_CODE ||
+        (v > 0 && r->code_section <= prev_code))
+      return MANIFEST_FAIL("variant %u: code section %u is not the next CODE section", v,
+                           r->code_section);
+    prev_code = r->code_section;
+    if (r->weights_section >= section_count ||
+        entries[r->weights_section].kind != INGOT_SECTION_WEIGHTS)
+      return MANIFEST_FAIL("variant %u: section %u is not a WEIGHTS section", v, r->weights_section);
+    weights_used |= (uint64_t)1 << r->weights_section;
+    if (r->loader == 0 || r->loader >= INGOT_LOADER_KIND_END_)
+      return MANIFEST_FAIL("variant %u: unknown loader kind %u", v, r->loader);
+    if (r->reserved != 0) return MANIFEST_FAIL("variant %u: reserved field is not zero", v);
+    for (uint32_t s = 0; s < h->step_count; ++s) {
+      const ingot_launch_record_t* l = &launches[(uint64_t)v * h->step_count + s];
+      if (l->kernel >= h->kernel_count)
+        return MANIFEST_FAIL("variant %u, step %u: bad kernel index", v, s);
+      if (!launch_record_ok(r->loader, l))
+        return MANIFEST_FAIL("variant %u, step %u: launch dims do not suit loader %s", v, s,
+                             ingot_rt_loader_kind_name(r->loader));
+    }
+    uint64_t size = entries[r->weights_section].raw_size;
+    for (uint32_t w = 0; w < weight_count; ++w) {
+      const ingot_weight_record_t* wr = &weights[(uint64_t)v * weight_count + w];
+      if (wr->offset % INGOT_WEIGHT_ALIGN != 0 || wr->offset > size || wr->bytes > size - wr->offset)
+        return MANIFEST_FAIL("variant %u, weight %u: data outside its weights section", v, w);
+    }
+  }
+  for (uint32_t i = 0; i < section_count; ++i)
+    if (entries[i].kind == INGOT_SECTION_WEIGHTS && !(weights_used & ((uint64_t)1 << i)))
+      return MANIFEST_FAIL("weights section %u is used by no variant", i);
+  return INGOT_OK;
+}
+
 static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* limits,
-                                     const char** out_strings, uint32_t* out_string_bytes,
-                                     const uint32_t** out_kernel_names, uint32_t* out_kernel_count) {
+                                     const ingot_section_entry_t* entries, uint32_t section_count) {
   cursor_t c = {b->manifest, b->manifest_bytes, 0};
   const ingot_manifest_header_t* h = (const ingot_manifest_header_t*)cursor_take(&c, sizeof *h);
   if (!h) return MANIFEST_FAIL("truncated header");
@@ -258,17 +321,31 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
   if (h->step_count > limits->max_steps)
     return ingot_rt_fail(INGOT_ERROR_LIMIT, "bundle: manifest: %u steps, limit %u", h->step_count,
                          limits->max_steps);
-  if (h->reserved != 0) return MANIFEST_FAIL("reserved field is not zero");
+  uint32_t code_sections = 0;
+  for (uint32_t i = 0; i < section_count; ++i) code_sections += entries[i].kind == INGOT_SECTION_CODE;
+  if (h->variant_count != code_sections)
+    return MANIFEST_FAIL("%u variants for %u code sections", h->variant_count, code_sections);
   const ingot_tensor_record_t* tensors = (const ingot_tensor_record_t*)cursor_take(
       &c, (uint64_t)h->tensor_count * sizeof(ingot_tensor_record_t));
-  const uint32_t* inputs = (const uint32_t*)cursor_take(&c, (uint64_t)h->input_count * 4);
+  uint32_t weight_count = 0;
+  if (tensors)
+    for (uint32_t t = 0; t < h->tensor_count; ++t) weight_count += tensors[t].storage == INGOT_STORAGE_WEIGHT;
+  const uint32_t* inputs = tensors ? (const uint32_t*)cursor_take(&c, (uint64_t)h->input_count * 4) : NULL;
   const uint32_t* outputs = inputs ? (const uint32_t*)cursor_take(&c, (uint64_t)h->output_count * 4) : NULL;
   const ingot_step_record_t* steps = outputs ? (const ingot_step_record_t*)cursor_take(
       &c, (uint64_t)h->step_count * sizeof(ingot_step_record_t)) : NULL;
   const uint32_t* args = steps ? (const uint32_t*)cursor_take(&c, (uint64_t)h->arg_count * 4) : NULL;
   const uint32_t* kernels = args ? (const uint32_t*)cursor_take(&c, (uint64_t)h->kernel_count * 4) : NULL;
-  const char* strings = kernels ? (const char*)cursor_take(&c, h->string_bytes) : NULL;
-  if (!tensors || !strings) return MANIFEST_FAIL("arrays run past the section");
+  /* variant_count <= 64 (sections), step_count and weight_count < 2^32: the
+   * products below fit in 64 bits. */
+  const ingot_variant_record_t* variants = kernels ? (const ingot_variant_record_t*)cursor_take(
+      &c, (uint64_t)h->variant_count * sizeof(ingot_variant_record_t)) : NULL;
+  const ingot_launch_record_t* launches = variants ? (const ingot_launch_record_t*)cursor_take(
+      &c, (uint64_t)h->variant_count * h->step_count * sizeof(ingot_launch_record_t)) : NULL;
+  const ingot_weight_record_t* weights = launches ? (const ingot_weight_record_t*)cursor_take(
+      &c, (uint64_t)h->variant_count * weight_count * sizeof(ingot_weight_record_t)) : NULL;
+  const char* strings = weights ? (const char*)cursor_take(&c, h->string_bytes) : NULL;
+  if (!strings) return MANIFEST_FAIL("arrays run past the section");
   if (c.pos != c.size) return MANIFEST_FAIL("%llu trailing bytes", (unsigned long long)(c.size - c.pos));
   uint32_t nstr = h->string_bytes;
   if (nstr > 0 && strings[nstr - 1] != '\0') return MANIFEST_FAIL("string table not terminated");
@@ -302,17 +379,10 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
     if (numel > UINT64_MAX / esize || numel * esize != r->bytes)
       return MANIFEST_FAIL("tensor %u: bytes %llu do not match its shape", t,
                            (unsigned long long)r->bytes);
-    if (r->storage == INGOT_STORAGE_WEIGHT) {
-      if (r->offset % INGOT_WEIGHT_ALIGN != 0 || r->offset > b->weights_bytes ||
-          r->bytes > b->weights_bytes - r->offset)
-        return MANIFEST_FAIL("tensor %u: weight data outside the weights section", t);
-      out->offset = r->offset;
-    } else if (r->storage == INGOT_STORAGE_ARENA) {
-      if (r->offset != 0) return MANIFEST_FAIL("tensor %u: arena tensor with an offset", t);
-      out->offset = UINT64_MAX; /* set from the plan */
-    } else {
+    if (r->storage != INGOT_STORAGE_WEIGHT && r->storage != INGOT_STORAGE_ARENA)
       return MANIFEST_FAIL("tensor %u: unknown storage %u", t, r->storage);
-    }
+    if (r->offset != 0) return MANIFEST_FAIL("tensor %u: an offset in the tensor record", t);
+    out->offset = UINT64_MAX; /* set from the plan or the loaded variant */
     out->storage = r->storage;
     out->info.name = strings + r->name;
     out->info.dtype = (ingot_dtype_t)r->dtype;
@@ -331,18 +401,19 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
     if (!STRING_OK(kernels[i])) return MANIFEST_FAIL("kernel %u: bad name offset", i);
   for (uint32_t s = 0; s < h->step_count; ++s) {
     const ingot_step_record_t* r = &steps[s];
-    if (r->kernel >= h->kernel_count) return MANIFEST_FAIL("step %u: bad kernel index", s);
+    if (r->reserved != 0) return MANIFEST_FAIL("step %u: reserved field is not zero", s);
     if ((uint64_t)r->arg_begin + r->arg_count > h->arg_count)
       return MANIFEST_FAIL("step %u: arguments out of range", s);
     if (!STRING_OK(r->name)) return MANIFEST_FAIL("step %u: bad name offset", s);
-    b->steps[s].fn = NULL;
-    b->steps[s].kernel = r->kernel;
-    b->steps[s].kernel_name = strings + kernels[r->kernel];
+    memset(&b->steps[s], 0, sizeof b->steps[s]);
     b->steps[s].node_name = strings + r->name;
     b->steps[s].arg_begin = r->arg_begin;
     b->steps[s].arg_count = r->arg_count;
   }
 #undef STRING_OK
+  ingot_status_t status = parse_variants(h, variants, launches, weights, weight_count, entries,
+                                         section_count);
+  if (status != INGOT_OK) return status;
   b->input_count = h->input_count;
   b->inputs = inputs;
   b->output_count = h->output_count;
@@ -350,10 +421,14 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
   b->step_count = h->step_count;
   b->arg_count = h->arg_count;
   b->args = args;
-  *out_strings = strings;
-  *out_string_bytes = nstr;
-  *out_kernel_names = kernels;
-  *out_kernel_count = h->kernel_count;
+  b->kernel_count = h->kernel_count;
+  b->kernel_names = kernels;
+  b->strings = strings;
+  b->variant_count = h->variant_count;
+  b->variants = variants;
+  b->launches = launches;
+  b->weight_count = weight_count;
+  b->weight_records = weights;
   return INGOT_OK;
 }
 
@@ -398,11 +473,12 @@ static ingot_status_t parse_plan(ingot_bundle_t* b, const ingot_limits_t* limits
 
 /* ---- Code variants ---------------------------------------------------------- */
 
-/* Picks the CODE variant to load: every CODE section ranked by
- * ingot_rt_variant_rank (cpu.c: the CPU features its target needs against
- * this CPU's), the best that runs here loaded; only that one is decoded (and
- * the next when its object turns out to be for another machine). The choice
- * and the reasons are kept in b->target_reason. */
+/* Picks the variant to load: every variant ranked by its loader row's rank
+ * (for CPU_ELF, cpu.c: the CPU features its target needs against this
+ * CPU's; a kind this runtime has no loader for ranks 0), the best that runs
+ * here loaded; only its CODE section is decoded (and the next one's when its
+ * object turns out to be for another machine). The choice and the reasons are
+ * kept in b->target_reason. */
 static void reason_append(ingot_bundle_t* b, const char* fmt, ...) INGOT_RT_PRINTF(2, 3);
 static void reason_append(ingot_bundle_t* b, const char* fmt, ...) {
   size_t n = strlen(b->target_reason);
@@ -414,47 +490,61 @@ static void reason_append(ingot_bundle_t* b, const char* fmt, ...) {
 }
 
 static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
-                                const ingot_section_entry_t* entries, uint32_t count) {
+                                const ingot_section_entry_t* entries) {
   int rank[INGOT_RT_MAX_SECTIONS];
   char why[INGOT_RT_MAX_SECTIONS][96];
   char skipped[768] = "";
-  for (uint32_t i = 0; i < count; ++i) {
-    rank[i] = entries[i].kind == INGOT_SECTION_CODE ? ingot_rt_variant_rank(entries[i].target, why[i], sizeof why[i]) : -1;
+  const uint32_t count = b->variant_count; /* <= INGOT_RT_MAX_SECTIONS: one per CODE section */
+  for (uint32_t v = 0; v < count; ++v) {
+    const ingot_rt_loader_t* loader = ingot_rt_loader_find(b->variants[v].loader);
+    const char* target = entries[b->variants[v].code_section].target;
+    if (loader) {
+      rank[v] = loader->rank(target, why[v], sizeof why[v]);
+    } else {
+      rank[v] = 0;
+      snprintf(why[v], sizeof why[v], "this runtime has no %s loader",
+               ingot_rt_loader_kind_name(b->variants[v].loader));
+    }
   }
   b->target_reason[0] = '\0';
   int picked = -1;
   for (;;) {
     int best = -1;
-    for (uint32_t i = 0; i < count; ++i)
-      if (rank[i] > 0 && (best < 0 || rank[i] > rank[best])) best = (int)i;
+    for (uint32_t v = 0; v < count; ++v)
+      if (rank[v] > 0 && (best < 0 || rank[v] > rank[best])) best = (int)v;
     if (best < 0) break;
-    const ingot_section_entry_t* e = &entries[best];
+    uint32_t section = b->variants[best].code_section;
+    const ingot_section_entry_t* e = &entries[section];
+    const ingot_rt_loader_t* loader = ingot_rt_loader_find(b->variants[best].loader);
     uint8_t* obj = NULL;
-    ingot_status_t status = section_decode(b, file, (uint32_t)best, e, &obj);
+    ingot_status_t status = section_decode(b, file, section, e, &obj);
     if (status != INGOT_OK) return status;
-    if (ingot_elf_peek_machine(obj, (size_t)e->raw_size) != ingot_elf_host_machine()) {
+    if (!loader->code_fits(obj, (size_t)e->raw_size)) {
       ingot_rt_free(b->allocator, obj);
       snprintf(why[best], sizeof why[best], "its code is for another machine");
       rank[best] = 0;
       continue;
     }
-    status = ingot_elf_image_load(obj, (size_t)e->raw_size, b->allocator, &b->code);
+    status = loader->load(obj, (size_t)e->raw_size, b->allocator, &b->module);
     ingot_rt_free(b->allocator, obj);
     if (status != INGOT_OK) {
       char msg[256];
       snprintf(msg, sizeof msg, "%s", ingot_last_error());
-      return section_fail(status, (uint32_t)best, e, "target '%s': %s", e->target, msg);
+      return section_fail(status, section, e, "target '%s': %s", e->target, msg);
     }
+    b->loader = loader;
+    b->variant = (uint32_t)best;
     memcpy(b->target, e->target, INGOT_TARGET_NAME_BYTES);
     b->target[INGOT_TARGET_NAME_BYTES] = '\0';
     picked = best;
     break;
   }
-  for (uint32_t i = 0; i < count; ++i) {
-    if (rank[i] < 0 || (int)i == picked) continue;
+  for (uint32_t v = 0; v < count; ++v) {
+    if ((int)v == picked) continue;
     size_t n = strlen(skipped);
-    snprintf(skipped + n, sizeof skipped - n, "%s%.32s (%.95s)", n ? "; " : "", entries[i].target,
-             rank[i] > 0 ? "runs here, ranks lower" : why[i]);
+    snprintf(skipped + n, sizeof skipped - n, "%s%.32s (%.95s)", n ? "; " : "",
+             entries[b->variants[v].code_section].target,
+             rank[v] > 0 ? "runs here, ranks lower" : why[v]);
   }
   if (picked < 0) {
     snprintf(b->target_reason, sizeof b->target_reason, "no variant runs here: %s", skipped);
@@ -465,61 +555,47 @@ static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
   return INGOT_OK;
 }
 
-/* A NUL-terminated string that lies wholly inside the loaded image. */
-static int image_string_ok(const ingot_elf_image_t* im, const char* s) {
-  for (size_t n = 0;; ++n) {
-    if (!ingot_elf_image_contains(im, s + n, 1)) return 0;
-    if (s[n] == '\0') return 1;
-  }
-}
+/* The loaded variant's weights (its WEIGHTS section, decoded, and its weight
+ * records as tensor offsets) and steps (its launch records, each kernel
+ * looked up once in its module). */
+static ingot_status_t bind_variant(ingot_bundle_t* b, const uint8_t* file,
+                                   const ingot_section_entry_t* entries) {
+  const ingot_variant_record_t* var = &b->variants[b->variant];
+  const ingot_section_entry_t* we = &entries[var->weights_section];
+  ingot_status_t status = section_decode(b, file, var->weights_section, we, &b->weights);
+  if (status != INGOT_OK) return status;
+  b->weights_bytes = we->raw_size;
+  if (((uintptr_t)b->weights & (INGOT_WEIGHT_ALIGN - 1)) != 0 && b->weights_bytes >= 64)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: the allocator broke 64-byte alignment");
+  const ingot_weight_record_t* wr = &b->weight_records[(uint64_t)b->variant * b->weight_count];
+  for (uint32_t t = 0, w = 0; t < b->tensor_count; ++t)
+    if (b->tensors[t].storage == INGOT_STORAGE_WEIGHT) b->tensors[t].offset = wr[w++].offset;
 
-static ingot_status_t resolve_kernels(ingot_bundle_t* b, const char* strings,
-                                      const uint32_t* kernel_names, uint32_t kernel_count) {
-  void* sym = ingot_elf_image_symbol(b->code, INGOT_LIBRARY_QUERY_SYMBOL);
-  if (!sym || !ingot_elf_image_is_code(b->code, sym))
-    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: code for '%s' does not export %s", b->target,
-                         INGOT_LIBRARY_QUERY_SYMBOL);
-#if INGOT_RT_FUZZING
-  /* Never call into fuzzed code (see runtime_internal.h): steps keep fn NULL. */
-  (void)strings, (void)kernel_names, (void)kernel_count;
-  return INGOT_OK;
-#endif
-  ingot_library_query_fn_t query;
-  memcpy(&query, &sym, sizeof query); /* object pointer -> function pointer */
-  const ingot_kernel_library_t* lib = query(INGOT_KERNEL_ABI_VERSION);
-  if (!lib)
-    return ingot_rt_fail(INGOT_ERROR_VERSION, "bundle: code for '%s' does not speak kernel ABI %u",
-                         b->target, INGOT_KERNEL_ABI_VERSION);
-  if (!ingot_elf_image_contains(b->code, lib, sizeof *lib) ||
-      lib->abi_version != INGOT_KERNEL_ABI_VERSION ||
-      (uint64_t)lib->kernel_count * sizeof(ingot_kernel_entry_t) > SIZE_MAX ||
-      (lib->kernel_count &&
-       !ingot_elf_image_contains(b->code, lib->kernels,
-                                 (size_t)lib->kernel_count * sizeof(ingot_kernel_entry_t))))
-    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: code for '%s': bad kernel table", b->target);
-  for (uint32_t k = 0; k < lib->kernel_count; ++k)
-    if (!image_string_ok(b->code, lib->kernels[k].name) ||
-        !ingot_elf_image_is_code(b->code, (const void*)(uintptr_t)lib->kernels[k].fn))
-      return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: code for '%s': bad kernel entry %u",
-                           b->target, k);
-  /* Manifest kernel names -> functions (each looked up once); steps pick
-   * theirs by kernel index. */
-  ingot_kernel_fn_t* fns = (ingot_kernel_fn_t*)ingot_rt_alloc(b->allocator,
-                                                               sizeof(ingot_kernel_fn_t) * kernel_count);
-  if (!fns) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
-  for (uint32_t i = 0; i < kernel_count; ++i) {
-    const char* name = strings + kernel_names[i];
-    uint32_t k = 0;
-    while (k < lib->kernel_count && strcmp(lib->kernels[k].name, name) != 0) ++k;
-    if (k == lib->kernel_count) {
-      ingot_rt_free(b->allocator, fns);
-      return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: kernel '%s' is not in the code for '%s'",
-                           name, b->target);
+  /* Manifest kernel names -> kernels, each looked up once, only those this
+   * variant launches (another variant may name kernels this code lacks). */
+  size_t bytes = (sizeof(ingot_rt_kernel_t) + 1) * (size_t)b->kernel_count;
+  uint8_t* scratch = (uint8_t*)ingot_rt_alloc(b->allocator, bytes);
+  if (!scratch) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
+  ingot_rt_kernel_t* kernels = (ingot_rt_kernel_t*)scratch;
+  uint8_t* found = scratch + sizeof(ingot_rt_kernel_t) * (size_t)b->kernel_count;
+  memset(found, 0, b->kernel_count);
+  const ingot_launch_record_t* launches = &b->launches[(uint64_t)b->variant * b->step_count];
+  for (uint32_t s = 0; s < b->step_count; ++s) {
+    uint32_t k = launches[s].kernel;
+    const char* name = b->strings + b->kernel_names[k];
+    if (!found[k]) {
+      if (b->loader->lookup(b->module, name, &kernels[k]) != INGOT_OK) {
+        ingot_rt_free(b->allocator, scratch);
+        return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: kernel '%s' is not in the code for '%s'",
+                             name, b->target);
+      }
+      found[k] = 1;
     }
-    fns[i] = lib->kernels[k].fn;
+    b->steps[s].kernel = kernels[k];
+    b->steps[s].launch = launches[s];
+    b->steps[s].kernel_name = name;
   }
-  for (uint32_t s = 0; s < b->step_count; ++s) b->steps[s].fn = fns[b->steps[s].kernel];
-  ingot_rt_free(b->allocator, fns);
+  ingot_rt_free(b->allocator, scratch);
   return INGOT_OK;
 }
 
@@ -541,11 +617,11 @@ static ingot_status_t check_container(const uint8_t* file, size_t size, const in
     if (status != INGOT_OK) return status;
     counts[entries[i].kind]++;
   }
-  if (counts[INGOT_SECTION_MANIFEST] != 1 || counts[INGOT_SECTION_WEIGHTS] != 1 ||
+  if (counts[INGOT_SECTION_MANIFEST] != 1 || counts[INGOT_SECTION_WEIGHTS] == 0 ||
       counts[INGOT_SECTION_PLAN] != 1 || counts[INGOT_SECTION_SIGNATURE] > 1 ||
       counts[INGOT_SECTION_CODE] == 0)
     return ingot_rt_fail(INGOT_ERROR_CORRUPT,
-                         "bundle: needs one manifest, plan and weights section and some code");
+                         "bundle: needs one manifest and plan section, weights and some code");
   status = check_layout(file, size, table_end, entries, h->section_count);
   if (status != INGOT_OK) return status;
   return ingot_rt_signature_check(file, size, h, entries, public_key);
@@ -557,40 +633,31 @@ static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t
   ingot_section_entry_t entries[INGOT_RT_MAX_SECTIONS];
   ingot_status_t status = check_container(file, size, limits, public_key, &h, entries);
   if (status != INGOT_OK) return status;
-  int manifest = -1, weights = -1, plan = -1;
+  int manifest = -1, plan = -1;
   for (uint32_t i = 0; i < h.section_count; ++i) {
     if (entries[i].kind == INGOT_SECTION_MANIFEST) manifest = (int)i;
-    if (entries[i].kind == INGOT_SECTION_WEIGHTS) weights = (int)i;
     if (entries[i].kind == INGOT_SECTION_PLAN) plan = (int)i;
   }
 
   status = section_decode(b, file, (uint32_t)manifest, &entries[manifest], &b->manifest);
   if (status != INGOT_OK) return status;
   b->manifest_bytes = entries[manifest].raw_size;
-  status = section_decode(b, file, (uint32_t)weights, &entries[weights], &b->weights);
-  if (status != INGOT_OK) return status;
-  b->weights_bytes = entries[weights].raw_size;
-  if (((uintptr_t)b->weights & (INGOT_WEIGHT_ALIGN - 1)) != 0 && b->weights_bytes >= 64)
-    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: the allocator broke 64-byte alignment");
   status = section_decode(b, file, (uint32_t)plan, &entries[plan], &b->plan);
   if (status != INGOT_OK) return status;
   b->plan_bytes = entries[plan].raw_size;
 
-  const char* strings = NULL;
-  uint32_t string_bytes = 0, kernel_count = 0;
-  const uint32_t* kernel_names = NULL;
-  status = parse_manifest(b, limits, &strings, &string_bytes, &kernel_names, &kernel_count);
+  status = parse_manifest(b, limits, entries, h.section_count);
   if (status != INGOT_OK) return status;
   status = parse_plan(b, limits);
   if (status != INGOT_OK) return status;
-  status = load_code(b, file, entries, h.section_count);
+  status = load_code(b, file, entries);
   if (status != INGOT_OK) return status;
-  return resolve_kernels(b, strings, kernel_names, kernel_count);
+  return bind_variant(b, file, entries);
 }
 
 void ingot_bundle_release(ingot_bundle_t* b) {
   if (!b) return;
-  ingot_elf_image_unload(b->code);
+  if (b->loader) b->loader->unload(b->module);
   ingot_rt_free(b->allocator, b->steps);
   ingot_rt_free(b->allocator, b->tensors);
   ingot_rt_free(b->allocator, b->plan);

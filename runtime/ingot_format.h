@@ -5,6 +5,10 @@
  * Versioning: INGOT_FORMAT_VERSION changes whenever any record below changes
  * layout or meaning; INGOT_KERNEL_ABI_VERSION whenever the kernel call
  * convention or ingot_kernel_env_t changes. Readers refuse other versions.
+ * Version 2 added code variants (ingot_variant_record_t): each CODE section
+ * names its loader kind, carries a launch record per step and its own weight
+ * table into a WEIGHTS section of its choosing (version 1 had one WEIGHTS
+ * section for all variants and the kernel index in the step record).
  *
  * File layout:
  *   ingot_bundle_header_t                      (offset 0, 64 bytes)
@@ -13,12 +17,28 @@
  *
  * Sections (each decompresses to raw_size bytes, whose CRC-32 is raw_crc32;
  * the stored bytes have CRC-32 stored_crc32):
- *   MANIFEST  tensors, inputs, outputs, steps, kernel names (layout below)
- *   WEIGHTS   constant tensor data; each tensor at a 64-byte aligned offset
+ *   MANIFEST  tensors, inputs, outputs, steps, kernel names, code variants
+ *             with their launch and weight records (layout below)
+ *   WEIGHTS   one or more: constant tensor data in one variant's layout, each
+ *             tensor at a 64-byte aligned offset. Variants whose weights are
+ *             byte-identical share one section (the writer never stores the
+ *             same bytes twice), so a bundle whose variants all pack weights
+ *             alike costs nothing extra; every WEIGHTS section is used by at
+ *             least one variant. Only the loaded variant's is decoded.
  *   PLAN      the arena plan (layout below)
- *   CODE      one per target variant: an ELF shared object (target names it)
+ *   CODE      one per target variant (target names it; what the bytes are is
+ *             the variant's loader kind: an ELF shared object for CPU_ELF)
  *   SIGNATURE at most one: an Ed25519ph signature over everything before it
  *             (ingot_signature_record_t below; `ingot sign` adds it)
+ *
+ * Per-variant weights (how two variants may pack weights differently): the
+ * MANIFEST lists each tensor once, with its logical dtype and shape; a
+ * WEIGHT tensor's record carries offset 0. Each variant has one
+ * ingot_weight_record_t per WEIGHT tensor (in tensor order) giving the
+ * offset and size of that tensor's bytes, in that variant's layout, inside
+ * the variant's WEIGHTS section. The size may differ from the logical one
+ * (a layout may pad or pack); kernels of the variant know their layout. The
+ * reader picks the variant first, then decodes its WEIGHTS section only.
  */
 #ifndef INGOT_FORMAT_H_
 #define INGOT_FORMAT_H_
@@ -26,7 +46,7 @@
 #include <stdint.h>
 
 #define INGOT_BUNDLE_MAGIC "INGOTBND" /* 8 bytes, no terminator in the file */
-#define INGOT_FORMAT_VERSION 1u
+#define INGOT_FORMAT_VERSION 2u
 #define INGOT_ENDIAN_MARK 0x01020304u
 #define INGOT_SECTION_ALIGN 64u
 #define INGOT_WEIGHT_ALIGN 64u
@@ -77,12 +97,21 @@ typedef struct ingot_section_entry_t {
  *   ingot_step_record_t[step_count]
  *   uint32_t args[arg_count]               tensor indices, steps slice this
  *   uint32_t kernel_names[kernel_count]    string offsets
+ *   ingot_variant_record_t[variant_count]
+ *   ingot_launch_record_t[variant_count * step_count]
+ *                                          variant v's launch of step s at
+ *                                          [v * step_count + s]
+ *   ingot_weight_record_t[variant_count * weight_count]
+ *                                          weight_count = tensors with
+ *                                          storage WEIGHT; variant v's record
+ *                                          for the w-th of them (tensor
+ *                                          order) at [v * weight_count + w]
  *   char strings[string_bytes]             NUL-terminated names
  * Every array starts at the next multiple of 8 bytes. */
 
 typedef enum ingot_storage_t {
   INGOT_STORAGE_ARENA = 1,   /* offset comes from the PLAN section */
-  INGOT_STORAGE_WEIGHT = 2,  /* offset into the WEIGHTS section */
+  INGOT_STORAGE_WEIGHT = 2,  /* offset comes from the variant's weight records */
 } ingot_storage_t;
 
 typedef struct ingot_manifest_header_t {
@@ -93,7 +122,7 @@ typedef struct ingot_manifest_header_t {
   uint32_t arg_count;
   uint32_t kernel_count;
   uint32_t string_bytes;
-  uint32_t reserved;
+  uint32_t variant_count;     /* == the number of CODE sections, >= 1 */
 } ingot_manifest_header_t;
 
 typedef struct ingot_tensor_record_t {
@@ -101,17 +130,58 @@ typedef struct ingot_tensor_record_t {
   uint32_t dtype;             /* ingot_dtype_t */
   uint32_t rank;              /* <= INGOT_MAX_RANK */
   uint32_t storage;           /* ingot_storage_t */
-  uint64_t offset;            /* WEIGHT: offset in WEIGHTS (64-aligned) */
+  uint64_t offset;            /* 0 (ARENA: PLAN places it; WEIGHT: the variant) */
   uint64_t bytes;             /* element count * dtype size */
   int64_t dims[INGOT_MAX_RANK];
 } ingot_tensor_record_t;
 
 typedef struct ingot_step_record_t {
-  uint32_t kernel;            /* index into kernel_names */
+  uint32_t reserved;          /* zero (the kernel is in each variant's launch record) */
   uint32_t arg_begin;         /* first entry in args */
   uint32_t arg_count;
   uint32_t name;              /* string offset: the graph node it came from */
 } ingot_step_record_t;
+
+/* What kind of code a CODE section holds, hence which loader of the runtime
+ * loads and launches it. A runtime without a loader for a kind skips the
+ * variants of that kind (they are valid, just not runnable there). */
+/* X(NAME, value, "text"): one row a kind; values never change meaning. */
+#define INGOT_LOADER_KIND_LIST(X)                                              \
+  X(CPU_ELF, 1, "cpu-elf") /* ELF shared object, kernel ABI below */           \
+  X(CUDA, 2, "cuda")       /* reserved: a cubin, launched on a grid */         \
+  X(HIP, 3, "hip")         /* reserved: an AMD GPU code object, on a grid */
+
+typedef enum ingot_loader_kind_t {
+#define INGOT_LOADER_KIND_ENUM_(name, value, text) INGOT_LOADER_##name = value,
+  INGOT_LOADER_KIND_LIST(INGOT_LOADER_KIND_ENUM_)
+#undef INGOT_LOADER_KIND_ENUM_
+  INGOT_LOADER_KIND_END_ = 4, /* one past the last kind (loader.c checks it) */
+} ingot_loader_kind_t;
+
+typedef struct ingot_variant_record_t {
+  uint32_t code_section;      /* section table index of its CODE section; the
+                                 variants list the CODE sections in table order,
+                                 each exactly once */
+  uint32_t weights_section;   /* section table index of a WEIGHTS section */
+  uint32_t loader;            /* ingot_loader_kind_t */
+  uint32_t reserved;          /* zero */
+} ingot_variant_record_t;
+
+/* How a variant runs one step. CPU_ELF: the kernel is called once with the
+ * step's arguments; shared_bytes, grid and block are zero. CUDA, HIP: a grid
+ * of grid[0] x grid[1] x grid[2] blocks of block[0] x block[1] x block[2]
+ * threads with shared_bytes of dynamic shared memory; every dim >= 1. */
+typedef struct ingot_launch_record_t {
+  uint32_t kernel;            /* index into kernel_names */
+  uint32_t shared_bytes;
+  uint32_t grid[3];
+  uint32_t block[3];
+} ingot_launch_record_t;      /* 32 bytes */
+
+typedef struct ingot_weight_record_t {
+  uint64_t offset;            /* in the variant's WEIGHTS section, 64-aligned */
+  uint64_t bytes;             /* of this layout; offset + bytes <= section size */
+} ingot_weight_record_t;
 
 /* ---- PLAN ---------------------------------------------------------------
  *   ingot_plan_header_t
@@ -157,7 +227,7 @@ typedef struct ingot_plan_record_t {
  *     "altered"); the record itself is protected by its entry's CRC-32 and
  *     the signature.
  * A SIGNATURE section changes the layout of no other record, so signed and
- * unsigned bundles share INGOT_FORMAT_VERSION 1. */
+ * unsigned bundles share one INGOT_FORMAT_VERSION. */
 
 #define INGOT_SIGNATURE_MAGIC "INGOTSIG" /* 8 bytes, no terminator */
 #define INGOT_SIGNATURE_ED25519PH 1u
@@ -173,7 +243,8 @@ typedef struct ingot_signature_record_t {
 } ingot_signature_record_t;   /* 112 bytes */
 
 /* ---- Kernel ABI -----------------------------------------------------------
- * A CODE section is an ELF shared object that imports nothing. It exports one
+ * A CODE section of loader kind CPU_ELF is an ELF shared object that imports
+ * nothing. It exports one
  * symbol, INGOT_LIBRARY_QUERY_SYMBOL, of type ingot_library_query_fn_t. The
  * library lists its kernels by name; the manifest's kernel_names refer to them.
  * A kernel receives its arguments as an array of pointers in the order of the

@@ -9,6 +9,7 @@
 
 #include "runtime/ingot.h"
 #include "runtime/ingot_format.h"
+#include "loader.h"
 
 #if defined(__GNUC__)
 #define INGOT_HIDDEN __attribute__((visibility("hidden")))
@@ -125,21 +126,24 @@ INGOT_HIDDEN void ingot_rt_cpu_describe(char* out, size_t cap);
 typedef struct ingot_rt_tensor_t {
   ingot_tensor_info_t info;
   uint32_t storage;  /* ingot_storage_t */
-  uint64_t offset;   /* WEIGHT: in weights; ARENA: in the arena (from PLAN) */
+  uint64_t offset;   /* WEIGHT: in weights (the loaded variant's layout);
+                        ARENA: in the arena (from PLAN) */
 } ingot_rt_tensor_t;
 
+/* One step as the loaded variant runs it. */
 typedef struct ingot_rt_step_t {
-  ingot_kernel_fn_t fn;
+  ingot_rt_kernel_t kernel;       /* looked up in the variant's module */
+  ingot_launch_record_t launch;   /* the variant's launch record */
   const char* kernel_name;
   const char* node_name;
-  uint32_t kernel;  /* index into the manifest's kernel names */
   uint32_t arg_begin;
   uint32_t arg_count;
 } ingot_rt_step_t;
 
 struct ingot_bundle_t {
   ingot_allocator_t allocator;
-  /* Decompressed sections, each from the allocator. */
+  /* Decompressed sections, each from the allocator. weights is the loaded
+   * variant's WEIGHTS section (the others are never decoded). */
   uint8_t* manifest;
   uint64_t manifest_bytes;
   uint8_t* weights;
@@ -157,11 +161,22 @@ struct ingot_bundle_t {
   ingot_rt_step_t* steps;
   uint32_t arg_count;
   const uint32_t* args;     /* into manifest */
+  uint32_t kernel_count;
+  const uint32_t* kernel_names; /* into manifest: string offsets */
+  const char* strings;          /* into manifest */
+  uint32_t variant_count;
+  const ingot_variant_record_t* variants;  /* into manifest */
+  const ingot_launch_record_t* launches;   /* into manifest, [variant][step] */
+  uint32_t weight_count;                    /* WEIGHT tensors */
+  const ingot_weight_record_t* weight_records; /* into manifest, [variant][weight] */
   uint64_t arena_bytes;
   uint64_t arena_lower_bound;
+  /* The loaded variant: its index, target, loader row and module. */
+  uint32_t variant;
   char target[INGOT_TARGET_NAME_BYTES + 1];
   char target_reason[1024]; /* which variant was picked and why (cpu.c) */
-  ingot_elf_image_t* code;
+  const ingot_rt_loader_t* loader;
+  ingot_rt_module_t* module;
 };
 
 #endif /* INGOT_RUNTIME_INTERNAL_H_ */

@@ -113,6 +113,11 @@ def case_inspect():
     check(info["outputs"] == [{"name": "probabilities", "dtype": "float32", "shape": [1, 10]}],
           f"outputs: {info['outputs']}")
     check(len(info["targets"]) >= 1, "no targets")
+    check(len(info.get("variants", [])) == len(info["targets"]), f"variants: {info.get('variants')}")
+    for v in info.get("variants", []):
+        check(v["loader"] == "cpu-elf" and v["target"] in info["targets"] and v["launch"] == "kernel only"
+              and info["sections"][v["weights_section"]]["kind"] == "weights"
+              and info["sections"][v["code_section"]]["kind"] == "code", f"variant {v}")
     kinds = [s["kind"] for s in info["sections"]]
     for kind in ["manifest", "weights", "plan", "code"]:
         check(kind in kinds, f"no {kind} section in {kinds}")

@@ -6,7 +6,10 @@
                            typed fields, Constant nodes, symbolic dims,
                            several dtypes, plus the digits model
   corpus/bundle/*.ingot    those that compile, compiled with `ingot compile`;
-                           a few also signed with tests/fuzz/keys/test_key
+                           a few also signed with tests/fuzz/keys/test_key;
+                           digits also with two code variants (c and llvm),
+                           so that variant, launch and weight records of
+                           more than one variant are fuzzed
 
     python3 tests/fuzz/make_seeds.py --ingot build/ingot
 
@@ -152,6 +155,11 @@ def main():
             signed = os.path.join(bun, name + "_signed.ingot")
             shutil.copy(bundle, signed)
             subprocess.run([a.ingot, "sign", signed, "--key", key], check=True, capture_output=True)
+    # Two code variants sharing one WEIGHTS section.
+    digits = os.path.join(imp, "digits.onnx")
+    subprocess.run([a.ingot, "compile", digits, "-o", os.path.join(bun, "digits_two_variants.ingot"), "-q",
+                    "--input-shape", "input=1x1x8x8", "--target", "c", "--target", "llvm x86-64-v2"],
+                   check=True, capture_output=True)
     # A few of the importer's own fixtures: external data (refused from
     # memory), overflowing shapes, bad raw data.
     fixtures = os.path.join(ROOT, "tests", "importer", "fixtures")

@@ -17,7 +17,8 @@ Bundles (digits and a tiny model, compiled here), three kinds:
              every checksum recomputed so they reach the parsers: swapped
              table entries, swapped section offsets, huge sizes and counts in
              the header, table, manifest (counts, dims, ranks, dtypes,
-             offsets, steps) and plan, flips inside manifest/plan/weights:
+             offsets, steps, variant, launch and weight records) and plan,
+             flips inside manifest/plan/weights:
              `inspect` only, which opens and verifies the bundle. A bundle
              whose checksums are right but whose manifest lies could make
              correct code write out of bounds when *run*: checksums catch
@@ -98,7 +99,7 @@ def manifest_fields(mdata):
     if len(mdata) < 32:
         return []
     h = struct.unpack_from("<8I", mdata, 0)
-    tensors, inputs, outputs, steps, args, kernels, strings = h[:7]
+    tensors, inputs, outputs, steps, args, kernels, strings, variants = h
     out = [("<I", 4 * k) for k in range(8)]
     pos = 32
     for t in range(min(tensors, 64)):
@@ -120,6 +121,18 @@ def manifest_fields(mdata):
     out += [("<I", pos + 4 * k) for k in range(min(args, 32))]
     pos = align(pos + 4 * args)
     out += [("<I", pos + 4 * k) for k in range(min(kernels, 8))]
+    # Format 2: variant records, their launch records and weight records.
+    weights = sum(1 for t in range(tensors) if 32 + 96 * t + 16 <= len(mdata)
+                  and struct.unpack_from("<I", mdata, 32 + 96 * t + 12)[0] == 2)
+    pos = align(pos + 4 * kernels)
+    for v in range(min(variants, 4)):
+        out += [("<I", pos + 16 * v + 4 * k) for k in range(4)]
+    pos = align(pos + 16 * variants)
+    for r in range(min(variants * steps, 16)):
+        out += [("<I", pos + 32 * r + 4 * k) for k in range(8)]
+    pos = align(pos + 32 * variants * steps)
+    for r in range(min(variants * weights, 16)):
+        out += [("<Q", pos + 16 * r), ("<Q", pos + 16 * r + 8)]
     return [(f, o) for f, o in out if o + struct.calcsize(f) <= len(mdata)]
 
 

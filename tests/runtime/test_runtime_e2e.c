@@ -149,7 +149,7 @@ static void model_init(model_t* m, const uint8_t* so, size_t so_size) {
   m->kernel_names[0] = "add_f32";
   m->kernel_names[1] = "scale_f32";
   m->kernel_names[2] = "fail";
-  m->codes[0] = (ingot_bundle_code_t){"c", so, so_size};
+  m->codes[0] = (ingot_bundle_code_t){"c", so, so_size, INGOT_LOADER_CPU_ELF, NULL, NULL};
   m->spec.tensors = m->tensors;
   m->spec.tensor_count = 5;
   m->spec.inputs = g_inputs;
@@ -500,8 +500,8 @@ int main(int argc, char** argv) {
     static const uint8_t junk[] = "not an ELF object at all";
     model_t two;
     model_init(&two, so[0], so_size[0]);
-    two.codes[0] = (ingot_bundle_code_t){"cuda -arch=sm_90", junk, sizeof junk};
-    two.codes[1] = (ingot_bundle_code_t){"c", so[0], so_size[0]};
+    two.codes[0] = (ingot_bundle_code_t){"cuda -arch=sm_90", junk, sizeof junk, INGOT_LOADER_CPU_ELF, NULL, NULL};
+    two.codes[1] = (ingot_bundle_code_t){"c", so[0], so_size[0], INGOT_LOADER_CPU_ELF, NULL, NULL};
     two.spec.code_count = 2;
     uint8_t* d = NULL;
     size_t n = 0;
@@ -515,7 +515,7 @@ int main(int argc, char** argv) {
     two.spec.code_count = 1;
     expect_open_fails(&two.spec, INGOT_ERROR_UNSUPPORTED, "no code variant", "gpu only");
     /* A "c" section that is not ELF at all. */
-    two.codes[0] = (ingot_bundle_code_t){"c", junk, sizeof junk};
+    two.codes[0] = (ingot_bundle_code_t){"c", junk, sizeof junk, INGOT_LOADER_CPU_ELF, NULL, NULL};
     expect_open_fails(&two.spec, INGOT_ERROR_UNSUPPORTED, NULL, "junk code");
   }
 

@@ -809,13 +809,11 @@ static ingot_status_t cg_infix(cg_t* cg, ingot_strbuf_t* sb, const char* op, con
   return INGOT_OK;
 }
 
-static const char* k_unary_names[] = {"?", "neg", "abs", "sqrt", "exp", "log", "tanh", "erf",
-                                      "floor", "ceil", "not", "round", "sin", "cos", "tan", "asin",
-                                      "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
-_Static_assert(sizeof(k_unary_names) / sizeof(k_unary_names[0]) == INGOT_IR_UNARY_COUNT_,
-               "k_unary_names out of sync with ingot_ir_unary_op_t");
-static const char* k_binary_names[] = {"?", "add", "sub", "mul", "div", "mod", "min", "max", "pow",
-                                       "lt", "le", "eq", "ne", "and", "or"};
+/* cg_unary() and cg_binary() below switch over every op of lower/ir_ops.def:
+ * a new row there changes these counts and stops the build until it is
+ * handled. */
+_Static_assert(INGOT_IR_UNARY_COUNT_ == 23, "cg_unary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 15, "cg_binary(): handle the new op of lower/ir_ops.def");
 
 static ingot_status_t cg_unsupported_op(cg_t* cg, const char* what, ingot_dtype_t t) {
   return cg_fail(cg, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the C target", what,
@@ -829,7 +827,7 @@ static ingot_status_t cg_unary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr
   const char* ty;
   CG_CHECK(cg_type(cg, e->dtype, &ty));
   ingot_ir_unary_op_t op = e->u.unary.op;
-  const char* name = (op > 0 && op < INGOT_IR_UNARY_COUNT_) ? k_unary_names[op] : "unknown unary op";
+  const char* name = (op > 0 && op < INGOT_IR_UNARY_COUNT_) ? ingot_ir_unary_op_name(op) : "unknown unary op";
   switch (op) {
     case INGOT_IR_NEG:
       if (t == INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
@@ -902,7 +900,7 @@ static ingot_status_t cg_binary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_exp
   const ingot_ir_expr_t* b = e->u.binary.b;
   ingot_dtype_t t = a->dtype;
   ingot_ir_binary_op_t op = e->u.binary.op;
-  const char* name = (op > 0 && op < INGOT_IR_BINARY_COUNT_) ? k_binary_names[op] : "unknown binary op";
+  const char* name = (op > 0 && op < INGOT_IR_BINARY_COUNT_) ? ingot_ir_binary_op_name(op) : "unknown binary op";
   if (op <= 0 || op >= INGOT_IR_BINARY_COUNT_)
     return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown binary op %d", (int)op);
   if (b->dtype != t)

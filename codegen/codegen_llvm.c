@@ -580,16 +580,12 @@ static LLVMValueRef call_powf(fn_t* F, LLVMValueRef a, LLVMValueRef b) {
   return call_lanes(F, ft, fp, a, b);
 }
 
-static const char* const k_unary_names[] = {"?",    "neg",  "abs",   "sqrt",  "exp",   "log",
-                                            "tanh", "erf",  "floor", "ceil",  "not",   "round",
-                                            "sin",  "cos",  "tan",   "asin",  "acos",  "atan",
-                                            "sinh", "cosh", "asinh", "acosh", "atanh"};
-_Static_assert(sizeof(k_unary_names) / sizeof(k_unary_names[0]) == INGOT_IR_UNARY_COUNT_,
-               "k_unary_names out of sync with ingot_ir_unary_op_t");
-static const char* const k_binary_names[] = {"?", "add", "sub", "mul", "div", "mod", "min", "max", "pow",
-                                             "lt", "le", "eq", "ne", "and", "or"};
-_Static_assert(sizeof(k_binary_names) / sizeof(k_binary_names[0]) == INGOT_IR_BINARY_COUNT_,
-               "k_binary_names out of sync with ingot_ir_binary_op_t");
+/* unary() and binary() below switch over every op of lower/ir_ops.def: a new
+ * row there changes these counts and stops the build until it is handled. */
+_Static_assert(INGOT_IR_UNARY_COUNT_ == 23, "unary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 15, "binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_ATANH - INGOT_IR_SIN == INGOT_LLVM_MATH_ATANH - INGOT_LLVM_MATH_SIN,
+               "unary(): the trigonometric ops map to the math functions in order");
 
 static LLVMValueRef unsupported(fn_t* F, const char* what, ingot_dtype_t t) {
   return fail(F, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the llvm target", what, ingot_dtype_name(t));
@@ -601,7 +597,7 @@ static LLVMValueRef unary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   bool f32 = t == INGOT_DTYPE_F32, fl = is_float(t);
   ingot_ir_unary_op_t op = e->u.unary.op;
   if (op <= 0 || op >= INGOT_IR_UNARY_COUNT_) return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "unknown unary op %d", (int)op);
-  const char* name = k_unary_names[op];
+  const char* name = ingot_ir_unary_op_name(op);
   TRY(need_type(F, e->dtype));
   LLVMValueRef a;
   TRY(a = expr(F, ae, vec));
@@ -729,7 +725,7 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   ingot_dtype_t t = ae->dtype;
   ingot_ir_binary_op_t op = e->u.binary.op;
   if (op <= 0 || op >= INGOT_IR_BINARY_COUNT_) return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "unknown binary op %d", (int)op);
-  const char* name = k_binary_names[op];
+  const char* name = ingot_ir_binary_op_name(op);
   if (be->dtype != t)
     return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "%s of %s and %s: operand dtypes differ", name, ingot_dtype_name(t),
                 ingot_dtype_name(be->dtype));

@@ -9,8 +9,8 @@
  * double result once; tests/elementwise checks them against libm), integer
  * floor division, and hidden memcpy/memset/
  * memmove for copies the compiler may emit; then the kernel ABI declarations
- * (generated from the same macro that is checked against ingot_format.h
- * below); then one static function per IR function, outlined bodies for its
+ * (the env from runtime/ingot_kernel_env.def, the rest from macros checked
+ * against ingot_format.h below); then one static function per IR function, outlined bodies for its
  * parallel loops, the kernel table and the exported ingot_library_query.
  *
  * Codegen is generic over the IR: every expression and statement kind maps to
@@ -24,22 +24,15 @@
 #include "codegen/codegen.h"
 #include "codegen_internal.h"
 
-/* ---- The kernel ABI as the module declares it. One macro, instantiated here
- * with the prefix cg_ (checked against ingot_format.h's layout) and
- * stringified with the prefix ingot_ into every module. */
-#define CG_ABI_DECLS(P)                                                                       \
-  typedef void (*P##parallel_body_fn_t)(void* context, int64_t begin, int64_t end);          \
-  typedef struct P##kernel_env_t {                                                            \
-    uint32_t abi_version;                                                                     \
-    uint32_t thread_count;                                                                    \
-    void* pool;                                                                               \
-    void (*parallel_for)(void* pool, int64_t count, P##parallel_body_fn_t body, void* context); \
-    float (*expf)(float);                                                                     \
-    float (*logf)(float);                                                                     \
-    float (*tanhf)(float);                                                                    \
-    float (*erff)(float);                                                                     \
-    float (*powf)(float, float);                                                              \
-  } P##kernel_env_t;                                                                          \
+/* ---- The kernel ABI as the module declares it. The env struct is printed
+ * from the rows of runtime/ingot_kernel_env.def with the declarators of
+ * ingot_format.h (the very text that declares the runtime's struct); the
+ * types around it come from two macros, instantiated here with the prefix cg_
+ * (checked against ingot_format.h's layout) and stringified with the prefix
+ * ingot_ into every module. */
+#define CG_ABI_HEAD(P) \
+  typedef void (*P##parallel_body_fn_t)(void* context, int64_t begin, int64_t end);
+#define CG_ABI_TAIL(P)                                                                        \
   typedef int32_t (*P##kernel_fn_t)(const P##kernel_env_t* env, void* const* args);          \
   typedef struct P##kernel_entry_t {                                                          \
     const char* name;                                                                         \
@@ -54,31 +47,26 @@
 #define CG_STR_(...) #__VA_ARGS__
 #define CG_STR(...) CG_STR_(__VA_ARGS__)
 
-CG_ABI_DECLS(cg_)
+typedef ingot_kernel_env_t cg_kernel_env_t;
+CG_ABI_TAIL(cg_)
 
 #define CG_SAME_FIELD(T, f) \
   _Static_assert(offsetof(cg_##T, f) == offsetof(ingot_##T, f) && \
                  sizeof(((cg_##T*)0)->f) == sizeof(((ingot_##T*)0)->f), "ABI field " #T "." #f)
-_Static_assert(sizeof(cg_kernel_env_t) == sizeof(ingot_kernel_env_t), "ABI: kernel env size");
 _Static_assert(sizeof(cg_kernel_entry_t) == sizeof(ingot_kernel_entry_t), "ABI: entry size");
 _Static_assert(sizeof(cg_kernel_library_t) == sizeof(ingot_kernel_library_t), "ABI: library size");
-CG_SAME_FIELD(kernel_env_t, abi_version);
-CG_SAME_FIELD(kernel_env_t, thread_count);
-CG_SAME_FIELD(kernel_env_t, pool);
-CG_SAME_FIELD(kernel_env_t, parallel_for);
-CG_SAME_FIELD(kernel_env_t, expf);
-CG_SAME_FIELD(kernel_env_t, logf);
-CG_SAME_FIELD(kernel_env_t, tanhf);
-CG_SAME_FIELD(kernel_env_t, erff);
-CG_SAME_FIELD(kernel_env_t, powf);
 CG_SAME_FIELD(kernel_entry_t, name);
 CG_SAME_FIELD(kernel_entry_t, fn);
 CG_SAME_FIELD(kernel_library_t, abi_version);
 CG_SAME_FIELD(kernel_library_t, kernel_count);
 CG_SAME_FIELD(kernel_library_t, kernels);
-_Static_assert(INGOT_KERNEL_ABI_VERSION == 1u, "update CG_ABI_DECLS with the kernel ABI");
+_Static_assert(INGOT_KERNEL_ABI_VERSION == 1u, "update CG_ABI_HEAD/CG_ABI_TAIL with the kernel ABI");
 
-static const char k_abi_decls[] = CG_STR(CG_ABI_DECLS(ingot_));
+static const char k_abi_decls[] =
+    CG_STR(CG_ABI_HEAD(ingot_)) " typedef struct ingot_kernel_env_t { "
+#define INGOT_KERNEL_ENV_FIELD(type, name) CG_STR(INGOT_KERNEL_ENV_DECL_##type(name);) " "
+#include "runtime/ingot_kernel_env.def"
+    "} ingot_kernel_env_t; " CG_STR(CG_ABI_TAIL(ingot_));
 
 /* ---- Types and helpers every module starts with. */
 static const char k_prelude[] =

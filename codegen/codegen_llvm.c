@@ -143,6 +143,22 @@ static void memo_put(memo_t* mm, const void* key, uint8_t value) {
   mm->values[i] = value;
 }
 
+/* ---- ingot_kernel_env_t: its fields' indices and types, from the rows of
+ * runtime/ingot_kernel_env.def. */
+enum {
+#define INGOT_KERNEL_ENV_FIELD(type, name) ENV_##name,
+#include "runtime/ingot_kernel_env.def"
+  ENV_FIELD_COUNT
+};
+typedef enum env_type_t {
+  ENV_TYPE_U32, ENV_TYPE_PTR, ENV_TYPE_PARALLEL_FOR, ENV_TYPE_F32_F32, ENV_TYPE_F32_F32_F32
+} env_type_t;
+static const env_type_t k_env_types[] = {
+#define INGOT_KERNEL_ENV_FIELD(type, name) ENV_TYPE_##type,
+#include "runtime/ingot_kernel_env.def"
+};
+_Static_assert(sizeof(k_env_types) / sizeof(k_env_types[0]) == ENV_FIELD_COUNT, "env field table");
+
 /* ---- Emitter state. */
 typedef struct gen_t {
   ingot_llvm_module_t m;
@@ -573,7 +589,7 @@ static LLVMValueRef intrinsic1(fn_t* F, const char* name, LLVMValueRef a) {
 /* env->powf per lane. */
 static LLVMValueRef call_powf(fn_t* F, LLVMValueRef a, LLVMValueRef b) {
   gen_t* g = F->g;
-  LLVMValueRef slot = LLVMBuildStructGEP2(F->b, g->t_env, F->env, 8, "");
+  LLVMValueRef slot = LLVMBuildStructGEP2(F->b, g->t_env, F->env, ENV_powf, "");
   LLVMTypeRef params[2] = {g->m.t_f32, g->m.t_f32};
   LLVMTypeRef ft = LLVMFunctionType(g->m.t_f32, params, 2, 0);
   LLVMValueRef fp = LLVMBuildLoad2(F->b, LLVMPointerType(ft, 0), slot, "");
@@ -1659,8 +1675,8 @@ static bool parallel_loop(fn_t* F, const ingot_ir_stmt_t* s) {
     }
     LLVMTypeRef pf_params[4] = {g->m.t_ptr, g->m.t_i64, LLVMPointerType(g->t_body_fn, 0), g->m.t_ptr};
     LLVMTypeRef pf_t = LLVMFunctionType(g->m.t_void, pf_params, 4, 0);
-    LLVMValueRef pool = LLVMBuildLoad2(F->b, g->m.t_ptr, LLVMBuildStructGEP2(F->b, g->t_env, F->env, 2, ""), "");
-    LLVMValueRef pf = LLVMBuildLoad2(F->b, LLVMPointerType(pf_t, 0), LLVMBuildStructGEP2(F->b, g->t_env, F->env, 3, ""), "");
+    LLVMValueRef pool = LLVMBuildLoad2(F->b, g->m.t_ptr, LLVMBuildStructGEP2(F->b, g->t_env, F->env, ENV_pool, ""), "");
+    LLVMValueRef pf = LLVMBuildLoad2(F->b, LLVMPointerType(pf_t, 0), LLVMBuildStructGEP2(F->b, g->t_env, F->env, ENV_parallel_for, ""), "");
     LLVMValueRef call_args[4] = {pool, LLVMConstInt(g->m.t_i64, (unsigned long long)s->u.loop.extent, 0), outer,
                                  LLVMBuildBitCast(F->b, ctx, g->m.t_ptr, "")};
     LLVMBuildCall2(F->b, pf_t, pf, call_args, 4, "");
@@ -1784,6 +1800,25 @@ static void library(gen_t* g, LLVMValueRef* entries, ingot_ir_func_t* const* fun
   LLVMDisposeBuilder(b);
 }
 
+/* The LLVM type of an env field of type `t` (a pointer for the functions). */
+static LLVMTypeRef env_field_type(gen_t* g, env_type_t t) {
+  ingot_llvm_module_t* m = &g->m;
+  switch (t) {
+    case ENV_TYPE_U32: return m->t_i32;
+    case ENV_TYPE_PTR: return m->t_ptr;
+    case ENV_TYPE_PARALLEL_FOR: {
+      LLVMTypeRef params[4] = {m->t_ptr, m->t_i64, LLVMPointerType(g->t_body_fn, 0), m->t_ptr};
+      return LLVMPointerType(LLVMFunctionType(m->t_void, params, 4, 0), 0);
+    }
+    case ENV_TYPE_F32_F32: return LLVMPointerType(LLVMFunctionType(m->t_f32, &m->t_f32, 1, 0), 0);
+    case ENV_TYPE_F32_F32_F32: {
+      LLVMTypeRef params[2] = {m->t_f32, m->t_f32};
+      return LLVMPointerType(LLVMFunctionType(m->t_f32, params, 2, 0), 0);
+    }
+  }
+  return m->t_ptr;
+}
+
 static void gen_init(gen_t* g, const ingot_target_t* target) {
   memset(g, 0, sizeof(*g));
   ingot_llvm_module_t* m = &g->m;
@@ -1806,16 +1841,10 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   /* ingot_kernel_env_t (runtime/ingot_format.h). */
   LLVMTypeRef body_params[3] = {m->t_ptr, m->t_i64, m->t_i64};
   g->t_body_fn = LLVMFunctionType(m->t_void, body_params, 3, 0);
-  LLVMTypeRef pf_params[4] = {m->t_ptr, m->t_i64, LLVMPointerType(g->t_body_fn, 0), m->t_ptr};
-  LLVMTypeRef f1 = LLVMFunctionType(m->t_f32, &m->t_f32, 1, 0);
-  LLVMTypeRef f2_params[2] = {m->t_f32, m->t_f32};
-  LLVMTypeRef f2 = LLVMFunctionType(m->t_f32, f2_params, 2, 0);
-  LLVMTypeRef env_fields[9] = {
-      m->t_i32, m->t_i32, m->t_ptr, LLVMPointerType(LLVMFunctionType(m->t_void, pf_params, 4, 0), 0),
-      LLVMPointerType(f1, 0), LLVMPointerType(f1, 0), LLVMPointerType(f1, 0), LLVMPointerType(f1, 0),
-      LLVMPointerType(f2, 0)};
+  LLVMTypeRef env_fields[ENV_FIELD_COUNT];
+  for (unsigned i = 0; i < ENV_FIELD_COUNT; ++i) env_fields[i] = env_field_type(g, k_env_types[i]);
   g->t_env = LLVMStructCreateNamed(m->ctx, "ingot_kernel_env_t");
-  LLVMStructSetBody(g->t_env, env_fields, 9, 0);
+  LLVMStructSetBody(g->t_env, env_fields, ENV_FIELD_COUNT, 0);
   g->t_env_ptr = LLVMPointerType(g->t_env, 0);
 }
 

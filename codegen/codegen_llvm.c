@@ -1860,11 +1860,11 @@ static void gen_free(gen_t* g) {
 
 bool ingot_codegen_llvm_available(void) { return true; }
 
-ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
-                                        const char* keep_ir_path, uint8_t** out_object, size_t* out_size) {
-  if (!out_object || !out_size) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen llvm: missing output");
-  *out_object = NULL;
-  *out_size = 0;
+/* The module for `funcs`, optimized; its IR to keep_ir_path and/or out_text,
+ * its shared object to out_object unless that is NULL. */
+static ingot_status_t llvm_generate(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                                    const char* keep_ir_path, ingot_strbuf_t* out_text, uint8_t** out_object,
+                                    size_t* out_size) {
   if (count && !funcs) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen llvm: missing functions");
   if (!target || target->kind != INGOT_TARGET_LLVM)
     return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen llvm: target '%s' is not an llvm target",
@@ -1908,9 +1908,24 @@ ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t 
     LLVMDisposeMessage(msg);
   }
   free(entries);
-  if (g.status == INGOT_OK) g.status = ingot_llvm_finish(&g.m, tm, keep_ir_path, out_object, out_size);
+  if (g.status == INGOT_OK) g.status = ingot_llvm_finish(&g.m, tm, keep_ir_path, out_text, out_object, out_size);
   st = g.status;
   gen_free(&g);
   LLVMDisposeTargetMachine(tm);
   return st;
+}
+
+ingot_status_t ingot_codegen_llvm_emit(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                                       ingot_strbuf_t* out_text) {
+  if (!out_text) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen llvm: missing output");
+  return llvm_generate(funcs, count, target, NULL, out_text, NULL, NULL);
+}
+
+ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                                        const ingot_codegen_options_t* options, uint8_t** out_object,
+                                        size_t* out_size) {
+  if (!out_object || !out_size) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen llvm: missing output");
+  *out_object = NULL;
+  *out_size = 0;
+  return llvm_generate(funcs, count, target, options ? options->keep_source_path : NULL, NULL, out_object, out_size);
 }

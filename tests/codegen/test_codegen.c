@@ -584,6 +584,43 @@ static void test_errors(void) {
   }
 }
 
+/* ---- 6b. The backend table: one row per kind, dispatch by the target's kind. */
+static void test_backends(void) {
+  const ingot_codegen_backend_t* c = ingot_codegen_backend_find(INGOT_TARGET_C);
+  CHECK(c && strcmp(c->name, "c") == 0 && c->emit && c->build, "row for c");
+  const ingot_codegen_backend_t* l = ingot_codegen_backend_find(INGOT_TARGET_LLVM);
+  CHECK(l && strcmp(l->name, "llvm") == 0 && l->emit && l->build, "row for llvm");
+  CHECK(ingot_codegen_backend_find(INGOT_TARGET_CUDA) == NULL, "no row for cuda yet");
+
+  ingot_ir_func_t* f = ingot_ir_func_create("twice");
+  int64_t d[1] = {8};
+  uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t o = ingot_ir_add_buffer(f, "o", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t i = ingot_ir_add_var(f, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  f->body = ingot_ir_for(f, i, 8, ingot_ir_store(f, o, V(f, i), ingot_ir_add(f, ingot_ir_load(f, x, V(f, i)),
+                                                                               ingot_ir_load(f, x, V(f, i)))));
+  /* emit through the table is the C source itself. */
+  ingot_strbuf_t a = {0}, b = {0};
+  REQUIRE_OK(ingot_codegen_emit(&f, 1, host_target(), &a));
+  REQUIRE_OK(ingot_codegen_c_source(&f, 1, host_target(), &b));
+  CHECK(a.length == b.length && memcmp(a.data, b.data, a.length) == 0, "emit == c source");
+  CHECK(strstr(a.data, "twice") != NULL, "the function is in the text");
+  ingot_strbuf_free(&a);
+  ingot_strbuf_free(&b);
+  /* A kind without a row fails cleanly, naming the target. */
+  ingot_target_t cuda = *host_target();
+  cuda.kind = INGOT_TARGET_CUDA;
+  snprintf(cuda.name, sizeof(cuda.name), "cuda");
+  uint8_t* obj = (uint8_t*)1;
+  size_t size = 1;
+  CHECK(ingot_codegen_build(&f, 1, &cuda, NULL, NULL, &obj, &size) == INGOT_ERROR_UNSUPPORTED, "no cuda backend");
+  CHECK(obj == NULL && size == 0, "outputs cleared on failure");
+  CHECK(strstr(ingot_compiler_error(), "cuda") != NULL, "message names the target: %s", ingot_compiler_error());
+  CHECK(ingot_codegen_emit(&f, 1, &cuda, &a) == INGOT_ERROR_UNSUPPORTED && a.length == 0, "no cuda emit");
+  ingot_strbuf_free(&a);
+  ingot_ir_func_destroy(f);
+}
+
 /* ---- 7. The object: deterministic, imports nothing, RELATIVE relocations
  * only (checked with readelf where available, and by our own checker). */
 static void test_object(void) {
@@ -699,6 +736,8 @@ int main(void) {
   test_integers();
   printf("errors\n");
   test_errors();
+  printf("backends\n");
+  test_backends();
   printf("object\n");
   test_object();
   printf("runtime loader\n");

@@ -816,6 +816,11 @@ static void test_object_and_errors(void) {
     memcpy(s, text, tn);
     CHECK(strstr(s, "<16 x float>") != NULL, "16 float lanes on AVX-512");
     CHECK(strstr(s, "@ingot_library_query") != NULL, "the query function");
+    /* The backend table's emit gives the same optimized IR as text. */
+    ingot_strbuf_t ir = {0};
+    REQUIRE_OK(ingot_codegen_emit(&f, 1, &target, &ir));
+    CHECK(ir.length == tn && memcmp(ir.data, s, tn) == 0, "emit == the kept IR (%zu vs %zu bytes)", ir.length, tn);
+    ingot_strbuf_free(&ir);
     free(s);
     free(text);
     free(obj);

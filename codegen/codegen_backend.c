@@ -2,7 +2,7 @@
 #include "codegen/codegen.h"
 
 static const ingot_codegen_backend_t k_backends[] = {
-#define INGOT_CODEGEN_BACKEND(kind, name, emit, build) {kind, name, emit, build},
+#define INGOT_CODEGEN_BACKEND(kind, name, vectors, emit, build) {kind, name, vectors, emit, build},
 #include "codegen_backends.def"
 };
 
@@ -27,7 +27,11 @@ ingot_status_t ingot_codegen_emit(ingot_ir_func_t* const* funcs, uint32_t count,
   const ingot_codegen_backend_t* backend;
   ingot_status_t st = backend_for(target, &backend);
   if (st != INGOT_OK) return st;
-  return backend->emit(funcs, count, target, out_text);
+  ingot_codegen_prepared_t prepared;
+  st = ingot_codegen_prepare(funcs, count, target, &prepared);
+  if (st == INGOT_OK) st = backend->emit(prepared.funcs, prepared.count, target, out_text);
+  ingot_codegen_prepared_free(&prepared);
+  return st;
 }
 
 ingot_status_t ingot_codegen_build(ingot_ir_func_t* const* funcs, uint32_t count,
@@ -42,5 +46,9 @@ ingot_status_t ingot_codegen_build(ingot_ir_func_t* const* funcs, uint32_t count
   ingot_status_t st = backend_for(target, &backend);
   if (st != INGOT_OK) return st;
   ingot_codegen_options_t options = {.cc = cc, .keep_source_path = keep_source_path};
-  return backend->build(funcs, count, target, &options, out_object, out_size);
+  ingot_codegen_prepared_t prepared;
+  st = ingot_codegen_prepare(funcs, count, target, &prepared);
+  if (st == INGOT_OK) st = backend->build(prepared.funcs, prepared.count, target, &options, out_object, out_size);
+  ingot_codegen_prepared_free(&prepared);
+  return st;
 }

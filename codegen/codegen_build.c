@@ -195,7 +195,7 @@ ingot_status_t ingot_codegen_c_build(ingot_ir_func_t* const* funcs, uint32_t cou
   const char* cc = options ? options->cc : NULL;
   const char* keep_source_path = options ? options->keep_source_path : NULL;
   ingot_strbuf_t source = {0};
-  ingot_status_t st = ingot_codegen_c_source(funcs, count, target, &source);
+  ingot_status_t st = ingot_codegen_c_emit(funcs, count, target, &source);
   if (st == INGOT_OK && keep_source_path)
     st = ingot_file_write_atomic(keep_source_path, source.data, source.length);
   if (st == INGOT_OK)

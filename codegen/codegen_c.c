@@ -1055,42 +1055,6 @@ static ingot_status_t cg_expr(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_
   return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown expression kind %d", (int)e->kind);
 }
 
-/* ---- Analyses on statements (for outlining and vectorization). */
-
-/* A loop may take SIMD pragmas when it assigns no local bound outside it and
- * every store's index depends on the loop (directly or through a local bound
- * inside it); otherwise iterations would race on the same element. */
-static bool cg_store_indices_vary(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, uint32_t var,
-                                  const uint8_t* declared) {
-  if (!s) return true;
-  switch (s->kind) {
-    case INGOT_IR_STMT_FOR: return cg_store_indices_vary(f, s->u.loop.body, var, declared);
-    case INGOT_IR_STMT_BLOCK:
-      for (uint32_t i = 0; i < s->u.block.count; ++i)
-        if (!cg_store_indices_vary(f, s->u.block.stmts[i], var, declared)) return false;
-      return true;
-    case INGOT_IR_STMT_IF: return cg_store_indices_vary(f, s->u.cond.then_body, var, declared);
-    case INGOT_IR_STMT_STORE: {
-      if (ingot_ir_expr_uses_var(s->u.store.index, var)) return true;
-      for (uint32_t v = 0; v < f->var_count; ++v)
-        if (declared[v] && ingot_ir_expr_uses_var(s->u.store.index, v)) return true;
-      return false;
-    }
-    default: return true;
-  }
-}
-
-static bool cg_simd_safe(const ingot_ir_func_t* f, const ingot_ir_stmt_t* loop) {
-  ingot_ir_uses_t u;
-  ingot_ir_uses_collect(f, loop->u.loop.body, &u);
-  bool ok = true;
-  for (uint32_t v = 0; v < f->var_count && ok; ++v)
-    if (u.assigned[v] && !u.declared[v]) ok = false;
-  if (ok) ok = cg_store_indices_vary(f, loop->u.loop.body, loop->u.loop.var, u.declared);
-  ingot_ir_uses_free(&u);
-  return ok;
-}
-
 /* ---- Statements. */
 static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth);
 
@@ -1214,16 +1178,6 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
   return st;
 }
 
-static bool cg_parallel_assigns_outer(cg_t* cg, const ingot_ir_stmt_t* s) {
-  ingot_ir_uses_t u;
-  ingot_ir_uses_collect(cg->f, s->u.loop.body, &u);
-  bool bad = false;
-  for (uint32_t v = 0; v < cg->f->var_count; ++v)
-    if (u.assigned[v] && !u.declared[v]) bad = true;
-  ingot_ir_uses_free(&u);
-  return bad;
-}
-
 static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
   const ingot_ir_func_t* f = cg->f;
   if (!s) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing statement");
@@ -1235,22 +1189,18 @@ static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_
       uint32_t v = s->u.loop.var;
       const char* name = cg->var_names[v];
       ingot_ir_loop_kind_t kind = s->u.loop.loop_kind;
+      /* ingot_codegen_prepare left PARALLEL only on loops to outline and
+       * VECTORIZED only on loops whose iterations are independent. */
       if (kind == INGOT_IR_LOOP_PARALLEL) {
-        if (!cg->in_parallel && s->u.loop.extent > 1 && !cg_parallel_assigns_outer(cg, s))
-          return cg_parallel(cg, sb, s, depth);
-        cg_indent(sb, depth);
-        ingot_strbuf_append(sb, cg->in_parallel ? "/* parallel (nested): run serially */\n"
-                                                : "/* parallel: run serially */\n");
+        if (cg->in_parallel)
+          return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s': PARALLEL inside an outlined loop (not prepared)",
+                         f->vars[v].name);
+        return cg_parallel(cg, sb, s, depth);
       } else if (kind == INGOT_IR_LOOP_VECTORIZED) {
-        if (cg_simd_safe(f, s)) {
-          cg_indent(sb, depth);
-          /* (gcc accepts only one loop pragma before a for; omp simd
-           * already asserts the iterations independent, as ivdep would.) */
-          ingot_strbuf_append(sb, "#pragma omp simd\n");
-        } else {
-          cg_indent(sb, depth);
-          ingot_strbuf_append(sb, "/* vectorize: iterations share a store or local; no SIMD pragma */\n");
-        }
+        cg_indent(sb, depth);
+        /* (gcc accepts only one loop pragma before a for; omp simd
+         * already asserts the iterations independent, as ivdep would.) */
+        ingot_strbuf_append(sb, "#pragma omp simd\n");
       } else if (kind == INGOT_IR_LOOP_UNROLLED) {
         int64_t n = s->u.loop.extent < 65534 ? s->u.loop.extent : 65534;
         cg_indent(sb, depth);
@@ -1397,6 +1347,18 @@ static ingot_status_t cg_func(cg_t* cg, ingot_strbuf_t* module) {
 
 ingot_status_t ingot_codegen_c_source(ingot_ir_func_t* const* funcs, uint32_t count,
                                       const ingot_target_t* target, ingot_strbuf_t* out_source) {
+  if (!out_source) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: missing functions or output");
+  if (target && target->kind != INGOT_TARGET_C)
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen c: target '%s' is not a C target", target->name);
+  ingot_codegen_prepared_t prepared;
+  ingot_status_t st = ingot_codegen_prepare(funcs, count, target, &prepared);
+  if (st == INGOT_OK) st = ingot_codegen_c_emit(prepared.funcs, prepared.count, target, out_source);
+  ingot_codegen_prepared_free(&prepared);
+  return st;
+}
+
+ingot_status_t ingot_codegen_c_emit(ingot_ir_func_t* const* funcs, uint32_t count,
+                                    const ingot_target_t* target, ingot_strbuf_t* out_source) {
   if (!out_source || (count && !funcs))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: missing functions or output");
   if (target && target->kind != INGOT_TARGET_C)

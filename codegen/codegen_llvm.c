@@ -15,9 +15,9 @@
  * Variables live in allocas at the top of their function (SROA makes them
  * registers); every loop is a plain counted loop.
  *
- * VECTORIZED loops get explicit vector types: lanes = target vector bytes /
- * size of the dtype the loop stores (16 floats on AVX-512, 8 on AVX2, 4 on
- * NEON). The body is emitted once for `lanes` iterations at a time:
+ * VECTORIZED loops get explicit vector types: lanes (loop.lanes, set by
+ * ingot_codegen_prepare) = target vector bytes / size of the dtype the loop
+ * stores (16 floats on AVX-512, 8 on AVX2, 4 on NEON). The body is emitted once for `lanes` iterations at a time:
  *   - an expression that does not depend on the loop variable (nor on a
  *     local that does) stays scalar ("uniform") and is broadcast where it
  *     meets a vector;
@@ -30,10 +30,13 @@
  *     selects are lazy in the IR (padding reads out of bounds otherwise);
  *   - the tail (extent not a multiple of the lanes) runs in narrower
  *     vectors (half the lanes, a quarter, ...) and a last scalar iteration.
- * A VECTORIZED loop whose iterations are not visibly independent (it assigns
+ * Which loops vectorize, and their lanes, is settled before this file runs
+ * (ingot_codegen_prepare, codegen_prepare.c, INGOT_CODEGEN_VECTOR_LANES): a
+ * VECTORIZED loop whose iterations are not visibly independent (it assigns
  * an outer local, a store index does not move with the loop, or it reads a
- * buffer it writes at another index) is emitted as a scalar loop, as the C
- * target drops its SIMD pragma. a*b+c becomes llvm.fmuladd (FMA where the
+ * buffer it writes at another index) arrives as a SERIAL loop; so does a
+ * PARALLEL loop that is not outlined. The lane analysis this file needs for
+ * printing (varying, affine) is shared with that pass (codegen_vector.c). a*b+c becomes llvm.fmuladd (FMA where the
  * target has it, as the C target's -ffp-contract=fast). */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -94,54 +97,12 @@ void ingot_llvm_function_attrs(ingot_llvm_module_t* m, LLVMValueRef fn) {
   }
 }
 
-/* ---- A pointer-keyed memo (open addressing) for analyses on the IR DAG. */
-typedef struct memo_t {
-  const void** keys;
-  uint8_t* values;
-  size_t cap, count;
-} memo_t;
-
-static void memo_clear(memo_t* mm) {
-  free(mm->keys);
-  free(mm->values);
-  memset(mm, 0, sizeof(*mm));
-}
-
-static size_t memo_slot(const memo_t* mm, const void* key) {
-  size_t h = ((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull;
-  size_t i = h & (mm->cap - 1);
-  while (mm->keys[i] && mm->keys[i] != key) i = (i + 1) & (mm->cap - 1);
-  return i;
-}
-
-/* 0: absent; else the stored value + 1. */
-static int memo_get(const memo_t* mm, const void* key) {
-  if (!mm->cap) return 0;
-  size_t i = memo_slot(mm, key);
-  return mm->keys[i] ? mm->values[i] + 1 : 0;
-}
-
-static void memo_put(memo_t* mm, const void* key, uint8_t value) {
-  if (2 * (mm->count + 1) > mm->cap) {
-    memo_t bigger = {0};
-    bigger.cap = mm->cap ? 2 * mm->cap : 256;
-    bigger.keys = ingot_xcalloc(bigger.cap, sizeof(void*));
-    bigger.values = ingot_xcalloc(bigger.cap, 1);
-    for (size_t i = 0; i < mm->cap; ++i)
-      if (mm->keys[i]) {
-        size_t j = memo_slot(&bigger, mm->keys[i]);
-        bigger.keys[j] = mm->keys[i];
-        bigger.values[j] = mm->values[i];
-        bigger.count++;
-      }
-    memo_clear(mm);
-    *mm = bigger;
-  }
-  size_t i = memo_slot(mm, key);
-  if (!mm->keys[i]) mm->count++;
-  mm->keys[i] = key;
-  mm->values[i] = value;
-}
+/* ---- The pointer-keyed memo and the lane analysis of a vectorized loop are
+ * shared with ingot_codegen_prepare (codegen_vector.c). */
+typedef ingot_codegen_memo_t memo_t;
+#define memo_clear ingot_codegen_memo_clear
+#define memo_get ingot_codegen_memo_get
+#define memo_put ingot_codegen_memo_put
 
 /* ---- ingot_kernel_env_t: its fields' indices and types, from the rows of
  * runtime/ingot_kernel_env.def. */
@@ -174,12 +135,10 @@ typedef struct gen_t {
 
 /* The vectorized loop being emitted. */
 typedef struct vec_t {
-  uint32_t var;                 /* its loop variable */
+  ingot_codegen_lanes_t a;      /* its loop variable and what varies with it */
   unsigned lanes;
   LLVMValueRef base;            /* i64: the variable in lane 0 */
   LLVMValueRef mask;            /* <lanes x i1> lanes that run, NULL: all */
-  uint8_t* varying;             /* per var: depends on the lane */
-  memo_t memo;                  /* expr -> varying */
 } vec_t;
 
 /* One LLVM function being emitted. */
@@ -382,170 +341,22 @@ static bool has_load(gen_t* g, const ingot_ir_expr_t* e) {
   return r;
 }
 
+
 /* Whether `e` differs between the lanes of the vectorized loop. */
-static bool varying(vec_t* V, const ingot_ir_expr_t* e) {
-  if (!V || !e) return false;
-  int got = memo_get(&V->memo, e);
-  if (got) return got - 1;
-  bool r = false;
-  switch (e->kind) {
-    case INGOT_IR_EXPR_VAR: r = e->u.var == V->var || V->varying[e->u.var]; break;
-    case INGOT_IR_EXPR_LOAD: r = varying(V, e->u.load.index); break;
-    case INGOT_IR_EXPR_UNARY:
-    case INGOT_IR_EXPR_CAST: r = varying(V, e->u.unary.a); break;
-    case INGOT_IR_EXPR_BINARY: r = varying(V, e->u.binary.a) || varying(V, e->u.binary.b); break;
-    case INGOT_IR_EXPR_SELECT:
-      r = varying(V, e->u.select.cond) || varying(V, e->u.select.a) || varying(V, e->u.select.b);
-      break;
-    default: break;
-  }
-  memo_put(&V->memo, e, r);
-  return r;
-}
+static bool varying(vec_t* V, const ingot_ir_expr_t* e) { return V && e && ingot_codegen_lanes_varying(&V->a, e); }
 
 /* e == uniform + coef * var: true with *coef set, false when not affine. */
-static bool affine(vec_t* V, const ingot_ir_expr_t* e, int64_t* coef) {
-  if (!varying(V, e)) {
-    *coef = 0;
-    return true;
-  }
-  int64_t a, b;
-  switch (e->kind) {
-    case INGOT_IR_EXPR_VAR:
-      if (e->u.var != V->var) return false;
-      *coef = 1;
-      return true;
-    case INGOT_IR_EXPR_BINARY:
-      if (e->dtype != INGOT_DTYPE_I64) return false;
-      switch (e->u.binary.op) {
-        case INGOT_IR_ADD:
-        case INGOT_IR_SUB:
-          if (!affine(V, e->u.binary.a, &a) || !affine(V, e->u.binary.b, &b)) return false;
-          *coef = e->u.binary.op == INGOT_IR_ADD ? a + b : a - b;
-          return true;
-        case INGOT_IR_MUL:
-          if (e->u.binary.a->kind == INGOT_IR_EXPR_INT && affine(V, e->u.binary.b, &b)) {
-            *coef = e->u.binary.a->u.i * b;
-            return true;
-          }
-          if (e->u.binary.b->kind == INGOT_IR_EXPR_INT && affine(V, e->u.binary.a, &a)) {
-            *coef = e->u.binary.b->u.i * a;
-            return true;
-          }
-          return false;
-        default: return false;
-      }
-    default: return false;
-  }
-}
-
-static bool expr_equal(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
-  switch (a->kind) {
-    case INGOT_IR_EXPR_INT: return a->u.i == b->u.i;
-    case INGOT_IR_EXPR_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
-    case INGOT_IR_EXPR_VAR: return a->u.var == b->u.var;
-    case INGOT_IR_EXPR_LOAD: return a->u.load.buffer == b->u.load.buffer && expr_equal(a->u.load.index, b->u.load.index);
-    case INGOT_IR_EXPR_UNARY:
-    case INGOT_IR_EXPR_CAST: return a->u.unary.op == b->u.unary.op && expr_equal(a->u.unary.a, b->u.unary.a);
-    case INGOT_IR_EXPR_BINARY:
-      return a->u.binary.op == b->u.binary.op && expr_equal(a->u.binary.a, b->u.binary.a) &&
-             expr_equal(a->u.binary.b, b->u.binary.b);
-    case INGOT_IR_EXPR_SELECT:
-      return expr_equal(a->u.select.cond, b->u.select.cond) && expr_equal(a->u.select.a, b->u.select.a) &&
-             expr_equal(a->u.select.b, b->u.select.b);
-  }
-  return false;
-}
-
-
-/* Marks locals whose value differs between lanes: assigned a varying value,
- * or assigned under a varying condition. Returns true if anything changed. */
-static bool mark_varying(vec_t* V, const ingot_ir_stmt_t* s, bool under_varying) {
-  if (!s) return false;
-  bool changed = false;
-  switch (s->kind) {
-    case INGOT_IR_STMT_FOR: return mark_varying(V, s->u.loop.body, under_varying);
-    case INGOT_IR_STMT_BLOCK:
-      for (uint32_t i = 0; i < s->u.block.count; ++i) changed |= mark_varying(V, s->u.block.stmts[i], under_varying);
-      return changed;
-    case INGOT_IR_STMT_IF:
-      return mark_varying(V, s->u.cond.then_body, under_varying || varying(V, s->u.cond.cond));
-    case INGOT_IR_STMT_LOCAL:
-    case INGOT_IR_STMT_ASSIGN: {
-      uint32_t v = s->u.local.var;
-      bool vary = varying(V, s->u.local.value) || (s->kind == INGOT_IR_STMT_ASSIGN && under_varying);
-      if (vary && !V->varying[v]) {
-        V->varying[v] = 1;
-        memo_clear(&V->memo);
-        return true;
-      }
-      return false;
-    }
-    default: return false;
-  }
-}
-
-/* The dtype of the first store in a statement (INVALID if none). */
-static ingot_dtype_t first_store_dtype(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s) {
-  if (!s) return INGOT_DTYPE_INVALID;
-  switch (s->kind) {
-    case INGOT_IR_STMT_STORE: return f->buffers[s->u.store.buffer].dtype;
-    case INGOT_IR_STMT_FOR: return first_store_dtype(f, s->u.loop.body);
-    case INGOT_IR_STMT_IF: return first_store_dtype(f, s->u.cond.then_body);
-    case INGOT_IR_STMT_BLOCK:
-      for (uint32_t i = 0; i < s->u.block.count; ++i) {
-        ingot_dtype_t t = first_store_dtype(f, s->u.block.stmts[i]);
-        if (t != INGOT_DTYPE_INVALID) return t;
-      }
-      return INGOT_DTYPE_INVALID;
-    default: return INGOT_DTYPE_INVALID;
-  }
-}
+static bool affine(vec_t* V, const ingot_ir_expr_t* e, int64_t* coef) { return ingot_codegen_lanes_affine(&V->a, e, coef); }
 
 /* Sets up V for the VECTORIZED loop `s` and returns its lane count, or 0
- * when the loop must run scalar (see the file comment). */
+ * when the loop runs scalar: ingot_codegen_prepare settled that (and the
+ * lanes) by the rules in the file comment. */
 static unsigned vector_plan(fn_t* F, const ingot_ir_stmt_t* s, vec_t* V) {
-  const ingot_ir_func_t* f = F->f;
-  ingot_dtype_t t = first_store_dtype(f, s->u.loop.body);
-  size_t size = ingot_dtype_size(t);
-  if (t == INGOT_DTYPE_INVALID || !value_type(F->g, t) || size == 0) return 0;
-  unsigned lanes = (unsigned)(F->g->m.target->vector_bytes / size);
-  if (lanes < 2 || lanes > 64 || s->u.loop.extent < 2) return 0;
-  ingot_ir_uses_t u;
-  ingot_ir_uses_collect(f, s->u.loop.body, &u);
-  bool ok = true;
-  for (uint32_t v = 0; v < f->var_count && ok; ++v)
-    if (u.assigned[v] && !u.declared[v]) ok = false;
+  unsigned lanes = s->u.loop.lanes;
+  if (lanes < 2) return 0;
   memset(V, 0, sizeof(*V));
-  V->var = s->u.loop.var;
   V->lanes = lanes;
-  V->varying = ingot_xcalloc(f->var_count ? f->var_count : 1, 1);
-  for (int iter = 0; ok && iter <= (int)f->var_count + 1; ++iter)
-    if (!mark_varying(V, s->u.loop.body, false)) break;
-  /* Every store moves with the loop (affine, coefficient != 0). */
-  for (size_t i = 0; ok && i < u.stores.count; ++i) {
-    int64_t c;
-    if (!affine(V, u.stores.data[i]->u.store.index, &c) || c == 0) ok = false;
-  }
-  /* A buffer written here is read only where the same lane writes it. */
-  for (size_t i = 0; ok && i < u.loads.count; ++i) {
-    const ingot_ir_expr_t* ld = u.loads.data[i];
-    if (!u.stored[ld->u.load.buffer]) continue;
-    bool same = false;
-    for (size_t k = 0; k < u.stores.count && !same; ++k)
-      same = u.stores.data[k]->u.store.buffer == ld->u.load.buffer &&
-             expr_equal(u.stores.data[k]->u.store.index, ld->u.load.index);
-    if (!same) ok = false;
-  }
-  ingot_ir_uses_free(&u);
-  if (!ok) {
-    free(V->varying);
-    memo_clear(&V->memo);
-    memset(V, 0, sizeof(*V));
-    return 0;
-  }
+  ingot_codegen_lanes_init(&V->a, F->f, s);
   return lanes;
 }
 
@@ -1146,7 +957,7 @@ static LLVMValueRef expr(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     case INGOT_IR_EXPR_VAR: {
       uint32_t var = e->u.var;
       if (var >= F->f->var_count) return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "variable index %u out of range", var);
-      if (V && var == V->var) {
+      if (V && var == V->a.var) {
         if (!v) return V->base;
         /* base + <0, 1, ..., lanes-1> */
         LLVMValueRef iota[64];
@@ -1416,7 +1227,7 @@ static bool for_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
   if (v >= f->var_count) return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop variable index %u out of range", v);
   if (f->vars[v].kind != INGOT_IR_VAR_LOOP)
     return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop over '%s', which is not a loop variable", f->vars[v].name);
-  if (F->slots[v] || (F->vec && F->vec->var == v))
+  if (F->slots[v] || (F->vec && F->vec->a.var == v))
     return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop variable '%s' bound twice", f->vars[v].name);
   if (s->u.loop.extent <= 0)
     return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has extent %lld", f->vars[v].name,
@@ -1424,24 +1235,19 @@ static bool for_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
   LLVMTypeRef i64 = F->g->m.t_i64;
   ingot_ir_loop_kind_t kind = s->u.loop.loop_kind;
   switch (kind) {
+    /* ingot_codegen_prepare left PARALLEL only on loops to outline and
+     * VECTORIZED only on loops to vectorize, with their lanes. */
     case INGOT_IR_LOOP_PARALLEL:
-      if (!F->in_parallel && !F->vec && s->u.loop.extent > 1) {
-        ingot_ir_uses_t u;
-        ingot_ir_uses_collect(f, s->u.loop.body, &u);
-        bool assigns_outer = false;
-        for (uint32_t i = 0; i < f->var_count; ++i)
-          if (u.assigned[i] && !u.declared[i]) assigns_outer = true;
-        ingot_ir_uses_free(&u);
-        if (!assigns_outer) return parallel_loop(F, s);
-      }
-      break;
+      if (F->in_parallel || F->vec)
+        return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s': PARALLEL inside an outlined or vector loop (not prepared)",
+                    f->vars[v].name);
+      return parallel_loop(F, s);
     case INGOT_IR_LOOP_VECTORIZED:
       if (!F->vec) {
         vec_t V;
         if (vector_plan(F, s, &V)) {
           bool ok = vector_loop(F, s, &V);
-          free(V.varying);
-          memo_clear(&V.memo);
+          ingot_codegen_lanes_free(&V.a);
           return ok;
         }
       }
@@ -1477,7 +1283,7 @@ static bool local_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
   LLVMTypeRef t;
   TRY_OK(t = need_type(F, var->dtype));
   vec_t* V = F->vec;
-  bool vary = V && V->varying[v];
+  bool vary = V && V->a.varying[v];
   LLVMValueRef val;
   TRY_OK(val = expr(F, s->u.local.value, vary));
   if (vary) val = splat(F, val, V->lanes);

@@ -117,6 +117,11 @@ struct ingot_ir_stmt_t {
       int64_t extent;          /* > 0 */
       ingot_ir_loop_kind_t loop_kind;
       ingot_ir_stmt_t* body;
+      uint32_t lanes;          /* VECTORIZED, set by codegen's prepare pass
+                                  (ingot_codegen_prepare) for a backend with
+                                  explicit vectors: the SIMD lanes (2..64);
+                                  0: not settled / the backend's compiler
+                                  picks. 0 on every other kind. */
     } loop;
     struct { ingot_ir_stmt_t** stmts; uint32_t count; } block;
     struct { uint32_t buffer; ingot_ir_expr_t* index; ingot_ir_expr_t* value; } store;

@@ -166,6 +166,7 @@ static void print_loop_head(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, 
                        (long long)s->u.loop.extent);
   if (s->u.loop.loop_kind != INGOT_IR_LOOP_SERIAL)
     ingot_strbuf_appendf(sb, " %s", loop_kind_name(s->u.loop.loop_kind));
+  if (s->u.loop.lanes) ingot_strbuf_appendf(sb, " x%u", s->u.loop.lanes);
 }
 
 /* One statement on one line (bodies elided): for messages. */
@@ -499,6 +500,13 @@ static void verify_stmt(verify_ctx_t* c, const ingot_ir_stmt_t* s, int depth) {
       }
       if ((int)s->u.loop.loop_kind < INGOT_IR_LOOP_SERIAL || s->u.loop.loop_kind > INGOT_IR_LOOP_UNROLLED) {
         snprintf(msg, sizeof(msg), "loop '%s' has unknown kind %d", var->name, (int)s->u.loop.loop_kind);
+        verify_fail(c, s, msg);
+        return;
+      }
+      if (s->u.loop.lanes &&
+          (s->u.loop.loop_kind != INGOT_IR_LOOP_VECTORIZED || s->u.loop.lanes < 2 || s->u.loop.lanes > 64)) {
+        snprintf(msg, sizeof(msg), "loop '%s' has %u lanes (only a vectorized loop, 2 to 64)", var->name,
+                 s->u.loop.lanes);
         verify_fail(c, s, msg);
         return;
       }

@@ -1,5 +1,10 @@
 /* Code generation: scheduled loop-IR functions -> a loadable code object.
  *
+ * One backend per target kind, each a row {kind, name, emit, build} of
+ * codegen/codegen_backends.def; ingot_codegen_emit / ingot_codegen_build
+ * dispatch through that table. A new kind of code (CUDA, ROCm) is a new row
+ * and its two functions.
+ *
  * Target `c`: C99 source generated from the loop IR alone (no per-op
  * knowledge), compiled by the system C compiler into a position-independent
  * ELF shared object that imports nothing: built with -nostdlib, math comes
@@ -12,30 +17,121 @@
 #include "lower/ir.h"
 #include "schedule/schedule.h"
 
-/* Appends the C source of a module holding `funcs` (and the library table)
- * to `out_source`. Fails naming the function on IR it cannot express. */
-ingot_status_t ingot_codegen_c_source(ingot_ir_func_t* const* funcs, uint32_t count,
-                                      const ingot_target_t* target, ingot_strbuf_t* out_source);
+/* How a backend builds (every field may be NULL / zero). */
+typedef struct ingot_codegen_options_t {
+  const char* cc;               /* target c: the C compiler command; NULL: $CC or "cc" */
+  const char* keep_source_path; /* not NULL: the module's text (the C source, the
+                                   optimized LLVM IR) is also written there */
+} ingot_codegen_options_t;
 
-/* Generates and builds the module into a shared object in memory (heap,
- * free() it), for the target's kind: `c` with the C compiler `cc` (NULL: $CC
- * or "cc"), `llvm` with ingot_codegen_llvm_build (cc unused). When
+/* How a backend vectorizes; ingot_codegen_prepare settles VECTORIZED loops by
+ * it. */
+typedef enum ingot_codegen_vector_style_t {
+  /* The backend's compiler picks the lanes (c: `#pragma omp simd`): a
+   * VECTORIZED loop stays so when its iterations are independent (it assigns
+   * no local bound outside it and every store's index moves with the loop,
+   * directly or through a local bound inside it). */
+  INGOT_CODEGEN_VECTOR_PRAGMA = 1,
+  /* Explicit vector types (llvm): lanes = the target's vector bytes / size
+   * of the dtype the loop stores first (2..64, a dtype with a vector lane
+   * type, extent >= 2), and stricter independence: no outer local assigned,
+   * every store affine in the loop variable with a non-zero coefficient, a
+   * buffer written in the loop read only at the very index it is written.
+   * Loops nested in a vectorized one (VECTORIZED or PARALLEL) run serially. */
+  INGOT_CODEGEN_VECTOR_LANES = 2,
+} ingot_codegen_vector_style_t;
+
+/* A code backend: one row of codegen/codegen_backends.def. Both functions
+ * take the loop-IR functions of one module as ingot_codegen_prepare left
+ * them (every PARALLEL loop is one to outline, every VECTORIZED loop one to
+ * vectorize, with its lanes where the style says so), read them only, and
+ * fail naming the function on IR they cannot express; outputs are set to
+ * empty on entry and stay so on failure. */
+typedef struct ingot_codegen_backend_t {
+  ingot_target_kind_t kind;
+  const char* name;             /* "c", "llvm": the target string's first word */
+  ingot_codegen_vector_style_t vectors;
+  /* Appends the module's text (C source, optimized LLVM IR, ...) to out_text. */
+  ingot_status_t (*emit)(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                         ingot_strbuf_t* out_text);
+  /* The loadable object (an ELF shared object that imports nothing for the
+   * CPU targets), in memory (heap, free() it). */
+  ingot_status_t (*build)(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                          const ingot_codegen_options_t* options, uint8_t** out_object, size_t* out_size);
+} ingot_codegen_backend_t;
+
+/* ---- The shared pass before every backend (codegen/codegen_prepare.c). */
+
+typedef struct ingot_codegen_prepared_t {
+  ingot_ir_func_t** funcs;      /* one per input function, same order */
+  uint32_t count;
+} ingot_codegen_prepared_t;
+
+/* Copies `funcs` (each ingot_ir_verify clean) into `out_prepared` with the
+ * decisions every backend used to make on its own settled in the IR, for
+ * `target`'s backend:
+ *   - a PARALLEL loop stays PARALLEL only where it is outlined into a body
+ *     run by env->parallel_for: extent > 1, it assigns no local bound
+ *     outside it, and it is not nested in another outlined PARALLEL loop (nor,
+ *     for INGOT_CODEGEN_VECTOR_LANES, in a vectorized loop); others become
+ *     SERIAL;
+ *   - a VECTORIZED loop stays VECTORIZED only where the backend's vector
+ *     style (ingot_codegen_vector_style_t) can vectorize it on this target,
+ *     with loop.lanes set for the LANES style; others become SERIAL.
+ * Semantics are unchanged (only loop kinds and lanes change), the copies
+ * verify (ingot_ir_verify) and print (ingot_ir_print). The copies share
+ * expression nodes with `funcs`, which must outlive them; free them with
+ * ingot_codegen_prepared_free. Fails with INGOT_ERROR_UNSUPPORTED for a
+ * target kind without a backend. */
+ingot_status_t ingot_codegen_prepare(ingot_ir_func_t* const* funcs, uint32_t count,
+                                     const ingot_target_t* target, ingot_codegen_prepared_t* out_prepared);
+void ingot_codegen_prepared_free(ingot_codegen_prepared_t* prepared);
+
+/* The backend of a target kind; NULL when this build has none for it. */
+const ingot_codegen_backend_t* ingot_codegen_backend_find(ingot_target_kind_t kind);
+
+/* Prepares the functions (ingot_codegen_prepare) and emits the module's text
+ * through the target's backend (target NULL: c). */
+ingot_status_t ingot_codegen_emit(ingot_ir_func_t* const* funcs, uint32_t count,
+                                  const ingot_target_t* target, ingot_strbuf_t* out_text);
+
+/* Prepares the functions (ingot_codegen_prepare), then generates and builds
+ * the module into a shared object in memory (heap, free() it) through the
+ * target's backend (target NULL: c): `c` with the C
+ * compiler `cc` (NULL: $CC or "cc"), `llvm` with LLVM (cc unused). When
  * `keep_source_path` is not NULL the source (C, or the optimized LLVM IR) is
- * also written there. */
+ * also written there. Fails with INGOT_ERROR_UNSUPPORTED for a target kind
+ * this build has no backend for. */
 ingot_status_t ingot_codegen_build(ingot_ir_func_t* const* funcs, uint32_t count,
                                    const ingot_target_t* target, const char* cc,
                                    const char* keep_source_path, uint8_t** out_object,
                                    size_t* out_size);
 
+/* ---- The backends' entry points (the rows of codegen_backends.def). */
+
+/* Target `c`: appends the C source of a module holding `funcs` (prepared)
+ * and the library table to `out_source`. */
+ingot_status_t ingot_codegen_c_emit(ingot_ir_func_t* const* funcs, uint32_t count,
+                                    const ingot_target_t* target, ingot_strbuf_t* out_source);
+/* The same from functions not yet prepared (ingot_codegen_prepare, then
+ * ingot_codegen_c_emit). */
+ingot_status_t ingot_codegen_c_source(ingot_ir_func_t* const* funcs, uint32_t count,
+                                      const ingot_target_t* target, ingot_strbuf_t* out_source);
+/* Target `c`: the source above built by the system C compiler. */
+ingot_status_t ingot_codegen_c_build(ingot_ir_func_t* const* funcs, uint32_t count,
+                                     const ingot_target_t* target, const ingot_codegen_options_t* options,
+                                     uint8_t** out_object, size_t* out_size);
+
 /* Target `llvm`: the loop IR to LLVM IR through the LLVM-C API, explicit
  * vector types for VECTORIZED loops, the O3 pipeline, an object for the
  * target's triple linked by ld.lld into a position-independent shared object
- * that imports nothing (same contract as above; see codegen_llvm.c). The
- * shared object is in memory (heap, free() it); when `keep_ir_path` is not
- * NULL the optimized LLVM IR is written there. Fails with
- * INGOT_ERROR_UNSUPPORTED in a build without LLVM. */
+ * that imports nothing (same contract as above; see codegen_llvm.c).
+ * ingot_codegen_llvm_emit appends the optimized LLVM IR as text. Both fail
+ * with INGOT_ERROR_UNSUPPORTED in a build without LLVM. */
+ingot_status_t ingot_codegen_llvm_emit(ingot_ir_func_t* const* funcs, uint32_t count,
+                                       const ingot_target_t* target, ingot_strbuf_t* out_text);
 ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t count,
-                                        const ingot_target_t* target, const char* keep_ir_path,
+                                        const ingot_target_t* target, const ingot_codegen_options_t* options,
                                         uint8_t** out_object, size_t* out_size);
 /* True when this build has the llvm target. */
 bool ingot_codegen_llvm_available(void);

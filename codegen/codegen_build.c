@@ -185,18 +185,17 @@ ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
   return INGOT_OK;
 }
 
-ingot_status_t ingot_codegen_build(ingot_ir_func_t* const* funcs, uint32_t count,
-                                   const ingot_target_t* target, const char* cc,
-                                   const char* keep_source_path, uint8_t** out_object,
-                                   size_t* out_size) {
+ingot_status_t ingot_codegen_c_build(ingot_ir_func_t* const* funcs, uint32_t count,
+                                     const ingot_target_t* target, const ingot_codegen_options_t* options,
+                                     uint8_t** out_object, size_t* out_size) {
   if (!out_object || !out_size)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: missing output");
   *out_object = NULL;
   *out_size = 0;
-  if (target && target->kind == INGOT_TARGET_LLVM)
-    return ingot_codegen_llvm_build(funcs, count, target, keep_source_path, out_object, out_size);
+  const char* cc = options ? options->cc : NULL;
+  const char* keep_source_path = options ? options->keep_source_path : NULL;
   ingot_strbuf_t source = {0};
-  ingot_status_t st = ingot_codegen_c_source(funcs, count, target, &source);
+  ingot_status_t st = ingot_codegen_c_emit(funcs, count, target, &source);
   if (st == INGOT_OK && keep_source_path)
     st = ingot_file_write_atomic(keep_source_path, source.data, source.length);
   if (st == INGOT_OK)

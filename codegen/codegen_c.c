@@ -9,8 +9,8 @@
  * double result once; tests/elementwise checks them against libm), integer
  * floor division, and hidden memcpy/memset/
  * memmove for copies the compiler may emit; then the kernel ABI declarations
- * (generated from the same macro that is checked against ingot_format.h
- * below); then one static function per IR function, outlined bodies for its
+ * (the env from runtime/ingot_kernel_env.def, the rest from macros checked
+ * against ingot_format.h below); then one static function per IR function, outlined bodies for its
  * parallel loops, the kernel table and the exported ingot_library_query.
  *
  * Codegen is generic over the IR: every expression and statement kind maps to
@@ -24,22 +24,15 @@
 #include "codegen/codegen.h"
 #include "codegen_internal.h"
 
-/* ---- The kernel ABI as the module declares it. One macro, instantiated here
- * with the prefix cg_ (checked against ingot_format.h's layout) and
- * stringified with the prefix ingot_ into every module. */
-#define CG_ABI_DECLS(P)                                                                       \
-  typedef void (*P##parallel_body_fn_t)(void* context, int64_t begin, int64_t end);          \
-  typedef struct P##kernel_env_t {                                                            \
-    uint32_t abi_version;                                                                     \
-    uint32_t thread_count;                                                                    \
-    void* pool;                                                                               \
-    void (*parallel_for)(void* pool, int64_t count, P##parallel_body_fn_t body, void* context); \
-    float (*expf)(float);                                                                     \
-    float (*logf)(float);                                                                     \
-    float (*tanhf)(float);                                                                    \
-    float (*erff)(float);                                                                     \
-    float (*powf)(float, float);                                                              \
-  } P##kernel_env_t;                                                                          \
+/* ---- The kernel ABI as the module declares it. The env struct is printed
+ * from the rows of runtime/ingot_kernel_env.def with the declarators of
+ * ingot_format.h (the very text that declares the runtime's struct); the
+ * types around it come from two macros, instantiated here with the prefix cg_
+ * (checked against ingot_format.h's layout) and stringified with the prefix
+ * ingot_ into every module. */
+#define CG_ABI_HEAD(P) \
+  typedef void (*P##parallel_body_fn_t)(void* context, int64_t begin, int64_t end);
+#define CG_ABI_TAIL(P)                                                                        \
   typedef int32_t (*P##kernel_fn_t)(const P##kernel_env_t* env, void* const* args);          \
   typedef struct P##kernel_entry_t {                                                          \
     const char* name;                                                                         \
@@ -54,31 +47,26 @@
 #define CG_STR_(...) #__VA_ARGS__
 #define CG_STR(...) CG_STR_(__VA_ARGS__)
 
-CG_ABI_DECLS(cg_)
+typedef ingot_kernel_env_t cg_kernel_env_t;
+CG_ABI_TAIL(cg_)
 
 #define CG_SAME_FIELD(T, f) \
   _Static_assert(offsetof(cg_##T, f) == offsetof(ingot_##T, f) && \
                  sizeof(((cg_##T*)0)->f) == sizeof(((ingot_##T*)0)->f), "ABI field " #T "." #f)
-_Static_assert(sizeof(cg_kernel_env_t) == sizeof(ingot_kernel_env_t), "ABI: kernel env size");
 _Static_assert(sizeof(cg_kernel_entry_t) == sizeof(ingot_kernel_entry_t), "ABI: entry size");
 _Static_assert(sizeof(cg_kernel_library_t) == sizeof(ingot_kernel_library_t), "ABI: library size");
-CG_SAME_FIELD(kernel_env_t, abi_version);
-CG_SAME_FIELD(kernel_env_t, thread_count);
-CG_SAME_FIELD(kernel_env_t, pool);
-CG_SAME_FIELD(kernel_env_t, parallel_for);
-CG_SAME_FIELD(kernel_env_t, expf);
-CG_SAME_FIELD(kernel_env_t, logf);
-CG_SAME_FIELD(kernel_env_t, tanhf);
-CG_SAME_FIELD(kernel_env_t, erff);
-CG_SAME_FIELD(kernel_env_t, powf);
 CG_SAME_FIELD(kernel_entry_t, name);
 CG_SAME_FIELD(kernel_entry_t, fn);
 CG_SAME_FIELD(kernel_library_t, abi_version);
 CG_SAME_FIELD(kernel_library_t, kernel_count);
 CG_SAME_FIELD(kernel_library_t, kernels);
-_Static_assert(INGOT_KERNEL_ABI_VERSION == 1u, "update CG_ABI_DECLS with the kernel ABI");
+_Static_assert(INGOT_KERNEL_ABI_VERSION == 1u, "update CG_ABI_HEAD/CG_ABI_TAIL with the kernel ABI");
 
-static const char k_abi_decls[] = CG_STR(CG_ABI_DECLS(ingot_));
+static const char k_abi_decls[] =
+    CG_STR(CG_ABI_HEAD(ingot_)) " typedef struct ingot_kernel_env_t { "
+#define INGOT_KERNEL_ENV_FIELD(type, name) CG_STR(INGOT_KERNEL_ENV_DECL_##type(name);) " "
+#include "runtime/ingot_kernel_env.def"
+    "} ingot_kernel_env_t; " CG_STR(CG_ABI_TAIL(ingot_));
 
 /* ---- Types and helpers every module starts with. */
 static const char k_prelude[] =
@@ -809,13 +797,11 @@ static ingot_status_t cg_infix(cg_t* cg, ingot_strbuf_t* sb, const char* op, con
   return INGOT_OK;
 }
 
-static const char* k_unary_names[] = {"?", "neg", "abs", "sqrt", "exp", "log", "tanh", "erf",
-                                      "floor", "ceil", "not", "round", "sin", "cos", "tan", "asin",
-                                      "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
-_Static_assert(sizeof(k_unary_names) / sizeof(k_unary_names[0]) == INGOT_IR_UNARY_COUNT_,
-               "k_unary_names out of sync with ingot_ir_unary_op_t");
-static const char* k_binary_names[] = {"?", "add", "sub", "mul", "div", "mod", "min", "max", "pow",
-                                       "lt", "le", "eq", "ne", "and", "or"};
+/* cg_unary() and cg_binary() below switch over every op of lower/ir_ops.def:
+ * a new row there changes these counts and stops the build until it is
+ * handled. */
+_Static_assert(INGOT_IR_UNARY_COUNT_ == 23, "cg_unary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 15, "cg_binary(): handle the new op of lower/ir_ops.def");
 
 static ingot_status_t cg_unsupported_op(cg_t* cg, const char* what, ingot_dtype_t t) {
   return cg_fail(cg, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the C target", what,
@@ -829,7 +815,7 @@ static ingot_status_t cg_unary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr
   const char* ty;
   CG_CHECK(cg_type(cg, e->dtype, &ty));
   ingot_ir_unary_op_t op = e->u.unary.op;
-  const char* name = (op > 0 && op < INGOT_IR_UNARY_COUNT_) ? k_unary_names[op] : "unknown unary op";
+  const char* name = (op > 0 && op < INGOT_IR_UNARY_COUNT_) ? ingot_ir_unary_op_name(op) : "unknown unary op";
   switch (op) {
     case INGOT_IR_NEG:
       if (t == INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
@@ -902,7 +888,7 @@ static ingot_status_t cg_binary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_exp
   const ingot_ir_expr_t* b = e->u.binary.b;
   ingot_dtype_t t = a->dtype;
   ingot_ir_binary_op_t op = e->u.binary.op;
-  const char* name = (op > 0 && op < INGOT_IR_BINARY_COUNT_) ? k_binary_names[op] : "unknown binary op";
+  const char* name = (op > 0 && op < INGOT_IR_BINARY_COUNT_) ? ingot_ir_binary_op_name(op) : "unknown binary op";
   if (op <= 0 || op >= INGOT_IR_BINARY_COUNT_)
     return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown binary op %d", (int)op);
   if (b->dtype != t)
@@ -1069,42 +1055,6 @@ static ingot_status_t cg_expr(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_
   return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown expression kind %d", (int)e->kind);
 }
 
-/* ---- Analyses on statements (for outlining and vectorization). */
-
-/* A loop may take SIMD pragmas when it assigns no local bound outside it and
- * every store's index depends on the loop (directly or through a local bound
- * inside it); otherwise iterations would race on the same element. */
-static bool cg_store_indices_vary(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, uint32_t var,
-                                  const uint8_t* declared) {
-  if (!s) return true;
-  switch (s->kind) {
-    case INGOT_IR_STMT_FOR: return cg_store_indices_vary(f, s->u.loop.body, var, declared);
-    case INGOT_IR_STMT_BLOCK:
-      for (uint32_t i = 0; i < s->u.block.count; ++i)
-        if (!cg_store_indices_vary(f, s->u.block.stmts[i], var, declared)) return false;
-      return true;
-    case INGOT_IR_STMT_IF: return cg_store_indices_vary(f, s->u.cond.then_body, var, declared);
-    case INGOT_IR_STMT_STORE: {
-      if (ingot_ir_expr_uses_var(s->u.store.index, var)) return true;
-      for (uint32_t v = 0; v < f->var_count; ++v)
-        if (declared[v] && ingot_ir_expr_uses_var(s->u.store.index, v)) return true;
-      return false;
-    }
-    default: return true;
-  }
-}
-
-static bool cg_simd_safe(const ingot_ir_func_t* f, const ingot_ir_stmt_t* loop) {
-  ingot_ir_uses_t u;
-  ingot_ir_uses_collect(f, loop->u.loop.body, &u);
-  bool ok = true;
-  for (uint32_t v = 0; v < f->var_count && ok; ++v)
-    if (u.assigned[v] && !u.declared[v]) ok = false;
-  if (ok) ok = cg_store_indices_vary(f, loop->u.loop.body, loop->u.loop.var, u.declared);
-  ingot_ir_uses_free(&u);
-  return ok;
-}
-
 /* ---- Statements. */
 static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth);
 
@@ -1228,16 +1178,6 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
   return st;
 }
 
-static bool cg_parallel_assigns_outer(cg_t* cg, const ingot_ir_stmt_t* s) {
-  ingot_ir_uses_t u;
-  ingot_ir_uses_collect(cg->f, s->u.loop.body, &u);
-  bool bad = false;
-  for (uint32_t v = 0; v < cg->f->var_count; ++v)
-    if (u.assigned[v] && !u.declared[v]) bad = true;
-  ingot_ir_uses_free(&u);
-  return bad;
-}
-
 static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
   const ingot_ir_func_t* f = cg->f;
   if (!s) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing statement");
@@ -1249,22 +1189,18 @@ static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_
       uint32_t v = s->u.loop.var;
       const char* name = cg->var_names[v];
       ingot_ir_loop_kind_t kind = s->u.loop.loop_kind;
+      /* ingot_codegen_prepare left PARALLEL only on loops to outline and
+       * VECTORIZED only on loops whose iterations are independent. */
       if (kind == INGOT_IR_LOOP_PARALLEL) {
-        if (!cg->in_parallel && s->u.loop.extent > 1 && !cg_parallel_assigns_outer(cg, s))
-          return cg_parallel(cg, sb, s, depth);
-        cg_indent(sb, depth);
-        ingot_strbuf_append(sb, cg->in_parallel ? "/* parallel (nested): run serially */\n"
-                                                : "/* parallel: run serially */\n");
+        if (cg->in_parallel)
+          return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s': PARALLEL inside an outlined loop (not prepared)",
+                         f->vars[v].name);
+        return cg_parallel(cg, sb, s, depth);
       } else if (kind == INGOT_IR_LOOP_VECTORIZED) {
-        if (cg_simd_safe(f, s)) {
-          cg_indent(sb, depth);
-          /* (gcc accepts only one loop pragma before a for; omp simd
-           * already asserts the iterations independent, as ivdep would.) */
-          ingot_strbuf_append(sb, "#pragma omp simd\n");
-        } else {
-          cg_indent(sb, depth);
-          ingot_strbuf_append(sb, "/* vectorize: iterations share a store or local; no SIMD pragma */\n");
-        }
+        cg_indent(sb, depth);
+        /* (gcc accepts only one loop pragma before a for; omp simd
+         * already asserts the iterations independent, as ivdep would.) */
+        ingot_strbuf_append(sb, "#pragma omp simd\n");
       } else if (kind == INGOT_IR_LOOP_UNROLLED) {
         int64_t n = s->u.loop.extent < 65534 ? s->u.loop.extent : 65534;
         cg_indent(sb, depth);
@@ -1411,6 +1347,18 @@ static ingot_status_t cg_func(cg_t* cg, ingot_strbuf_t* module) {
 
 ingot_status_t ingot_codegen_c_source(ingot_ir_func_t* const* funcs, uint32_t count,
                                       const ingot_target_t* target, ingot_strbuf_t* out_source) {
+  if (!out_source) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: missing functions or output");
+  if (target && target->kind != INGOT_TARGET_C)
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen c: target '%s' is not a C target", target->name);
+  ingot_codegen_prepared_t prepared;
+  ingot_status_t st = ingot_codegen_prepare(funcs, count, target, &prepared);
+  if (st == INGOT_OK) st = ingot_codegen_c_emit(prepared.funcs, prepared.count, target, out_source);
+  ingot_codegen_prepared_free(&prepared);
+  return st;
+}
+
+ingot_status_t ingot_codegen_c_emit(ingot_ir_func_t* const* funcs, uint32_t count,
+                                    const ingot_target_t* target, ingot_strbuf_t* out_source) {
   if (!out_source || (count && !funcs))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: missing functions or output");
   if (target && target->kind != INGOT_TARGET_C)

@@ -42,4 +42,37 @@ ingot_status_t ingot_codegen_run_tool(char* const* argv, const char* log_path, i
 /* The first max_lines lines (at most cap-1 bytes) of a log file, "" if none. */
 void ingot_codegen_log_head(const char* path, char* out, size_t cap, size_t max_lines);
 
+/* ---- Lane analysis of a VECTORIZED loop (codegen_vector.c), shared by
+ * ingot_codegen_prepare and the llvm backend. */
+
+/* A pointer-keyed memo (open addressing) for analyses on the IR DAG. */
+typedef struct ingot_codegen_memo_t {
+  const void** keys;
+  uint8_t* values;
+  size_t cap, count;
+} ingot_codegen_memo_t;
+void ingot_codegen_memo_clear(ingot_codegen_memo_t* mm);
+/* 0: absent; else the stored value + 1. */
+int ingot_codegen_memo_get(const ingot_codegen_memo_t* mm, const void* key);
+void ingot_codegen_memo_put(ingot_codegen_memo_t* mm, const void* key, uint8_t value);
+
+typedef struct ingot_codegen_lanes_t {
+  uint32_t var;                 /* the loop variable */
+  uint8_t* varying;             /* per var: depends on the lane */
+  ingot_codegen_memo_t memo;    /* expr -> varying */
+} ingot_codegen_lanes_t;
+/* Marks the locals of `loop`'s body that differ between lanes (assigned a
+ * varying value, or under a varying condition). Free with _free. */
+void ingot_codegen_lanes_init(ingot_codegen_lanes_t* lanes, const ingot_ir_func_t* f,
+                              const ingot_ir_stmt_t* loop);
+void ingot_codegen_lanes_free(ingot_codegen_lanes_t* lanes);
+/* Whether `e` differs between lanes (false for lanes NULL). */
+bool ingot_codegen_lanes_varying(ingot_codegen_lanes_t* lanes, const ingot_ir_expr_t* e);
+/* e == uniform + coef * var: true with *coef set, false when not affine. */
+bool ingot_codegen_lanes_affine(ingot_codegen_lanes_t* lanes, const ingot_ir_expr_t* e, int64_t* coef);
+/* Structural equality of two expressions. */
+bool ingot_codegen_expr_equal(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b);
+/* The dtype of the first store in a statement (INVALID if none). */
+ingot_dtype_t ingot_codegen_first_store_dtype(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s);
+
 #endif /* INGOT_CODEGEN_INTERNAL_H_ */

@@ -15,9 +15,9 @@
  * Variables live in allocas at the top of their function (SROA makes them
  * registers); every loop is a plain counted loop.
  *
- * VECTORIZED loops get explicit vector types: lanes = target vector bytes /
- * size of the dtype the loop stores (16 floats on AVX-512, 8 on AVX2, 4 on
- * NEON). The body is emitted once for `lanes` iterations at a time:
+ * VECTORIZED loops get explicit vector types: lanes (loop.lanes, set by
+ * ingot_codegen_prepare) = target vector bytes / size of the dtype the loop
+ * stores (16 floats on AVX-512, 8 on AVX2, 4 on NEON). The body is emitted once for `lanes` iterations at a time:
  *   - an expression that does not depend on the loop variable (nor on a
  *     local that does) stays scalar ("uniform") and is broadcast where it
  *     meets a vector;
@@ -30,10 +30,13 @@
  *     selects are lazy in the IR (padding reads out of bounds otherwise);
  *   - the tail (extent not a multiple of the lanes) runs in narrower
  *     vectors (half the lanes, a quarter, ...) and a last scalar iteration.
- * A VECTORIZED loop whose iterations are not visibly independent (it assigns
+ * Which loops vectorize, and their lanes, is settled before this file runs
+ * (ingot_codegen_prepare, codegen_prepare.c, INGOT_CODEGEN_VECTOR_LANES): a
+ * VECTORIZED loop whose iterations are not visibly independent (it assigns
  * an outer local, a store index does not move with the loop, or it reads a
- * buffer it writes at another index) is emitted as a scalar loop, as the C
- * target drops its SIMD pragma. a*b+c becomes llvm.fmuladd (FMA where the
+ * buffer it writes at another index) arrives as a SERIAL loop; so does a
+ * PARALLEL loop that is not outlined. The lane analysis this file needs for
+ * printing (varying, affine) is shared with that pass (codegen_vector.c). a*b+c becomes llvm.fmuladd (FMA where the
  * target has it, as the C target's -ffp-contract=fast). */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -94,54 +97,28 @@ void ingot_llvm_function_attrs(ingot_llvm_module_t* m, LLVMValueRef fn) {
   }
 }
 
-/* ---- A pointer-keyed memo (open addressing) for analyses on the IR DAG. */
-typedef struct memo_t {
-  const void** keys;
-  uint8_t* values;
-  size_t cap, count;
-} memo_t;
+/* ---- The pointer-keyed memo and the lane analysis of a vectorized loop are
+ * shared with ingot_codegen_prepare (codegen_vector.c). */
+typedef ingot_codegen_memo_t memo_t;
+#define memo_clear ingot_codegen_memo_clear
+#define memo_get ingot_codegen_memo_get
+#define memo_put ingot_codegen_memo_put
 
-static void memo_clear(memo_t* mm) {
-  free(mm->keys);
-  free(mm->values);
-  memset(mm, 0, sizeof(*mm));
-}
-
-static size_t memo_slot(const memo_t* mm, const void* key) {
-  size_t h = ((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull;
-  size_t i = h & (mm->cap - 1);
-  while (mm->keys[i] && mm->keys[i] != key) i = (i + 1) & (mm->cap - 1);
-  return i;
-}
-
-/* 0: absent; else the stored value + 1. */
-static int memo_get(const memo_t* mm, const void* key) {
-  if (!mm->cap) return 0;
-  size_t i = memo_slot(mm, key);
-  return mm->keys[i] ? mm->values[i] + 1 : 0;
-}
-
-static void memo_put(memo_t* mm, const void* key, uint8_t value) {
-  if (2 * (mm->count + 1) > mm->cap) {
-    memo_t bigger = {0};
-    bigger.cap = mm->cap ? 2 * mm->cap : 256;
-    bigger.keys = ingot_xcalloc(bigger.cap, sizeof(void*));
-    bigger.values = ingot_xcalloc(bigger.cap, 1);
-    for (size_t i = 0; i < mm->cap; ++i)
-      if (mm->keys[i]) {
-        size_t j = memo_slot(&bigger, mm->keys[i]);
-        bigger.keys[j] = mm->keys[i];
-        bigger.values[j] = mm->values[i];
-        bigger.count++;
-      }
-    memo_clear(mm);
-    *mm = bigger;
-  }
-  size_t i = memo_slot(mm, key);
-  if (!mm->keys[i]) mm->count++;
-  mm->keys[i] = key;
-  mm->values[i] = value;
-}
+/* ---- ingot_kernel_env_t: its fields' indices and types, from the rows of
+ * runtime/ingot_kernel_env.def. */
+enum {
+#define INGOT_KERNEL_ENV_FIELD(type, name) ENV_##name,
+#include "runtime/ingot_kernel_env.def"
+  ENV_FIELD_COUNT
+};
+typedef enum env_type_t {
+  ENV_TYPE_U32, ENV_TYPE_PTR, ENV_TYPE_PARALLEL_FOR, ENV_TYPE_F32_F32, ENV_TYPE_F32_F32_F32
+} env_type_t;
+static const env_type_t k_env_types[] = {
+#define INGOT_KERNEL_ENV_FIELD(type, name) ENV_TYPE_##type,
+#include "runtime/ingot_kernel_env.def"
+};
+_Static_assert(sizeof(k_env_types) / sizeof(k_env_types[0]) == ENV_FIELD_COUNT, "env field table");
 
 /* ---- Emitter state. */
 typedef struct gen_t {
@@ -158,12 +135,10 @@ typedef struct gen_t {
 
 /* The vectorized loop being emitted. */
 typedef struct vec_t {
-  uint32_t var;                 /* its loop variable */
+  ingot_codegen_lanes_t a;      /* its loop variable and what varies with it */
   unsigned lanes;
   LLVMValueRef base;            /* i64: the variable in lane 0 */
   LLVMValueRef mask;            /* <lanes x i1> lanes that run, NULL: all */
-  uint8_t* varying;             /* per var: depends on the lane */
-  memo_t memo;                  /* expr -> varying */
 } vec_t;
 
 /* One LLVM function being emitted. */
@@ -366,170 +341,22 @@ static bool has_load(gen_t* g, const ingot_ir_expr_t* e) {
   return r;
 }
 
+
 /* Whether `e` differs between the lanes of the vectorized loop. */
-static bool varying(vec_t* V, const ingot_ir_expr_t* e) {
-  if (!V || !e) return false;
-  int got = memo_get(&V->memo, e);
-  if (got) return got - 1;
-  bool r = false;
-  switch (e->kind) {
-    case INGOT_IR_EXPR_VAR: r = e->u.var == V->var || V->varying[e->u.var]; break;
-    case INGOT_IR_EXPR_LOAD: r = varying(V, e->u.load.index); break;
-    case INGOT_IR_EXPR_UNARY:
-    case INGOT_IR_EXPR_CAST: r = varying(V, e->u.unary.a); break;
-    case INGOT_IR_EXPR_BINARY: r = varying(V, e->u.binary.a) || varying(V, e->u.binary.b); break;
-    case INGOT_IR_EXPR_SELECT:
-      r = varying(V, e->u.select.cond) || varying(V, e->u.select.a) || varying(V, e->u.select.b);
-      break;
-    default: break;
-  }
-  memo_put(&V->memo, e, r);
-  return r;
-}
+static bool varying(vec_t* V, const ingot_ir_expr_t* e) { return V && e && ingot_codegen_lanes_varying(&V->a, e); }
 
 /* e == uniform + coef * var: true with *coef set, false when not affine. */
-static bool affine(vec_t* V, const ingot_ir_expr_t* e, int64_t* coef) {
-  if (!varying(V, e)) {
-    *coef = 0;
-    return true;
-  }
-  int64_t a, b;
-  switch (e->kind) {
-    case INGOT_IR_EXPR_VAR:
-      if (e->u.var != V->var) return false;
-      *coef = 1;
-      return true;
-    case INGOT_IR_EXPR_BINARY:
-      if (e->dtype != INGOT_DTYPE_I64) return false;
-      switch (e->u.binary.op) {
-        case INGOT_IR_ADD:
-        case INGOT_IR_SUB:
-          if (!affine(V, e->u.binary.a, &a) || !affine(V, e->u.binary.b, &b)) return false;
-          *coef = e->u.binary.op == INGOT_IR_ADD ? a + b : a - b;
-          return true;
-        case INGOT_IR_MUL:
-          if (e->u.binary.a->kind == INGOT_IR_EXPR_INT && affine(V, e->u.binary.b, &b)) {
-            *coef = e->u.binary.a->u.i * b;
-            return true;
-          }
-          if (e->u.binary.b->kind == INGOT_IR_EXPR_INT && affine(V, e->u.binary.a, &a)) {
-            *coef = e->u.binary.b->u.i * a;
-            return true;
-          }
-          return false;
-        default: return false;
-      }
-    default: return false;
-  }
-}
-
-static bool expr_equal(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
-  switch (a->kind) {
-    case INGOT_IR_EXPR_INT: return a->u.i == b->u.i;
-    case INGOT_IR_EXPR_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
-    case INGOT_IR_EXPR_VAR: return a->u.var == b->u.var;
-    case INGOT_IR_EXPR_LOAD: return a->u.load.buffer == b->u.load.buffer && expr_equal(a->u.load.index, b->u.load.index);
-    case INGOT_IR_EXPR_UNARY:
-    case INGOT_IR_EXPR_CAST: return a->u.unary.op == b->u.unary.op && expr_equal(a->u.unary.a, b->u.unary.a);
-    case INGOT_IR_EXPR_BINARY:
-      return a->u.binary.op == b->u.binary.op && expr_equal(a->u.binary.a, b->u.binary.a) &&
-             expr_equal(a->u.binary.b, b->u.binary.b);
-    case INGOT_IR_EXPR_SELECT:
-      return expr_equal(a->u.select.cond, b->u.select.cond) && expr_equal(a->u.select.a, b->u.select.a) &&
-             expr_equal(a->u.select.b, b->u.select.b);
-  }
-  return false;
-}
-
-
-/* Marks locals whose value differs between lanes: assigned a varying value,
- * or assigned under a varying condition. Returns true if anything changed. */
-static bool mark_varying(vec_t* V, const ingot_ir_stmt_t* s, bool under_varying) {
-  if (!s) return false;
-  bool changed = false;
-  switch (s->kind) {
-    case INGOT_IR_STMT_FOR: return mark_varying(V, s->u.loop.body, under_varying);
-    case INGOT_IR_STMT_BLOCK:
-      for (uint32_t i = 0; i < s->u.block.count; ++i) changed |= mark_varying(V, s->u.block.stmts[i], under_varying);
-      return changed;
-    case INGOT_IR_STMT_IF:
-      return mark_varying(V, s->u.cond.then_body, under_varying || varying(V, s->u.cond.cond));
-    case INGOT_IR_STMT_LOCAL:
-    case INGOT_IR_STMT_ASSIGN: {
-      uint32_t v = s->u.local.var;
-      bool vary = varying(V, s->u.local.value) || (s->kind == INGOT_IR_STMT_ASSIGN && under_varying);
-      if (vary && !V->varying[v]) {
-        V->varying[v] = 1;
-        memo_clear(&V->memo);
-        return true;
-      }
-      return false;
-    }
-    default: return false;
-  }
-}
-
-/* The dtype of the first store in a statement (INVALID if none). */
-static ingot_dtype_t first_store_dtype(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s) {
-  if (!s) return INGOT_DTYPE_INVALID;
-  switch (s->kind) {
-    case INGOT_IR_STMT_STORE: return f->buffers[s->u.store.buffer].dtype;
-    case INGOT_IR_STMT_FOR: return first_store_dtype(f, s->u.loop.body);
-    case INGOT_IR_STMT_IF: return first_store_dtype(f, s->u.cond.then_body);
-    case INGOT_IR_STMT_BLOCK:
-      for (uint32_t i = 0; i < s->u.block.count; ++i) {
-        ingot_dtype_t t = first_store_dtype(f, s->u.block.stmts[i]);
-        if (t != INGOT_DTYPE_INVALID) return t;
-      }
-      return INGOT_DTYPE_INVALID;
-    default: return INGOT_DTYPE_INVALID;
-  }
-}
+static bool affine(vec_t* V, const ingot_ir_expr_t* e, int64_t* coef) { return ingot_codegen_lanes_affine(&V->a, e, coef); }
 
 /* Sets up V for the VECTORIZED loop `s` and returns its lane count, or 0
- * when the loop must run scalar (see the file comment). */
+ * when the loop runs scalar: ingot_codegen_prepare settled that (and the
+ * lanes) by the rules in the file comment. */
 static unsigned vector_plan(fn_t* F, const ingot_ir_stmt_t* s, vec_t* V) {
-  const ingot_ir_func_t* f = F->f;
-  ingot_dtype_t t = first_store_dtype(f, s->u.loop.body);
-  size_t size = ingot_dtype_size(t);
-  if (t == INGOT_DTYPE_INVALID || !value_type(F->g, t) || size == 0) return 0;
-  unsigned lanes = (unsigned)(F->g->m.target->vector_bytes / size);
-  if (lanes < 2 || lanes > 64 || s->u.loop.extent < 2) return 0;
-  ingot_ir_uses_t u;
-  ingot_ir_uses_collect(f, s->u.loop.body, &u);
-  bool ok = true;
-  for (uint32_t v = 0; v < f->var_count && ok; ++v)
-    if (u.assigned[v] && !u.declared[v]) ok = false;
+  unsigned lanes = s->u.loop.lanes;
+  if (lanes < 2) return 0;
   memset(V, 0, sizeof(*V));
-  V->var = s->u.loop.var;
   V->lanes = lanes;
-  V->varying = ingot_xcalloc(f->var_count ? f->var_count : 1, 1);
-  for (int iter = 0; ok && iter <= (int)f->var_count + 1; ++iter)
-    if (!mark_varying(V, s->u.loop.body, false)) break;
-  /* Every store moves with the loop (affine, coefficient != 0). */
-  for (size_t i = 0; ok && i < u.stores.count; ++i) {
-    int64_t c;
-    if (!affine(V, u.stores.data[i]->u.store.index, &c) || c == 0) ok = false;
-  }
-  /* A buffer written here is read only where the same lane writes it. */
-  for (size_t i = 0; ok && i < u.loads.count; ++i) {
-    const ingot_ir_expr_t* ld = u.loads.data[i];
-    if (!u.stored[ld->u.load.buffer]) continue;
-    bool same = false;
-    for (size_t k = 0; k < u.stores.count && !same; ++k)
-      same = u.stores.data[k]->u.store.buffer == ld->u.load.buffer &&
-             expr_equal(u.stores.data[k]->u.store.index, ld->u.load.index);
-    if (!same) ok = false;
-  }
-  ingot_ir_uses_free(&u);
-  if (!ok) {
-    free(V->varying);
-    memo_clear(&V->memo);
-    memset(V, 0, sizeof(*V));
-    return 0;
-  }
+  ingot_codegen_lanes_init(&V->a, F->f, s);
   return lanes;
 }
 
@@ -573,23 +400,19 @@ static LLVMValueRef intrinsic1(fn_t* F, const char* name, LLVMValueRef a) {
 /* env->powf per lane. */
 static LLVMValueRef call_powf(fn_t* F, LLVMValueRef a, LLVMValueRef b) {
   gen_t* g = F->g;
-  LLVMValueRef slot = LLVMBuildStructGEP2(F->b, g->t_env, F->env, 8, "");
+  LLVMValueRef slot = LLVMBuildStructGEP2(F->b, g->t_env, F->env, ENV_powf, "");
   LLVMTypeRef params[2] = {g->m.t_f32, g->m.t_f32};
   LLVMTypeRef ft = LLVMFunctionType(g->m.t_f32, params, 2, 0);
   LLVMValueRef fp = LLVMBuildLoad2(F->b, LLVMPointerType(ft, 0), slot, "");
   return call_lanes(F, ft, fp, a, b);
 }
 
-static const char* const k_unary_names[] = {"?",    "neg",  "abs",   "sqrt",  "exp",   "log",
-                                            "tanh", "erf",  "floor", "ceil",  "not",   "round",
-                                            "sin",  "cos",  "tan",   "asin",  "acos",  "atan",
-                                            "sinh", "cosh", "asinh", "acosh", "atanh"};
-_Static_assert(sizeof(k_unary_names) / sizeof(k_unary_names[0]) == INGOT_IR_UNARY_COUNT_,
-               "k_unary_names out of sync with ingot_ir_unary_op_t");
-static const char* const k_binary_names[] = {"?", "add", "sub", "mul", "div", "mod", "min", "max", "pow",
-                                             "lt", "le", "eq", "ne", "and", "or"};
-_Static_assert(sizeof(k_binary_names) / sizeof(k_binary_names[0]) == INGOT_IR_BINARY_COUNT_,
-               "k_binary_names out of sync with ingot_ir_binary_op_t");
+/* unary() and binary() below switch over every op of lower/ir_ops.def: a new
+ * row there changes these counts and stops the build until it is handled. */
+_Static_assert(INGOT_IR_UNARY_COUNT_ == 23, "unary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 15, "binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_ATANH - INGOT_IR_SIN == INGOT_LLVM_MATH_ATANH - INGOT_LLVM_MATH_SIN,
+               "unary(): the trigonometric ops map to the math functions in order");
 
 static LLVMValueRef unsupported(fn_t* F, const char* what, ingot_dtype_t t) {
   return fail(F, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the llvm target", what, ingot_dtype_name(t));
@@ -601,7 +424,7 @@ static LLVMValueRef unary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   bool f32 = t == INGOT_DTYPE_F32, fl = is_float(t);
   ingot_ir_unary_op_t op = e->u.unary.op;
   if (op <= 0 || op >= INGOT_IR_UNARY_COUNT_) return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "unknown unary op %d", (int)op);
-  const char* name = k_unary_names[op];
+  const char* name = ingot_ir_unary_op_name(op);
   TRY(need_type(F, e->dtype));
   LLVMValueRef a;
   TRY(a = expr(F, ae, vec));
@@ -729,7 +552,7 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   ingot_dtype_t t = ae->dtype;
   ingot_ir_binary_op_t op = e->u.binary.op;
   if (op <= 0 || op >= INGOT_IR_BINARY_COUNT_) return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "unknown binary op %d", (int)op);
-  const char* name = k_binary_names[op];
+  const char* name = ingot_ir_binary_op_name(op);
   if (be->dtype != t)
     return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "%s of %s and %s: operand dtypes differ", name, ingot_dtype_name(t),
                 ingot_dtype_name(be->dtype));
@@ -1134,7 +957,7 @@ static LLVMValueRef expr(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     case INGOT_IR_EXPR_VAR: {
       uint32_t var = e->u.var;
       if (var >= F->f->var_count) return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "variable index %u out of range", var);
-      if (V && var == V->var) {
+      if (V && var == V->a.var) {
         if (!v) return V->base;
         /* base + <0, 1, ..., lanes-1> */
         LLVMValueRef iota[64];
@@ -1404,7 +1227,7 @@ static bool for_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
   if (v >= f->var_count) return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop variable index %u out of range", v);
   if (f->vars[v].kind != INGOT_IR_VAR_LOOP)
     return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop over '%s', which is not a loop variable", f->vars[v].name);
-  if (F->slots[v] || (F->vec && F->vec->var == v))
+  if (F->slots[v] || (F->vec && F->vec->a.var == v))
     return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop variable '%s' bound twice", f->vars[v].name);
   if (s->u.loop.extent <= 0)
     return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has extent %lld", f->vars[v].name,
@@ -1412,24 +1235,19 @@ static bool for_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
   LLVMTypeRef i64 = F->g->m.t_i64;
   ingot_ir_loop_kind_t kind = s->u.loop.loop_kind;
   switch (kind) {
+    /* ingot_codegen_prepare left PARALLEL only on loops to outline and
+     * VECTORIZED only on loops to vectorize, with their lanes. */
     case INGOT_IR_LOOP_PARALLEL:
-      if (!F->in_parallel && !F->vec && s->u.loop.extent > 1) {
-        ingot_ir_uses_t u;
-        ingot_ir_uses_collect(f, s->u.loop.body, &u);
-        bool assigns_outer = false;
-        for (uint32_t i = 0; i < f->var_count; ++i)
-          if (u.assigned[i] && !u.declared[i]) assigns_outer = true;
-        ingot_ir_uses_free(&u);
-        if (!assigns_outer) return parallel_loop(F, s);
-      }
-      break;
+      if (F->in_parallel || F->vec)
+        return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s': PARALLEL inside an outlined or vector loop (not prepared)",
+                    f->vars[v].name);
+      return parallel_loop(F, s);
     case INGOT_IR_LOOP_VECTORIZED:
       if (!F->vec) {
         vec_t V;
         if (vector_plan(F, s, &V)) {
           bool ok = vector_loop(F, s, &V);
-          free(V.varying);
-          memo_clear(&V.memo);
+          ingot_codegen_lanes_free(&V.a);
           return ok;
         }
       }
@@ -1465,7 +1283,7 @@ static bool local_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
   LLVMTypeRef t;
   TRY_OK(t = need_type(F, var->dtype));
   vec_t* V = F->vec;
-  bool vary = V && V->varying[v];
+  bool vary = V && V->a.varying[v];
   LLVMValueRef val;
   TRY_OK(val = expr(F, s->u.local.value, vary));
   if (vary) val = splat(F, val, V->lanes);
@@ -1663,8 +1481,8 @@ static bool parallel_loop(fn_t* F, const ingot_ir_stmt_t* s) {
     }
     LLVMTypeRef pf_params[4] = {g->m.t_ptr, g->m.t_i64, LLVMPointerType(g->t_body_fn, 0), g->m.t_ptr};
     LLVMTypeRef pf_t = LLVMFunctionType(g->m.t_void, pf_params, 4, 0);
-    LLVMValueRef pool = LLVMBuildLoad2(F->b, g->m.t_ptr, LLVMBuildStructGEP2(F->b, g->t_env, F->env, 2, ""), "");
-    LLVMValueRef pf = LLVMBuildLoad2(F->b, LLVMPointerType(pf_t, 0), LLVMBuildStructGEP2(F->b, g->t_env, F->env, 3, ""), "");
+    LLVMValueRef pool = LLVMBuildLoad2(F->b, g->m.t_ptr, LLVMBuildStructGEP2(F->b, g->t_env, F->env, ENV_pool, ""), "");
+    LLVMValueRef pf = LLVMBuildLoad2(F->b, LLVMPointerType(pf_t, 0), LLVMBuildStructGEP2(F->b, g->t_env, F->env, ENV_parallel_for, ""), "");
     LLVMValueRef call_args[4] = {pool, LLVMConstInt(g->m.t_i64, (unsigned long long)s->u.loop.extent, 0), outer,
                                  LLVMBuildBitCast(F->b, ctx, g->m.t_ptr, "")};
     LLVMBuildCall2(F->b, pf_t, pf, call_args, 4, "");
@@ -1788,6 +1606,25 @@ static void library(gen_t* g, LLVMValueRef* entries, ingot_ir_func_t* const* fun
   LLVMDisposeBuilder(b);
 }
 
+/* The LLVM type of an env field of type `t` (a pointer for the functions). */
+static LLVMTypeRef env_field_type(gen_t* g, env_type_t t) {
+  ingot_llvm_module_t* m = &g->m;
+  switch (t) {
+    case ENV_TYPE_U32: return m->t_i32;
+    case ENV_TYPE_PTR: return m->t_ptr;
+    case ENV_TYPE_PARALLEL_FOR: {
+      LLVMTypeRef params[4] = {m->t_ptr, m->t_i64, LLVMPointerType(g->t_body_fn, 0), m->t_ptr};
+      return LLVMPointerType(LLVMFunctionType(m->t_void, params, 4, 0), 0);
+    }
+    case ENV_TYPE_F32_F32: return LLVMPointerType(LLVMFunctionType(m->t_f32, &m->t_f32, 1, 0), 0);
+    case ENV_TYPE_F32_F32_F32: {
+      LLVMTypeRef params[2] = {m->t_f32, m->t_f32};
+      return LLVMPointerType(LLVMFunctionType(m->t_f32, params, 2, 0), 0);
+    }
+  }
+  return m->t_ptr;
+}
+
 static void gen_init(gen_t* g, const ingot_target_t* target) {
   memset(g, 0, sizeof(*g));
   ingot_llvm_module_t* m = &g->m;
@@ -1810,16 +1647,10 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   /* ingot_kernel_env_t (runtime/ingot_format.h). */
   LLVMTypeRef body_params[3] = {m->t_ptr, m->t_i64, m->t_i64};
   g->t_body_fn = LLVMFunctionType(m->t_void, body_params, 3, 0);
-  LLVMTypeRef pf_params[4] = {m->t_ptr, m->t_i64, LLVMPointerType(g->t_body_fn, 0), m->t_ptr};
-  LLVMTypeRef f1 = LLVMFunctionType(m->t_f32, &m->t_f32, 1, 0);
-  LLVMTypeRef f2_params[2] = {m->t_f32, m->t_f32};
-  LLVMTypeRef f2 = LLVMFunctionType(m->t_f32, f2_params, 2, 0);
-  LLVMTypeRef env_fields[9] = {
-      m->t_i32, m->t_i32, m->t_ptr, LLVMPointerType(LLVMFunctionType(m->t_void, pf_params, 4, 0), 0),
-      LLVMPointerType(f1, 0), LLVMPointerType(f1, 0), LLVMPointerType(f1, 0), LLVMPointerType(f1, 0),
-      LLVMPointerType(f2, 0)};
+  LLVMTypeRef env_fields[ENV_FIELD_COUNT];
+  for (unsigned i = 0; i < ENV_FIELD_COUNT; ++i) env_fields[i] = env_field_type(g, k_env_types[i]);
   g->t_env = LLVMStructCreateNamed(m->ctx, "ingot_kernel_env_t");
-  LLVMStructSetBody(g->t_env, env_fields, 9, 0);
+  LLVMStructSetBody(g->t_env, env_fields, ENV_FIELD_COUNT, 0);
   g->t_env_ptr = LLVMPointerType(g->t_env, 0);
 }
 
@@ -1835,11 +1666,11 @@ static void gen_free(gen_t* g) {
 
 bool ingot_codegen_llvm_available(void) { return true; }
 
-ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
-                                        const char* keep_ir_path, uint8_t** out_object, size_t* out_size) {
-  if (!out_object || !out_size) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen llvm: missing output");
-  *out_object = NULL;
-  *out_size = 0;
+/* The module for `funcs`, optimized; its IR to keep_ir_path and/or out_text,
+ * its shared object to out_object unless that is NULL. */
+static ingot_status_t llvm_generate(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                                    const char* keep_ir_path, ingot_strbuf_t* out_text, uint8_t** out_object,
+                                    size_t* out_size) {
   if (count && !funcs) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen llvm: missing functions");
   if (!target || target->kind != INGOT_TARGET_LLVM)
     return ingot_fail(INGOT_ERROR_UNSUPPORTED, "codegen llvm: target '%s' is not an llvm target",
@@ -1883,9 +1714,24 @@ ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t 
     LLVMDisposeMessage(msg);
   }
   free(entries);
-  if (g.status == INGOT_OK) g.status = ingot_llvm_finish(&g.m, tm, keep_ir_path, out_object, out_size);
+  if (g.status == INGOT_OK) g.status = ingot_llvm_finish(&g.m, tm, keep_ir_path, out_text, out_object, out_size);
   st = g.status;
   gen_free(&g);
   LLVMDisposeTargetMachine(tm);
   return st;
+}
+
+ingot_status_t ingot_codegen_llvm_emit(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                                       ingot_strbuf_t* out_text) {
+  if (!out_text) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen llvm: missing output");
+  return llvm_generate(funcs, count, target, NULL, out_text, NULL, NULL);
+}
+
+ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                                        const ingot_codegen_options_t* options, uint8_t** out_object,
+                                        size_t* out_size) {
+  if (!out_object || !out_size) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen llvm: missing output");
+  *out_object = NULL;
+  *out_size = 0;
+  return llvm_generate(funcs, count, target, options ? options->keep_source_path : NULL, NULL, out_object, out_size);
 }

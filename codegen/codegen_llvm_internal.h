@@ -109,8 +109,9 @@ void ingot_llvm_define_memory_functions(ingot_llvm_module_t* m);
 ingot_status_t ingot_llvm_target_machine(const ingot_target_t* target, LLVMTargetMachineRef* out_tm);
 /* Optimizes the module (O3), emits an object file, links it with ld.lld into
  * a shared object in memory (heap) and checks it. When `ir_path` is not NULL
- * the optimized IR is written there. */
+ * the optimized IR is written there, when `out_text` is not NULL appended to
+ * it; `out_object` NULL: stops after the IR (no object). */
 ingot_status_t ingot_llvm_finish(ingot_llvm_module_t* m, LLVMTargetMachineRef tm, const char* ir_path,
-                                 uint8_t** out_object, size_t* out_size);
+                                 ingot_strbuf_t* out_text, uint8_t** out_object, size_t* out_size);
 
 #endif /* INGOT_CODEGEN_LLVM_INTERNAL_H_ */

@@ -116,7 +116,7 @@ static ingot_status_t link_object(const void* obj, size_t obj_size, uint8_t** ou
 }
 
 ingot_status_t ingot_llvm_finish(ingot_llvm_module_t* m, LLVMTargetMachineRef tm, const char* ir_path,
-                                 uint8_t** out_object, size_t* out_size) {
+                                 ingot_strbuf_t* out_text, uint8_t** out_object, size_t* out_size) {
   LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
   LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
@@ -136,6 +136,12 @@ ingot_status_t ingot_llvm_finish(ingot_llvm_module_t* m, LLVMTargetMachineRef tm
     LLVMDisposeMessage(text);
     if (st != INGOT_OK) return st;
   }
+  if (out_text) {
+    char* text = LLVMPrintModuleToString(m->mod);
+    ingot_strbuf_append(out_text, text);
+    LLVMDisposeMessage(text);
+  }
+  if (!out_object) return INGOT_OK;
   char* err = NULL;
   LLVMMemoryBufferRef buf = NULL;
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, m->mod, LLVMObjectFile, &err, &buf)) {

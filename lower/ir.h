@@ -61,21 +61,20 @@ typedef enum ingot_ir_expr_kind_t {
   INGOT_IR_EXPR_CAST = 8,      /* .unary.a converted to expr.dtype */
 } ingot_ir_expr_kind_t;
 
+/* The expression operators: one list, lower/ir_ops.def. */
 typedef enum ingot_ir_unary_op_t {
-  INGOT_IR_NEG = 1, INGOT_IR_ABS, INGOT_IR_SQRT, INGOT_IR_EXP, INGOT_IR_LOG,
-  INGOT_IR_TANH, INGOT_IR_ERF, INGOT_IR_FLOOR, INGOT_IR_CEIL, INGOT_IR_NOT,
-  INGOT_IR_ROUND,                        /* to nearest, ties to even; ints: identity */
-  INGOT_IR_SIN, INGOT_IR_COS, INGOT_IR_TAN, INGOT_IR_ASIN, INGOT_IR_ACOS, INGOT_IR_ATAN,
-  INGOT_IR_SINH, INGOT_IR_COSH, INGOT_IR_ASINH, INGOT_IR_ACOSH, INGOT_IR_ATANH, /* floats only */
+  INGOT_IR_UNARY_NONE_ = 0,
+#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only) INGOT_IR_##ID,
+#define INGOT_IR_BINARY_OP(ID, name, infix)
+#include "lower/ir_ops.def"
   INGOT_IR_UNARY_COUNT_
 } ingot_ir_unary_op_t;
 
 typedef enum ingot_ir_binary_op_t {
-  INGOT_IR_ADD = 1, INGOT_IR_SUB, INGOT_IR_MUL, INGOT_IR_DIV, /* int DIV: floor */
-  INGOT_IR_MOD,                                               /* int: floor mod */
-  INGOT_IR_MIN, INGOT_IR_MAX, INGOT_IR_POW,
-  INGOT_IR_LT, INGOT_IR_LE, INGOT_IR_EQ, INGOT_IR_NE,         /* yield BOOL */
-  INGOT_IR_AND, INGOT_IR_OR,                                  /* BOOL operands */
+  INGOT_IR_BINARY_NONE_ = 0,
+#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only)
+#define INGOT_IR_BINARY_OP(ID, name, infix) INGOT_IR_##ID,
+#include "lower/ir_ops.def"
   INGOT_IR_BINARY_COUNT_
 } ingot_ir_binary_op_t;
 
@@ -118,6 +117,11 @@ struct ingot_ir_stmt_t {
       int64_t extent;          /* > 0 */
       ingot_ir_loop_kind_t loop_kind;
       ingot_ir_stmt_t* body;
+      uint32_t lanes;          /* VECTORIZED, set by codegen's prepare pass
+                                  (ingot_codegen_prepare) for a backend with
+                                  explicit vectors: the SIMD lanes (2..64);
+                                  0: not settled / the backend's compiler
+                                  picks. 0 on every other kind. */
     } loop;
     struct { ingot_ir_stmt_t** stmts; uint32_t count; } block;
     struct { uint32_t buffer; ingot_ir_expr_t* index; ingot_ir_expr_t* value; } store;
@@ -212,6 +216,17 @@ typedef struct ingot_ir_uses_t {
 /* Fills `out` (heap; free with ingot_ir_uses_free) for statement `stmt`. */
 void ingot_ir_uses_collect(const ingot_ir_func_t* func, const ingot_ir_stmt_t* stmt, ingot_ir_uses_t* out);
 void ingot_ir_uses_free(ingot_ir_uses_t* uses);
+
+/* ---- Operator facts (lower/ir_ops.def). Names are static strings; an op out
+ * of range gives "?unary" / "?binary". */
+const char* ingot_ir_unary_op_name(ingot_ir_unary_op_t op);
+/* The printer's prefix symbol ("-", "!"), NULL for ops printed as calls. */
+const char* ingot_ir_unary_op_prefix(ingot_ir_unary_op_t op);
+/* True for ops whose operand must be a float (sqrt, exp, sin, ...). */
+bool ingot_ir_unary_op_float_only(ingot_ir_unary_op_t op);
+const char* ingot_ir_binary_op_name(ingot_ir_binary_op_t op);
+/* The printer's infix symbol ("+", "<=", ...), NULL for ops printed as calls. */
+const char* ingot_ir_binary_op_infix(ingot_ir_binary_op_t op);
 
 /* ---- Printing and checking. */
 /* Appends the readable text form of the function to sb. */

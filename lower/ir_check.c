@@ -10,59 +10,48 @@
 /* Printer                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static const char* unary_name(ingot_ir_unary_op_t op) {
-  switch (op) {
-    case INGOT_IR_NEG: return "neg";
-    case INGOT_IR_ABS: return "abs";
-    case INGOT_IR_SQRT: return "sqrt";
-    case INGOT_IR_EXP: return "exp";
-    case INGOT_IR_LOG: return "log";
-    case INGOT_IR_TANH: return "tanh";
-    case INGOT_IR_ERF: return "erf";
-    case INGOT_IR_FLOOR: return "floor";
-    case INGOT_IR_CEIL: return "ceil";
-    case INGOT_IR_NOT: return "!";
-    case INGOT_IR_ROUND: return "round";
-    case INGOT_IR_SIN: return "sin";
-    case INGOT_IR_COS: return "cos";
-    case INGOT_IR_TAN: return "tan";
-    case INGOT_IR_ASIN: return "asin";
-    case INGOT_IR_ACOS: return "acos";
-    case INGOT_IR_ATAN: return "atan";
-    case INGOT_IR_SINH: return "sinh";
-    case INGOT_IR_COSH: return "cosh";
-    case INGOT_IR_ASINH: return "asinh";
-    case INGOT_IR_ACOSH: return "acosh";
-    case INGOT_IR_ATANH: return "atanh";
-    default: return "?unary";
-  }
-}
+/* The operator tables, from lower/ir_ops.def (index: the enum value). */
+typedef struct unary_info_t {
+  const char* name;
+  const char* prefix;
+  bool float_only;
+} unary_info_t;
+static const unary_info_t k_unary[] = {
+    {"?unary", NULL, false},
+#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only) {name, prefix, float_only},
+#define INGOT_IR_BINARY_OP(ID, name, infix)
+#include "lower/ir_ops.def"
+};
+_Static_assert(sizeof(k_unary) / sizeof(k_unary[0]) == INGOT_IR_UNARY_COUNT_, "unary table out of sync");
 
-/* Infix symbol of a binary op, or NULL for the ones printed as calls. */
-static const char* binary_symbol(ingot_ir_binary_op_t op) {
-  switch (op) {
-    case INGOT_IR_ADD: return "+";
-    case INGOT_IR_SUB: return "-";
-    case INGOT_IR_MUL: return "*";
-    case INGOT_IR_DIV: return "/";
-    case INGOT_IR_MOD: return "%";
-    case INGOT_IR_LT: return "<";
-    case INGOT_IR_LE: return "<=";
-    case INGOT_IR_EQ: return "==";
-    case INGOT_IR_NE: return "!=";
-    case INGOT_IR_AND: return "&&";
-    case INGOT_IR_OR: return "||";
-    default: return NULL;
-  }
-}
+typedef struct binary_info_t {
+  const char* name;
+  const char* infix;
+} binary_info_t;
+static const binary_info_t k_binary[] = {
+    {"?binary", NULL},
+#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only)
+#define INGOT_IR_BINARY_OP(ID, name, infix) {name, infix},
+#include "lower/ir_ops.def"
+};
+_Static_assert(sizeof(k_binary) / sizeof(k_binary[0]) == INGOT_IR_BINARY_COUNT_, "binary table out of sync");
 
-static const char* binary_call_name(ingot_ir_binary_op_t op) {
-  switch (op) {
-    case INGOT_IR_MIN: return "min";
-    case INGOT_IR_MAX: return "max";
-    case INGOT_IR_POW: return "pow";
-    default: return "?binary";
-  }
+static const unary_info_t* unary_info(ingot_ir_unary_op_t op) {
+  return (int)op > 0 && op < INGOT_IR_UNARY_COUNT_ ? &k_unary[op] : &k_unary[0];
+}
+static const binary_info_t* binary_info(ingot_ir_binary_op_t op) {
+  return (int)op > 0 && op < INGOT_IR_BINARY_COUNT_ ? &k_binary[op] : &k_binary[0];
+}
+const char* ingot_ir_unary_op_name(ingot_ir_unary_op_t op) { return unary_info(op)->name; }
+const char* ingot_ir_unary_op_prefix(ingot_ir_unary_op_t op) { return unary_info(op)->prefix; }
+bool ingot_ir_unary_op_float_only(ingot_ir_unary_op_t op) { return unary_info(op)->float_only; }
+const char* ingot_ir_binary_op_name(ingot_ir_binary_op_t op) { return binary_info(op)->name; }
+const char* ingot_ir_binary_op_infix(ingot_ir_binary_op_t op) { return binary_info(op)->infix; }
+
+/* In messages: the infix symbol where there is one, else the name. */
+static const char* binary_text(ingot_ir_binary_op_t op) {
+  const binary_info_t* b = binary_info(op);
+  return b->infix ? b->infix : b->name;
 }
 
 static const char* loop_kind_name(ingot_ir_loop_kind_t kind) {
@@ -124,20 +113,17 @@ static void print_expr(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, ingot
       ingot_strbuf_append(sb, "]");
       return;
     case INGOT_IR_EXPR_UNARY:
-      if (e->u.unary.op == INGOT_IR_NOT) {
-        ingot_strbuf_append(sb, "!");
-        print_expr(f, e->u.unary.a, sb, false);
-      } else if (e->u.unary.op == INGOT_IR_NEG) {
-        ingot_strbuf_append(sb, "-");
+      if (ingot_ir_unary_op_prefix(e->u.unary.op)) {
+        ingot_strbuf_append(sb, ingot_ir_unary_op_prefix(e->u.unary.op));
         print_expr(f, e->u.unary.a, sb, false);
       } else {
-        ingot_strbuf_appendf(sb, "%s(", unary_name(e->u.unary.op));
+        ingot_strbuf_appendf(sb, "%s(", ingot_ir_unary_op_name(e->u.unary.op));
         print_expr(f, e->u.unary.a, sb, true);
         ingot_strbuf_append(sb, ")");
       }
       return;
     case INGOT_IR_EXPR_BINARY: {
-      const char* sym = binary_symbol(e->u.binary.op);
+      const char* sym = ingot_ir_binary_op_infix(e->u.binary.op);
       if (sym) {
         if (!top) ingot_strbuf_append(sb, "(");
         print_expr(f, e->u.binary.a, sb, false);
@@ -145,7 +131,7 @@ static void print_expr(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, ingot
         print_expr(f, e->u.binary.b, sb, false);
         if (!top) ingot_strbuf_append(sb, ")");
       } else {
-        ingot_strbuf_appendf(sb, "%s(", binary_call_name(e->u.binary.op));
+        ingot_strbuf_appendf(sb, "%s(", ingot_ir_binary_op_name(e->u.binary.op));
         print_expr(f, e->u.binary.a, sb, true);
         ingot_strbuf_append(sb, ", ");
         print_expr(f, e->u.binary.b, sb, true);
@@ -180,6 +166,7 @@ static void print_loop_head(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, 
                        (long long)s->u.loop.extent);
   if (s->u.loop.loop_kind != INGOT_IR_LOOP_SERIAL)
     ingot_strbuf_appendf(sb, " %s", loop_kind_name(s->u.loop.loop_kind));
+  if (s->u.loop.lanes) ingot_strbuf_appendf(sb, " x%u", s->u.loop.lanes);
 }
 
 /* One statement on one line (bodies elided): for messages. */
@@ -401,15 +388,14 @@ static void verify_expr(verify_ctx_t* c, const ingot_ir_expr_t* e, const ingot_i
       } else if (op == INGOT_IR_NOT) {
         if (a != INGOT_DTYPE_BOOL || e->dtype != INGOT_DTYPE_BOOL) verify_fail(c, s, "'!' needs a bool operand");
       } else if (e->dtype != a) {
-        snprintf(msg, sizeof(msg), "%s of a %s yields %s", unary_name(op), ingot_dtype_name(a),
+        snprintf(msg, sizeof(msg), "%s of a %s yields %s", ingot_ir_unary_op_name(op), ingot_dtype_name(a),
                  ingot_dtype_name(e->dtype));
         verify_fail(c, s, msg);
       } else if (a == INGOT_DTYPE_BOOL) {
-        snprintf(msg, sizeof(msg), "%s of a bool", unary_name(op));
+        snprintf(msg, sizeof(msg), "%s of a bool", ingot_ir_unary_op_name(op));
         verify_fail(c, s, msg);
-      } else if (!is_float(a) && (op == INGOT_IR_SQRT || op == INGOT_IR_EXP || op == INGOT_IR_LOG ||
-                                  op == INGOT_IR_TANH || op == INGOT_IR_ERF || op >= INGOT_IR_SIN)) {
-        snprintf(msg, sizeof(msg), "%s of an integer (%s)", unary_name(op), ingot_dtype_name(a));
+      } else if (!is_float(a) && ingot_ir_unary_op_float_only(op)) {
+        snprintf(msg, sizeof(msg), "%s of an integer (%s)", ingot_ir_unary_op_name(op), ingot_dtype_name(a));
         verify_fail(c, s, msg);
       }
       return;
@@ -420,7 +406,7 @@ static void verify_expr(verify_ctx_t* c, const ingot_ir_expr_t* e, const ingot_i
       if (c->status != INGOT_OK) return;
       ingot_dtype_t a = e->u.binary.a->dtype, b = e->u.binary.b->dtype;
       ingot_ir_binary_op_t op = e->u.binary.op;
-      const char* name = binary_symbol(op) ? binary_symbol(op) : binary_call_name(op);
+      const char* name = binary_text(op);
       if (op < INGOT_IR_ADD || op >= INGOT_IR_BINARY_COUNT_) {
         snprintf(msg, sizeof(msg), "unknown binary op %d", (int)op);
         verify_fail(c, s, msg);
@@ -514,6 +500,13 @@ static void verify_stmt(verify_ctx_t* c, const ingot_ir_stmt_t* s, int depth) {
       }
       if ((int)s->u.loop.loop_kind < INGOT_IR_LOOP_SERIAL || s->u.loop.loop_kind > INGOT_IR_LOOP_UNROLLED) {
         snprintf(msg, sizeof(msg), "loop '%s' has unknown kind %d", var->name, (int)s->u.loop.loop_kind);
+        verify_fail(c, s, msg);
+        return;
+      }
+      if (s->u.loop.lanes &&
+          (s->u.loop.loop_kind != INGOT_IR_LOOP_VECTORIZED || s->u.loop.lanes < 2 || s->u.loop.lanes > 64)) {
+        snprintf(msg, sizeof(msg), "loop '%s' has %u lanes (only a vectorized loop, 2 to 64)", var->name,
+                 s->u.loop.lanes);
         verify_fail(c, s, msg);
         return;
       }

@@ -1,6 +1,7 @@
 /* The Ingot bundle format and kernel ABI, shared by the compiler (writer) and
- * the runtime (reader). Includes nothing but <stdint.h>. All integers are
- * little-endian; all records are naturally aligned, with explicit padding.
+ * the runtime (reader). Includes nothing but <stdint.h> and its own row file
+ * ingot_kernel_env.def (next to it). All integers are little-endian; all
+ * records are naturally aligned, with explicit padding.
  *
  * Versioning: INGOT_FORMAT_VERSION changes whenever any record below changes
  * layout or meaning; INGOT_KERNEL_ABI_VERSION whenever the kernel call
@@ -256,20 +257,18 @@ typedef struct ingot_signature_record_t {
 /* A parallel loop body: runs iterations [begin, end) of a loop. */
 typedef void (*ingot_parallel_body_fn_t)(void* context, int64_t begin, int64_t end);
 
+/* What the runtime hands every kernel call. Its fields are the rows of
+ * ingot_kernel_env.def (next to this header); the declarators of their types: */
+#define INGOT_KERNEL_ENV_DECL_U32(name) uint32_t name
+#define INGOT_KERNEL_ENV_DECL_PTR(name) void* name
+#define INGOT_KERNEL_ENV_DECL_PARALLEL_FOR(name) \
+  void (*name)(void* pool, int64_t count, ingot_parallel_body_fn_t body, void* context)
+#define INGOT_KERNEL_ENV_DECL_F32_F32(name) float (*name)(float)
+#define INGOT_KERNEL_ENV_DECL_F32_F32_F32(name) float (*name)(float, float)
+
 typedef struct ingot_kernel_env_t {
-  uint32_t abi_version;       /* INGOT_KERNEL_ABI_VERSION */
-  uint32_t thread_count;      /* workers parallel_for may use, >= 1 */
-  void* pool;                 /* opaque, passed back to parallel_for */
-  /* Runs body over [0, count) split in chunks across the pool; returns when
-   * all are done. Never fails. */
-  void (*parallel_for)(void* pool, int64_t count, ingot_parallel_body_fn_t body,
-                       void* context);
-  /* Math the kernels may call instead of inlining it. */
-  float (*expf)(float);
-  float (*logf)(float);
-  float (*tanhf)(float);
-  float (*erff)(float);
-  float (*powf)(float, float);
+#define INGOT_KERNEL_ENV_FIELD(type, name) INGOT_KERNEL_ENV_DECL_##type(name);
+#include "ingot_kernel_env.def"
 } ingot_kernel_env_t;
 
 typedef int32_t (*ingot_kernel_fn_t)(const ingot_kernel_env_t* env, void* const* args);

@@ -584,6 +584,125 @@ static void test_errors(void) {
   }
 }
 
+/* ---- 6b. The backend table: one row per kind, dispatch by the target's kind. */
+static void test_backends(void) {
+  const ingot_codegen_backend_t* c = ingot_codegen_backend_find(INGOT_TARGET_C);
+  CHECK(c && strcmp(c->name, "c") == 0 && c->emit && c->build, "row for c");
+  const ingot_codegen_backend_t* l = ingot_codegen_backend_find(INGOT_TARGET_LLVM);
+  CHECK(l && strcmp(l->name, "llvm") == 0 && l->emit && l->build, "row for llvm");
+  CHECK(ingot_codegen_backend_find(INGOT_TARGET_CUDA) == NULL, "no row for cuda yet");
+
+  ingot_ir_func_t* f = ingot_ir_func_create("twice");
+  int64_t d[1] = {8};
+  uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t o = ingot_ir_add_buffer(f, "o", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t i = ingot_ir_add_var(f, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  f->body = ingot_ir_for(f, i, 8, ingot_ir_store(f, o, V(f, i), ingot_ir_add(f, ingot_ir_load(f, x, V(f, i)),
+                                                                               ingot_ir_load(f, x, V(f, i)))));
+  /* emit through the table is the C source itself. */
+  ingot_strbuf_t a = {0}, b = {0};
+  REQUIRE_OK(ingot_codegen_emit(&f, 1, host_target(), &a));
+  REQUIRE_OK(ingot_codegen_c_source(&f, 1, host_target(), &b));
+  CHECK(a.length == b.length && memcmp(a.data, b.data, a.length) == 0, "emit == c source");
+  CHECK(strstr(a.data, "twice") != NULL, "the function is in the text");
+  ingot_strbuf_free(&a);
+  ingot_strbuf_free(&b);
+  /* A kind without a row fails cleanly, naming the target. */
+  ingot_target_t cuda = *host_target();
+  cuda.kind = INGOT_TARGET_CUDA;
+  snprintf(cuda.name, sizeof(cuda.name), "cuda");
+  uint8_t* obj = (uint8_t*)1;
+  size_t size = 1;
+  CHECK(ingot_codegen_build(&f, 1, &cuda, NULL, NULL, &obj, &size) == INGOT_ERROR_UNSUPPORTED, "no cuda backend");
+  CHECK(obj == NULL && size == 0, "outputs cleared on failure");
+  CHECK(strstr(ingot_compiler_error(), "cuda") != NULL, "message names the target: %s", ingot_compiler_error());
+  CHECK(ingot_codegen_emit(&f, 1, &cuda, &a) == INGOT_ERROR_UNSUPPORTED && a.length == 0, "no cuda emit");
+  ingot_strbuf_free(&a);
+  ingot_ir_func_destroy(f);
+}
+
+/* ---- 6c. The shared pass before the backends (ingot_codegen_prepare). */
+static void count_kinds(const ingot_ir_stmt_t* s, int* counts, uint32_t* max_lanes) {
+  if (!s) return;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR:
+      counts[s->u.loop.loop_kind]++;
+      if (s->u.loop.lanes > *max_lanes) *max_lanes = s->u.loop.lanes;
+      count_kinds(s->u.loop.body, counts, max_lanes);
+      return;
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i) count_kinds(s->u.block.stmts[i], counts, max_lanes);
+      return;
+    case INGOT_IR_STMT_IF: count_kinds(s->u.cond.then_body, counts, max_lanes); return;
+    default: return;
+  }
+}
+
+static void test_prepare(void) {
+  ingot_ir_func_t* f = ingot_ir_func_create("prep");
+  int64_t d2[2] = {4, 8}, d1[1] = {4};
+  uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 2, d2);
+  uint32_t o = ingot_ir_add_buffer(f, "o", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 2, d2);
+  uint32_t sb = ingot_ir_add_buffer(f, "s", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, d1);
+  uint32_t i = ingot_ir_add_var(f, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j = ingot_ir_add_var(f, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t k = ingot_ir_add_var(f, "k", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t m = ingot_ir_add_var(f, "m", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t n = ingot_ir_add_var(f, "n", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  ingot_ir_expr_t* ij = ingot_ir_add(f, ingot_ir_mul(f, V(f, i), I(f, 8)), V(f, j));
+  ingot_ir_stmt_t* stmts[4] = {
+      /* outlined; the nested PARALLEL runs serially */
+      FOR_KIND(f, i, 4, INGOT_IR_LOOP_PARALLEL,
+               FOR_KIND(f, j, 8, INGOT_IR_LOOP_PARALLEL, ingot_ir_store(f, o, ij, ingot_ir_load(f, x, ij)))),
+      /* extent 1: not worth a parallel_for */
+      FOR_KIND(f, k, 1, INGOT_IR_LOOP_PARALLEL, ingot_ir_store(f, sb, V(f, k), F(f, 0.0))),
+      /* every iteration stores the same element: no SIMD */
+      FOR_KIND(f, m, 8, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, sb, I(f, 0), ingot_ir_load(f, x, V(f, m)))),
+      /* independent: stays vectorized */
+      FOR_KIND(f, n, 32, INGOT_IR_LOOP_VECTORIZED,
+               ingot_ir_store(f, o, V(f, n), BIN(f, INGOT_IR_MUL, ingot_ir_load(f, x, V(f, n)), F(f, 2.0)))),
+  };
+  f->body = ingot_ir_block(f, stmts, 4);
+  REQUIRE_OK(ingot_ir_verify(f));
+  ingot_codegen_prepared_t p;
+  REQUIRE_OK(ingot_codegen_prepare(&f, 1, host_target(), &p));
+  CHECK(p.count == 1 && p.funcs[0] != f && strcmp(p.funcs[0]->name, "prep") == 0, "one copy");
+  CHECK(ingot_ir_verify(p.funcs[0]) == INGOT_OK, "the prepared IR verifies: %s", ingot_compiler_error());
+  int before[4] = {0}, after[4] = {0};
+  uint32_t lanes = 0;
+  count_kinds(f->body, before, &lanes);
+  count_kinds(p.funcs[0]->body, after, &lanes);
+  CHECK(before[INGOT_IR_LOOP_PARALLEL] == 3 && before[INGOT_IR_LOOP_VECTORIZED] == 2, "the input is untouched");
+  CHECK(after[INGOT_IR_LOOP_PARALLEL] == 1 && after[INGOT_IR_LOOP_VECTORIZED] == 1 &&
+            after[INGOT_IR_LOOP_SERIAL] == 3, "parallel %d vectorized %d serial %d", after[INGOT_IR_LOOP_PARALLEL],
+        after[INGOT_IR_LOOP_VECTORIZED], after[INGOT_IR_LOOP_SERIAL]);
+  CHECK(lanes == 0, "the C target leaves the lanes to its compiler");
+  ingot_strbuf_t text = {0};
+  ingot_ir_print(p.funcs[0], &text);
+  CHECK(text.data && strstr(text.data, "parallel") && strstr(text.data, "vectorized"), "prints");
+  ingot_strbuf_free(&text);
+  /* The same module built from the prepared and the unprepared functions. */
+  ingot_strbuf_t a = {0}, b = {0};
+  REQUIRE_OK(ingot_codegen_c_source(&f, 1, host_target(), &a));
+  REQUIRE_OK(ingot_codegen_c_emit(p.funcs, 1, host_target(), &b));
+  CHECK(a.length == b.length && memcmp(a.data, b.data, a.length) == 0, "c_source == prepare + c_emit");
+  CHECK(strstr(a.data, "parallel_for") && strstr(a.data, "omp simd"), "outlined and SIMD");
+  ingot_strbuf_free(&a);
+  ingot_strbuf_free(&b);
+  ingot_codegen_prepared_free(&p);
+  CHECK(p.funcs == NULL && p.count == 0, "freed");
+  /* Runs correctly. */
+  module_t mod;
+  module_build(&f, 1, &mod);
+  float xs[32], os[32], ss[4] = {-1, -1, -1, -1};
+  for (int q = 0; q < 32; ++q) xs[q] = (float)q + 0.5f;
+  void* args[3] = {xs, os, ss};
+  CHECK(run_kernel(&mod, "prep", args) == 0, "runs");
+  CHECK(os[5] == 2.0f * xs[5] && os[31] == 2.0f * xs[31] && ss[0] == xs[7], "values: %g %g %g", os[5], os[31], ss[0]);
+  module_close(&mod);
+  ingot_ir_func_destroy(f);
+}
+
 /* ---- 7. The object: deterministic, imports nothing, RELATIVE relocations
  * only (checked with readelf where available, and by our own checker). */
 static void test_object(void) {
@@ -699,6 +818,10 @@ int main(void) {
   test_integers();
   printf("errors\n");
   test_errors();
+  printf("backends\n");
+  test_backends();
+  printf("prepare\n");
+  test_prepare();
   printf("object\n");
   test_object();
   printf("runtime loader\n");

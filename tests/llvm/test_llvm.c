@@ -816,6 +816,11 @@ static void test_object_and_errors(void) {
     memcpy(s, text, tn);
     CHECK(strstr(s, "<16 x float>") != NULL, "16 float lanes on AVX-512");
     CHECK(strstr(s, "@ingot_library_query") != NULL, "the query function");
+    /* The backend table's emit gives the same optimized IR as text. */
+    ingot_strbuf_t ir = {0};
+    REQUIRE_OK(ingot_codegen_emit(&f, 1, &target, &ir));
+    CHECK(ir.length == tn && memcmp(ir.data, s, tn) == 0, "emit == the kept IR (%zu vs %zu bytes)", ir.length, tn);
+    ingot_strbuf_free(&ir);
     free(s);
     free(text);
     free(obj);
@@ -864,12 +869,67 @@ static void test_object_and_errors(void) {
   printf("  host target: %s\n", t.name);
 }
 
+/* ingot_codegen_prepare for the llvm target: lanes from the target's vector
+ * width and the stored dtype; loops that cannot vectorize become serial. */
+static uint32_t first_loop_lanes(const ingot_ir_stmt_t* s, ingot_ir_loop_kind_t* kind) {
+  while (s && s->kind == INGOT_IR_STMT_BLOCK && s->u.block.count) s = s->u.block.stmts[0];
+  *kind = s && s->kind == INGOT_IR_STMT_FOR ? s->u.loop.loop_kind : (ingot_ir_loop_kind_t)-1;
+  return s && s->kind == INGOT_IR_STMT_FOR ? s->u.loop.lanes : 0;
+}
+
+static void test_prepare_lanes(void) {
+  int64_t d[1] = {64};
+  ingot_ir_func_t* f = ingot_ir_func_create("lanes");
+  uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t o = ingot_ir_add_buffer(f, "o", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t n = LOOPVAR(f, "n");
+  f->body = FOR_KIND(f, n, 64, INGOT_IR_LOOP_VECTORIZED, ingot_ir_store(f, o, V(f, n), ingot_ir_load(f, x, V(f, n))));
+  struct { const char* target; uint32_t lanes; } cases[] = {{"x86-64-v4", 16}, {"x86-64-v3", 8}, {"aarch64", 4}};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+    ingot_target_t t;
+    REQUIRE_OK(ingot_target_parse(cases[c].target, &t));
+    ingot_codegen_prepared_t p;
+    REQUIRE_OK(ingot_codegen_prepare(&f, 1, &t, &p));
+    ingot_ir_loop_kind_t kind;
+    uint32_t lanes = first_loop_lanes(p.funcs[0]->body, &kind);
+    CHECK(kind == INGOT_IR_LOOP_VECTORIZED && lanes == cases[c].lanes, "[%s] %u lanes, want %u", cases[c].target,
+          lanes, cases[c].lanes);
+    CHECK(ingot_ir_verify(p.funcs[0]) == INGOT_OK, "prepared IR verifies: %s", ingot_compiler_error());
+    ingot_strbuf_t text = {0};
+    ingot_ir_print(p.funcs[0], &text);
+    char want[32];
+    snprintf(want, sizeof(want), "vectorized x%u", cases[c].lanes);
+    CHECK(strstr(text.data, want) != NULL, "printed: %s", text.data);
+    ingot_strbuf_free(&text);
+    ingot_codegen_prepared_free(&p);
+  }
+  CHECK(first_loop_lanes(f->body, &(ingot_ir_loop_kind_t){0}) == 0, "the input keeps lanes 0");
+  ingot_ir_func_destroy(f);
+
+  /* Reads o[n + 1] while writing o[n]: lanes would see each other: serial. */
+  f = ingot_ir_func_create("shift");
+  o = ingot_ir_add_buffer(f, "o", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  n = LOOPVAR(f, "n");
+  f->body = FOR_KIND(f, n, 63, INGOT_IR_LOOP_VECTORIZED,
+                     ingot_ir_store(f, o, V(f, n), ingot_ir_load(f, o, ingot_ir_add(f, V(f, n), I(f, 1)))));
+  ingot_target_t t;
+  REQUIRE_OK(ingot_target_parse("x86-64-v3", &t));
+  ingot_codegen_prepared_t p;
+  REQUIRE_OK(ingot_codegen_prepare(&f, 1, &t, &p));
+  ingot_ir_loop_kind_t kind;
+  CHECK(first_loop_lanes(p.funcs[0]->body, &kind) == 0 && kind == INGOT_IR_LOOP_SERIAL, "shift runs serially");
+  ingot_codegen_prepared_free(&p);
+  ingot_ir_func_destroy(f);
+}
+
 int main(void) {
   if (!ingot_codegen_llvm_available()) {
     printf("this build has no LLVM: skipped\n");
     return 77;
   }
   pick_targets();
+  printf("prepare: lanes\n");
+  test_prepare_lanes();
   printf("math\n");
   for (int t = 0; t < g_target_count; ++t) test_math(g_targets[t]);
   printf("double precision, trigonometric and hyperbolic\n");

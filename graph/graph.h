@@ -83,6 +83,82 @@ typedef enum ingot_activation_t {
   INGOT_ACTIVATION_CLIP = 2,  /* clip to [act_min, act_max] */
 } ingot_activation_t;
 
+/* What a producer does to each output element after computing it, fused in
+ * from the nodes that followed it (ingot_graph_fuse_residual_add,
+ * ingot_graph_fuse_activations, ingot_graph_pad_into_producers), in this
+ * order: y = act(y + residual), stored at the output's interior when the
+ * output is padded. All zero (the node's initial state) means none. Any node
+ * can carry one; a lowering that cannot apply a part refuses the node. */
+typedef struct ingot_epilogue_t {
+  ingot_activation_t activation;
+  float act_min, act_max;     /* CLIP: the bounds */
+  /* 0, or the node input slot holding a tensor of the output's shape added
+   * before the activation (input 0 is never a residual). */
+  uint32_t residual_input;
+  /* The output is written into a zero-bordered tensor output_pads larger
+   * (begin of each spatial axis, then end; 2-D producers only). */
+  bool output_padded;
+  int64_t output_pads[6];
+} ingot_epilogue_t;
+
+/* ---- Typed op parameters (graph/params.def, graph/params.c) ----
+ * Each op's attributes are read and checked once, at shape inference, into
+ * node.params; later stages read the struct, not the attributes. Arrays are
+ * indexed by spatial axis (the input's axes 2..). */
+
+/* A sliding window (Conv, ConvInteger, the pools): auto_pad resolved into
+ * explicit pads; kernel from the weight (Conv) or kernel_shape (pools). */
+typedef struct ingot_window_params_t {
+  int32_t spatial;                       /* spatial axes: input rank - 2 */
+  int64_t kernel[INGOT_MAX_RANK];
+  int64_t strides[INGOT_MAX_RANK];       /* >= 1 */
+  int64_t dilations[INGOT_MAX_RANK];     /* >= 1 */
+  int64_t pads[2 * INGOT_MAX_RANK];      /* >= 0: begin of each axis, then end */
+  int64_t out[INGOT_MAX_RANK];           /* output extent (before any output padding) */
+  bool ceil_mode;                        /* pools only */
+} ingot_window_params_t;
+
+typedef struct ingot_conv_params_t {     /* Conv, ConvInteger */
+  ingot_window_params_t window;
+  int64_t group;                         /* >= 1, divides both channel counts */
+} ingot_conv_params_t;
+
+typedef struct ingot_pool_params_t {     /* MaxPool, AveragePool, LpPool */
+  ingot_window_params_t window;
+  bool count_include_pad;                /* AveragePool */
+  int32_t storage_order;                 /* MaxPool indices: 0 row-major, 1 column-major */
+  int32_t p;                             /* LpPool: 1..64 */
+} ingot_pool_params_t;
+
+typedef struct ingot_lp_params_t {       /* GlobalLpPool */
+  int32_t p;                             /* 1..64 */
+} ingot_lp_params_t;
+
+typedef struct ingot_gemm_params_t {     /* Gemm */
+  bool trans_a, trans_b;
+  double alpha, beta;                    /* the float attributes, widened */
+} ingot_gemm_params_t;
+
+typedef enum ingot_params_kind_t {
+  INGOT_PARAMS_NONE = 0,
+#define INGOT_PARAMS(kind, member, type, parse) INGOT_PARAMS_##kind,
+#include "graph/params.def"
+  INGOT_PARAMS_COUNT_
+} ingot_params_kind_t;
+
+/* A tagged union: `kind` says which member of u is valid (NONE: no member;
+ * the node was not inferred yet, or its op has no parameters). */
+typedef struct ingot_op_params_t {
+  ingot_params_kind_t kind;
+  union {
+#define INGOT_PARAMS(kind, member, type, parse) type member;
+#include "graph/params.def"
+  } u;
+} ingot_op_params_t;
+
+/* The kind of parameters op `op` has (INGOT_PARAMS_NONE: none). */
+ingot_params_kind_t ingot_op_params_kind(ingot_op_t op);
+
 typedef struct ingot_node_t {
   ingot_op_t op;
   const char* name;          /* never NULL: "<op>_<index>" when unnamed */
@@ -92,23 +168,15 @@ typedef struct ingot_node_t {
   uint32_t output_count;
   ingot_attr_t* attrs;
   uint32_t attr_count;
-  ingot_activation_t activation;
-  float act_min, act_max;
+  /* Set by shape inference from attrs (and the inputs' shapes). */
+  ingot_op_params_t params;
+  ingot_epilogue_t epilogue;
   /* 0, or B when its weight (input 1) is packed in panels of B output
    * channels (ingot_graph_pack_weights): Conv [P, C, k.., B] for the ONNX
    * [K, C, k..]; MatMul and Gemm (then transB 0) [P, K, B] for [K, N]; P =
    * ceil(K / B) panels, the last one zero-padded. weight_outputs is K (N). */
   uint32_t weight_block;
   int64_t weight_outputs;
-  /* Conv: its input 3 (one past ONNX's last) is a tensor of the output's
-   * shape added to the output before the activation: a residual Add fused
-   * into its producer (ingot_graph_fuse_residual_add). */
-  bool residual;
-  /* Conv: its output is written into a zero-bordered tensor, output_pads
-   * (begin for each spatial axis, then end) larger: a Pad of the conv's
-   * output absorbed into it (ingot_graph_pad_into_producers). */
-  bool output_padded;
-  int64_t output_pads[6];
   bool dead;
 } ingot_node_t;
 
@@ -201,13 +269,13 @@ ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
  * has no other consumer), rewriting the conv's weights and bias. */
 ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
-/* Fuses Add(conv_out, r) into the Conv (node.residual, r its input 3) when
- * the conv output has no other consumer, r has the output's shape and dtype
- * and is computed before the conv, and the conv has no activation yet, so
+/* Fuses Add(conv_out, r) into the Conv (r becomes its input 3, named by
+ * epilogue.residual_input) when the conv output has no other consumer, r has
+ * the output's shape and dtype and is computed before the conv, and the conv has no activation yet, so
  * that a following Relu then fuses too: y = act(conv(x) + bias + r). */
 ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph);
 /* Fuses Relu / Clip(constant bounds) into a preceding Conv or Gemm whose output
- * has no other consumer (sets node.activation). */
+ * has no other consumer (sets node.epilogue.activation and its bounds). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
 /* Moves a Conv's non-zero pads into a Pad node (constant 0) that produces a
  * padded intermediate, and sets the conv's pads to 0, so the conv reads no
@@ -231,7 +299,7 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
                                               ingot_value_t* scratch);
 /* A constant-zero Pad of spatial axes whose input is made by a Conv and read
  * by nothing else is absorbed: the conv writes its output into the padded
- * tensor (node.output_padded) and zeroes the border itself, so the copy the
+ * tensor (node.epilogue.output_padded) and zeroes the border itself, so the copy the
  * Pad made goes. Needs inferred shapes (graph/passes_layout.c). */
 ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph);
 /* Drops dead nodes and values no node or graph output references. */
@@ -328,6 +396,13 @@ typedef struct ingot_resize_params_t {
   bool identity[INGOT_MAX_RANK];
 } ingot_resize_params_t;
 ingot_status_t ingot_graph_resize_params(const ingot_graph_t* graph, uint32_t node, ingot_resize_params_t* out);
+
+/* Reads and checks the attributes of node `node` (and, where they decide the
+ * parameters, its inputs' shapes, which must be inferred) into *out, as
+ * shape inference does before it stores them in node.params: the one
+ * definition of each op's parameters. Ops without parameters give kind
+ * INGOT_PARAMS_NONE. Fails naming the node and op on a bad attribute. */
+ingot_status_t ingot_graph_node_params(const ingot_graph_t* graph, uint32_t node, ingot_op_params_t* out);
 
 /* Writes a readable listing (one node a line, with shapes) to sb. */
 void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb);

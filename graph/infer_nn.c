@@ -788,27 +788,10 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
   if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "1-D to 3-D ConvInteger only (ranks %d, %d)", x->rank, w->rank);
   }
-  uint32_t sp = (uint32_t)x->rank - 2;
-  int64_t group = ingot_node_attr_int(c->n, "group", 1);
-  if (group < 1 || x->dims[1] != w->dims[1] * group || w->dims[0] % group != 0) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not fit the channels", (long long)group);
-  }
-  int64_t st[3], dil[3], pads[6];
-  ingot_status_t s;
-  if ((s = read_list(c, "strides", sp, 1, 1, st, NULL)) || (s = read_list(c, "dilations", sp, 1, 1, dil, NULL)) ||
-      (s = read_list(c, "pads", 2 * sp, 0, 0, pads, NULL))) {
-    return s;
-  }
-  const char* auto_pad = ingot_node_attr_string(c->n, "auto_pad", "NOTSET");
-  bool same = strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0;
+  /* group and window: node.params (graph/params.c), as for Conv */
+  const ingot_window_params_t* win = &c->n->params.u.conv.window;
   int64_t dims[INGOT_MAX_RANK] = {x->dims[0], w->dims[0]};
-  for (uint32_t i = 0; i < sp; ++i) {
-    int64_t in = x->dims[2 + i], eff = (w->dims[2 + i] - 1) * dil[i] + 1;
-    int64_t out = same ? (in + st[i] - 1) / st[i]
-                       : (in + (strcmp(auto_pad, "VALID") == 0 ? 0 : pads[i] + pads[sp + i]) - eff) / st[i] + 1;
-    if (out < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "spatial axis %u: empty output", i);
-    dims[2 + i] = out;
-  }
+  for (int32_t i = 0; i < win->spatial; ++i) dims[2 + i] = win->out[i];
   infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);
   return INGOT_OK;
 }

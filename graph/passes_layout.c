@@ -194,6 +194,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     if (node->op == INGOT_OP_GEMM) {
       ingot_attr_t* t = ingot_graph_node_add_attr(graph, i, "transB", INGOT_ATTR_INT);
       t->i = 0;
+      if (node->params.kind == INGOT_PARAMS_GEMM) node->params.u.gemm.trans_b = false;
     }
   }
   return INGOT_OK;
@@ -212,7 +213,8 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
     if (xv->is_output || xv->producer == INGOT_NO_VALUE || xv->dtype != INGOT_DTYPE_F32) continue;
     if (xv->rank != 4) continue; /* 2-D convs */
     ingot_node_t* conv = &graph->nodes[xv->producer];
-    if (conv->dead || conv->op != INGOT_OP_CONV || conv->output_padded || conv->residual || conv->output_count != 1 ||
+    if (conv->dead || conv->op != INGOT_OP_CONV || conv->epilogue.output_padded || conv->epilogue.residual_input ||
+        conv->output_count != 1 ||
         conv->outputs[0] != x) {
       continue;
     }
@@ -228,10 +230,10 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
     for (int32_t d = 2; d < xv->rank && ok; ++d) ok = pp.begin[d] >= 0 && pp.end[d] >= 0 && pp.begin[d] + pp.end[d] > 0;
     if (!ok) continue;
     for (int32_t d = 0; d < sp; ++d) {
-      conv->output_pads[d] = pp.begin[2 + d];
-      conv->output_pads[sp + d] = pp.end[2 + d];
+      conv->epilogue.output_pads[d] = pp.begin[2 + d];
+      conv->epilogue.output_pads[sp + d] = pp.end[2 + d];
     }
-    conv->output_padded = true;
+    conv->epilogue.output_padded = true;
     conv->outputs[0] = y;
     graph->values[y].producer = xv->producer;
     graph->values[x].producer = INGOT_NO_VALUE;

@@ -1,0 +1,283 @@
+/* Typed op parameters: each op's attributes read and checked once (the
+ * table is graph/params.def). Shape inference calls ingot_graph_node_params
+ * for every node and stores the result in node.params; lowering reads
+ * node.params. Every failure names the node and op (infer_fail). */
+#include <string.h>
+
+#include "graph/graph_internal.h"
+#include "graph/infer_internal.h"
+
+/* The parse function of each kind, named in params.def. */
+#define INGOT_PARAMS(kind, member, type, parse) \
+  static ingot_status_t parse(const ingot_graph_t* graph, uint32_t node, type* out);
+#include "graph/params.def"
+
+static const ingot_params_kind_t kOpParams[INGOT_OP_COUNT_] = {
+#define INGOT_OP_PARAMS(op, kind) [INGOT_OP_##op] = INGOT_PARAMS_##kind,
+#include "graph/params.def"
+};
+
+ingot_params_kind_t ingot_op_params_kind(ingot_op_t op) {
+  return (unsigned)op < INGOT_OP_COUNT_ ? kOpParams[op] : INGOT_PARAMS_NONE;
+}
+
+ingot_status_t ingot_graph_node_params(const ingot_graph_t* graph, uint32_t node, ingot_op_params_t* out) {
+  memset(out, 0, sizeof(*out));
+  const ingot_node_t* n = &graph->nodes[node];
+  ingot_status_t s = INGOT_OK;
+  switch (ingot_op_params_kind(n->op)) {
+    case INGOT_PARAMS_NONE:
+      return INGOT_OK;
+#define INGOT_PARAMS(k, member, type, parse) \
+  case INGOT_PARAMS_##k:                     \
+    s = parse(graph, node, &out->u.member);  \
+    if (!s) out->kind = INGOT_PARAMS_##k;    \
+    break;
+#include "graph/params.def"
+    case INGOT_PARAMS_COUNT_:
+      break;
+  }
+  if (s) memset(out, 0, sizeof(*out));
+  return s;
+}
+
+/* ---- attribute readers ---- */
+
+/* Input i of node n, or NULL when absent. */
+static const ingot_value_t* node_input(const ingot_graph_t* graph, const ingot_node_t* n, uint32_t i) {
+  if (i >= n->input_count || n->inputs[i] == INGOT_NO_VALUE || n->inputs[i] >= graph->value_count) return NULL;
+  return &graph->values[n->inputs[i]];
+}
+
+/* An INTS attribute of `want` entries, each in [lo, INT32_MAX], into out
+ * (all `fallback` when absent or empty); *out_present says which. */
+static ingot_status_t read_ints(const ingot_node_t* n, const char* name, uint32_t want, int64_t lo, int64_t fallback,
+                                int64_t* out, bool* out_present) {
+  const ingot_attr_t* a = ingot_node_attr(n, name);
+  if (out_present) *out_present = false;
+  if (a && a->type != INGOT_ATTR_INTS) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a list of ints", name);
+  }
+  if (!a || a->count == 0) {
+    for (uint32_t i = 0; i < want; ++i) out[i] = fallback;
+    return INGOT_OK;
+  }
+  if (a->count != want) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' has %u entries, expected %u", name, a->count,
+                      want);
+  }
+  for (uint32_t i = 0; i < want; ++i) {
+    if (a->ints[i] < lo) {
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s'[%u] = %lld must be >= %lld", name, i,
+                        (long long)a->ints[i], (long long)lo);
+    }
+    if (a->ints[i] > INT32_MAX) {
+      return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "attribute '%s'[%u] = %lld is out of range", name, i,
+                        (long long)a->ints[i]);
+    }
+    out[i] = a->ints[i];
+  }
+  if (out_present) *out_present = true;
+  return INGOT_OK;
+}
+
+/* An INT attribute (fallback when absent); fails when it has another type. */
+static ingot_status_t read_int(const ingot_node_t* n, const char* name, int64_t fallback, int64_t* out) {
+  const ingot_attr_t* a = ingot_node_attr(n, name);
+  if (a && a->type != INGOT_ATTR_INT) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be an int", name);
+  }
+  *out = a ? a->i : fallback;
+  return INGOT_OK;
+}
+
+/* A FLOAT attribute (an INT one converted; fallback when absent), as the
+ * float it is, widened to double. */
+static ingot_status_t read_float(const ingot_node_t* n, const char* name, float fallback, double* out) {
+  const ingot_attr_t* a = ingot_node_attr(n, name);
+  if (a && a->type != INGOT_ATTR_FLOAT && a->type != INGOT_ATTR_INT) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a float", name);
+  }
+  *out = (double)(!a ? fallback : a->type == INGOT_ATTR_FLOAT ? a->f : (float)a->i);
+  return INGOT_OK;
+}
+
+static ingot_status_t read_lp_order(const ingot_node_t* n, int32_t* out);
+
+/* ---- sliding windows (Conv, ConvInteger, pools) ---- */
+
+/* Fills w from strides, dilations, pads, auto_pad and (allow_ceil) ceil_mode
+ * for input x, w->kernel already set; computes the output extents. */
+static ingot_status_t parse_window(const ingot_node_t* n, const ingot_value_t* x, bool allow_ceil,
+                                   ingot_window_params_t* w) {
+  ingot_status_t s;
+  uint32_t sp = (uint32_t)w->spatial;
+  if ((s = read_ints(n, "strides", sp, 1, 1, w->strides, NULL)) ||
+      (s = read_ints(n, "dilations", sp, 1, 1, w->dilations, NULL)) ||
+      (s = read_ints(n, "pads", 2 * sp, 0, 0, w->pads, NULL))) {
+    return s;
+  }
+  int64_t ceil_mode = 0;
+  if (allow_ceil && (s = read_int(n, "ceil_mode", 0, &ceil_mode))) return s;
+  if (ceil_mode != 0 && ceil_mode != 1) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "ceil_mode must be 0 or 1, not %lld", (long long)ceil_mode);
+  }
+  w->ceil_mode = ceil_mode != 0;
+  const ingot_attr_t* ap = ingot_node_attr(n, "auto_pad");
+  if (ap && ap->type != INGOT_ATTR_STRING) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'auto_pad' must be a string");
+  }
+  const char* auto_pad = ap && ap->s ? ap->s : "NOTSET";
+  enum { kNotSet, kSameUpper, kSameLower, kValid } mode;
+  if (strcmp(auto_pad, "NOTSET") == 0 || auto_pad[0] == '\0') {
+    mode = kNotSet;
+  } else if (strcmp(auto_pad, "SAME_UPPER") == 0) {
+    mode = kSameUpper;
+  } else if (strcmp(auto_pad, "SAME_LOWER") == 0) {
+    mode = kSameLower;
+  } else if (strcmp(auto_pad, "VALID") == 0) {
+    mode = kValid;
+  } else {
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
+                      "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID)", auto_pad);
+  }
+  for (uint32_t i = 0; i < sp; ++i) {
+    int64_t in_size = x->dims[2 + i];
+    int64_t eff = w->dilations[i] * (w->kernel[i] - 1) + 1;
+    int64_t st = w->strides[i];
+    int64_t out;
+    if (mode == kSameUpper || mode == kSameLower) {
+      out = (in_size + st - 1) / st;
+      int64_t total = (out - 1) * st + eff - in_size;
+      if (total < 0) total = 0;
+      int64_t small = total / 2, big = total - total / 2;
+      w->pads[i] = mode == kSameUpper ? small : big;
+      w->pads[i + sp] = mode == kSameUpper ? big : small;
+    } else {
+      if (mode == kValid) w->pads[i] = w->pads[i + sp] = 0;
+      int64_t span = in_size + w->pads[i] + w->pads[i + sp] - eff;
+      /* With ceil_mode a window may overhang the padded end by < stride. */
+      if (span < 0 && !(w->ceil_mode && span + st - 1 >= 0)) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                          "spatial dim %u: the window (%lld with dilation) is larger than the padded input (%lld)", i,
+                          (long long)eff, (long long)(in_size + w->pads[i] + w->pads[i + sp]));
+      }
+      if (w->ceil_mode) {
+        out = (span + st - 1) / st + 1;
+        /* The last window must start inside the input or its left padding
+         * (as ONNX Runtime and PyTorch do). */
+        if ((out - 1) * st >= in_size + w->pads[i]) --out;
+      } else {
+        out = span / st + 1;
+      }
+    }
+    if (out < 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "spatial dim %u: empty output", i);
+    w->out[i] = out;
+  }
+  return INGOT_OK;
+}
+
+/* The data input of a windowed op: present, rank 3 .. INGOT_MAX_RANK. */
+static ingot_status_t window_input(const ingot_graph_t* graph, const ingot_node_t* n, const ingot_value_t** out_x) {
+  const ingot_value_t* x = node_input(graph, n, 0);
+  if (!x || x->rank < 3 || x->rank > (int32_t)INGOT_MAX_RANK) {
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d",
+                      x ? x->rank : -1);
+  }
+  *out_x = x;
+  return INGOT_OK;
+}
+
+static ingot_status_t params_parse_conv(const ingot_graph_t* graph, uint32_t node, ingot_conv_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = NULL;
+  ingot_status_t s;
+  if ((s = window_input(graph, n, &x))) return s;
+  ingot_value_t unpacked;
+  const ingot_value_t* w = node_input(graph, n, 1);
+  if (w && !(w = ingot_node_logical_input(n, 1, w, &unpacked))) {
+    return infer_fail(n, INGOT_ERROR_INTERNAL, "packed weight (panels of %u) has the wrong shape", n->weight_block);
+  }
+  if (!w || w->rank != x->rank) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "weight rank %d differs from input rank %d", w ? w->rank : -1,
+                      x->rank);
+  }
+  if ((s = read_int(n, "group", 1, &out->group))) return s;
+  int64_t group = out->group, channels = x->dims[1], out_channels = w->dims[0];
+  if (group < 1 || channels % group != 0 || out_channels % group != 0) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels",
+                      (long long)group, (long long)channels, (long long)out_channels);
+  }
+  if (w->dims[1] * group != channels) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                      "weight has %lld input channels per group, input has %lld channels in %lld groups",
+                      (long long)w->dims[1], (long long)channels, (long long)group);
+  }
+  ingot_window_params_t* win = &out->window;
+  win->spatial = x->rank - 2;
+  uint32_t sp = (uint32_t)win->spatial;
+  for (uint32_t i = 0; i < sp; ++i) {
+    if (w->dims[2 + i] < 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "empty kernel");
+  }
+  bool has_k;
+  if ((s = read_ints(n, "kernel_shape", sp, 1, 1, win->kernel, &has_k))) return s;
+  for (uint32_t i = 0; i < sp; ++i) {
+    if (has_k && win->kernel[i] != w->dims[2 + i]) {
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape[%u] = %lld disagrees with the weight's %lld", i,
+                        (long long)win->kernel[i], (long long)w->dims[2 + i]);
+    }
+    win->kernel[i] = w->dims[2 + i];
+  }
+  return parse_window(n, x, false, win);
+}
+
+static ingot_status_t params_parse_pool(const ingot_graph_t* graph, uint32_t node, ingot_pool_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = NULL;
+  ingot_status_t s;
+  if ((s = window_input(graph, n, &x))) return s;
+  ingot_window_params_t* win = &out->window;
+  win->spatial = x->rank - 2;
+  uint32_t sp = (uint32_t)win->spatial;
+  bool has_k;
+  if ((s = read_ints(n, "kernel_shape", sp, 1, 1, win->kernel, &has_k))) return s;
+  if (!has_k) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'kernel_shape' is required");
+  if ((s = parse_window(n, x, true, win))) return s;
+  int64_t v = 0;
+  if ((s = read_int(n, "count_include_pad", 0, &v))) return s;
+  out->count_include_pad = n->op != INGOT_OP_MAXPOOL && v != 0;
+  if ((s = read_int(n, "storage_order", 0, &v))) return s;
+  if (v != 0 && v != 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "storage_order must be 0 or 1");
+  out->storage_order = (int32_t)v;
+  out->p = 2;
+  return n->op == INGOT_OP_LPPOOL ? read_lp_order(n, &out->p) : INGOT_OK;
+}
+
+/* The order p of an Lp norm: 1..64 (LpPool, GlobalLpPool). */
+static ingot_status_t read_lp_order(const ingot_node_t* n, int32_t* out) {
+  int64_t v = 0;
+  ingot_status_t s = read_int(n, "p", 2, &v);
+  if (s) return s;
+  if (v < 1 || v > 64) return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "p = %lld is not supported (1..64)", (long long)v);
+  *out = (int32_t)v;
+  return INGOT_OK;
+}
+
+static ingot_status_t params_parse_lp(const ingot_graph_t* graph, uint32_t node, ingot_lp_params_t* out) {
+  return read_lp_order(&graph->nodes[node], &out->p);
+}
+
+/* ---- Gemm ---- */
+
+static ingot_status_t params_parse_gemm(const ingot_graph_t* graph, uint32_t node, ingot_gemm_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t ta = 0, tb = 0;
+  ingot_status_t s;
+  if ((s = read_int(n, "transA", 0, &ta)) || (s = read_int(n, "transB", 0, &tb)) ||
+      (s = read_float(n, "alpha", 1.0f, &out->alpha)) || (s = read_float(n, "beta", 1.0f, &out->beta))) {
+    return s;
+  }
+  out->trans_a = ta != 0;
+  out->trans_b = tb != 0;
+  return INGOT_OK;
+}

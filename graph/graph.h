@@ -134,6 +134,36 @@ typedef struct ingot_lp_params_t {       /* GlobalLpPool */
   int32_t p;                             /* 1..64 */
 } ingot_lp_params_t;
 
+/* One axis of input 0, normalized into [0, rank): Softmax, LogSoftmax,
+ * Hardmax (default 1 before opset 13, else -1), Concat (required from opset
+ * 4), Gather, GatherElements, ScatterElements, Scatter (default 0). */
+typedef struct ingot_axis_params_t {
+  int32_t axis;
+} ingot_axis_params_t;
+
+typedef struct ingot_reduce_params_t {   /* Reduce* */
+  /* The axes reduced (from the attribute or the constant axes input; none
+   * given: every axis, unless noop_with_empty_axes). */
+  bool reduced[INGOT_MAX_RANK];
+  bool keepdims;
+} ingot_reduce_params_t;
+
+typedef struct ingot_arg_params_t {      /* ArgMax, ArgMin */
+  int32_t axis;                          /* normalized */
+  bool keepdims, select_last_index;
+} ingot_arg_params_t;
+
+typedef struct ingot_topk_params_t {     /* TopK */
+  int32_t axis;                          /* normalized */
+  int64_t k;                             /* 1..the axis length (input K or attribute k) */
+  bool largest, sorted;
+} ingot_topk_params_t;
+
+typedef struct ingot_cum_params_t {      /* CumSum, CumProd */
+  int32_t axis;                          /* normalized, from the constant axis input */
+  bool exclusive, reverse;
+} ingot_cum_params_t;
+
 typedef struct ingot_gemm_params_t {     /* Gemm */
   bool trans_a, trans_b;
   double alpha, beta;                    /* the float attributes, widened */

@@ -180,8 +180,7 @@ ingot_status_t infer_GATHER(infer_ctx_t* c) {
   ingot_status_t s;
   if (x->rank < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "data must have rank >= 1");
   if ((s = need_index_type(c->n, idx))) return s;
-  int64_t axis;
-  if ((s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 0), x->rank, false, &axis))) return s;
+  int64_t axis = c->n->params.u.axis.axis; /* graph/params.c */
   int32_t rank = x->rank - 1 + idx->rank;
   if (rank > (int32_t)INGOT_MAX_RANK) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "output rank %d is above %u", rank, INGOT_MAX_RANK);
@@ -205,7 +204,7 @@ static ingot_status_t elements_shapes(infer_ctx_t* c, const ingot_value_t* x, co
   if (idx->rank != x->rank) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "indices have rank %d, data rank %d", idx->rank, x->rank);
   }
-  if ((s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 0), x->rank, false, axis))) return s;
+  *axis = c->n->params.u.axis.axis; /* graph/params.c */
   for (int32_t d = 0; d < x->rank; ++d) {
     if (d != *axis && idx->dims[d] > x->dims[d]) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,

@@ -281,3 +281,188 @@ static ingot_status_t params_parse_gemm(const ingot_graph_t* graph, uint32_t nod
   out->trans_b = tb != 0;
   return INGOT_OK;
 }
+
+/* ---- one axis ---- */
+
+/* A 0/1 INT attribute as a bool. */
+static ingot_status_t read_flag(const ingot_node_t* n, const char* name, bool fallback, bool* out) {
+  int64_t v = 0;
+  ingot_status_t s = read_int(n, name, fallback ? 1 : 0, &v);
+  if (s) return s;
+  if (v != 0 && v != 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "%s must be 0 or 1, not %lld", name, (long long)v);
+  *out = v != 0;
+  return INGOT_OK;
+}
+
+/* Normalizes `axis` into [0, rank). */
+static ingot_status_t norm_axis(const ingot_node_t* n, int64_t axis, int32_t rank, int32_t* out) {
+  if (axis < -(int64_t)rank || axis >= rank) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis, rank);
+  }
+  *out = (int32_t)(axis < 0 ? axis + rank : axis);
+  return INGOT_OK;
+}
+
+/* Input 0, which must be present and not a scalar. */
+static ingot_status_t nonscalar_input(const ingot_graph_t* graph, const ingot_node_t* n, const char* what,
+                                      const ingot_value_t** out_x) {
+  const ingot_value_t* x = node_input(graph, n, 0);
+  if (!x || x->rank < 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "%s", what);
+  *out_x = x;
+  return INGOT_OK;
+}
+
+/* Reads a constant integer tensor (int64 or int32 weight) into out[0..count). */
+static ingot_status_t const_ints(const ingot_node_t* n, const ingot_value_t* v, const char* what, int64_t* out,
+                                 uint32_t max_count, uint32_t* out_count) {
+  if (v->kind != INGOT_VALUE_WEIGHT || (!v->data && ingot_value_numel(v) > 0)) {
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "input '%s' (%s) must be a constant (computed %s are not supported)",
+                      v->name, what, what);
+  }
+  if (v->dtype != INGOT_DTYPE_I64 && v->dtype != INGOT_DTYPE_I32) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' (%s) must be int64 or int32, not %s", v->name, what,
+                      ingot_dtype_name(v->dtype));
+  }
+  if (v->rank > 1) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' (%s) must be a scalar or 1-D", v->name, what);
+  }
+  int64_t count = ingot_value_numel(v);
+  if (count > (int64_t)max_count) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' (%s) has %lld entries, at most %u allowed", v->name,
+                      what, (long long)count, max_count);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    out[i] = v->dtype == INGOT_DTYPE_I64 ? ((const int64_t*)v->data)[i] : ((const int32_t*)v->data)[i];
+  }
+  *out_count = (uint32_t)count;
+  return INGOT_OK;
+}
+
+static ingot_status_t params_parse_axis(const ingot_graph_t* graph, uint32_t node, ingot_axis_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t fallback = 0;
+  const char* scalar = "data must have rank >= 1";
+  switch (n->op) {
+    case INGOT_OP_SOFTMAX:
+    case INGOT_OP_LOGSOFTMAX:
+    case INGOT_OP_HARDMAX:
+      fallback = graph->opset > 0 && graph->opset < 13 ? 1 : -1;
+      scalar = "input must not be a scalar";
+      break;
+    case INGOT_OP_CONCAT:
+      if (!ingot_node_attr(n, "axis") && graph->opset >= 4) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is required");
+      }
+      fallback = 1;
+      scalar = "inputs must not be scalars";
+      break;
+    default:
+      break;
+  }
+  const ingot_value_t* x = NULL;
+  int64_t axis = 0;
+  ingot_status_t s;
+  if ((s = nonscalar_input(graph, n, scalar, &x)) || (s = read_int(n, "axis", fallback, &axis))) return s;
+  return norm_axis(n, axis, x->rank, &out->axis);
+}
+
+/* ---- reductions ---- */
+
+static ingot_status_t params_parse_reduce(const ingot_graph_t* graph, uint32_t node, ingot_reduce_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = node_input(graph, n, 0);
+  const ingot_value_t* axes_in = node_input(graph, n, 1);
+  bool noop = false;
+  ingot_status_t s;
+  if (!x) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+  if ((s = read_flag(n, "keepdims", true, &out->keepdims)) || (s = read_flag(n, "noop_with_empty_axes", false, &noop))) {
+    return s;
+  }
+  int64_t raw[INGOT_MAX_RANK];
+  uint32_t count = 0;
+  if (axes_in) {
+    if ((s = const_ints(n, axes_in, "axes", raw, INGOT_MAX_RANK, &count))) return s;
+  } else {
+    const ingot_attr_t* a = ingot_node_attr(n, "axes");
+    if (a && a->type != INGOT_ATTR_INTS) {
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axes' must be a list of ints");
+    }
+    if (a) {
+      if (a->count > INGOT_MAX_RANK) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axes' has %u entries", a->count);
+      }
+      count = a->count;
+      memcpy(raw, a->ints, sizeof(int64_t) * count);
+    }
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    int32_t ax = 0;
+    if ((s = norm_axis(n, raw[i], x->rank, &ax))) return s;
+    if (out->reduced[ax]) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld appears twice", (long long)raw[i]);
+    out->reduced[ax] = true;
+  }
+  if (count == 0 && !noop) {
+    for (int32_t i = 0; i < x->rank; ++i) out->reduced[i] = true;
+  }
+  return INGOT_OK;
+}
+
+static ingot_status_t params_parse_arg(const ingot_graph_t* graph, uint32_t node, ingot_arg_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = NULL;
+  int64_t axis = 0;
+  ingot_status_t s;
+  if ((s = nonscalar_input(graph, n, "input must not be a scalar", &x)) || (s = read_int(n, "axis", 0, &axis)) ||
+      (s = norm_axis(n, axis, x->rank, &out->axis)) || (s = read_flag(n, "keepdims", true, &out->keepdims)) ||
+      (s = read_flag(n, "select_last_index", false, &out->select_last_index))) {
+    return s;
+  }
+  return INGOT_OK;
+}
+
+static ingot_status_t params_parse_topk(const ingot_graph_t* graph, uint32_t node, ingot_topk_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = NULL;
+  const ingot_value_t* kin = node_input(graph, n, 1);
+  int64_t axis = 0;
+  ingot_status_t s;
+  if ((s = nonscalar_input(graph, n, "input must not be a scalar", &x)) || (s = read_int(n, "axis", -1, &axis)) ||
+      (s = norm_axis(n, axis, x->rank, &out->axis))) {
+    return s;
+  }
+  if (kin) {
+    int64_t v[1];
+    uint32_t count = 0;
+    if ((s = const_ints(n, kin, "K", v, 1, &count))) return s;
+    if (count != 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "K must hold one value");
+    out->k = v[0];
+  } else {
+    const ingot_attr_t* a = ingot_node_attr(n, "k");
+    if (!a || a->type != INGOT_ATTR_INT) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "needs K (input or attribute 'k')");
+    out->k = a->i;
+  }
+  if (out->k < 1 || out->k > x->dims[out->axis]) {
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "K = %lld is outside [1, %lld] (the axis length)", (long long)out->k,
+                      (long long)x->dims[out->axis]);
+  }
+  if ((s = read_flag(n, "largest", true, &out->largest)) || (s = read_flag(n, "sorted", true, &out->sorted))) return s;
+  return INGOT_OK;
+}
+
+static ingot_status_t params_parse_cum(const ingot_graph_t* graph, uint32_t node, ingot_cum_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = NULL;
+  const ingot_value_t* ax = node_input(graph, n, 1);
+  ingot_status_t s;
+  if ((s = nonscalar_input(graph, n, "input must not be a scalar", &x))) return s;
+  if (!ax) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 'axis' is missing");
+  int64_t v[1];
+  uint32_t count = 0;
+  if ((s = const_ints(n, ax, "axis", v, 1, &count))) return s;
+  if (count != 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "axis must hold one value");
+  if ((s = norm_axis(n, v[0], x->rank, &out->axis)) || (s = read_flag(n, "exclusive", false, &out->exclusive)) ||
+      (s = read_flag(n, "reverse", false, &out->reverse))) {
+    return s;
+  }
+  return INGOT_OK;
+}

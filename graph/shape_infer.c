@@ -349,12 +349,7 @@ ingot_status_t infer_SOFTMAX(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  int64_t fallback = (c->g->opset > 0 && c->g->opset < 13) ? 1 : -1;
-  int64_t axis = 0;
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", fallback), x->rank, false, &axis);
-  if (s) return s;
-  return infer_same(c);
+  return infer_same(c); /* the axis: node.params (graph/params.c) */
 }
 
 ingot_status_t infer_FLATTEN(infer_ctx_t* c) {
@@ -458,12 +453,7 @@ ingot_status_t infer_TRANSPOSE(infer_ctx_t* c) {
 
 ingot_status_t infer_CONCAT(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  const ingot_attr_t* attr = ingot_node_attr(c->n, "axis");
-  if (!attr && c->g->opset >= 4) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is required");
-  int64_t axis = 0;
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must not be scalars");
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 1), x->rank, false, &axis);
-  if (s) return s;
+  int64_t axis = c->n->params.u.axis.axis; /* graph/params.c */
   int64_t dims[INGOT_MAX_RANK];
   memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
   for (uint32_t i = 1; i < c->n->input_count; ++i) {

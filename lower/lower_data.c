@@ -96,9 +96,8 @@ ingot_status_t lower_gather(lower_ctx_t* ctx) {
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* iv = lower_value(ctx, idx);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
-  if (axis < 0) axis += xv->rank;
-  if (axis < 0 || axis >= xv->rank || yv->rank != xv->rank - 1 + iv->rank) {
+  int64_t axis = ctx->params->u.axis.axis; /* normalized (graph/params.c) */
+  if (axis >= xv->rank || yv->rank != xv->rank - 1 + iv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or output rank does not fit the inputs");
   }
   uint32_t bx = lower_add_input(ctx, x, "x");
@@ -127,9 +126,8 @@ ingot_status_t lower_gather_elements(lower_ctx_t* ctx) {
   if ((s = check_xy(ctx, x, y)) || (s = check_indices(ctx, idx))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
-  if (axis < 0) axis += xv->rank;
-  if (axis < 0 || axis >= xv->rank || yv->rank != xv->rank) {
+  int64_t axis = ctx->params->u.axis.axis; /* normalized (graph/params.c) */
+  if (axis >= xv->rank || yv->rank != xv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or output rank does not fit the inputs");
   }
   uint32_t bx = lower_add_input(ctx, x, "x");
@@ -273,9 +271,8 @@ ingot_status_t lower_scatter_elements(lower_ctx_t* ctx) {
   const ingot_value_t* iv = lower_value(ctx, idx);
   reduction_t red = RED_NONE;
   if ((s = read_reduction(ctx, xv->dtype, &red))) return s;
-  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
-  if (axis < 0) axis += xv->rank;
-  if (axis < 0 || axis >= xv->rank || iv->rank != xv->rank) {
+  int64_t axis = ctx->params->u.axis.axis; /* normalized (graph/params.c) */
+  if (axis >= xv->rank || iv->rank != xv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or indices do not fit the data");
   }
   uint32_t bx = lower_add_input(ctx, x, "x");

@@ -139,15 +139,9 @@ ingot_status_t lower_concat(lower_ctx_t* ctx) {
   if (node->input_count == 0) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "no inputs");
   const ingot_value_t* yv = lower_value(ctx, y);
   int32_t rank = yv->rank;
-  const ingot_attr_t* axis_attr = ingot_node_attr(node, "axis");
-  if (!axis_attr || axis_attr->type != INGOT_ATTR_INT) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' (int) is required");
-  }
-  int64_t axis = axis_attr->i;
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                      (long long)axis_attr->i, rank);
+  int64_t axis = ctx->params->u.axis.axis; /* normalized (graph/params.c) */
+  if (axis >= rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis, rank);
   }
   int64_t total = 0;
   for (uint32_t k = 0; k < node->input_count; ++k) {

@@ -867,6 +867,43 @@ static void test_op_params(void) {
   const ingot_gemm_params_t* gp = &g->nodes[gemm].params.u.gemm;
   CHECK(gp->beta == 2.0 && gp->alpha == 1.0 && !gp->trans_a && !gp->trans_b);
   destroy(g);
+
+  /* Axis-like parameters: normalized at inference, errors name the node. */
+  uint32_t op;
+  g = one_op_graph(INGOT_OP_SOFTMAX, "sm", &op);
+  set_int(g, op, "axis", -3);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  CHECK(g->nodes[op].params.kind == INGOT_PARAMS_AXIS && g->nodes[op].params.u.axis.axis == 1);
+  destroy(g);
+  g = one_op_graph(INGOT_OP_SOFTMAX, "sm", &op);
+  set_int(g, op, "axis", 4);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'sm' (Softmax)", "axis 4 is out of range for rank 4");
+  g = one_op_graph(INGOT_OP_REDUCESUM, "rs", &op);
+  set_int(g, op, "keepdims", 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'rs' (ReduceSum)", "keepdims must be 0 or 1");
+  int64_t dup[] = {1, -3};
+  g = one_op_graph(INGOT_OP_REDUCEMAX, "rm", &op);
+  set_ints(g, op, "axes", dup, 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'rm' (ReduceMax)", "axis -3 appears twice");
+  int64_t ax[] = {-1, 1};
+  g = one_op_graph(INGOT_OP_REDUCEMEAN, "rm", &op);
+  set_ints(g, op, "axes", ax, 2);
+  set_int(g, op, "keepdims", 0);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  const ingot_reduce_params_t* rp = &g->nodes[op].params.u.reduce;
+  CHECK(!rp->keepdims && !rp->reduced[0] && rp->reduced[1] && !rp->reduced[2] && rp->reduced[3]);
+  destroy(g);
+  g = one_op_graph(INGOT_OP_ARGMAX, "am", &op);
+  set_str(g, op, "select_last_index", "yes");
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'am' (ArgMax)", "'select_last_index' must be an int");
+  g = new_graph();
+  int64_t td[] = {2, 9};
+  uint32_t tin = input(g, "x", 2, td), touts[2] = {value(g, "values"), value(g, "indices")};
+  op = ingot_graph_add_node(g, INGOT_OP_TOPK, "tk", &tin, 1, touts, 2);
+  mark_output(g, touts[0]);
+  mark_output(g, touts[1]);
+  set_int(g, op, "k", 10);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'tk' (TopK)", "K = 10 is outside [1, 9]");
 }
 
 int main(void) {

@@ -164,6 +164,14 @@ typedef struct ingot_cum_params_t {      /* CumSum, CumProd */
   bool exclusive, reverse;
 } ingot_cum_params_t;
 
+typedef struct ingot_convtranspose_params_t { /* ConvTranspose (1-D to 3-D) */
+  int32_t spatial;
+  int64_t kernel[3], strides[3], dilations[3], output_padding[3];
+  int64_t pads[6];       /* auto_pad and output_shape resolved; an end pad may be < 0 */
+  int64_t out[3];        /* output extents */
+  int64_t group;
+} ingot_convtranspose_params_t;
+
 typedef struct ingot_gemm_params_t {     /* Gemm */
   bool trans_a, trans_b;
   double alpha, beta;                    /* the float attributes, widened */

@@ -1,16 +1,13 @@
 /* Typed op parameters: each op's attributes read and checked once (the
  * table is graph/params.def). Shape inference calls ingot_graph_node_params
  * for every node and stores the result in node.params; lowering reads
- * node.params. Every failure names the node and op (infer_fail). */
+ * node.params. Every failure names the node and op (infer_fail). The parse
+ * functions live here, or next to their op family's inference
+ * (ConvTranspose: infer_nn.c). */
 #include <string.h>
 
 #include "graph/graph_internal.h"
 #include "graph/infer_internal.h"
-
-/* The parse function of each kind, named in params.def. */
-#define INGOT_PARAMS(kind, member, type, parse) \
-  static ingot_status_t parse(const ingot_graph_t* graph, uint32_t node, type* out);
-#include "graph/params.def"
 
 static const ingot_params_kind_t kOpParams[INGOT_OP_COUNT_] = {
 #define INGOT_OP_PARAMS(op, kind) [INGOT_OP_##op] = INGOT_PARAMS_##kind,
@@ -188,7 +185,7 @@ static ingot_status_t window_input(const ingot_graph_t* graph, const ingot_node_
   return INGOT_OK;
 }
 
-static ingot_status_t params_parse_conv(const ingot_graph_t* graph, uint32_t node, ingot_conv_params_t* out) {
+ingot_status_t params_parse_conv(const ingot_graph_t* graph, uint32_t node, ingot_conv_params_t* out) {
   const ingot_node_t* n = &graph->nodes[node];
   const ingot_value_t* x = NULL;
   ingot_status_t s;
@@ -231,7 +228,7 @@ static ingot_status_t params_parse_conv(const ingot_graph_t* graph, uint32_t nod
   return parse_window(n, x, false, win);
 }
 
-static ingot_status_t params_parse_pool(const ingot_graph_t* graph, uint32_t node, ingot_pool_params_t* out) {
+ingot_status_t params_parse_pool(const ingot_graph_t* graph, uint32_t node, ingot_pool_params_t* out) {
   const ingot_node_t* n = &graph->nodes[node];
   const ingot_value_t* x = NULL;
   ingot_status_t s;
@@ -263,13 +260,13 @@ static ingot_status_t read_lp_order(const ingot_node_t* n, int32_t* out) {
   return INGOT_OK;
 }
 
-static ingot_status_t params_parse_lp(const ingot_graph_t* graph, uint32_t node, ingot_lp_params_t* out) {
+ingot_status_t params_parse_lp(const ingot_graph_t* graph, uint32_t node, ingot_lp_params_t* out) {
   return read_lp_order(&graph->nodes[node], &out->p);
 }
 
 /* ---- Gemm ---- */
 
-static ingot_status_t params_parse_gemm(const ingot_graph_t* graph, uint32_t node, ingot_gemm_params_t* out) {
+ingot_status_t params_parse_gemm(const ingot_graph_t* graph, uint32_t node, ingot_gemm_params_t* out) {
   const ingot_node_t* n = &graph->nodes[node];
   int64_t ta = 0, tb = 0;
   ingot_status_t s;
@@ -338,7 +335,7 @@ static ingot_status_t const_ints(const ingot_node_t* n, const ingot_value_t* v, 
   return INGOT_OK;
 }
 
-static ingot_status_t params_parse_axis(const ingot_graph_t* graph, uint32_t node, ingot_axis_params_t* out) {
+ingot_status_t params_parse_axis(const ingot_graph_t* graph, uint32_t node, ingot_axis_params_t* out) {
   const ingot_node_t* n = &graph->nodes[node];
   int64_t fallback = 0;
   const char* scalar = "data must have rank >= 1";
@@ -368,7 +365,7 @@ static ingot_status_t params_parse_axis(const ingot_graph_t* graph, uint32_t nod
 
 /* ---- reductions ---- */
 
-static ingot_status_t params_parse_reduce(const ingot_graph_t* graph, uint32_t node, ingot_reduce_params_t* out) {
+ingot_status_t params_parse_reduce(const ingot_graph_t* graph, uint32_t node, ingot_reduce_params_t* out) {
   const ingot_node_t* n = &graph->nodes[node];
   const ingot_value_t* x = node_input(graph, n, 0);
   const ingot_value_t* axes_in = node_input(graph, n, 1);
@@ -407,7 +404,7 @@ static ingot_status_t params_parse_reduce(const ingot_graph_t* graph, uint32_t n
   return INGOT_OK;
 }
 
-static ingot_status_t params_parse_arg(const ingot_graph_t* graph, uint32_t node, ingot_arg_params_t* out) {
+ingot_status_t params_parse_arg(const ingot_graph_t* graph, uint32_t node, ingot_arg_params_t* out) {
   const ingot_node_t* n = &graph->nodes[node];
   const ingot_value_t* x = NULL;
   int64_t axis = 0;
@@ -420,7 +417,7 @@ static ingot_status_t params_parse_arg(const ingot_graph_t* graph, uint32_t node
   return INGOT_OK;
 }
 
-static ingot_status_t params_parse_topk(const ingot_graph_t* graph, uint32_t node, ingot_topk_params_t* out) {
+ingot_status_t params_parse_topk(const ingot_graph_t* graph, uint32_t node, ingot_topk_params_t* out) {
   const ingot_node_t* n = &graph->nodes[node];
   const ingot_value_t* x = NULL;
   const ingot_value_t* kin = node_input(graph, n, 1);
@@ -449,7 +446,7 @@ static ingot_status_t params_parse_topk(const ingot_graph_t* graph, uint32_t nod
   return INGOT_OK;
 }
 
-static ingot_status_t params_parse_cum(const ingot_graph_t* graph, uint32_t node, ingot_cum_params_t* out) {
+ingot_status_t params_parse_cum(const ingot_graph_t* graph, uint32_t node, ingot_cum_params_t* out) {
   const ingot_node_t* n = &graph->nodes[node];
   const ingot_value_t* x = NULL;
   const ingot_value_t* ax = node_input(graph, n, 1);

@@ -172,6 +172,16 @@ typedef struct ingot_convtranspose_params_t { /* ConvTranspose (1-D to 3-D) */
   int64_t group;
 } ingot_convtranspose_params_t;
 
+/* BatchNormalization (inference mode only), LayerNormalization,
+ * RMSNormalization, InstanceNormalization, GroupNormalization,
+ * LpNormalization. */
+typedef struct ingot_norm_params_t {
+  double epsilon;                        /* the float attribute widened (default 1e-5) */
+  int32_t axis;                          /* Layer/RMS/LpNormalization: normalized first (Lp: only) axis */
+  int64_t num_groups;                    /* GroupNormalization: divides the channels */
+  int32_t p;                             /* LpNormalization: 1 or 2 */
+} ingot_norm_params_t;
+
 typedef struct ingot_gemm_params_t {     /* Gemm */
   bool trans_a, trans_b;
   double alpha, beta;                    /* the float attributes, widened */

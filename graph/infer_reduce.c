@@ -177,16 +177,10 @@ ingot_status_t infer_layernorm(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  int64_t axis = 0;
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", -1), x->rank, false, &axis);
-  if (s) return s;
+  int64_t axis = c->n->params.u.norm.axis; /* axis, epsilon, stash_type: node.params (graph/params.c) */
+  ingot_status_t s;
   if ((s = check_param(c, infer_input(c, 1), x, axis, "Scale")) || (s = check_param(c, infer_input(c, 2), x, axis, "B"))) {
     return s;
-  }
-  int64_t stash = ingot_node_attr_int(c->n, "stash_type", 1);
-  if (stash != 1) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "stash_type %lld is not supported (1: float32)", (long long)stash);
   }
   infer_copy_output(c, 0, x);
   int64_t dims[INGOT_MAX_RANK];
@@ -219,12 +213,7 @@ ingot_status_t infer_lpnorm(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  int64_t axis = 0;
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", -1), x->rank, false, &axis);
-  if (s) return s;
-  int64_t p = ingot_node_attr_int(c->n, "p", 2);
-  if (p != 1 && p != 2) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "p must be 1 or 2, not %lld", (long long)p);
+  /* axis and p: node.params (graph/params.c) */
   infer_copy_output(c, 0, x);
   return INGOT_OK;
 }
@@ -234,12 +223,7 @@ ingot_status_t infer_groupnorm(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank < 2) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2 (N, C, ...)");
-  int64_t groups = ingot_node_attr_int(c->n, "num_groups", 0);
-  if (groups < 1 || x->dims[1] % groups != 0) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "num_groups %lld does not divide %lld channels",
-                      (long long)groups, (long long)x->dims[1]);
-  }
+  int64_t groups = c->n->params.u.norm.num_groups; /* num_groups, stash_type: node.params (graph/params.c) */
   static const char* const kNames[] = {"", "scale", "bias"};
   for (uint32_t i = 1; i < 3; ++i) {
     const ingot_value_t* p = infer_input(c, i);
@@ -248,9 +232,6 @@ ingot_status_t infer_groupnorm(infer_ctx_t* c) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "'%s' must be a %s vector of %lld channels (or %lld groups)",
                         kNames[i], ingot_graph_dtype_name(x->dtype), (long long)x->dims[1], (long long)groups);
     }
-  }
-  if (ingot_node_attr_int(c->n, "stash_type", 1) != 1) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "stash_type other than 1 (float32) is not supported");
   }
   infer_copy_output(c, 0, x);
   return INGOT_OK;

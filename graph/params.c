@@ -463,3 +463,54 @@ ingot_status_t params_parse_cum(const ingot_graph_t* graph, uint32_t node, ingot
   }
   return INGOT_OK;
 }
+
+/* ---- normalizations ---- */
+
+ingot_status_t params_parse_norm(const ingot_graph_t* graph, uint32_t node, ingot_norm_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = node_input(graph, n, 0);
+  int64_t v = 0;
+  ingot_status_t s;
+  if (!x) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+  if ((s = read_float(n, "epsilon", 1e-5f, &out->epsilon))) return s;
+  out->p = 2;
+  switch (n->op) {
+    case INGOT_OP_BATCHNORMALIZATION:
+      if ((s = read_int(n, "training_mode", 0, &v))) return s;
+      if (v != 0) return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+      if ((s = read_int(n, "spatial", 1, &v))) return s;
+      if (v != 1) return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
+      break;
+    case INGOT_OP_LAYERNORMALIZATION:
+    case INGOT_OP_RMSNORMALIZATION:
+    case INGOT_OP_LPNORMALIZATION:
+      if ((s = nonscalar_input(graph, n, "input must not be a scalar", &x)) || (s = read_int(n, "axis", -1, &v)) ||
+          (s = norm_axis(n, v, x->rank, &out->axis))) {
+        return s;
+      }
+      if (n->op == INGOT_OP_LPNORMALIZATION) {
+        if ((s = read_int(n, "p", 2, &v))) return s;
+        if (v != 1 && v != 2) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "p must be 1 or 2, not %lld", (long long)v);
+        out->p = (int32_t)v;
+      } else {
+        if ((s = read_int(n, "stash_type", 1, &v))) return s;
+        if (v != 1) {
+          return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "stash_type %lld is not supported (1: float32)", (long long)v);
+        }
+      }
+      break;
+    case INGOT_OP_GROUPNORMALIZATION:
+      if (x->rank < 2) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2 (N, C, ...)");
+      if ((s = read_int(n, "num_groups", 0, &out->num_groups))) return s;
+      if (out->num_groups < 1 || x->dims[1] % out->num_groups != 0) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "num_groups %lld does not divide %lld channels",
+                          (long long)out->num_groups, (long long)x->dims[1]);
+      }
+      if ((s = read_int(n, "stash_type", 1, &v))) return s;
+      if (v != 1) return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "stash_type other than 1 (float32) is not supported");
+      break;
+    default:
+      break;
+  }
+  return INGOT_OK;
+}

@@ -124,12 +124,7 @@ ingot_status_t infer_BATCHNORMALIZATION(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (ingot_node_attr_int(c->n, "training_mode", 0) != 0) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
-  }
-  if (ingot_node_attr_int(c->n, "spatial", 1) != 1) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
-  }
+  /* training_mode, spatial, epsilon: node.params (graph/params.c) */
   static const char* const kNames[] = {"", "scale", "B", "mean", "var"};
   for (uint32_t i = 1; i < 5; ++i) {
     const ingot_value_t* p = infer_input(c, i);

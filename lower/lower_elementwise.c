@@ -207,12 +207,7 @@ ingot_status_t lower_batchnorm(lower_ctx_t* ctx) {
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
   if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
-  if (ingot_node_attr_int(node, "training_mode", 0) != 0) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
-  }
-  if (ingot_node_attr_int(node, "spatial", 1) != 1) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
-  }
+  /* training_mode and spatial were checked at shape inference (graph/params.c). */
   for (uint32_t i = 1; i < node->output_count; ++i) {
     if (node->outputs[i] != INGOT_NO_VALUE) {
       return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training outputs (running mean/var) are not supported");
@@ -236,7 +231,7 @@ ingot_status_t lower_batchnorm(lower_ctx_t* ctx) {
                         (long long)channels);
     }
   }
-  double eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  double eps = ctx->params->u.norm.epsilon;
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bp[4];
   for (uint32_t i = 0; i < 4; ++i) bp[i] = lower_add_input(ctx, params[i], kNames[i]);

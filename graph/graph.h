@@ -136,7 +136,7 @@ typedef struct ingot_lp_params_t {       /* GlobalLpPool */
 
 /* One axis of input 0, normalized into [0, rank): Softmax, LogSoftmax,
  * Hardmax (default 1 before opset 13, else -1), Concat (required from opset
- * 4), Gather, GatherElements, ScatterElements, Scatter (default 0). */
+ * 4), Gather, GatherElements (default 0). */
 typedef struct ingot_axis_params_t {
   int32_t axis;
 } ingot_axis_params_t;
@@ -181,6 +181,32 @@ typedef struct ingot_norm_params_t {
   int64_t num_groups;                    /* GroupNormalization: divides the channels */
   int32_t p;                             /* LpNormalization: 1 or 2 */
 } ingot_norm_params_t;
+
+typedef enum ingot_scatter_reduction_t {
+  INGOT_SCATTER_NONE = 0,
+  INGOT_SCATTER_ADD,
+  INGOT_SCATTER_MUL,
+  INGOT_SCATTER_MAX,
+  INGOT_SCATTER_MIN,
+} ingot_scatter_reduction_t;
+
+typedef struct ingot_scatter_params_t {  /* ScatterElements, Scatter, ScatterND */
+  int32_t axis;                          /* normalized (ScatterND: 0, unused) */
+  ingot_scatter_reduction_t reduction;   /* NONE on bool data */
+} ingot_scatter_params_t;
+
+typedef struct ingot_gathernd_params_t { /* GatherND */
+  int64_t batch_dims;
+} ingot_gathernd_params_t;
+
+typedef struct ingot_block_params_t {    /* DepthToSpace, SpaceToDepth */
+  int64_t blocksize;                     /* 1..4096 */
+  bool crd;                              /* DepthToSpace mode CRD (else DCR) */
+} ingot_block_params_t;
+
+typedef struct ingot_trilu_params_t {    /* Trilu */
+  bool upper;
+} ingot_trilu_params_t;
 
 typedef struct ingot_gemm_params_t {     /* Gemm */
   bool trans_a, trans_b;

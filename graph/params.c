@@ -514,3 +514,63 @@ ingot_status_t params_parse_norm(const ingot_graph_t* graph, uint32_t node, ingo
   }
   return INGOT_OK;
 }
+
+/* ---- data movement ---- */
+
+ingot_status_t params_parse_scatter(const ingot_graph_t* graph, uint32_t node, ingot_scatter_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = NULL;
+  ingot_status_t s;
+  if ((s = nonscalar_input(graph, n, "data must have rank >= 1", &x))) return s;
+  if (n->op != INGOT_OP_SCATTERND) {
+    int64_t axis = 0;
+    if ((s = read_int(n, "axis", 0, &axis)) || (s = norm_axis(n, axis, x->rank, &out->axis))) return s;
+  }
+  const ingot_attr_t* a = ingot_node_attr(n, "reduction");
+  if (a && a->type != INGOT_ATTR_STRING) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'reduction' must be a string");
+  }
+  const char* r = a && a->s ? a->s : "none";
+  static const char* const kNames[] = {"none", "add", "mul", "max", "min"};
+  for (int i = 0; i < 5; ++i) {
+    if (strcmp(r, kNames[i]) == 0) {
+      out->reduction = (ingot_scatter_reduction_t)i;
+      if (out->reduction != INGOT_SCATTER_NONE && x->dtype == INGOT_DTYPE_BOOL) {
+        return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "reduction '%s' on bool is not supported", r);
+      }
+      return INGOT_OK;
+    }
+  }
+  return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "reduction '%s' is not supported (none, add, mul, max, min)", r);
+}
+
+ingot_status_t params_parse_gathernd(const ingot_graph_t* graph, uint32_t node, ingot_gathernd_params_t* out) {
+  return read_int(&graph->nodes[node], "batch_dims", 0, &out->batch_dims);
+}
+
+ingot_status_t params_parse_block(const ingot_graph_t* graph, uint32_t node, ingot_block_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  ingot_status_t s = read_int(n, "blocksize", 0, &out->blocksize);
+  if (s) return s;
+  if (out->blocksize < 1 || out->blocksize > 4096) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "blocksize %lld is invalid", (long long)out->blocksize);
+  }
+  if (n->op == INGOT_OP_DEPTHTOSPACE) {
+    const ingot_attr_t* a = ingot_node_attr(n, "mode");
+    if (a && a->type != INGOT_ATTR_STRING) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'mode' must be a string");
+    const char* mode = a && a->s ? a->s : "DCR";
+    if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0) {
+      return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "mode '%s' is not supported (DCR, CRD)", mode);
+    }
+    out->crd = strcmp(mode, "CRD") == 0;
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t params_parse_trilu(const ingot_graph_t* graph, uint32_t node, ingot_trilu_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t v = 1;
+  ingot_status_t s = read_int(n, "upper", 1, &v);
+  out->upper = v != 0;
+  return s;
+}

@@ -208,6 +208,18 @@ typedef struct ingot_trilu_params_t {    /* Trilu */
   bool upper;
 } ingot_trilu_params_t;
 
+/* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
+ * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,
+ * gamma), ThresholdedRelu (alpha 1), Gelu (approximate), IsInf (detect_*),
+ * Mod (fmod), BitShift (direction). Unused fields are 0. */
+typedef struct ingot_unary_params_t {
+  double alpha, beta, gamma;             /* the attributes as written (float or int) */
+  bool gelu_tanh;                        /* Gelu approximate "tanh" (else "none") */
+  bool detect_positive, detect_negative; /* IsInf */
+  bool fmod;                             /* Mod: 1 (required for float inputs) */
+  bool shift_left;                       /* BitShift: direction LEFT (else RIGHT) */
+} ingot_unary_params_t;
+
 typedef struct ingot_gemm_params_t {     /* Gemm */
   bool trans_a, trans_b;
   double alpha, beta;                    /* the float attributes, widened */

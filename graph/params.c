@@ -574,3 +574,89 @@ ingot_status_t params_parse_trilu(const ingot_graph_t* graph, uint32_t node, ing
   out->upper = v != 0;
   return s;
 }
+
+/* ---- elementwise ops with attributes ---- */
+
+/* A number attribute (FLOAT or INT) as double, exactly as written. */
+static ingot_status_t read_number(const ingot_node_t* n, const char* name, double fallback, double* out) {
+  const ingot_attr_t* a = ingot_node_attr(n, name);
+  if (!a) {
+    *out = fallback;
+  } else if (a->type == INGOT_ATTR_FLOAT) {
+    *out = a->f;
+  } else if (a->type == INGOT_ATTR_INT) {
+    *out = (double)a->i;
+  } else {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a number", name);
+  }
+  return INGOT_OK;
+}
+
+/* A STRING attribute (fallback when absent). */
+static ingot_status_t read_string(const ingot_node_t* n, const char* name, const char* fallback, const char** out) {
+  const ingot_attr_t* a = ingot_node_attr(n, name);
+  if (a && a->type != INGOT_ATTR_STRING) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a string", name);
+  }
+  *out = a && a->s ? a->s : fallback;
+  return INGOT_OK;
+}
+
+ingot_status_t params_parse_unary(const ingot_graph_t* graph, uint32_t node, ingot_unary_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  ingot_status_t s = INGOT_OK;
+  int64_t v = 0;
+  const char* str = NULL;
+  switch (n->op) {
+    case INGOT_OP_HARDSIGMOID:
+      if ((s = read_number(n, "alpha", 0.2, &out->alpha)) || (s = read_number(n, "beta", 0.5, &out->beta))) return s;
+      break;
+    case INGOT_OP_LEAKYRELU:
+      return read_number(n, "alpha", 0.01, &out->alpha);
+    case INGOT_OP_ELU:
+    case INGOT_OP_THRESHOLDEDRELU:
+      return read_number(n, "alpha", 1.0, &out->alpha);
+    case INGOT_OP_CELU:
+      if ((s = read_number(n, "alpha", 1.0, &out->alpha))) return s;
+      if (out->alpha == 0.0) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "alpha must not be 0");
+      break;
+    case INGOT_OP_SELU:
+      if ((s = read_number(n, "alpha", 1.67326319217681884765625, &out->alpha)) ||
+          (s = read_number(n, "gamma", 1.05070102214813232421875, &out->gamma))) {
+        return s;
+      }
+      break;
+    case INGOT_OP_GELU:
+      if ((s = read_string(n, "approximate", "none", &str))) return s;
+      if (strcmp(str, "none") != 0 && strcmp(str, "tanh") != 0) {
+        return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "attribute 'approximate' = '%s' is not supported (none, tanh)", str);
+      }
+      out->gelu_tanh = strcmp(str, "tanh") == 0;
+      break;
+    case INGOT_OP_ISINF:
+      if ((s = read_int(n, "detect_positive", 1, &v))) return s;
+      out->detect_positive = v != 0;
+      if ((s = read_int(n, "detect_negative", 1, &v))) return s;
+      out->detect_negative = v != 0;
+      break;
+    case INGOT_OP_MOD: {
+      if ((s = read_int(n, "fmod", 0, &v))) return s;
+      out->fmod = v != 0;
+      const ingot_value_t* a = node_input(graph, n, 0);
+      if (a && (a->dtype == INGOT_DTYPE_F32 || a->dtype == INGOT_DTYPE_F64 || a->dtype == INGOT_DTYPE_F16) && v != 1) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "floating-point Mod needs attribute 'fmod' = 1");
+      }
+      break;
+    }
+    case INGOT_OP_BITSHIFT:
+      if ((s = read_string(n, "direction", "", &str))) return s;
+      if (strcmp(str, "LEFT") != 0 && strcmp(str, "RIGHT") != 0) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'direction' must be LEFT or RIGHT, not '%s'", str);
+      }
+      out->shift_left = strcmp(str, "LEFT") == 0;
+      break;
+    default:
+      break;
+  }
+  return INGOT_OK;
+}

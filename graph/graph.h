@@ -220,6 +220,20 @@ typedef struct ingot_unary_params_t {
   bool shift_left;                       /* BitShift: direction LEFT (else RIGHT) */
 } ingot_unary_params_t;
 
+/* Attention, RotaryEmbedding, LinearAttention: the attributes as given (the
+ * shape checks that involve them stay in inference). */
+typedef struct ingot_attention_params_t {
+  int64_t q_num_heads, kv_num_heads;     /* Attention, LinearAttention (3-D inputs); 0 when absent */
+  bool has_scale;                        /* Attention: scale given (else 1/sqrt(head size)) */
+  double scale;                          /* Attention: when has_scale; LinearAttention: 0 = default */
+  double softcap;                        /* Attention: 0 = none */
+  bool is_causal;                        /* Attention */
+  int32_t qk_matmul_output_mode;         /* Attention: 0..3 */
+  int64_t num_heads;                     /* RotaryEmbedding (3-D input); 0 when absent */
+  int64_t rotary_embedding_dim;          /* RotaryEmbedding: 0 = the head size */
+  bool interleaved;                      /* RotaryEmbedding */
+} ingot_attention_params_t;
+
 typedef struct ingot_gemm_params_t {     /* Gemm */
   bool trans_a, trans_b;
   double alpha, beta;                    /* the float attributes, widened */

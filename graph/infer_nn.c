@@ -555,8 +555,8 @@ ingot_status_t infer_attention(infer_ctx_t* c) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "K and V do not fit Q");
     }
   } else {
-    hq = ingot_node_attr_int(c->n, "q_num_heads", 0);
-    hkv = ingot_node_attr_int(c->n, "kv_num_heads", 0);
+    hq = c->n->params.u.attention.q_num_heads; /* graph/params.c */
+    hkv = c->n->params.u.attention.kv_num_heads;
     if (hq < 1 || hkv < 1 || q->dims[2] % hq != 0 || k->dims[2] % hkv != 0 || v->dims[2] % hkv != 0) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
                         "3-D inputs need q_num_heads and kv_num_heads that divide the hidden sizes");
@@ -601,8 +601,7 @@ ingot_status_t infer_attention(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "nonpad_kv_seqlen must be an int64 vector of %lld",
                       (long long)batch);
   }
-  int64_t mode = ingot_node_attr_int(c->n, "qk_matmul_output_mode", 0);
-  if (mode < 0 || mode > 3) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "qk_matmul_output_mode must be 0..3");
+  /* qk_matmul_output_mode: 0..3, node.params (graph/params.c) */
   int64_t ydims[4];
   if (q->rank == 4) {
     ydims[0] = batch, ydims[1] = hq, ydims[2] = sq, ydims[3] = dv;
@@ -628,13 +627,13 @@ ingot_status_t infer_rotary(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   if (x->rank != 3 && x->rank != 4) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must be 3-D or 4-D");
-  int64_t heads = x->rank == 4 ? x->dims[1] : ingot_node_attr_int(c->n, "num_heads", 0);
+  int64_t heads = x->rank == 4 ? x->dims[1] : c->n->params.u.attention.num_heads; /* graph/params.c */
   int64_t seq = x->rank == 4 ? x->dims[2] : x->dims[1];
   if (heads < 1 || (x->rank == 3 && x->dims[2] % heads != 0)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "3-D input needs num_heads dividing the hidden size");
   }
   int64_t head = x->rank == 4 ? x->dims[3] : x->dims[2] / heads;
-  int64_t rd = ingot_node_attr_int(c->n, "rotary_embedding_dim", 0);
+  int64_t rd = c->n->params.u.attention.rotary_embedding_dim;
   if (rd == 0) rd = head;
   if (rd < 2 || rd > head || rd % 2 != 0) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "rotary_embedding_dim %lld does not fit head size %lld",
@@ -703,7 +702,7 @@ ingot_status_t infer_linattn(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported (float32)",
                       ingot_graph_dtype_name(q->dtype));
   }
-  int64_t hq = ingot_node_attr_int(c->n, "q_num_heads", 0), hkv = ingot_node_attr_int(c->n, "kv_num_heads", 0);
+  int64_t hq = c->n->params.u.attention.q_num_heads, hkv = c->n->params.u.attention.kv_num_heads; /* graph/params.c */
   if (hq < 1 || hkv < 1 || hq % hkv != 0) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "q_num_heads must be a positive multiple of kv_num_heads");
   }

@@ -660,3 +660,33 @@ ingot_status_t params_parse_unary(const ingot_graph_t* graph, uint32_t node, ing
   }
   return INGOT_OK;
 }
+
+/* ---- attention ---- */
+
+ingot_status_t params_parse_attention(const ingot_graph_t* graph, uint32_t node, ingot_attention_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  ingot_status_t s;
+  int64_t v = 0;
+  if (n->op == INGOT_OP_ROTARYEMBEDDING) {
+    if ((s = read_int(n, "num_heads", 0, &out->num_heads)) ||
+        (s = read_int(n, "rotary_embedding_dim", 0, &out->rotary_embedding_dim)) ||
+        (s = read_int(n, "interleaved", 0, &v))) {
+      return s;
+    }
+    out->interleaved = v != 0;
+    return INGOT_OK;
+  }
+  if ((s = read_int(n, "q_num_heads", 0, &out->q_num_heads)) || (s = read_int(n, "kv_num_heads", 0, &out->kv_num_heads))) {
+    return s;
+  }
+  const ingot_attr_t* sa = ingot_node_attr(n, "scale");
+  out->has_scale = sa != NULL;
+  if ((s = read_float(n, "scale", 0.0f, &out->scale))) return s;
+  if (n->op == INGOT_OP_LINEARATTENTION) return INGOT_OK;
+  if ((s = read_float(n, "softcap", 0.0f, &out->softcap)) || (s = read_int(n, "is_causal", 0, &v))) return s;
+  out->is_causal = v != 0;
+  if ((s = read_int(n, "qk_matmul_output_mode", 0, &v))) return s;
+  if (v < 0 || v > 3) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "qk_matmul_output_mode must be 0..3");
+  out->qk_matmul_output_mode = (int32_t)v;
+  return INGOT_OK;
+}

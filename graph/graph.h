@@ -234,6 +234,34 @@ typedef struct ingot_attention_params_t {
   bool interleaved;                      /* RotaryEmbedding */
 } ingot_attention_params_t;
 
+typedef struct ingot_binary_params_t {   /* Add, Sub, Mul, Div */
+  /* Legacy broadcast (opset < 7: attributes broadcast=1 and axis): B's dims
+   * match A's from `axis` (normalized) on, or are 1. */
+  bool legacy_broadcast;
+  int32_t axis;
+} ingot_binary_params_t;
+
+typedef struct ingot_clip_params_t {     /* Clip: bounds as attributes (opset < 11) */
+  bool has_min, has_max;
+  double min, max;                       /* the float attributes widened */
+} ingot_clip_params_t;
+
+typedef struct ingot_transpose_params_t { /* Transpose */
+  int32_t perm[INGOT_MAX_RANK];          /* a permutation (default: reversed axes) */
+} ingot_transpose_params_t;
+
+typedef enum ingot_loss_reduction_t {
+  INGOT_LOSS_MEAN = 0,
+  INGOT_LOSS_SUM,
+  INGOT_LOSS_NONE,
+} ingot_loss_reduction_t;
+
+typedef struct ingot_loss_params_t {     /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
+  ingot_loss_reduction_t reduction;
+  bool has_ignore_index;
+  int64_t ignore_index;
+} ingot_loss_params_t;
+
 typedef struct ingot_gemm_params_t {     /* Gemm */
   bool trans_a, trans_b;
   double alpha, beta;                    /* the float attributes, widened */

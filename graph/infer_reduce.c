@@ -260,13 +260,10 @@ ingot_status_t infer_loss(infer_ctx_t* c) {
   if (w && (w->rank != 1 || w->dims[0] != x->dims[1] || w->dtype != x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "weight must be a vector of %lld", (long long)x->dims[1]);
   }
-  const char* red = ingot_node_attr_string(c->n, "reduction", "mean");
-  if (strcmp(red, "none") == 0) {
+  if (c->n->params.u.loss.reduction == INGOT_LOSS_NONE) { /* graph/params.c */
     infer_set_output(c, 0, x->dtype, t->rank, t->dims);
-  } else if (strcmp(red, "sum") == 0 || strcmp(red, "mean") == 0) {
-    infer_set_output(c, 0, x->dtype, 0, NULL);
   } else {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "reduction '%s' is not none, sum or mean", red);
+    infer_set_output(c, 0, x->dtype, 0, NULL);
   }
   infer_copy_output(c, 1, x); /* SoftmaxCrossEntropyLoss log_prob */
   return INGOT_OK;

@@ -690,3 +690,86 @@ ingot_status_t params_parse_attention(const ingot_graph_t* graph, uint32_t node,
   out->qk_matmul_output_mode = (int32_t)v;
   return INGOT_OK;
 }
+
+/* ---- Add/Sub/Mul/Div, Clip, Transpose, the losses ---- */
+
+ingot_status_t params_parse_binary(const ingot_graph_t* graph, uint32_t node, ingot_binary_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t broadcast = 0, axis = 0;
+  ingot_status_t s;
+  if ((s = read_int(n, "broadcast", 0, &broadcast))) return s;
+  if (broadcast == 0 || !ingot_node_attr(n, "axis")) return INGOT_OK;
+  const ingot_value_t* a = node_input(graph, n, 0);
+  const ingot_value_t* b = node_input(graph, n, 1);
+  if (!a || !b) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "needs two inputs");
+  if ((s = read_int(n, "axis", 0, &axis))) return s;
+  int64_t given = axis;
+  if (axis < 0) axis += a->rank;
+  if (axis < 0 || axis + b->rank > a->rank) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: axis %lld does not fit rank %d into %d",
+                      (long long)given, b->rank, a->rank);
+  }
+  out->legacy_broadcast = true;
+  out->axis = (int32_t)axis;
+  return INGOT_OK;
+}
+
+ingot_status_t params_parse_clip(const ingot_graph_t* graph, uint32_t node, ingot_clip_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  ingot_status_t s;
+  out->has_min = ingot_node_attr(n, "min") != NULL;
+  out->has_max = ingot_node_attr(n, "max") != NULL;
+  if ((out->has_min && (s = read_float(n, "min", 0.0f, &out->min))) ||
+      (out->has_max && (s = read_float(n, "max", 0.0f, &out->max)))) {
+    return s;
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t params_parse_transpose(const ingot_graph_t* graph, uint32_t node, ingot_transpose_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = node_input(graph, n, 0);
+  if (!x) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+  const ingot_attr_t* a = ingot_node_attr(n, "perm");
+  if (a && a->type != INGOT_ATTR_INTS) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'perm' must be a list of ints");
+  if (!a || a->count == 0) {
+    for (int32_t i = 0; i < x->rank; ++i) out->perm[i] = x->rank - 1 - i;
+    return INGOT_OK;
+  }
+  if ((int32_t)a->count != x->rank) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "perm has %u entries, input rank is %d", a->count, x->rank);
+  }
+  bool seen[INGOT_MAX_RANK] = {false};
+  for (uint32_t i = 0; i < a->count; ++i) {
+    if (a->ints[i] < 0 || a->ints[i] >= x->rank || seen[a->ints[i]]) {
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "perm is not a permutation of 0..%d", x->rank - 1);
+    }
+    seen[a->ints[i]] = true;
+    out->perm[i] = (int32_t)a->ints[i];
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t params_parse_loss(const ingot_graph_t* graph, uint32_t node, ingot_loss_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const char* red = NULL;
+  ingot_status_t s;
+  (void)graph;
+  if ((s = read_string(n, "reduction", "mean", &red))) return s;
+  if (strcmp(red, "none") == 0) {
+    out->reduction = INGOT_LOSS_NONE;
+  } else if (strcmp(red, "sum") == 0) {
+    out->reduction = INGOT_LOSS_SUM;
+  } else if (strcmp(red, "mean") == 0) {
+    out->reduction = INGOT_LOSS_MEAN;
+  } else {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "reduction '%s' is not none, sum or mean", red);
+  }
+  const ingot_attr_t* ii = ingot_node_attr(n, "ignore_index");
+  if (ii && ii->type != INGOT_ATTR_INT) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'ignore_index' must be an int");
+  }
+  out->has_ignore_index = ii != NULL;
+  out->ignore_index = ii ? ii->i : 0;
+  return INGOT_OK;
+}

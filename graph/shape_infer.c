@@ -259,16 +259,10 @@ static ingot_status_t infer_binary(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs have different types (%s, %s)",
                      ingot_graph_dtype_name(a->dtype), ingot_graph_dtype_name(b->dtype));
   }
-  if (ingot_node_attr(c->n, "broadcast") && ingot_node_attr_int(c->n, "broadcast", 0) != 0 &&
-      ingot_node_attr(c->n, "axis")) {
+  if (c->n->params.u.binary.legacy_broadcast) {
     /* Legacy broadcast (opset < 7): B's dims match A's from `axis` on (or are
-     * 1); the output has A's shape. */
-    int64_t axis = ingot_node_attr_int(c->n, "axis", 0);
-    if (axis < 0) axis += a->rank;
-    if (axis < 0 || axis + b->rank > a->rank) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: axis %lld does not fit rank %d into %d",
-                        (long long)ingot_node_attr_int(c->n, "axis", 0), b->rank, a->rank);
-    }
+     * 1); the output has A's shape. broadcast, axis: graph/params.c */
+    int64_t axis = c->n->params.u.binary.axis;
     for (int32_t i = 0; i < b->rank; ++i) {
       if (b->dims[i] != 1 && b->dims[i] != a->dims[axis + i]) {
         return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: B dimension %d (%lld) differs from A's %lld",
@@ -421,23 +415,11 @@ ingot_status_t infer_RESHAPE(infer_ctx_t* c) {
 
 ingot_status_t infer_TRANSPOSE(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  uint32_t count = 0;
-  const int64_t* perm = ingot_node_attr_ints(c->n, "perm", &count);
+  /* perm: node.params (graph/params.c); written back when it was implied */
   int64_t p[INGOT_MAX_RANK];
-  if (perm && count) {
-    if ((int32_t)count != x->rank) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "perm has %u entries, input rank is %d", count, x->rank);
-    }
-    bool seen[INGOT_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < count; ++i) {
-      if (perm[i] < 0 || perm[i] >= x->rank || seen[perm[i]]) {
-        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "perm is not a permutation of 0..%d", x->rank - 1);
-      }
-      seen[perm[i]] = true;
-      p[i] = perm[i];
-    }
-  } else {
-    for (int32_t i = 0; i < x->rank; ++i) p[i] = x->rank - 1 - i;
+  for (int32_t i = 0; i < x->rank; ++i) p[i] = c->n->params.u.transpose.perm[i];
+  uint32_t count = 0;
+  if (!ingot_node_attr_ints(c->n, "perm", &count) || count == 0) {
     ingot_graph_node_set_ints(c->g, c->id, "perm", p, (uint32_t)x->rank);
   }
   int64_t dims[INGOT_MAX_RANK];

@@ -89,19 +89,7 @@ ingot_status_t lower_transpose(lower_ctx_t* ctx) {
   const ingot_value_t* yv = lower_value(ctx, y);
   int32_t rank = xv->rank;
   int64_t perm[INGOT_MAX_RANK];
-  uint32_t count = 0;
-  const int64_t* p = ingot_node_attr_ints(node, "perm", &count);
-  if (p && count != (uint32_t)rank) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "perm has %u entries for rank %d", count, rank);
-  }
-  bool seen[INGOT_MAX_RANK] = {false};
-  for (int32_t i = 0; i < rank; ++i) {
-    perm[i] = p ? p[i] : rank - 1 - i;
-    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]) {
-      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "perm is not a permutation of 0..%d", rank - 1);
-    }
-    seen[perm[i]] = true;
-  }
+  for (int32_t i = 0; i < rank; ++i) perm[i] = ctx->params->u.transpose.perm[i]; /* graph/params.c */
   bool ok = yv->rank == rank && yv->dtype == xv->dtype;
   for (int32_t i = 0; ok && i < rank; ++i) ok = yv->dims[i] == xv->dims[perm[i]];
   if (!ok) {

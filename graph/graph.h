@@ -369,7 +369,9 @@ ingot_status_t ingot_graph_bind_input(ingot_graph_t* graph, const char* name, in
 ingot_status_t ingot_graph_sort(ingot_graph_t* graph);
 /* Infers dtype and shape of every value; fails naming the node on an
  * unsupported attribute or a shape that does not fit, or on a symbolic
- * dimension that is still unresolved. Canonicalizes Conv/pool attributes:
+ * dimension that is still unresolved. Reads and checks each node's
+ * attributes into node.params (ingot_graph_node_params) before inferring
+ * it. Canonicalizes Conv/pool attributes:
  * kernel_shape, strides, dilations and explicit pads are always set after
  * it (auto_pad resolved, then "NOTSET"); Transpose always has perm. */
 ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph);

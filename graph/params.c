@@ -6,8 +6,8 @@
  * (ConvTranspose: infer_nn.c). */
 #include <string.h>
 
-#include "graph/graph_internal.h"
-#include "graph/infer_internal.h"
+#include "graph_internal.h" /* private headers by their bare name, beside this file */
+#include "infer_internal.h"
 
 static const ingot_params_kind_t kOpParams[INGOT_OP_COUNT_] = {
 #define INGOT_OP_PARAMS(op, kind) [INGOT_OP_##op] = INGOT_PARAMS_##kind,

@@ -119,7 +119,6 @@ uint32_t ingot_graph_add_node(ingot_graph_t* graph, ingot_op_t op, const char* n
   for (uint32_t i = 0; i < output_count; ++i) {
     if (outputs[i] < graph->value_count) graph->values[outputs[i]].producer = id;
   }
-  n->activation = INGOT_ACTIVATION_NONE;
   return id;
 }
 
@@ -431,15 +430,16 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
           break;
       }
     }
-    if (n->residual) ingot_strbuf_append(sb, " +residual");
-    if (n->output_padded) {
-      ingot_strbuf_appendf(sb, " output_pads=[%lld,%lld,%lld,%lld]", (long long)n->output_pads[0],
-                           (long long)n->output_pads[1], (long long)n->output_pads[2], (long long)n->output_pads[3]);
+    const ingot_epilogue_t* ep = &n->epilogue;
+    if (ep->residual_input) ingot_strbuf_append(sb, " +residual");
+    if (ep->output_padded) {
+      ingot_strbuf_appendf(sb, " output_pads=[%lld,%lld,%lld,%lld]", (long long)ep->output_pads[0],
+                           (long long)ep->output_pads[1], (long long)ep->output_pads[2], (long long)ep->output_pads[3]);
     }
     if (n->weight_block) ingot_strbuf_appendf(sb, " panels=%u", n->weight_block);
-    if (n->activation == INGOT_ACTIVATION_RELU) ingot_strbuf_append(sb, " +relu");
-    if (n->activation == INGOT_ACTIVATION_CLIP) {
-      ingot_strbuf_appendf(sb, " +clip(%g,%g)", (double)n->act_min, (double)n->act_max);
+    if (ep->activation == INGOT_ACTIVATION_RELU) ingot_strbuf_append(sb, " +relu");
+    if (ep->activation == INGOT_ACTIVATION_CLIP) {
+      ingot_strbuf_appendf(sb, " +clip(%g,%g)", (double)ep->act_min, (double)ep->act_max);
     }
     ingot_strbuf_appendf(sb, "  # %s\n", n->name);
   }

@@ -111,6 +111,210 @@ typedef struct ingot_node_layout_options_t {
   ingot_node_layout_t defaults;
 } ingot_node_layout_options_t;
 
+/* What a producer does to each output element after computing it, fused in
+ * from the nodes that followed it (ingot_graph_fuse_residual_add,
+ * ingot_graph_fuse_activations, ingot_graph_pad_into_producers), in this
+ * order: y = act(y + residual), stored at the output's interior when the
+ * output is padded. All zero (the node's initial state) means none. Any node
+ * can carry one; a lowering that cannot apply a part refuses the node. */
+typedef struct ingot_epilogue_t {
+  ingot_activation_t activation;
+  float act_min, act_max;     /* CLIP: the bounds */
+  /* 0, or the node input slot holding a tensor of the output's shape added
+   * before the activation (input 0 is never a residual). */
+  uint32_t residual_input;
+  /* The output is written into a zero-bordered tensor output_pads larger
+   * (begin of each spatial axis, then end; 2-D producers only). */
+  bool output_padded;
+  int64_t output_pads[6];
+} ingot_epilogue_t;
+
+/* ---- Typed op parameters (graph/params.def, graph/params.c) ----
+ * Each op's attributes are read and checked once, at shape inference, into
+ * node.params; later stages read the struct, not the attributes. Arrays are
+ * indexed by spatial axis (the input's axes 2..). */
+
+/* A sliding window (Conv, ConvInteger, the pools): auto_pad resolved into
+ * explicit pads; kernel from the weight (Conv) or kernel_shape (pools). */
+typedef struct ingot_window_params_t {
+  int32_t spatial;                       /* spatial axes: input rank - 2 */
+  int64_t kernel[INGOT_MAX_RANK];
+  int64_t strides[INGOT_MAX_RANK];       /* >= 1 */
+  int64_t dilations[INGOT_MAX_RANK];     /* >= 1 */
+  int64_t pads[2 * INGOT_MAX_RANK];      /* >= 0: begin of each axis, then end */
+  int64_t out[INGOT_MAX_RANK];           /* output extent (before any output padding) */
+  bool ceil_mode;                        /* pools only */
+} ingot_window_params_t;
+
+typedef struct ingot_conv_params_t {     /* Conv, ConvInteger */
+  ingot_window_params_t window;
+  int64_t group;                         /* >= 1, divides both channel counts */
+} ingot_conv_params_t;
+
+typedef struct ingot_pool_params_t {     /* MaxPool, AveragePool, LpPool */
+  ingot_window_params_t window;
+  bool count_include_pad;                /* AveragePool */
+  int32_t storage_order;                 /* MaxPool indices: 0 row-major, 1 column-major */
+  int32_t p;                             /* LpPool: 1..64 */
+} ingot_pool_params_t;
+
+typedef struct ingot_lp_params_t {       /* GlobalLpPool */
+  int32_t p;                             /* 1..64 */
+} ingot_lp_params_t;
+
+/* One axis of input 0, normalized into [0, rank): Softmax, LogSoftmax,
+ * Hardmax (default 1 before opset 13, else -1), Concat (required from opset
+ * 4), Gather, GatherElements (default 0). */
+typedef struct ingot_axis_params_t {
+  int32_t axis;
+} ingot_axis_params_t;
+
+typedef struct ingot_reduce_params_t {   /* Reduce* */
+  /* The axes reduced (from the attribute or the constant axes input; none
+   * given: every axis, unless noop_with_empty_axes). */
+  bool reduced[INGOT_MAX_RANK];
+  bool keepdims;
+} ingot_reduce_params_t;
+
+typedef struct ingot_arg_params_t {      /* ArgMax, ArgMin */
+  int32_t axis;                          /* normalized */
+  bool keepdims, select_last_index;
+} ingot_arg_params_t;
+
+typedef struct ingot_topk_params_t {     /* TopK */
+  int32_t axis;                          /* normalized */
+  int64_t k;                             /* 1..the axis length (input K or attribute k) */
+  bool largest, sorted;
+} ingot_topk_params_t;
+
+typedef struct ingot_cum_params_t {      /* CumSum, CumProd */
+  int32_t axis;                          /* normalized, from the constant axis input */
+  bool exclusive, reverse;
+} ingot_cum_params_t;
+
+typedef struct ingot_convtranspose_params_t { /* ConvTranspose (1-D to 3-D) */
+  int32_t spatial;
+  int64_t kernel[3], strides[3], dilations[3], output_padding[3];
+  int64_t pads[6];       /* auto_pad and output_shape resolved; an end pad may be < 0 */
+  int64_t out[3];        /* output extents */
+  int64_t group;
+} ingot_convtranspose_params_t;
+
+/* BatchNormalization (inference mode only), LayerNormalization,
+ * RMSNormalization, InstanceNormalization, GroupNormalization,
+ * LpNormalization. */
+typedef struct ingot_norm_params_t {
+  double epsilon;                        /* the float attribute widened (default 1e-5) */
+  int32_t axis;                          /* Layer/RMS/LpNormalization: normalized first (Lp: only) axis */
+  int64_t num_groups;                    /* GroupNormalization: divides the channels */
+  int32_t p;                             /* LpNormalization: 1 or 2 */
+} ingot_norm_params_t;
+
+typedef enum ingot_scatter_reduction_t {
+  INGOT_SCATTER_NONE = 0,
+  INGOT_SCATTER_ADD,
+  INGOT_SCATTER_MUL,
+  INGOT_SCATTER_MAX,
+  INGOT_SCATTER_MIN,
+} ingot_scatter_reduction_t;
+
+typedef struct ingot_scatter_params_t {  /* ScatterElements, Scatter, ScatterND */
+  int32_t axis;                          /* normalized (ScatterND: 0, unused) */
+  ingot_scatter_reduction_t reduction;   /* NONE on bool data */
+} ingot_scatter_params_t;
+
+typedef struct ingot_gathernd_params_t { /* GatherND */
+  int64_t batch_dims;
+} ingot_gathernd_params_t;
+
+typedef struct ingot_block_params_t {    /* DepthToSpace, SpaceToDepth */
+  int64_t blocksize;                     /* 1..4096 */
+  bool crd;                              /* DepthToSpace mode CRD (else DCR) */
+} ingot_block_params_t;
+
+typedef struct ingot_trilu_params_t {    /* Trilu */
+  bool upper;
+} ingot_trilu_params_t;
+
+/* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
+ * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,
+ * gamma), ThresholdedRelu (alpha 1), Gelu (approximate), IsInf (detect_*),
+ * Mod (fmod), BitShift (direction). Unused fields are 0. */
+typedef struct ingot_unary_params_t {
+  double alpha, beta, gamma;             /* the attributes as written (float or int) */
+  bool gelu_tanh;                        /* Gelu approximate "tanh" (else "none") */
+  bool detect_positive, detect_negative; /* IsInf */
+  bool fmod;                             /* Mod: 1 (required for float inputs) */
+  bool shift_left;                       /* BitShift: direction LEFT (else RIGHT) */
+} ingot_unary_params_t;
+
+/* Attention, RotaryEmbedding, LinearAttention: the attributes as given (the
+ * shape checks that involve them stay in inference). */
+typedef struct ingot_attention_params_t {
+  int64_t q_num_heads, kv_num_heads;     /* Attention, LinearAttention (3-D inputs); 0 when absent */
+  bool has_scale;                        /* Attention: scale given (else 1/sqrt(head size)) */
+  double scale;                          /* Attention: when has_scale; LinearAttention: 0 = default */
+  double softcap;                        /* Attention: 0 = none */
+  bool is_causal;                        /* Attention */
+  int32_t qk_matmul_output_mode;         /* Attention: 0..3 */
+  int64_t num_heads;                     /* RotaryEmbedding (3-D input); 0 when absent */
+  int64_t rotary_embedding_dim;          /* RotaryEmbedding: 0 = the head size */
+  bool interleaved;                      /* RotaryEmbedding */
+} ingot_attention_params_t;
+
+typedef struct ingot_binary_params_t {   /* Add, Sub, Mul, Div */
+  /* Legacy broadcast (opset < 7: attributes broadcast=1 and axis): B's dims
+   * match A's from `axis` (normalized) on, or are 1. */
+  bool legacy_broadcast;
+  int32_t axis;
+} ingot_binary_params_t;
+
+typedef struct ingot_clip_params_t {     /* Clip: bounds as attributes (opset < 11) */
+  bool has_min, has_max;
+  double min, max;                       /* the float attributes widened */
+} ingot_clip_params_t;
+
+typedef struct ingot_transpose_params_t { /* Transpose */
+  int32_t perm[INGOT_MAX_RANK];          /* a permutation (default: reversed axes) */
+} ingot_transpose_params_t;
+
+typedef enum ingot_loss_reduction_t {
+  INGOT_LOSS_MEAN = 0,
+  INGOT_LOSS_SUM,
+  INGOT_LOSS_NONE,
+} ingot_loss_reduction_t;
+
+typedef struct ingot_loss_params_t {     /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
+  ingot_loss_reduction_t reduction;
+  bool has_ignore_index;
+  int64_t ignore_index;
+} ingot_loss_params_t;
+
+typedef struct ingot_gemm_params_t {     /* Gemm */
+  bool trans_a, trans_b;
+  double alpha, beta;                    /* the float attributes, widened */
+} ingot_gemm_params_t;
+
+typedef enum ingot_params_kind_t {
+  INGOT_PARAMS_NONE = 0,
+#define INGOT_PARAMS(kind, member, type, parse) INGOT_PARAMS_##kind,
+#include "graph/params.def"
+  INGOT_PARAMS_COUNT_
+} ingot_params_kind_t;
+
+/* A tagged union: `kind` says which member of u is valid (NONE: no member;
+ * the node was not inferred yet, or its op has no parameters). */
+typedef struct ingot_op_params_t {
+  ingot_params_kind_t kind;
+  union {
+#define INGOT_PARAMS(kind, member, type, parse) type member;
+#include "graph/params.def"
+  } u;
+} ingot_op_params_t;
+
+/* The kind of parameters op `op` has (INGOT_PARAMS_NONE: none). */
+ingot_params_kind_t ingot_op_params_kind(ingot_op_t op);
+
 typedef struct ingot_node_t {
   ingot_op_t op;
   const char* name;          /* never NULL: "<op>_<index>" when unnamed */
@@ -120,23 +324,16 @@ typedef struct ingot_node_t {
   uint32_t output_count;
   ingot_attr_t* attrs;
   uint32_t attr_count;
-  ingot_activation_t activation;
-  float act_min, act_max;
+  /* Set by shape inference from attrs (and the inputs' shapes). */
+  ingot_op_params_t params;
+  ingot_epilogue_t epilogue;
   /* 0, or B when its weight (input 1) is packed in panels of B output
    * channels (ingot_graph_pack_weights): Conv [P, C, k.., B] for the ONNX
    * [K, C, k..]; MatMul and Gemm (then transB 0) [P, K, B] for [K, N]; P =
    * ceil(K / B) panels, the last one zero-padded. weight_outputs is K (N). */
   uint32_t weight_block;
   int64_t weight_outputs;
-  /* Conv: its input 3 (one past ONNX's last) is a tensor of the output's
-   * shape added to the output before the activation: a residual Add fused
-   * into its producer (ingot_graph_fuse_residual_add). */
-  bool residual;
-  /* Conv: its output is written into a zero-bordered tensor, output_pads
-   * (begin for each spatial axis, then end) larger: a Pad of the conv's
-   * output absorbed into it (ingot_graph_pad_into_producers). */
-  bool output_padded;
-  int64_t output_pads[6];
+  /* Layout choices made before lowering (see ingot_node_layout_t). */
   ingot_node_layout_t layout;
   bool dead;
 } ingot_node_t;
@@ -204,7 +401,9 @@ ingot_status_t ingot_graph_bind_input(ingot_graph_t* graph, const char* name, in
 ingot_status_t ingot_graph_sort(ingot_graph_t* graph);
 /* Infers dtype and shape of every value; fails naming the node on an
  * unsupported attribute or a shape that does not fit, or on a symbolic
- * dimension that is still unresolved. Canonicalizes Conv/pool attributes:
+ * dimension that is still unresolved. Reads and checks each node's
+ * attributes into node.params (ingot_graph_node_params) before inferring
+ * it. Canonicalizes Conv/pool attributes:
  * kernel_shape, strides, dilations and explicit pads are always set after
  * it (auto_pad resolved, then "NOTSET"); Transpose always has perm. */
 ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph);
@@ -232,13 +431,13 @@ ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
  * has no other consumer), rewriting the conv's weights and bias. */
 ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
-/* Fuses Add(conv_out, r) into the Conv (node.residual, r its input 3) when
- * the conv output has no other consumer, r has the output's shape and dtype
- * and is computed before the conv, and the conv has no activation yet, so
+/* Fuses Add(conv_out, r) into the Conv (r becomes its input 3, named by
+ * epilogue.residual_input) when the conv output has no other consumer, r has
+ * the output's shape and dtype and is computed before the conv, and the conv has no activation yet, so
  * that a following Relu then fuses too: y = act(conv(x) + bias + r). */
 ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph);
 /* Fuses Relu / Clip(constant bounds) into a preceding Conv or Gemm whose output
- * has no other consumer (sets node.activation). */
+ * has no other consumer (sets node.epilogue.activation and its bounds). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
 /* Moves a Conv's non-zero pads into a Pad node (constant 0) that produces a
  * padded intermediate, and sets the conv's pads to 0, so the conv reads no
@@ -282,7 +481,7 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
                                               ingot_value_t* scratch);
 /* A constant-zero Pad of spatial axes whose input is made by a Conv and read
  * by nothing else is absorbed: the conv writes its output into the padded
- * tensor (node.output_padded) and zeroes the border itself, so the copy the
+ * tensor (node.epilogue.output_padded) and zeroes the border itself, so the copy the
  * Pad made goes. Needs inferred shapes (graph/passes_layout.c). */
 ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph);
 /* Drops dead nodes and values no node or graph output references. */
@@ -379,6 +578,13 @@ typedef struct ingot_resize_params_t {
   bool identity[INGOT_MAX_RANK];
 } ingot_resize_params_t;
 ingot_status_t ingot_graph_resize_params(const ingot_graph_t* graph, uint32_t node, ingot_resize_params_t* out);
+
+/* Reads and checks the attributes of node `node` (and, where they decide the
+ * parameters, its inputs' shapes, which must be inferred) into *out, as
+ * shape inference does before it stores them in node.params: the one
+ * definition of each op's parameters. Ops without parameters give kind
+ * INGOT_PARAMS_NONE. Fails naming the node and op on a bad attribute. */
+ingot_status_t ingot_graph_node_params(const ingot_graph_t* graph, uint32_t node, ingot_op_params_t* out);
 
 /* Writes a readable listing (one node a line, with shapes) to sb. */
 void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb);

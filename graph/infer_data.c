@@ -180,8 +180,7 @@ ingot_status_t infer_GATHER(infer_ctx_t* c) {
   ingot_status_t s;
   if (x->rank < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "data must have rank >= 1");
   if ((s = need_index_type(c->n, idx))) return s;
-  int64_t axis;
-  if ((s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 0), x->rank, false, &axis))) return s;
+  int64_t axis = c->n->params.u.axis.axis; /* graph/params.c */
   int32_t rank = x->rank - 1 + idx->rank;
   if (rank > (int32_t)INGOT_MAX_RANK) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "output rank %d is above %u", rank, INGOT_MAX_RANK);
@@ -205,7 +204,8 @@ static ingot_status_t elements_shapes(infer_ctx_t* c, const ingot_value_t* x, co
   if (idx->rank != x->rank) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "indices have rank %d, data rank %d", idx->rank, x->rank);
   }
-  if ((s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 0), x->rank, false, axis))) return s;
+  /* graph/params.c: GatherElements has an AXIS, ScatterElements a SCATTER kind */
+  *axis = c->n->params.kind == INGOT_PARAMS_SCATTER ? c->n->params.u.scatter.axis : c->n->params.u.axis.axis;
   for (int32_t d = 0; d < x->rank; ++d) {
     if (d != *axis && idx->dims[d] > x->dims[d]) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
@@ -268,7 +268,7 @@ static ingot_status_t nd_shapes(infer_ctx_t* c, const ingot_value_t* x, const in
 ingot_status_t infer_GATHERND(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* idx = infer_input(c, 1);
-  int64_t batch = ingot_node_attr_int(c->n, "batch_dims", 0), k = 0;
+  int64_t batch = c->n->params.u.gathernd.batch_dims, k = 0; /* graph/params.c */
   ingot_status_t s = nd_shapes(c, x, idx, batch, &k);
   if (s) return s;
   int64_t dims[2 * INGOT_MAX_RANK];
@@ -280,13 +280,6 @@ ingot_status_t infer_GATHERND(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
-static ingot_status_t check_reduction(infer_ctx_t* c) {
-  const char* r = ingot_node_attr_string(c->n, "reduction", "none");
-  if (strcmp(r, "none") && strcmp(r, "add") && strcmp(r, "mul") && strcmp(r, "max") && strcmp(r, "min")) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "reduction '%s' is not supported (none, add, mul, max, min)", r);
-  }
-  return INGOT_OK;
-}
 
 ingot_status_t infer_SCATTERND(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
@@ -294,7 +287,7 @@ ingot_status_t infer_SCATTERND(infer_ctx_t* c) {
   const ingot_value_t* upd = infer_input(c, 2);
   int64_t k = 0;
   ingot_status_t s;
-  if ((s = check_reduction(c))) return s;
+  /* reduction: node.params (graph/params.c) */
   if ((s = nd_shapes(c, x, idx, 0, &k))) return s;
   if (upd->dtype != x->dtype) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "updates are %s, data %s", ingot_graph_dtype_name(upd->dtype),
@@ -318,7 +311,7 @@ ingot_status_t infer_SCATTERELEMENTS(infer_ctx_t* c) {
   const ingot_value_t* upd = infer_input(c, 2);
   int64_t axis;
   ingot_status_t s;
-  if ((s = check_reduction(c))) return s;
+  /* reduction: node.params (graph/params.c) */
   if ((s = elements_shapes(c, x, idx, &axis))) return s;
   bool ok = upd->dtype == x->dtype && upd->rank == idx->rank;
   for (int32_t i = 0; ok && i < idx->rank; ++i) ok = upd->dims[i] == idx->dims[i];
@@ -905,13 +898,8 @@ ingot_status_t infer_UPSAMPLE(infer_ctx_t* c) { return infer_RESIZE(c); }
 
 ingot_status_t infer_DEPTHTOSPACE(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  int64_t b = ingot_node_attr_int(c->n, "blocksize", 0);
-  const char* mode = ingot_node_attr_string(c->n, "mode", "DCR");
+  int64_t b = c->n->params.u.block.blocksize; /* blocksize and mode: graph/params.c */
   if (x->rank != 4) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank 4, has %d", x->rank);
-  if (b < 1 || b > 4096) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "blocksize %lld is invalid", (long long)b);
-  if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "mode '%s' is not supported (DCR, CRD)", mode);
-  }
   if (x->dims[1] % (b * b) != 0) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "channels (%lld) are not a multiple of blocksize^2",
                       (long long)x->dims[1]);
@@ -923,9 +911,8 @@ ingot_status_t infer_DEPTHTOSPACE(infer_ctx_t* c) {
 
 ingot_status_t infer_SPACETODEPTH(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  int64_t b = ingot_node_attr_int(c->n, "blocksize", 0);
+  int64_t b = c->n->params.u.block.blocksize; /* graph/params.c */
   if (x->rank != 4) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank 4, has %d", x->rank);
-  if (b < 1 || b > 4096) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "blocksize %lld is invalid", (long long)b);
   if (x->dims[2] % b != 0 || x->dims[3] % b != 0) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "height and width must be multiples of the blocksize");
   }

@@ -27,6 +27,12 @@ void infer_shape_str(const ingot_value_t* v, char* buf, size_t size);
 ingot_status_t infer_norm_axis(const infer_ctx_t* c, int64_t axis, int32_t rank, bool inclusive,
                                int64_t* out);
 
+/* The parse function of every kind of typed parameters, named in
+ * graph/params.def (graph/params.c and the infer_*.c files). */
+#define INGOT_PARAMS(kind, member, type, parse) \
+  ingot_status_t parse(const ingot_graph_t* graph, uint32_t node, type* out);
+#include "graph/params.def"
+
 /* The inference function of every op, named in graph/ops.def. */
 #define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) \
   ingot_status_t infer(infer_ctx_t* c);

@@ -273,24 +273,24 @@ static int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
-static ingot_status_t read_list(const infer_ctx_t* c, const char* name, uint32_t want, int64_t lo, int64_t fallback,
+static ingot_status_t read_list(const ingot_node_t* n, const char* name, uint32_t want, int64_t lo, int64_t fallback,
                                 int64_t* out, bool* out_present) {
-  const ingot_attr_t* a = ingot_node_attr(c->n, name);
+  const ingot_attr_t* a = ingot_node_attr(n, name);
   if (out_present) *out_present = a && a->count > 0;
   if (!a || a->count == 0) {
     for (uint32_t i = 0; i < want; ++i) out[i] = fallback;
     return INGOT_OK;
   }
   if (a->type != INGOT_ATTR_INTS) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a list of ints", name);
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a list of ints", name);
   }
   if (a->count != want) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' has %u entries, expected %u", name, a->count,
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' has %u entries, expected %u", name, a->count,
                       want);
   }
   for (uint32_t i = 0; i < want; ++i) {
     if (a->ints[i] < lo || a->ints[i] > INT32_MAX) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s'[%u] = %lld is out of range", name, i,
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s'[%u] = %lld is out of range", name, i,
                         (long long)a->ints[i]);
     }
     out[i] = a->ints[i];
@@ -298,85 +298,107 @@ static ingot_status_t read_list(const infer_ctx_t* c, const char* name, uint32_t
   return INGOT_OK;
 }
 
-ingot_status_t infer_convtranspose(infer_ctx_t* c) {
-  const ingot_value_t* x = infer_input(c, 0);
-  const ingot_value_t* w = infer_input(c, 1);
-  const ingot_value_t* b = infer_input(c, 2);
+/* ConvTranspose's parameters: kernel from the weight, strides, dilations,
+ * output_padding, group, and pads with auto_pad and output_shape resolved. */
+ingot_status_t params_parse_convtranspose(const ingot_graph_t* graph, uint32_t node, ingot_convtranspose_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = n->input_count > 0 && n->inputs[0] != INGOT_NO_VALUE ? &graph->values[n->inputs[0]] : NULL;
+  const ingot_value_t* w = n->input_count > 1 && n->inputs[1] != INGOT_NO_VALUE ? &graph->values[n->inputs[1]] : NULL;
+  if (!x || !w) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input and weight are required");
   if (x->rank < 3 || x->rank > 5) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input rank %d is not supported (1-D, 2-D or 3-D)", x->rank);
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "input rank %d is not supported (1-D, 2-D or 3-D)", x->rank);
   }
-  if (w->rank != x->rank) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "weight rank differs from input rank");
-  if (!infer_is_float(x->dtype) || w->dtype != x->dtype) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input and weight must be the same float type");
-  }
+  if (w->rank != x->rank) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "weight rank differs from input rank");
   uint32_t sp = (uint32_t)x->rank - 2;
-  int64_t group = ingot_node_attr_int(c->n, "group", 1);
+  int64_t group = ingot_node_attr_int(n, "group", 1);
   if (group < 1 || x->dims[1] != w->dims[0] || x->dims[1] % group != 0) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not fit %lld input channels and weight of %lld",
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not fit %lld input channels and weight of %lld",
                       (long long)group, (long long)x->dims[1], (long long)w->dims[0]);
   }
-  int64_t m = w->dims[1] * group;
-  if (b && (b->rank != 1 || b->dims[0] != m || b->dtype != x->dtype)) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "bias must be a vector of %lld", (long long)m);
-  }
-  int64_t k[3], strides[3], dil[3], pads[6], outpad[3], oshape[3];
+  int64_t* k = out->kernel;
+  int64_t* strides = out->strides;
+  int64_t* dil = out->dilations;
+  int64_t* pads = out->pads;
+  int64_t* outpad = out->output_padding;
+  int64_t oshape[3];
   bool has_pads, has_oshape, has_k;
   ingot_status_t s;
-  if ((s = read_list(c, "kernel_shape", sp, 1, 1, k, &has_k))) return s;
+  if ((s = read_list(n, "kernel_shape", sp, 1, 1, k, &has_k))) return s;
   for (uint32_t i = 0; i < sp; ++i) {
     if (has_k && k[i] != w->dims[2 + i]) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape disagrees with the weight");
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape disagrees with the weight");
     }
     k[i] = w->dims[2 + i];
   }
-  if ((s = read_list(c, "strides", sp, 1, 1, strides, NULL)) || (s = read_list(c, "dilations", sp, 1, 1, dil, NULL)) ||
-      (s = read_list(c, "pads", 2 * sp, INT32_MIN, 0, pads, &has_pads)) ||
-      (s = read_list(c, "output_padding", sp, 0, 0, outpad, NULL))) {
+  if ((s = read_list(n, "strides", sp, 1, 1, strides, NULL)) || (s = read_list(n, "dilations", sp, 1, 1, dil, NULL)) ||
+      (s = read_list(n, "pads", 2 * sp, INT32_MIN, 0, pads, &has_pads)) ||
+      (s = read_list(n, "output_padding", sp, 0, 0, outpad, NULL))) {
     return s;
   }
-  const ingot_attr_t* os = ingot_node_attr(c->n, "output_shape");
+  const ingot_attr_t* os = ingot_node_attr(n, "output_shape");
   has_oshape = os && os->type == INGOT_ATTR_INTS && os->count > 0;
   if (has_oshape) {
     if (os->count != sp && os->count != sp + 2) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "output_shape has %u entries, expected %u", os->count, sp);
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "output_shape has %u entries, expected %u", os->count, sp);
     }
     for (uint32_t i = 0; i < sp; ++i) oshape[i] = os->ints[os->count - sp + i];
   }
-  const char* auto_pad = ingot_node_attr_string(c->n, "auto_pad", "NOTSET");
+  const char* auto_pad = ingot_node_attr_string(n, "auto_pad", "NOTSET");
   bool same = strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0;
   bool upper = strcmp(auto_pad, "SAME_UPPER") == 0;
   if (!same && strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0 && auto_pad[0] != '\0') {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "auto_pad '%s' is not supported", auto_pad);
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "auto_pad '%s' is not supported", auto_pad);
   }
   if (strcmp(auto_pad, "VALID") == 0) {
     for (uint32_t i = 0; i < 2 * sp; ++i) pads[i] = 0;
   }
-  int64_t dims[INGOT_MAX_RANK];
-  dims[0] = x->dims[0];
-  dims[1] = m;
   for (uint32_t i = 0; i < sp; ++i) {
     if (outpad[i] >= strides[i] && outpad[i] >= dil[i]) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "output_padding[%u] must be below the stride or dilation", i);
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "output_padding[%u] must be below the stride or dilation", i);
     }
     int64_t natural = strides[i] * (x->dims[2 + i] - 1) + outpad[i] + (k[i] - 1) * dil[i] + 1;
-    int64_t out;
+    int64_t o;
     if (has_oshape || same) {
       /* As the ONNX spec: pads from the requested size, the extra on the end
        * (SAME_UPPER) or the beginning (otherwise). */
-      out = has_oshape ? oshape[i] : x->dims[2 + i] * strides[i];
-      int64_t total = natural - out;
+      o = has_oshape ? oshape[i] : x->dims[2 + i] * strides[i];
+      int64_t total = natural - o;
       int64_t half = floor_div(total, 2);
       pads[i] = upper ? half : total - half;
       pads[sp + i] = total - pads[i];
     } else {
-      out = natural - pads[i] - pads[sp + i];
+      o = natural - pads[i] - pads[sp + i];
     }
-    if (out < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "spatial axis %u: empty output", i);
-    dims[2 + i] = out;
+    if (o < 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "spatial axis %u: empty output", i);
+    out->out[i] = o;
   }
-  ingot_graph_node_set_ints(c->g, c->id, "pads", pads, 2 * sp);
-  ingot_graph_node_set_ints(c->g, c->id, "strides", strides, sp);
-  ingot_graph_node_set_ints(c->g, c->id, "dilations", dil, sp);
+  out->spatial = (int32_t)sp;
+  out->group = group;
+  (void)has_pads;
+  return INGOT_OK;
+}
+
+ingot_status_t infer_convtranspose(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* w = infer_input(c, 1);
+  const ingot_value_t* b = infer_input(c, 2);
+  if (!infer_is_float(x->dtype) || w->dtype != x->dtype) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input and weight must be the same float type");
+  }
+  const ingot_convtranspose_params_t p = c->n->params.u.convtranspose; /* graph/params.def */
+  uint32_t sp = (uint32_t)p.spatial;
+  int64_t m = w->dims[1] * p.group;
+  if (b && (b->rank != 1 || b->dims[0] != m || b->dtype != x->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "bias must be a vector of %lld", (long long)m);
+  }
+  int64_t dims[INGOT_MAX_RANK];
+  dims[0] = x->dims[0];
+  dims[1] = m;
+  for (uint32_t i = 0; i < sp; ++i) dims[2 + i] = p.out[i];
+  /* Canonical attributes for readers of the attributes. */
+  ingot_graph_node_set_ints(c->g, c->id, "pads", p.pads, 2 * sp);
+  ingot_graph_node_set_ints(c->g, c->id, "strides", p.strides, sp);
+  ingot_graph_node_set_ints(c->g, c->id, "dilations", p.dilations, sp);
   ingot_attr_t* ap = ingot_graph_node_add_attr(c->g, c->id, "auto_pad", INGOT_ATTR_STRING);
   ap->s = "NOTSET";
   c->n = &c->g->nodes[c->id];
@@ -533,8 +555,8 @@ ingot_status_t infer_attention(infer_ctx_t* c) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "K and V do not fit Q");
     }
   } else {
-    hq = ingot_node_attr_int(c->n, "q_num_heads", 0);
-    hkv = ingot_node_attr_int(c->n, "kv_num_heads", 0);
+    hq = c->n->params.u.attention.q_num_heads; /* graph/params.c */
+    hkv = c->n->params.u.attention.kv_num_heads;
     if (hq < 1 || hkv < 1 || q->dims[2] % hq != 0 || k->dims[2] % hkv != 0 || v->dims[2] % hkv != 0) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
                         "3-D inputs need q_num_heads and kv_num_heads that divide the hidden sizes");
@@ -579,8 +601,7 @@ ingot_status_t infer_attention(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "nonpad_kv_seqlen must be an int64 vector of %lld",
                       (long long)batch);
   }
-  int64_t mode = ingot_node_attr_int(c->n, "qk_matmul_output_mode", 0);
-  if (mode < 0 || mode > 3) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "qk_matmul_output_mode must be 0..3");
+  /* qk_matmul_output_mode: 0..3, node.params (graph/params.c) */
   int64_t ydims[4];
   if (q->rank == 4) {
     ydims[0] = batch, ydims[1] = hq, ydims[2] = sq, ydims[3] = dv;
@@ -606,13 +627,13 @@ ingot_status_t infer_rotary(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   if (x->rank != 3 && x->rank != 4) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must be 3-D or 4-D");
-  int64_t heads = x->rank == 4 ? x->dims[1] : ingot_node_attr_int(c->n, "num_heads", 0);
+  int64_t heads = x->rank == 4 ? x->dims[1] : c->n->params.u.attention.num_heads; /* graph/params.c */
   int64_t seq = x->rank == 4 ? x->dims[2] : x->dims[1];
   if (heads < 1 || (x->rank == 3 && x->dims[2] % heads != 0)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "3-D input needs num_heads dividing the hidden size");
   }
   int64_t head = x->rank == 4 ? x->dims[3] : x->dims[2] / heads;
-  int64_t rd = ingot_node_attr_int(c->n, "rotary_embedding_dim", 0);
+  int64_t rd = c->n->params.u.attention.rotary_embedding_dim;
   if (rd == 0) rd = head;
   if (rd < 2 || rd > head || rd % 2 != 0) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "rotary_embedding_dim %lld does not fit head size %lld",
@@ -681,7 +702,7 @@ ingot_status_t infer_linattn(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported (float32)",
                       ingot_graph_dtype_name(q->dtype));
   }
-  int64_t hq = ingot_node_attr_int(c->n, "q_num_heads", 0), hkv = ingot_node_attr_int(c->n, "kv_num_heads", 0);
+  int64_t hq = c->n->params.u.attention.q_num_heads, hkv = c->n->params.u.attention.kv_num_heads; /* graph/params.c */
   if (hq < 1 || hkv < 1 || hq % hkv != 0) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "q_num_heads must be a positive multiple of kv_num_heads");
   }
@@ -755,8 +776,8 @@ ingot_status_t infer_deformconv(infer_ctx_t* c) {
   int64_t k[2] = {kh, kw}, st[2], dil[2], pads[4];
   ingot_status_t s;
   bool has;
-  if ((s = read_list(c, "strides", 2, 1, 1, st, NULL)) || (s = read_list(c, "dilations", 2, 1, 1, dil, NULL)) ||
-      (s = read_list(c, "pads", 4, 0, 0, pads, NULL)) || (s = read_list(c, "kernel_shape", 2, 1, 1, k, &has))) {
+  if ((s = read_list(c->n, "strides", 2, 1, 1, st, NULL)) || (s = read_list(c->n, "dilations", 2, 1, 1, dil, NULL)) ||
+      (s = read_list(c->n, "pads", 4, 0, 0, pads, NULL)) || (s = read_list(c->n, "kernel_shape", 2, 1, 1, k, &has))) {
     return s;
   }
   if (has && (k[0] != kh || k[1] != kw)) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape disagrees with W");
@@ -788,27 +809,10 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
   if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "1-D to 3-D ConvInteger only (ranks %d, %d)", x->rank, w->rank);
   }
-  uint32_t sp = (uint32_t)x->rank - 2;
-  int64_t group = ingot_node_attr_int(c->n, "group", 1);
-  if (group < 1 || x->dims[1] != w->dims[1] * group || w->dims[0] % group != 0) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not fit the channels", (long long)group);
-  }
-  int64_t st[3], dil[3], pads[6];
-  ingot_status_t s;
-  if ((s = read_list(c, "strides", sp, 1, 1, st, NULL)) || (s = read_list(c, "dilations", sp, 1, 1, dil, NULL)) ||
-      (s = read_list(c, "pads", 2 * sp, 0, 0, pads, NULL))) {
-    return s;
-  }
-  const char* auto_pad = ingot_node_attr_string(c->n, "auto_pad", "NOTSET");
-  bool same = strcmp(auto_pad, "SAME_UPPER") == 0 || strcmp(auto_pad, "SAME_LOWER") == 0;
+  /* group and window: node.params (graph/params.c), as for Conv */
+  const ingot_window_params_t* win = &c->n->params.u.conv.window;
   int64_t dims[INGOT_MAX_RANK] = {x->dims[0], w->dims[0]};
-  for (uint32_t i = 0; i < sp; ++i) {
-    int64_t in = x->dims[2 + i], eff = (w->dims[2 + i] - 1) * dil[i] + 1;
-    int64_t out = same ? (in + st[i] - 1) / st[i]
-                       : (in + (strcmp(auto_pad, "VALID") == 0 ? 0 : pads[i] + pads[sp + i]) - eff) / st[i] + 1;
-    if (out < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "spatial axis %u: empty output", i);
-    dims[2 + i] = out;
-  }
+  for (int32_t i = 0; i < win->spatial; ++i) dims[2 + i] = win->out[i];
   infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);
   return INGOT_OK;
 }

@@ -6,7 +6,8 @@
  * MeanVarianceNormalization, and Col2Im/MaxUnpool (whose shapes come from
  * constant inputs).
  *
- * Canonical form written back for the lowering: a Reduce* node always carries
+ * Axes, keepdims and the like are node.params (graph/params.c). Canonical
+ * form written back for readers of the attributes: a Reduce* node always carries
  * an "axes" attribute with the normalized (non-negative, ascending) axes it
  * reduces; an empty list means "every axis" unless noop_with_empty_axes is 1
  * (exactly the attribute form of the spec), whatever form the model used. */
@@ -56,45 +57,15 @@ static bool reduce_allows(ingot_op_t op, ingot_dtype_t t) {
 
 ingot_status_t infer_reduce(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  const ingot_value_t* axes_in = infer_input(c, 1);
   if (!reduce_allows(c->n->op, x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported by this reduction",
                       ingot_graph_dtype_name(x->dtype));
   }
-  int64_t keepdims = ingot_node_attr_int(c->n, "keepdims", 1);
-  int64_t noop = ingot_node_attr_int(c->n, "noop_with_empty_axes", 0);
-  if ((keepdims != 0 && keepdims != 1) || (noop != 0 && noop != 1)) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "keepdims and noop_with_empty_axes must be 0 or 1");
-  }
-  int64_t raw[INGOT_MAX_RANK];
-  uint32_t count = 0;
-  if (axes_in) {
-    ingot_status_t s = const_ints(c, axes_in, "axes", raw, INGOT_MAX_RANK, &count);
-    if (s) return s;
-  } else {
-    const ingot_attr_t* a = ingot_node_attr(c->n, "axes");
-    if (a && a->type != INGOT_ATTR_INTS) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axes' must be a list of ints");
-    }
-    if (a) {
-      if (a->count > INGOT_MAX_RANK) {
-        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axes' has %u entries", a->count);
-      }
-      count = a->count;
-      memcpy(raw, a->ints, sizeof(int64_t) * count);
-    }
-  }
-  bool reduced[INGOT_MAX_RANK] = {false};
-  for (uint32_t i = 0; i < count; ++i) {
-    int64_t ax = 0;
-    ingot_status_t s = infer_norm_axis(c, raw[i], x->rank, false, &ax);
-    if (s) return s;
-    if (reduced[ax]) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld appears twice", (long long)raw[i]);
-    reduced[ax] = true;
-  }
-  if (count == 0 && !noop) {
-    for (int32_t i = 0; i < x->rank; ++i) reduced[i] = true;
-  }
+  /* axes, keepdims, noop_with_empty_axes: node.params (graph/params.c) */
+  const ingot_reduce_params_t* rp = &c->n->params.u.reduce;
+  bool keepdims = rp->keepdims;
+  const bool* reduced = rp->reduced;
+  bool noop = ingot_node_attr_int(c->n, "noop_with_empty_axes", 0) != 0;
   int64_t norm[INGOT_MAX_RANK];
   uint32_t norm_count = 0;
   for (int32_t i = 0; i < x->rank; ++i) {
@@ -126,15 +97,9 @@ ingot_status_t infer_argmax(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype) && !is_int_dtype(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  int64_t axis = 0;
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 0), x->rank, false, &axis);
-  if (s) return s;
-  int64_t keepdims = ingot_node_attr_int(c->n, "keepdims", 1);
-  int64_t last = ingot_node_attr_int(c->n, "select_last_index", 0);
-  if ((keepdims != 0 && keepdims != 1) || (last != 0 && last != 1)) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "keepdims and select_last_index must be 0 or 1");
-  }
+  /* axis, keepdims, select_last_index: node.params (graph/params.c) */
+  int64_t axis = c->n->params.u.arg.axis;
+  bool keepdims = c->n->params.u.arg.keepdims;
   int64_t dims[INGOT_MAX_RANK];
   int32_t rank = 0;
   for (int32_t i = 0; i < x->rank; ++i) {
@@ -150,38 +115,11 @@ ingot_status_t infer_argmax(infer_ctx_t* c) {
 
 ingot_status_t infer_topk(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  const ingot_value_t* kin = infer_input(c, 1);
   if (!infer_is_float(x->dtype) && !is_int_dtype(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  int64_t axis = 0;
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", -1), x->rank, false, &axis);
-  if (s) return s;
-  int64_t k = 0;
-  if (kin) {
-    int64_t v[1];
-    uint32_t n = 0;
-    if ((s = const_ints(c, kin, "K", v, 1, &n))) return s;
-    if (n != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "K must hold one value");
-    k = v[0];
-  } else {
-    const ingot_attr_t* a = ingot_node_attr(c->n, "k");
-    if (!a || a->type != INGOT_ATTR_INT) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "needs K (input or attribute 'k')");
-    k = a->i;
-  }
-  if (k < 1 || k > x->dims[axis]) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "K = %lld is outside [1, %lld] (the axis length)", (long long)k,
-                      (long long)x->dims[axis]);
-  }
-  int64_t largest = ingot_node_attr_int(c->n, "largest", 1), sorted = ingot_node_attr_int(c->n, "sorted", 1);
-  if ((largest != 0 && largest != 1) || (sorted != 0 && sorted != 1)) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "largest and sorted must be 0 or 1");
-  }
-  /* Canonical: K as attribute "k" for the lowering. */
-  ingot_attr_t* a = ingot_graph_node_add_attr(c->g, c->id, "k", INGOT_ATTR_INT);
-  a->i = k;
-  c->n = &c->g->nodes[c->id];
+  /* axis, K, largest, sorted: node.params (graph/params.c) */
+  int64_t axis = c->n->params.u.topk.axis, k = c->n->params.u.topk.k;
   int64_t dims[INGOT_MAX_RANK];
   memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
   dims[axis] = k;
@@ -193,23 +131,11 @@ ingot_status_t infer_topk(infer_ctx_t* c) {
 /* CumSum and CumProd. */
 ingot_status_t infer_cumsum(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  const ingot_value_t* ax = infer_input(c, 1);
   if (x->dtype != INGOT_DTYPE_F32 && x->dtype != INGOT_DTYPE_F64 && x->dtype != INGOT_DTYPE_I32 &&
       x->dtype != INGOT_DTYPE_I64) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  int64_t v[1];
-  uint32_t n = 0;
-  ingot_status_t s = const_ints(c, ax, "axis", v, 1, &n);
-  if (s) return s;
-  if (n != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "axis must hold one value");
-  int64_t axis = 0;
-  if ((s = infer_norm_axis(c, v[0], x->rank, false, &axis))) return s;
-  int64_t excl = ingot_node_attr_int(c->n, "exclusive", 0), rev = ingot_node_attr_int(c->n, "reverse", 0);
-  if ((excl != 0 && excl != 1) || (rev != 0 && rev != 1)) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "exclusive and reverse must be 0 or 1");
-  }
+  /* axis, exclusive, reverse: node.params (graph/params.c) */
   infer_copy_output(c, 0, x);
   return INGOT_OK;
 }
@@ -251,16 +177,10 @@ ingot_status_t infer_layernorm(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  int64_t axis = 0;
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", -1), x->rank, false, &axis);
-  if (s) return s;
+  int64_t axis = c->n->params.u.norm.axis; /* axis, epsilon, stash_type: node.params (graph/params.c) */
+  ingot_status_t s;
   if ((s = check_param(c, infer_input(c, 1), x, axis, "Scale")) || (s = check_param(c, infer_input(c, 2), x, axis, "B"))) {
     return s;
-  }
-  int64_t stash = ingot_node_attr_int(c->n, "stash_type", 1);
-  if (stash != 1) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "stash_type %lld is not supported (1: float32)", (long long)stash);
   }
   infer_copy_output(c, 0, x);
   int64_t dims[INGOT_MAX_RANK];
@@ -293,12 +213,7 @@ ingot_status_t infer_lpnorm(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  int64_t axis = 0;
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", -1), x->rank, false, &axis);
-  if (s) return s;
-  int64_t p = ingot_node_attr_int(c->n, "p", 2);
-  if (p != 1 && p != 2) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "p must be 1 or 2, not %lld", (long long)p);
+  /* axis and p: node.params (graph/params.c) */
   infer_copy_output(c, 0, x);
   return INGOT_OK;
 }
@@ -308,12 +223,7 @@ ingot_status_t infer_groupnorm(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (x->rank < 2) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2 (N, C, ...)");
-  int64_t groups = ingot_node_attr_int(c->n, "num_groups", 0);
-  if (groups < 1 || x->dims[1] % groups != 0) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "num_groups %lld does not divide %lld channels",
-                      (long long)groups, (long long)x->dims[1]);
-  }
+  int64_t groups = c->n->params.u.norm.num_groups; /* num_groups, stash_type: node.params (graph/params.c) */
   static const char* const kNames[] = {"", "scale", "bias"};
   for (uint32_t i = 1; i < 3; ++i) {
     const ingot_value_t* p = infer_input(c, i);
@@ -322,9 +232,6 @@ ingot_status_t infer_groupnorm(infer_ctx_t* c) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "'%s' must be a %s vector of %lld channels (or %lld groups)",
                         kNames[i], ingot_graph_dtype_name(x->dtype), (long long)x->dims[1], (long long)groups);
     }
-  }
-  if (ingot_node_attr_int(c->n, "stash_type", 1) != 1) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "stash_type other than 1 (float32) is not supported");
   }
   infer_copy_output(c, 0, x);
   return INGOT_OK;
@@ -353,13 +260,10 @@ ingot_status_t infer_loss(infer_ctx_t* c) {
   if (w && (w->rank != 1 || w->dims[0] != x->dims[1] || w->dtype != x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "weight must be a vector of %lld", (long long)x->dims[1]);
   }
-  const char* red = ingot_node_attr_string(c->n, "reduction", "mean");
-  if (strcmp(red, "none") == 0) {
+  if (c->n->params.u.loss.reduction == INGOT_LOSS_NONE) { /* graph/params.c */
     infer_set_output(c, 0, x->dtype, t->rank, t->dims);
-  } else if (strcmp(red, "sum") == 0 || strcmp(red, "mean") == 0) {
-    infer_set_output(c, 0, x->dtype, 0, NULL);
   } else {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "reduction '%s' is not none, sum or mean", red);
+    infer_set_output(c, 0, x->dtype, 0, NULL);
   }
   infer_copy_output(c, 1, x); /* SoftmaxCrossEntropyLoss log_prob */
   return INGOT_OK;

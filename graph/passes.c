@@ -515,7 +515,7 @@ ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph) {
     uint32_t conv_id = xv->producer;
     ingot_node_t* conv = &graph->nodes[conv_id];
     if (conv->dead || conv->op != INGOT_OP_CONV || conv->outputs[0] != x ||
-        conv->activation != INGOT_ACTIVATION_NONE) {
+        conv->epilogue.activation != INGOT_ACTIVATION_NONE) {
       continue;
     }
     uint32_t w = conv->inputs[1];
@@ -627,7 +627,7 @@ ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) {
       if (!same_shape(xv, rv) || !same_shape(xv, &graph->values[add->outputs[0]])) continue;
       uint32_t p_id = xv->producer;
       ingot_node_t* p = &graph->nodes[p_id];
-      if (p->dead || p->op != INGOT_OP_CONV || p->residual || p->activation != INGOT_ACTIVATION_NONE ||
+      if (p->dead || p->op != INGOT_OP_CONV || p->epilogue.residual_input || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
           p->output_count != 1 || p->outputs[0] != x || p->input_count > 3) {
         continue;
       }
@@ -637,7 +637,7 @@ ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) {
       inputs[3] = r;
       p->inputs = inputs;
       p->input_count = 4;
-      p->residual = true;
+      p->epilogue.residual_input = 3;
       uint32_t y = add->outputs[0];
       p->outputs[0] = y;
       graph->values[y].producer = p_id;
@@ -665,7 +665,7 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
     if (xv->dtype != INGOT_DTYPE_F32 && xv->dtype != INGOT_DTYPE_INVALID) continue;
     uint32_t p_id = xv->producer;
     ingot_node_t* p = &graph->nodes[p_id];
-    if (p->dead || (p->op != INGOT_OP_CONV && p->op != INGOT_OP_GEMM) || p->activation != INGOT_ACTIVATION_NONE ||
+    if (p->dead || (p->op != INGOT_OP_CONV && p->op != INGOT_OP_GEMM) || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
         p->outputs[0] != x) {
       continue;
     }
@@ -675,9 +675,9 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
       if (!clip_bounds_f32(graph, act, &lo, &hi)) continue;
       kind = INGOT_ACTIVATION_CLIP;
     }
-    p->activation = kind;
-    p->act_min = lo;
-    p->act_max = hi;
+    p->epilogue.activation = kind;
+    p->epilogue.act_min = lo;
+    p->epilogue.act_max = hi;
     uint32_t y = act->outputs[0];
     p->outputs[0] = y;
     graph->values[y].producer = p_id;

@@ -174,7 +174,7 @@ void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* n
     ingot_value_t scratch;
     const ingot_value_t* wv = ingot_node_logical_input(node, 1, &graph->values[node->inputs[1]], &scratch);
     bool pointwise = wv && yv->rank >= 3 && wv->rank == yv->rank && ingot_node_attr_int(node, "group", 1) == 1 &&
-                     !node->output_padded;
+                     !node->epilogue.output_padded;
     int64_t positions = 1;
     for (int32_t d = 2; d < yv->rank; ++d) positions *= yv->dims[d];
     uint32_t count = 0;
@@ -292,6 +292,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     if (node->op == INGOT_OP_GEMM) {
       ingot_attr_t* t = ingot_graph_node_add_attr(graph, i, "transB", INGOT_ATTR_INT);
       t->i = 0;
+      if (node->params.kind == INGOT_PARAMS_GEMM) node->params.u.gemm.trans_b = false;
     }
   }
   return INGOT_OK;
@@ -310,7 +311,8 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
     if (xv->is_output || xv->producer == INGOT_NO_VALUE || xv->dtype != INGOT_DTYPE_F32) continue;
     if (xv->rank != 4) continue; /* 2-D convs */
     ingot_node_t* conv = &graph->nodes[xv->producer];
-    if (conv->dead || conv->op != INGOT_OP_CONV || conv->output_padded || conv->residual || conv->output_count != 1 ||
+    if (conv->dead || conv->op != INGOT_OP_CONV || conv->epilogue.output_padded || conv->epilogue.residual_input ||
+        conv->output_count != 1 ||
         conv->outputs[0] != x) {
       continue;
     }
@@ -326,10 +328,10 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
     for (int32_t d = 2; d < xv->rank && ok; ++d) ok = pp.begin[d] >= 0 && pp.end[d] >= 0 && pp.begin[d] + pp.end[d] > 0;
     if (!ok) continue;
     for (int32_t d = 0; d < sp; ++d) {
-      conv->output_pads[d] = pp.begin[2 + d];
-      conv->output_pads[sp + d] = pp.end[2 + d];
+      conv->epilogue.output_pads[d] = pp.begin[2 + d];
+      conv->epilogue.output_pads[sp + d] = pp.end[2 + d];
     }
-    conv->output_padded = true;
+    conv->epilogue.output_padded = true;
     conv->outputs[0] = y;
     graph->values[y].producer = xv->producer;
     graph->values[x].producer = INGOT_NO_VALUE;

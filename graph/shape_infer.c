@@ -2,6 +2,8 @@
  * operator specification. One function per op (or op family), in a table
  * generated from ops.def, so a new op without inference fails the build.
  *
+ * Before an op's inference function runs, its attributes are read and
+ * checked once into node.params (graph/params.c); the functions read that.
  * Inference also canonicalizes window attributes of Conv and the pools:
  * auto_pad is resolved into explicit `pads` (auto_pad becomes "NOTSET") and
  * kernel_shape / strides / dilations / pads are always present afterwards,
@@ -21,134 +23,19 @@
 
 /* ---- windows (Conv, MaxPool, AveragePool) ---- */
 
-typedef struct window_t {
-  int32_t spatial;
-  int64_t kernel[INGOT_MAX_RANK], strides[INGOT_MAX_RANK], dilations[INGOT_MAX_RANK];
-  int64_t pads[2 * INGOT_MAX_RANK];
-  int64_t out[INGOT_MAX_RANK];
-} window_t;
-
-static ingot_status_t read_ints(const infer_ctx_t* c, const char* name, uint32_t want, int64_t lo, int64_t fallback,
-                                int64_t* out) {
-  uint32_t count = 0;
-  const int64_t* v = ingot_node_attr_ints(c->n, name, &count);
-  const ingot_attr_t* a = ingot_node_attr(c->n, name);
-  if (a && a->type != INGOT_ATTR_INTS) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a list of ints", name);
-  }
-  if (!v || count == 0) {
-    for (uint32_t i = 0; i < want; ++i) out[i] = fallback;
-    return INGOT_OK;
-  }
-  if (count != want) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' has %u entries, expected %u", name,
-                     count, want);
-  }
-  for (uint32_t i = 0; i < want; ++i) {
-    if (v[i] < lo || v[i] > INT32_MAX) {
-      return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "attribute '%s'[%u] = %lld is out of range", name, i,
-                       (long long)v[i]);
-    }
-    out[i] = v[i];
-  }
-  return INGOT_OK;
-}
-
-/* Computes output sizes of a sliding window over x's spatial dims, resolving
- * auto_pad into explicit pads, and writes the canonical attributes back. */
-static ingot_status_t infer_window(const infer_ctx_t* c, const ingot_value_t* x, const int64_t* kernel_from_weight,
-                                   bool allow_ceil, window_t* w) {
-  ingot_status_t s;
-  w->spatial = x->rank - 2;
+/* Writes the canonical window attributes for later readers of the
+ * attributes (the node's params hold the same): auto_pad resolved. */
+static void write_window_attrs(const infer_ctx_t* c, const ingot_window_params_t* w) {
   uint32_t sp = (uint32_t)w->spatial;
-  if (kernel_from_weight) {
-    uint32_t count = 0;
-    const int64_t* ks = ingot_node_attr_ints(c->n, "kernel_shape", &count);
-    for (uint32_t i = 0; i < sp; ++i) w->kernel[i] = kernel_from_weight[i];
-    if (ks && count) {
-      if (count != sp) {
-        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape has %u entries, expected %u", count, sp);
-      }
-      for (uint32_t i = 0; i < sp; ++i) {
-        if (ks[i] != kernel_from_weight[i]) {
-          return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
-                           "kernel_shape[%u] = %lld disagrees with the weight's %lld", i, (long long)ks[i],
-                           (long long)kernel_from_weight[i]);
-        }
-      }
-    }
-  } else {
-    uint32_t count = 0;
-    ingot_node_attr_ints(c->n, "kernel_shape", &count);
-    if (count == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'kernel_shape' is required");
-    if ((s = read_ints(c, "kernel_shape", sp, 1, 1, w->kernel))) return s;
-  }
-  if ((s = read_ints(c, "strides", sp, 1, 1, w->strides))) return s;
-  if ((s = read_ints(c, "dilations", sp, 1, 1, w->dilations))) return s;
-  if ((s = read_ints(c, "pads", 2 * sp, 0, 0, w->pads))) return s;
-  int64_t ceil_mode = allow_ceil ? ingot_node_attr_int(c->n, "ceil_mode", 0) : 0;
-  if (ceil_mode != 0 && ceil_mode != 1) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "ceil_mode must be 0 or 1, not %lld", (long long)ceil_mode);
-  }
-  const char* auto_pad = ingot_node_attr_string(c->n, "auto_pad", "NOTSET");
-  enum { kNotSet, kSameUpper, kSameLower, kValid } mode;
-  if (strcmp(auto_pad, "NOTSET") == 0 || auto_pad[0] == '\0') {
-    mode = kNotSet;
-  } else if (strcmp(auto_pad, "SAME_UPPER") == 0) {
-    mode = kSameUpper;
-  } else if (strcmp(auto_pad, "SAME_LOWER") == 0) {
-    mode = kSameLower;
-  } else if (strcmp(auto_pad, "VALID") == 0) {
-    mode = kValid;
-  } else {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
-                     "auto_pad '%s' is not supported (NOTSET, SAME_UPPER, SAME_LOWER, VALID)", auto_pad);
-  }
-  for (uint32_t i = 0; i < sp; ++i) {
-    int64_t in_size = x->dims[2 + i];
-    int64_t eff = w->dilations[i] * (w->kernel[i] - 1) + 1;
-    int64_t st = w->strides[i];
-    int64_t out;
-    if (mode == kSameUpper || mode == kSameLower) {
-      out = (in_size + st - 1) / st;
-      int64_t total = (out - 1) * st + eff - in_size;
-      if (total < 0) total = 0;
-      int64_t small = total / 2, big = total - total / 2;
-      w->pads[i] = mode == kSameUpper ? small : big;
-      w->pads[i + sp] = mode == kSameUpper ? big : small;
-    } else {
-      if (mode == kValid) w->pads[i] = w->pads[i + sp] = 0;
-      int64_t span = in_size + w->pads[i] + w->pads[i + sp] - eff;
-      /* With ceil_mode a window may overhang the padded end by < stride. */
-      if (span < 0 && !(ceil_mode && span + st - 1 >= 0)) {
-        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
-                         "spatial dim %u: the window (%lld with dilation) is larger than the padded input (%lld)", i,
-                         (long long)eff, (long long)(in_size + w->pads[i] + w->pads[i + sp]));
-      }
-      if (ceil_mode) {
-        out = (span + st - 1) / st + 1;
-        /* The last window must start inside the input or its left padding
-         * (as ONNX Runtime and PyTorch do). */
-        if ((out - 1) * st >= in_size + w->pads[i]) --out;
-      } else {
-        out = span / st + 1;
-      }
-    }
-    if (out < 1) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "spatial dim %u: empty output", i);
-    }
-    w->out[i] = out;
-  }
-  /* Canonical attributes for later stages. */
   ingot_graph_node_set_ints(c->g, c->id, "kernel_shape", w->kernel, sp);
   ingot_graph_node_set_ints(c->g, c->id, "strides", w->strides, sp);
   ingot_graph_node_set_ints(c->g, c->id, "dilations", w->dilations, sp);
   ingot_graph_node_set_ints(c->g, c->id, "pads", w->pads, 2 * sp);
-  if (mode != kNotSet) {
+  const char* auto_pad = ingot_node_attr_string(&c->g->nodes[c->id], "auto_pad", "NOTSET");
+  if (strcmp(auto_pad, "NOTSET") != 0) {
     ingot_attr_t* a = ingot_graph_node_add_attr(c->g, c->id, "auto_pad", INGOT_ATTR_STRING);
     a->s = "NOTSET";
   }
-  return INGOT_OK;
 }
 
 /* A packed weight (ingot_graph_pack_weights) whose shape does not fit. */
@@ -174,39 +61,27 @@ ingot_status_t infer_CONV(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input and weight must be the same float type (%s, %s)",
                      ingot_graph_dtype_name(x->dtype), ingot_graph_dtype_name(w->dtype));
   }
-  int64_t group = ingot_node_attr_int(c->n, "group", 1);
-  int64_t channels = x->dims[1], out_channels = w->dims[0];
-  if (group < 1 || channels % group != 0 || out_channels % group != 0) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not divide %lld input and %lld output channels",
-                     (long long)group, (long long)channels, (long long)out_channels);
-  }
-  if (w->dims[1] * group != channels) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
-                     "weight has %lld input channels per group, input has %lld channels in %lld groups",
-                     (long long)w->dims[1], (long long)channels, (long long)group);
-  }
+  int64_t out_channels = w->dims[0]; /* group and window: node.params (graph/params.c) */
   if (b && (b->rank != 1 || b->dims[0] != out_channels || b->dtype != x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "bias must be a vector of %lld %s", (long long)out_channels,
                      ingot_graph_dtype_name(x->dtype));
   }
-  for (int32_t i = 2; i < w->rank; ++i) {
-    if (w->dims[i] < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "empty kernel");
-  }
-  window_t win;
-  ingot_status_t s = infer_window(c, x, w->dims + 2, false, &win);
-  if (s) return s;
+  const ingot_window_params_t win = c->n->params.u.conv.window;
+  write_window_attrs(c, &win);
+  c->n = &c->g->nodes[c->id];
+  const ingot_epilogue_t* ep = &c->n->epilogue;
   int64_t dims[INGOT_MAX_RANK];
   dims[0] = x->dims[0];
   dims[1] = out_channels;
   for (int32_t i = 0; i < win.spatial; ++i) {
     dims[2 + i] = win.out[i];
-    if (c->n->output_padded) dims[2 + i] += c->n->output_pads[i] + c->n->output_pads[win.spatial + i];
+    if (ep->output_padded) dims[2 + i] += ep->output_pads[i] + ep->output_pads[win.spatial + i];
   }
   infer_set_output(c, 0, x->dtype, x->rank, dims);
   return INGOT_OK;
 }
 
-static ingot_status_t infer_pool(infer_ctx_t* c, bool allow_ceil) {
+static ingot_status_t infer_pool(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   if (x->rank < 3) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d", x->rank);
@@ -214,9 +89,9 @@ static ingot_status_t infer_pool(infer_ctx_t* c, bool allow_ceil) {
   if (!infer_is_float(x->dtype) && !(c->n->op == INGOT_OP_MAXPOOL && (x->dtype == INGOT_DTYPE_I8 || x->dtype == INGOT_DTYPE_U8))) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  window_t win;
-  ingot_status_t s = infer_window(c, x, NULL, allow_ceil, &win);
-  if (s) return s;
+  const ingot_window_params_t win = c->n->params.u.pool.window;
+  write_window_attrs(c, &win);
+  c->n = &c->g->nodes[c->id];
   int64_t dims[INGOT_MAX_RANK];
   dims[0] = x->dims[0];
   dims[1] = x->dims[1];
@@ -226,8 +101,8 @@ static ingot_status_t infer_pool(infer_ctx_t* c, bool allow_ceil) {
   return INGOT_OK;
 }
 
-ingot_status_t infer_MAXPOOL(infer_ctx_t* c) { return infer_pool(c, true); }
-ingot_status_t infer_AVERAGEPOOL(infer_ctx_t* c) { return infer_pool(c, true); }
+ingot_status_t infer_MAXPOOL(infer_ctx_t* c) { return infer_pool(c); }
+ingot_status_t infer_AVERAGEPOOL(infer_ctx_t* c) { return infer_pool(c); }
 
 ingot_status_t infer_GLOBALAVERAGEPOOL(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
@@ -249,12 +124,7 @@ ingot_status_t infer_BATCHNORMALIZATION(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  if (ingot_node_attr_int(c->n, "training_mode", 0) != 0) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
-  }
-  if (ingot_node_attr_int(c->n, "spatial", 1) != 1) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
-  }
+  /* training_mode, spatial, epsilon: node.params (graph/params.c) */
   static const char* const kNames[] = {"", "scale", "B", "mean", "var"};
   for (uint32_t i = 1; i < 5; ++i) {
     const ingot_value_t* p = infer_input(c, i);
@@ -281,7 +151,7 @@ ingot_status_t infer_GEMM(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "A and B must be the same float type (%s, %s)",
                      ingot_graph_dtype_name(a->dtype), ingot_graph_dtype_name(b->dtype));
   }
-  int64_t trans_a = ingot_node_attr_int(c->n, "transA", 0), trans_b = ingot_node_attr_int(c->n, "transB", 0);
+  bool trans_a = c->n->params.u.gemm.trans_a, trans_b = c->n->params.u.gemm.trans_b;
   int64_t m = trans_a ? a->dims[1] : a->dims[0], k = trans_a ? a->dims[0] : a->dims[1];
   int64_t k2 = trans_b ? b->dims[1] : b->dims[0], n = trans_b ? b->dims[0] : b->dims[1];
   if (k != k2) {
@@ -389,16 +259,10 @@ static ingot_status_t infer_binary(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs have different types (%s, %s)",
                      ingot_graph_dtype_name(a->dtype), ingot_graph_dtype_name(b->dtype));
   }
-  if (ingot_node_attr(c->n, "broadcast") && ingot_node_attr_int(c->n, "broadcast", 0) != 0 &&
-      ingot_node_attr(c->n, "axis")) {
+  if (c->n->params.u.binary.legacy_broadcast) {
     /* Legacy broadcast (opset < 7): B's dims match A's from `axis` on (or are
-     * 1); the output has A's shape. */
-    int64_t axis = ingot_node_attr_int(c->n, "axis", 0);
-    if (axis < 0) axis += a->rank;
-    if (axis < 0 || axis + b->rank > a->rank) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: axis %lld does not fit rank %d into %d",
-                        (long long)ingot_node_attr_int(c->n, "axis", 0), b->rank, a->rank);
-    }
+     * 1); the output has A's shape. broadcast, axis: graph/params.c */
+    int64_t axis = c->n->params.u.binary.axis;
     for (int32_t i = 0; i < b->rank; ++i) {
       if (b->dims[i] != 1 && b->dims[i] != a->dims[axis + i]) {
         return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: B dimension %d (%lld) differs from A's %lld",
@@ -474,12 +338,7 @@ ingot_status_t infer_SOFTMAX(infer_ctx_t* c) {
   if (!infer_is_float(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
-  int64_t fallback = (c->g->opset > 0 && c->g->opset < 13) ? 1 : -1;
-  int64_t axis = 0;
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must not be a scalar");
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", fallback), x->rank, false, &axis);
-  if (s) return s;
-  return infer_same(c);
+  return infer_same(c); /* the axis: node.params (graph/params.c) */
 }
 
 ingot_status_t infer_FLATTEN(infer_ctx_t* c) {
@@ -556,23 +415,11 @@ ingot_status_t infer_RESHAPE(infer_ctx_t* c) {
 
 ingot_status_t infer_TRANSPOSE(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  uint32_t count = 0;
-  const int64_t* perm = ingot_node_attr_ints(c->n, "perm", &count);
+  /* perm: node.params (graph/params.c); written back when it was implied */
   int64_t p[INGOT_MAX_RANK];
-  if (perm && count) {
-    if ((int32_t)count != x->rank) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "perm has %u entries, input rank is %d", count, x->rank);
-    }
-    bool seen[INGOT_MAX_RANK] = {false};
-    for (uint32_t i = 0; i < count; ++i) {
-      if (perm[i] < 0 || perm[i] >= x->rank || seen[perm[i]]) {
-        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "perm is not a permutation of 0..%d", x->rank - 1);
-      }
-      seen[perm[i]] = true;
-      p[i] = perm[i];
-    }
-  } else {
-    for (int32_t i = 0; i < x->rank; ++i) p[i] = x->rank - 1 - i;
+  for (int32_t i = 0; i < x->rank; ++i) p[i] = c->n->params.u.transpose.perm[i];
+  uint32_t count = 0;
+  if (!ingot_node_attr_ints(c->n, "perm", &count) || count == 0) {
     ingot_graph_node_set_ints(c->g, c->id, "perm", p, (uint32_t)x->rank);
   }
   int64_t dims[INGOT_MAX_RANK];
@@ -583,12 +430,7 @@ ingot_status_t infer_TRANSPOSE(infer_ctx_t* c) {
 
 ingot_status_t infer_CONCAT(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  const ingot_attr_t* attr = ingot_node_attr(c->n, "axis");
-  if (!attr && c->g->opset >= 4) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is required");
-  int64_t axis = 0;
-  if (x->rank == 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must not be scalars");
-  ingot_status_t s = infer_norm_axis(c, ingot_node_attr_int(c->n, "axis", 1), x->rank, false, &axis);
-  if (s) return s;
+  int64_t axis = c->n->params.u.axis.axis; /* graph/params.c */
   int64_t dims[INGOT_MAX_RANK];
   memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
   for (uint32_t i = 1; i < c->n->input_count; ++i) {
@@ -648,7 +490,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   }
   int min_in, max_in, min_out, max_out;
   ingot_op_arity(n->op, &min_in, &max_in, &min_out, &max_out);
-  if (n->residual) ++max_in; /* a fused residual input (ingot_graph_fuse_residual_add) */
+  if (n->epilogue.residual_input) ++max_in; /* a fused residual input (ingot_graph_fuse_residual_add) */
   if ((int)n->input_count < min_in || (int)n->input_count > max_in) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u inputs, expected %d..%d", n->input_count, min_in, max_in);
   }
@@ -687,8 +529,13 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
       return infer_fail(n, INGOT_ERROR_INTERNAL, "output %u has an invalid value id", k);
     }
   }
+  /* The op's attributes, read and checked once (graph/params.c). */
+  ingot_op_params_t params;
+  ingot_status_t s = ingot_graph_node_params(graph, node_id, &params);
+  if (s) return s;
+  n->params = params;
   infer_ctx_t c = {graph, node_id, n};
-  ingot_status_t s = kInfer[n->op](&c);
+  s = kInfer[n->op](&c);
   if (s) return s;
   n = &graph->nodes[node_id];
   for (uint32_t k = 0; k < n->output_count; ++k) {

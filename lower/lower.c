@@ -134,7 +134,7 @@ ingot_status_t lower_check_broadcast(const lower_ctx_t* ctx, uint32_t value, uin
 }
 
 ingot_status_t lower_refuse_activation(const lower_ctx_t* ctx) {
-  if (ctx->node->activation == INGOT_ACTIVATION_NONE) return INGOT_OK;
+  if (ctx->node->epilogue.activation == INGOT_ACTIVATION_NONE) return INGOT_OK;
   return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a fused activation on this op is not supported");
 }
 
@@ -408,29 +408,31 @@ bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t
   return true;
 }
 
-bool lower_has_activation(const lower_ctx_t* ctx) { return ctx->node->activation != INGOT_ACTIVATION_NONE; }
+bool lower_has_activation(const lower_ctx_t* ctx) { return ctx->node->epilogue.activation != INGOT_ACTIVATION_NONE; }
 
 ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v) {
-  switch (ctx->node->activation) {
+  const ingot_epilogue_t* ep = &ctx->node->epilogue;
+  switch (ep->activation) {
     case INGOT_ACTIVATION_NONE:
       return v;
     case INGOT_ACTIVATION_RELU:
       return ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_const(ctx, v->dtype, 0.0));
     case INGOT_ACTIVATION_CLIP:
-      v = ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_const(ctx, v->dtype, ctx->node->act_min));
-      return ingot_ir_binary(ctx->f, INGOT_IR_MIN, v, lower_const(ctx, v->dtype, ctx->node->act_max));
+      v = ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_const(ctx, v->dtype, ep->act_min));
+      return ingot_ir_binary(ctx->f, INGOT_IR_MIN, v, lower_const(ctx, v->dtype, ep->act_max));
   }
   return v;
 }
 
 const char* lower_activation_name(lower_ctx_t* ctx) {
-  switch (ctx->node->activation) {
+  const ingot_epilogue_t* ep = &ctx->node->epilogue;
+  switch (ep->activation) {
     case INGOT_ACTIVATION_NONE:
       return "none";
     case INGOT_ACTIVATION_RELU:
       return "relu";
     case INGOT_ACTIVATION_CLIP:
-      return ingot_arena_printf(ctx->arena, "clip(%g,%g)", (double)ctx->node->act_min, (double)ctx->node->act_max);
+      return ingot_arena_printf(ctx->arena, "clip(%g,%g)", (double)ep->act_min, (double)ep->act_max);
   }
   return "?";
 }
@@ -484,6 +486,21 @@ ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ing
     if (node->outputs[i] != INGOT_NO_VALUE && node->outputs[i] >= graph->value_count) {
       return lower_fail(&ctx, INGOT_ERROR_INVALID_ARGUMENT, "output %u refers to no value", i);
     }
+  }
+  /* Typed parameters: as shape inference left them in node.params; a graph
+   * whose shapes were set by hand (never inferred) gets them parsed here by
+   * the same function (graph/params.c). */
+  ingot_params_kind_t kind = ingot_op_params_kind(node->op);
+  if (kind != INGOT_PARAMS_NONE && node->params.kind == kind) {
+    ctx.params = &node->params;
+  } else {
+    ingot_status_t ps = ingot_graph_node_params(graph, node_id, &ctx.params_local);
+    if (ps) return ps;
+    ctx.params = &ctx.params_local;
+  }
+  /* Parts of a fused epilogue that only some lowerings apply. */
+  if ((node->epilogue.residual_input || node->epilogue.output_padded) && node->op != INGOT_OP_CONV) {
+    return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "a fused residual or padded output on this op is not supported");
   }
   ctx.f = ingot_ir_func_create(ingot_arena_printf(ctx.arena, "%s_%u", lower_op_lower(&ctx), node_id));
   ingot_status_t status = kLowerers[node->op](&ctx);

@@ -99,14 +99,15 @@ ingot_status_t lower_attention(lower_ctx_t* ctx) {
   if (a->dt != INGOT_DTYPE_F32 && a->dt != INGOT_DTYPE_F64) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (float32, float64)", ingot_dtype_name(a->dt));
   }
+  const ingot_attention_params_t* ap = &ctx->params->u.attention; /* graph/params.c */
   a->four_d = qv->rank == 4;
   a->batch = qv->dims[0];
   if (a->four_d) {
     a->hq = qv->dims[1], a->sq = qv->dims[2], a->dqk = qv->dims[3];
     a->hkv = kv->dims[1], a->skv = kv->dims[2], a->dv = vv->dims[3];
   } else {
-    a->hq = ingot_node_attr_int(node, "q_num_heads", 0);
-    a->hkv = ingot_node_attr_int(node, "kv_num_heads", 0);
+    a->hq = ap->q_num_heads;
+    a->hkv = ap->kv_num_heads;
     if (a->hq < 1 || a->hkv < 1) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "q_num_heads/kv_num_heads missing");
     a->sq = qv->dims[1], a->dqk = qv->dims[2] / a->hq, a->skv = kv->dims[1], a->dv = vv->dims[2] / a->hkv;
   }
@@ -131,12 +132,10 @@ ingot_status_t lower_attention(lower_ctx_t* ctx) {
   if (in[6] != INGOT_NO_VALUE && lower_value(ctx, in[6])->dtype != INGOT_DTYPE_I64) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "nonpad_kv_seqlen must be int64");
   }
-  const ingot_attr_t* scale_attr = ingot_node_attr(node, "scale");
-  double scale = scale_attr && scale_attr->type == INGOT_ATTR_FLOAT ? scale_attr->f : 1.0 / sqrt((double)a->dqk);
-  const ingot_attr_t* cap_attr = ingot_node_attr(node, "softcap");
-  double softcap = cap_attr && cap_attr->type == INGOT_ATTR_FLOAT ? cap_attr->f : 0.0;
-  bool causal = ingot_node_attr_int(node, "is_causal", 0) != 0;
-  int64_t mode = ingot_node_attr_int(node, "qk_matmul_output_mode", 0);
+  double scale = ap->has_scale ? ap->scale : 1.0 / sqrt((double)a->dqk);
+  double softcap = ap->softcap;
+  bool causal = ap->is_causal;
+  int64_t mode = ap->qk_matmul_output_mode;
 
   a->bq = lower_add_input(ctx, in[0], "q");
   a->bk = lower_add_input(ctx, in[1], "k");
@@ -294,17 +293,18 @@ ingot_status_t lower_rotary(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "types or ranks are not supported");
   }
   bool four = xv->rank == 4;
-  int64_t heads = four ? xv->dims[1] : ingot_node_attr_int(node, "num_heads", 0);
+  const ingot_attention_params_t* ap = &ctx->params->u.attention; /* graph/params.c */
+  int64_t heads = four ? xv->dims[1] : ap->num_heads;
   if (heads < 1) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "num_heads is required for 3-D input");
   int64_t batch = xv->dims[0], seq = four ? xv->dims[2] : xv->dims[1];
   int64_t head = four ? xv->dims[3] : xv->dims[2] / heads;
-  int64_t rd = ingot_node_attr_int(node, "rotary_embedding_dim", 0);
+  int64_t rd = ap->rotary_embedding_dim;
   if (rd == 0) rd = head;
   int64_t half = rd / 2;
   if (rd < 2 || rd > head || rd % 2 || cv->dims[cv->rank - 1] != half) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "rotary_embedding_dim %lld does not fit", (long long)rd);
   }
-  bool interleaved = ingot_node_attr_int(node, "interleaved", 0) != 0;
+  bool interleaved = ap->interleaved;
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bc = lower_add_input(ctx, cs, "cos_cache");
   uint32_t bs = lower_add_input(ctx, sn, "sin_cache");
@@ -388,15 +388,15 @@ ingot_status_t lower_linattn(lower_ctx_t* ctx) {
   }
   if (st == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "present_state is missing (shape inference has not run)");
   if ((s = lower_check_value(ctx, y, false)) || (s = lower_check_value(ctx, st, false))) return s;
-  int64_t hq = ingot_node_attr_int(node, "q_num_heads", 0), hkv = ingot_node_attr_int(node, "kv_num_heads", 0);
+  const ingot_attention_params_t* ap = &ctx->params->u.attention; /* graph/params.c */
+  int64_t hq = ap->q_num_heads, hkv = ap->kv_num_heads;
   const ingot_value_t* qv = lower_value(ctx, in[0]);
   const ingot_value_t* vv = lower_value(ctx, in[2]);
   if (hq < 1 || hkv < 1 || hq % hkv != 0 || qv->rank != 3) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "heads or shapes do not fit");
   }
   int64_t batch = qv->dims[0], steps = qv->dims[1], dk = qv->dims[2] / hq, dv = vv->dims[2] / hkv, group = hq / hkv;
-  const ingot_attr_t* sa = ingot_node_attr(node, "scale");
-  double scale = sa && sa->type == INGOT_ATTR_FLOAT && sa->f != 0.0f ? sa->f : 1.0 / sqrt((double)dk);
+  double scale = ap->scale != 0.0 ? ap->scale : 1.0 / sqrt((double)dk);
   int64_t decay_last = in[4] != INGOT_NO_VALUE ? lower_value(ctx, in[4])->dims[2] : 0;
   int64_t beta_last = in[5] != INGOT_NO_VALUE ? lower_value(ctx, in[5])->dims[2] : 0;
   uint32_t bq = lower_add_input(ctx, in[0], "q");

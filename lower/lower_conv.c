@@ -6,7 +6,7 @@
  *           spatial (n, k, o..), reduce (rc, r..); padded taps read a clamped
  *           index and contribute 0 through a SELECT
  *   FINISH  y = act(y [+ residual]), only with a fused activation or a fused
- *           residual Add (node.residual: input 3, the output's shape)
+ *           residual Add (epilogue.residual_input: input 3, the output's shape)
  *
  * A 1x1 conv (stride 1, no padding, group 1) whose layout says so
  * (node.layout.pointwise_matmul; by default when its output positions are a
@@ -52,41 +52,6 @@ ingot_status_t lower_ints_attr(lower_ctx_t* ctx, const char* name, uint32_t coun
   return INGOT_OK;
 }
 
-ingot_status_t lower_window_attrs(lower_ctx_t* ctx, uint32_t nsp, const int64_t* in, const int64_t* k, bool allow_ceil,
-                                  int64_t* strides, int64_t* dilations, int64_t* pads, bool* ceil_mode) {
-  ingot_status_t s;
-  if ((s = lower_ints_attr(ctx, "strides", nsp, 1, 1, strides)) ||
-      (s = lower_ints_attr(ctx, "dilations", nsp, 1, 1, dilations)) ||
-      (s = lower_ints_attr(ctx, "pads", 2 * nsp, 0, 0, pads))) {
-    return s;
-  }
-  *ceil_mode = false;
-  int64_t ceil = ingot_node_attr_int(ctx->node, "ceil_mode", 0);
-  if (ceil != 0) {
-    if (!allow_ceil) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "ceil_mode is not an attribute of this op");
-    *ceil_mode = true;
-  }
-  const char* auto_pad = ingot_node_attr_string(ctx->node, "auto_pad", "NOTSET");
-  if (strcmp(auto_pad, "NOTSET") == 0) return INGOT_OK;
-  if (strcmp(auto_pad, "VALID") == 0) {
-    for (uint32_t i = 0; i < 2 * nsp; ++i) pads[i] = 0;
-    return INGOT_OK;
-  }
-  bool upper = strcmp(auto_pad, "SAME_UPPER") == 0;
-  if (!upper && strcmp(auto_pad, "SAME_LOWER") != 0) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "auto_pad '%s' is not supported", auto_pad);
-  }
-  for (uint32_t i = 0; i < nsp; ++i) {
-    int64_t out = (in[i] + strides[i] - 1) / strides[i];
-    int64_t total = (out - 1) * strides[i] + (k[i] - 1) * dilations[i] + 1 - in[i];
-    if (total < 0) total = 0;
-    int64_t small = total / 2;
-    pads[i] = upper ? small : total - small;
-    pads[nsp + i] = total - pads[i];
-  }
-  return INGOT_OK;
-}
-
 void lower_append_ints(ingot_strbuf_t* sb, const char* tag, const int64_t* v, uint32_t n) {
   ingot_strbuf_appendf(sb, " %s", tag);
   for (uint32_t i = 0; i < n; ++i) ingot_strbuf_appendf(sb, "%s%lld", i ? "x" : "", (long long)v[i]);
@@ -125,7 +90,7 @@ static ingot_ir_expr_t* y_index(ingot_ir_func_t* f, uint32_t by, ingot_ir_expr_t
   return ingot_ir_flat_index(f, by, shifted);
 }
 
-/* Zeroes the border of a padded 2-D output (node.output_padded): the rows
+/* Zeroes the border of a padded 2-D output (epilogue.output_padded): the rows
  * above and below the interior, then the columns left and right of it. */
 static void emit_zero_border(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64_t cout, const int64_t* out_sp,
                              const int64_t* opad) {
@@ -160,14 +125,15 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 1), b = integer ? INGOT_NO_VALUE : lower_input(ctx, 2);
   uint32_t xzp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE, wzp = integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
-  uint32_t res = !integer && node->residual ? lower_input(ctx, 3) : INGOT_NO_VALUE;
+  const ingot_epilogue_t* ep = &node->epilogue;
+  uint32_t res = !integer && ep->residual_input ? lower_input(ctx, ep->residual_input) : INGOT_NO_VALUE;
   ingot_status_t s;
   if ((s = lower_check_value(ctx, x, !integer)) || (s = lower_check_value(ctx, w, !integer)) ||
       (s = lower_check_value(ctx, y, !integer))) {
     return s;
   }
   if (b != INGOT_NO_VALUE && (s = lower_check_value(ctx, b, true))) return s;
-  if (node->residual && (res == INGOT_NO_VALUE || (s = lower_check_value(ctx, res, true)) ||
+  if (ep->residual_input && (res == INGOT_NO_VALUE || (s = lower_check_value(ctx, res, true)) ||
                          (s = lower_check_broadcast(ctx, res, y)) ||
                          ingot_value_numel(lower_value(ctx, res)) != ingot_value_numel(lower_value(ctx, y)))) {
     return s ? s : lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the fused residual must have the output's shape");
@@ -199,9 +165,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight and output must have rank %d", xv->rank);
   }
   int64_t block = integer ? 0 : node->weight_block;
-  /* A padded output (node.output_padded, 2-D only): interior at an offset. */
-  const int64_t* opad = !integer && node->output_padded && xv->rank == 4 ? node->output_pads : NULL;
-  if (node->output_padded && !opad) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a padded output needs a 2-D conv");
+  /* A padded output (epilogue.output_padded, 2-D only): interior at an offset. */
+  const int64_t* opad = !integer && ep->output_padded && xv->rank == 4 ? ep->output_pads : NULL;
+  if (ep->output_padded && !opad) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a padded output needs a 2-D conv");
   int32_t wrank = xv->rank + (block ? 1 : 0);
   if (wv->rank != wrank || (block && (wv->dims[wrank - 1] != block || block < 2))) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not have the packed form of block %lld",
@@ -212,36 +178,27 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "packed weight %s does not hold %lld outputs",
                       lower_shape_str(ctx, w), (long long)cout);
   }
-  int64_t group = ingot_node_attr_int(node, "group", 1);
+  /* group, kernel, strides, dilations and pads (auto_pad resolved) were
+   * read and checked at shape inference (node.params, graph/params.c). */
+  const ingot_conv_params_t* cp = &ctx->params->u.conv;
+  int64_t group = cp->group;
   if (block && group != 1) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a packed weight needs group 1");
-  if (group < 1 || cin != cg * group || cout % group != 0) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "group %lld does not fit %lld input channels, weight %s",
-                      (long long)group, (long long)cin, lower_shape_str(ctx, w));
+  if (cp->window.spatial != (int32_t)nsp) {
+    return lower_fail(ctx, INGOT_ERROR_INTERNAL, "parameters of %d spatial axes for a %ud conv", cp->window.spatial, nsp);
   }
-  int64_t in_sp[3], k[3], ks[3], strides[3], dil[3], pads[6];
-  for (uint32_t i = 0; i < nsp; ++i) {
-    in_sp[i] = xv->dims[2 + i];
-    k[i] = wv->dims[2 + i];
-  }
-  if ((s = lower_ints_attr(ctx, "kernel_shape", nsp, 0, 1, ks))) return s;
-  if (ingot_node_attr(node, "kernel_shape")) {
-    for (uint32_t i = 0; i < nsp; ++i) {
-      if (ks[i] != k[i])
-        return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "kernel_shape disagrees with the weight shape");
-    }
-  }
-  bool ceil_mode;
-  if ((s = lower_window_attrs(ctx, nsp, in_sp, k, false, strides, dil, pads, &ceil_mode))) return s;
+  const int64_t *k = cp->window.kernel, *strides = cp->window.strides, *dil = cp->window.dilations;
+  const int64_t* pads = cp->window.pads;
+  int64_t in_sp[3];
+  for (uint32_t i = 0; i < nsp; ++i) in_sp[i] = xv->dims[2 + i];
   if (yv->dims[0] != batch || yv->dims[1] != cout) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s does not match the input and weight",
                       lower_shape_str(ctx, y));
   }
   int64_t out_sp[3];
   for (uint32_t i = 0; i < nsp; ++i) {
-    int64_t span = (k[i] - 1) * dil[i] + 1;
-    int64_t expect = (in_sp[i] + pads[i] + pads[nsp + i] - span) / strides[i] + 1;
+    int64_t expect = cp->window.out[i];
     int64_t padded = expect + (opad ? opad[i] + opad[nsp + i] : 0);
-    if (in_sp[i] + pads[i] + pads[nsp + i] < span || yv->dims[2 + i] != padded) {
+    if (yv->dims[2 + i] != padded) {
       return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT,
                         "output shape %s does not match the window (spatial axis %u: expected %lld)",
                         lower_shape_str(ctx, y), i, (long long)expect);

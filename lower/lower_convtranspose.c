@@ -35,7 +35,9 @@ ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
                       wv->rank, yv->rank);
   }
   uint32_t nsp = (uint32_t)xv->rank - 2;
-  int64_t group = ingot_node_attr_int(node, "group", 1);
+  /* group, strides, dilations, pads (resolved): node.params (graph/infer_nn.c) */
+  const ingot_convtranspose_params_t* tp = &ctx->params->u.convtranspose;
+  int64_t group = tp->group;
   int64_t cin = xv->dims[1], mg = wv->dims[1], m = mg * group;
   if (group < 1 || cin % group != 0 || wv->dims[0] != cin || yv->dims[1] != m || yv->dims[0] != xv->dims[0]) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit: x %s, w %s, y %s, group %lld",
@@ -48,16 +50,8 @@ ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
       return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "bias must have shape [%lld]", (long long)m);
     }
   }
-  int64_t strides[3], dil[3], pads[6], k[3], in_sp[3], out_sp[3];
-  if ((s = lower_ints_attr(ctx, "strides", nsp, 1, 1, strides)) || (s = lower_ints_attr(ctx, "dilations", nsp, 1, 1, dil)) ||
-      (s = lower_ints_attr(ctx, "pads", 2 * nsp, 0, INT32_MIN, pads))) {
-    return s;
-  }
-  const char* auto_pad = ingot_node_attr_string(node, "auto_pad", "NOTSET");
-  if (strcmp(auto_pad, "NOTSET") != 0) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "auto_pad '%s' was not resolved (shape inference has not run)",
-                      auto_pad);
-  }
+  const int64_t *strides = tp->strides, *dil = tp->dilations, *pads = tp->pads;
+  int64_t k[3], in_sp[3], out_sp[3];
   for (uint32_t i = 0; i < nsp; ++i) {
     k[i] = wv->dims[2 + i];
     in_sp[i] = xv->dims[2 + i];

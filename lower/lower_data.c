@@ -96,9 +96,8 @@ ingot_status_t lower_gather(lower_ctx_t* ctx) {
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* iv = lower_value(ctx, idx);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
-  if (axis < 0) axis += xv->rank;
-  if (axis < 0 || axis >= xv->rank || yv->rank != xv->rank - 1 + iv->rank) {
+  int64_t axis = ctx->params->u.axis.axis; /* normalized (graph/params.c) */
+  if (axis >= xv->rank || yv->rank != xv->rank - 1 + iv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or output rank does not fit the inputs");
   }
   uint32_t bx = lower_add_input(ctx, x, "x");
@@ -127,9 +126,8 @@ ingot_status_t lower_gather_elements(lower_ctx_t* ctx) {
   if ((s = check_xy(ctx, x, y)) || (s = check_indices(ctx, idx))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
-  if (axis < 0) axis += xv->rank;
-  if (axis < 0 || axis >= xv->rank || yv->rank != xv->rank) {
+  int64_t axis = ctx->params->u.axis.axis; /* normalized (graph/params.c) */
+  if (axis >= xv->rank || yv->rank != xv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or output rank does not fit the inputs");
   }
   uint32_t bx = lower_add_input(ctx, x, "x");
@@ -170,7 +168,7 @@ ingot_status_t lower_gather_nd(lower_ctx_t* ctx) {
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* iv = lower_value(ctx, idx);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t batch = ingot_node_attr_int(ctx->node, "batch_dims", 0);
+  int64_t batch = ctx->params->u.gathernd.batch_dims; /* graph/params.c */
   int64_t k = iv->rank >= 1 ? iv->dims[iv->rank - 1] : 0;
   if (batch < 0 || k < 1 || batch + k > xv->rank || yv->rank != iv->rank - 1 + xv->rank - (int32_t)(batch + k)) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "indices do not fit the data");
@@ -197,20 +195,8 @@ ingot_status_t lower_gather_nd(lower_ctx_t* ctx) {
 
 typedef enum reduction_t { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } reduction_t;
 
-static ingot_status_t read_reduction(lower_ctx_t* ctx, ingot_dtype_t t, reduction_t* out) {
-  const char* r = ingot_node_attr_string(ctx->node, "reduction", "none");
-  static const char* const kNames[] = {"none", "add", "mul", "max", "min"};
-  for (int i = 0; i < 5; ++i) {
-    if (strcmp(r, kNames[i]) == 0) {
-      *out = (reduction_t)i;
-      if (*out != RED_NONE && t == INGOT_DTYPE_BOOL) {
-        return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "reduction '%s' on bool is not supported", r);
-      }
-      return INGOT_OK;
-    }
-  }
-  return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "reduction '%s' is not supported", r);
-}
+/* The scatter reduction: node.params (graph/params.c), as reduction_t. */
+static reduction_t read_reduction(lower_ctx_t* ctx) { return (reduction_t)ctx->params->u.scatter.reduction; }
 
 static ingot_ir_expr_t* reduce_expr(lower_ctx_t* ctx, reduction_t r, ingot_ir_expr_t* old, ingot_ir_expr_t* v) {
   static const ingot_ir_binary_op_t kOps[] = {0, INGOT_IR_ADD, INGOT_IR_MUL, INGOT_IR_MAX, INGOT_IR_MIN};
@@ -240,8 +226,7 @@ ingot_status_t lower_scatter_nd(lower_ctx_t* ctx) {
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* iv = lower_value(ctx, idx);
   const ingot_value_t* uv = lower_value(ctx, upd);
-  reduction_t red = RED_NONE;
-  if ((s = read_reduction(ctx, xv->dtype, &red))) return s;
+  reduction_t red = read_reduction(ctx);
   int64_t k = iv->dims[iv->rank - 1];
   if (k < 1 || k > xv->rank || uv->rank != iv->rank - 1 + xv->rank - (int32_t)k) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "indices and updates do not fit the data");
@@ -271,11 +256,9 @@ ingot_status_t lower_scatter_elements(lower_ctx_t* ctx) {
   if ((s = check_xy(ctx, x, y)) || (s = check_xy(ctx, upd, y)) || (s = check_indices(ctx, idx))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* iv = lower_value(ctx, idx);
-  reduction_t red = RED_NONE;
-  if ((s = read_reduction(ctx, xv->dtype, &red))) return s;
-  int64_t axis = ingot_node_attr_int(ctx->node, "axis", 0);
-  if (axis < 0) axis += xv->rank;
-  if (axis < 0 || axis >= xv->rank || iv->rank != xv->rank) {
+  reduction_t red = read_reduction(ctx);
+  int64_t axis = ctx->params->u.scatter.axis; /* normalized (graph/params.c) */
+  if (axis >= xv->rank || iv->rank != xv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or indices do not fit the data");
   }
   uint32_t bx = lower_add_input(ctx, x, "x");
@@ -580,8 +563,8 @@ ingot_status_t lower_depth_to_space(lower_ctx_t* ctx) {
   if ((s = check_xy(ctx, x, y))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t b = ingot_node_attr_int(ctx->node, "blocksize", 0);
-  bool crd = strcmp(ingot_node_attr_string(ctx->node, "mode", "DCR"), "CRD") == 0;
+  int64_t b = ctx->params->u.block.blocksize; /* blocksize, mode: graph/params.c */
+  bool crd = ctx->params->u.block.crd;
   if (xv->rank != 4 || yv->rank != 4 || b < 1 || yv->dims[1] * b * b != xv->dims[1] || yv->dims[2] != xv->dims[2] * b ||
       yv->dims[3] != xv->dims[3] * b) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit blocksize %lld", (long long)b);
@@ -613,7 +596,7 @@ ingot_status_t lower_space_to_depth(lower_ctx_t* ctx) {
   if ((s = check_xy(ctx, x, y))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t b = ingot_node_attr_int(ctx->node, "blocksize", 0);
+  int64_t b = ctx->params->u.block.blocksize; /* graph/params.c */
   if (xv->rank != 4 || yv->rank != 4 || b < 1 || xv->dims[1] * b * b != yv->dims[1] || xv->dims[2] != yv->dims[2] * b ||
       xv->dims[3] != yv->dims[3] * b) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit blocksize %lld", (long long)b);
@@ -648,7 +631,7 @@ ingot_status_t lower_trilu(lower_ctx_t* ctx) {
   if (k != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, k, LOWER_DT(INGOT_DTYPE_I64)))) return s;
   const ingot_value_t* yv = lower_value(ctx, y);
   if (yv->rank < 2) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2");
-  bool upper = ingot_node_attr_int(ctx->node, "upper", 1) != 0;
+  bool upper = ctx->params->u.trilu.upper; /* graph/params.c */
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bk = k != INGOT_NO_VALUE ? lower_add_input(ctx, k, "k") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");

@@ -31,7 +31,7 @@ ingot_status_t lower_binary_elementwise(lower_ctx_t* ctx) {
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
   /* Legacy broadcast (opset < 7): B aligned at `axis` of A (inference checked it). */
-  bool legacy = ingot_node_attr_int(node, "broadcast", 0) != 0 && ingot_node_attr(node, "axis");
+  bool legacy = ctx->params->u.binary.legacy_broadcast; /* graph/params.c */
   if ((s = lower_check_value_dt(ctx, a, LOWER_DT_NUMERIC)) || (s = lower_check_value_dt(ctx, b, LOWER_DT_NUMERIC)) ||
       (s = lower_check_value_dt(ctx, y, LOWER_DT_NUMERIC)) || (s = lower_check_broadcast(ctx, a, y)) ||
       (!legacy && (s = lower_check_broadcast(ctx, b, y)))) {
@@ -40,8 +40,7 @@ ingot_status_t lower_binary_elementwise(lower_ctx_t* ctx) {
   int64_t axis = 0;
   if (legacy) {
     const ingot_value_t *av = lower_value(ctx, a), *bv = lower_value(ctx, b);
-    axis = ingot_node_attr_int(node, "axis", 0);
-    if (axis < 0) axis += av->rank;
+    axis = ctx->params->u.binary.axis;
     bool fits = axis >= 0 && axis + bv->rank <= av->rank && av->rank == lower_value(ctx, y)->rank;
     for (int32_t i = 0; fits && i < bv->rank; ++i) fits = bv->dims[i] == 1 || bv->dims[i] == av->dims[axis + i];
     if (!fits) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "legacy broadcast: B does not fit A at axis %lld", (long long)axis);
@@ -100,13 +99,12 @@ typedef struct clip_bound_t {
 
 static ingot_status_t clip_bound(lower_ctx_t* ctx, uint32_t input_index, const char* attr, clip_bound_t* out) {
   memset(out, 0, sizeof(*out));
-  const ingot_attr_t* at = ingot_node_attr(ctx->node, attr);
-  if (at) {
-    if (at->type != INGOT_ATTR_FLOAT && at->type != INGOT_ATTR_INT) {
-      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a number", attr);
-    }
+  /* Attribute bounds (opset < 11): node.params (graph/params.c). */
+  const ingot_clip_params_t* cp = &ctx->params->u.clip;
+  bool is_min = strcmp(attr, "min") == 0;
+  if (is_min ? cp->has_min : cp->has_max) {
     out->present = out->is_const = true;
-    out->value = ingot_node_attr_float(ctx->node, attr, 0.0f);
+    out->value = is_min ? cp->min : cp->max;
   }
   uint32_t v = lower_input(ctx, input_index);
   if (v == INGOT_NO_VALUE) return INGOT_OK;
@@ -207,12 +205,7 @@ ingot_status_t lower_batchnorm(lower_ctx_t* ctx) {
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
   if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
-  if (ingot_node_attr_int(node, "training_mode", 0) != 0) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
-  }
-  if (ingot_node_attr_int(node, "spatial", 1) != 1) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
-  }
+  /* training_mode and spatial were checked at shape inference (graph/params.c). */
   for (uint32_t i = 1; i < node->output_count; ++i) {
     if (node->outputs[i] != INGOT_NO_VALUE) {
       return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training outputs (running mean/var) are not supported");
@@ -236,7 +229,7 @@ ingot_status_t lower_batchnorm(lower_ctx_t* ctx) {
                         (long long)channels);
     }
   }
-  double eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  double eps = ctx->params->u.norm.epsilon;
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bp[4];
   for (uint32_t i = 0; i < 4; ++i) bp[i] = lower_add_input(ctx, params[i], kNames[i]);

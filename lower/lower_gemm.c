@@ -51,10 +51,9 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "A, B and Y must be 2-D (A %s, B %s)", lower_shape_str(ctx, a),
                       lower_shape_str(ctx, b));
   }
-  bool ta = ingot_node_attr_int(node, "transA", 0) != 0;
-  bool tb = ingot_node_attr_int(node, "transB", 0) != 0;
-  double alpha = ingot_node_attr_float(node, "alpha", 1.0f);
-  double beta = ingot_node_attr_float(node, "beta", 1.0f);
+  const ingot_gemm_params_t* gp = &ctx->params->u.gemm; /* graph/params.c */
+  bool ta = gp->trans_a, tb = gp->trans_b;
+  double alpha = gp->alpha, beta = gp->beta;
   int64_t m = ta ? av->dims[1] : av->dims[0];
   int64_t kk = ta ? av->dims[0] : av->dims[1];
   int64_t kb = tb ? bv->dims[1] : bv->dims[0];

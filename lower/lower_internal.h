@@ -14,6 +14,11 @@ typedef struct lower_ctx_t {
   const ingot_graph_t* graph;
   const ingot_node_t* node;
   uint32_t node_id;
+  /* The node's typed parameters (kind ingot_op_params_kind(node->op)):
+   * &node->params as shape inference set them, or params_local parsed by
+   * lower_node_into for a graph whose shapes were set by hand. */
+  const ingot_op_params_t* params;
+  ingot_op_params_t params_local;
   ingot_arena_t* arena; /* the lowered result's arena */
   uint32_t* alias_of;   /* per graph value, see ingot_lowered_t */
   ingot_ir_func_t* f;
@@ -119,14 +124,10 @@ void lower_window_axis(lower_ctx_t* ctx, ingot_ir_expr_t* o, ingot_ir_expr_t* r,
                        int64_t dilation, int64_t in_extent, int64_t out_extent, int64_t k, ingot_ir_expr_t** cond,
                        ingot_ir_expr_t** index);
 /* Reads an INTS attribute of `count` entries, each >= min_value, into out
- * (all `fallback` when absent). */
+ * (all `fallback` when absent). For ops without typed parameters yet
+ * (graph/params.def); the others read ctx->params. */
 ingot_status_t lower_ints_attr(lower_ctx_t* ctx, const char* name, uint32_t count, int64_t fallback, int64_t min_value,
                                int64_t* out);
-/* Strides, dilations and pads (begin.., end..) of a sliding window over `nsp`
- * spatial axes with input extents `in` and kernel extents `k`; resolves
- * auto_pad; reads ceil_mode where allow_ceil (else refuses it). Conv, pools. */
-ingot_status_t lower_window_attrs(lower_ctx_t* ctx, uint32_t nsp, const int64_t* in, const int64_t* k, bool allow_ceil,
-                                  int64_t* strides, int64_t* dilations, int64_t* pads, bool* ceil_mode);
 /* Appends " <tag>AxBxC" to sb (workload strings). */
 void lower_append_ints(ingot_strbuf_t* sb, const char* tag, const int64_t* v, uint32_t n);
 /* a && b where either may be NULL (meaning true). */
@@ -143,7 +144,7 @@ bool lower_weight_scalar(const lower_ctx_t* ctx, uint32_t value, double* out);
 /* Element i of a WEIGHT value as int64 (floats truncated); false when not a
  * weight or i is out of range. */
 bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t* out);
-/* Applies node->activation (NONE: returns v), in v's dtype. */
+/* Applies node->epilogue's activation (NONE: returns v), in v's dtype. */
 ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v);
 bool lower_has_activation(const lower_ctx_t* ctx);
 /* "none", "relu", "clip(0,6)" (arena string). */

@@ -46,13 +46,10 @@ ingot_status_t lower_loss(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "target %s or weight does not fit input %s",
                       lower_shape_str(ctx, t), lower_shape_str(ctx, x));
   }
-  const char* red = ingot_node_attr_string(node, "reduction", "mean");
-  bool none = strcmp(red, "none") == 0, mean = strcmp(red, "mean") == 0;
-  if (!none && !mean && strcmp(red, "sum") != 0) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "reduction '%s' is not none, sum or mean", red);
-  }
-  const ingot_attr_t* ii = ingot_node_attr(node, "ignore_index");
-  bool has_ignore = ii && ii->type == INGOT_ATTR_INT;
+  const ingot_loss_params_t* lsp = &ctx->params->u.loss; /* graph/params.c */
+  bool none = lsp->reduction == INGOT_LOSS_NONE, mean = lsp->reduction == INGOT_LOSS_MEAN;
+  const char* red = none ? "none" : mean ? "mean" : "sum";
+  bool has_ignore = lsp->has_ignore_index;
 
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bt = lower_add_input(ctx, t, "target");
@@ -82,7 +79,7 @@ ingot_status_t lower_loss(lower_ctx_t* ctx) {
                                         ingot_ir_int(f, classes - 1));
   ingot_ir_expr_t* wv = bw != UINT32_MAX ? ingot_ir_load(f, bw, tc) : ingot_ir_float(f, dt, 1.0);
   if (has_ignore) {
-    wv = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_EQ, te, ingot_ir_int(f, ii->i)), ingot_ir_float(f, dt, 0.0), wv);
+    wv = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_EQ, te, ingot_ir_int(f, lsp->ignore_index)), ingot_ir_float(f, dt, 0.0), wv);
   }
   body[nb++] = ingot_ir_local(f, wl, wv);
   ingot_ir_expr_t* vt = ingot_ir_load(f, bx, AT(tc));
@@ -116,7 +113,7 @@ ingot_status_t lower_loss(lower_ctx_t* ctx) {
   /* -v(t) * w, and exactly 0 for an ignored row (v(t) may be anything there) */
   ingot_ir_expr_t* loss = ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_NEG, vt), ingot_ir_var(f, wl));
   if (has_ignore) {
-    loss = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_EQ, te, ingot_ir_int(f, ii->i)), ingot_ir_float(f, dt, 0.0), loss);
+    loss = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_EQ, te, ingot_ir_int(f, lsp->ignore_index)), ingot_ir_float(f, dt, 0.0), loss);
   }
   if (none) {
     body[nb++] = ingot_ir_store(f, by, r, loss);

@@ -112,18 +112,6 @@ static ingot_ir_expr_t* softplus(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_exp
   return bin(ctx, INGOT_IR_ADD, bin(ctx, INGOT_IR_MAX, x, K(0.0)), un(ctx, INGOT_IR_LOG, bin(ctx, INGOT_IR_ADD, K(1.0), e)));
 }
 
-static ingot_status_t float_attr(lower_ctx_t* ctx, const char* name, double fallback, double* out) {
-  const ingot_attr_t* a = ingot_node_attr(ctx->node, name);
-  if (!a) {
-    *out = fallback;
-    return INGOT_OK;
-  }
-  if (a->type == INGOT_ATTR_FLOAT) *out = a->f;
-  else if (a->type == INGOT_ATTR_INT) *out = (double)a->i;
-  else return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be a number", name);
-  return INGOT_OK;
-}
-
 /* ---- unary math and activations ---- */
 
 ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
@@ -143,6 +131,7 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
   ingot_ir_expr_t* v = NULL;
   const char* extra = "";
   double alpha = 0, beta = 0, gamma = 0;
+  const ingot_unary_params_t* up = &ctx->params->u.unary; /* attributes: graph/params.c */
   switch (op) {
     case INGOT_OP_ABS:
       v = t == INGOT_DTYPE_U8 ? x : un(ctx, INGOT_IR_ABS, x);
@@ -182,8 +171,9 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
       if (swish) {
         alpha = 1.0 / 6.0;
         beta = 0.5;
-      } else if ((s = float_attr(ctx, "alpha", 0.2, &alpha)) || (s = float_attr(ctx, "beta", 0.5, &beta))) {
-        return s;
+      } else {
+        alpha = up->alpha;
+        beta = up->beta;
       }
       ingot_ir_expr_t* h = bin(ctx, INGOT_IR_ADD, bin(ctx, INGOT_IR_MUL, K(alpha), x), K(beta));
       h = bin(ctx, INGOT_IR_MAX, bin(ctx, INGOT_IR_MIN, h, K(1.0)), K(0.0));
@@ -192,29 +182,27 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
       break;
     }
     case INGOT_OP_LEAKYRELU:
-      if ((s = float_attr(ctx, "alpha", 0.01, &alpha))) return s;
+      alpha = up->alpha;
       v = sel(ctx, bin(ctx, INGOT_IR_LT, x, K(0.0)), bin(ctx, INGOT_IR_MUL, K(alpha), x), x);
       extra = ingot_arena_printf(ctx->arena, "alpha=%g", alpha);
       break;
     case INGOT_OP_ELU: {
-      if ((s = float_attr(ctx, "alpha", 1.0, &alpha))) return s;
+      alpha = up->alpha;
       ingot_ir_expr_t* neg = bin(ctx, INGOT_IR_MUL, K(alpha), bin(ctx, INGOT_IR_SUB, un(ctx, INGOT_IR_EXP, x), K(1.0)));
       v = sel(ctx, bin(ctx, INGOT_IR_LT, x, K(0.0)), neg, x);
       extra = ingot_arena_printf(ctx->arena, "alpha=%g", alpha);
       break;
     }
     case INGOT_OP_SELU: {
-      if ((s = float_attr(ctx, "alpha", 1.67326319217681884765625, &alpha)) ||
-          (s = float_attr(ctx, "gamma", 1.05070102214813232421875, &gamma)))
-        return s;
+      alpha = up->alpha;
+      gamma = up->gamma;
       ingot_ir_expr_t* neg = bin(ctx, INGOT_IR_SUB, bin(ctx, INGOT_IR_MUL, K(alpha), un(ctx, INGOT_IR_EXP, x)), K(alpha));
       v = bin(ctx, INGOT_IR_MUL, K(gamma), sel(ctx, bin(ctx, INGOT_IR_LE, x, K(0.0)), neg, x));
       extra = ingot_arena_printf(ctx->arena, "alpha=%g gamma=%g", alpha, gamma);
       break;
     }
     case INGOT_OP_CELU: {
-      if ((s = float_attr(ctx, "alpha", 1.0, &alpha))) return s;
-      if (alpha == 0.0) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "alpha must not be 0");
+      alpha = up->alpha; /* not 0 (graph/params.c) */
       ingot_ir_expr_t* em = bin(ctx, INGOT_IR_SUB, un(ctx, INGOT_IR_EXP, bin(ctx, INGOT_IR_DIV, x, K(alpha))), K(1.0));
       v = bin(ctx, INGOT_IR_ADD, bin(ctx, INGOT_IR_MAX, x, K(0.0)),
               bin(ctx, INGOT_IR_MIN, K(0.0), bin(ctx, INGOT_IR_MUL, K(alpha), em)));
@@ -222,17 +210,14 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
       break;
     }
     case INGOT_OP_GELU: {
-      const char* approx = ingot_node_attr_string(ctx->node, "approximate", "none");
+      const char* approx = up->gelu_tanh ? "tanh" : "none";
       ingot_ir_expr_t* inner;
-      if (!strcmp(approx, "none")) {
+      if (!up->gelu_tanh) {
         inner = un(ctx, INGOT_IR_ERF, bin(ctx, INGOT_IR_MUL, x, K(0.70710678118654752440)));
-      } else if (!strcmp(approx, "tanh")) {
+      } else {
         ingot_ir_expr_t* cube = bin(ctx, INGOT_IR_MUL, bin(ctx, INGOT_IR_MUL, x, x), x);
         ingot_ir_expr_t* arg = bin(ctx, INGOT_IR_ADD, x, bin(ctx, INGOT_IR_MUL, K(0.044715), cube));
         inner = un(ctx, INGOT_IR_TANH, bin(ctx, INGOT_IR_MUL, K(0.79788456080286535588), arg)); /* sqrt(2/pi) */
-      } else {
-        return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "attribute 'approximate' = '%s' is not supported (none, tanh)",
-                          approx);
       }
       v = bin(ctx, INGOT_IR_MUL, bin(ctx, INGOT_IR_MUL, K(0.5), x), bin(ctx, INGOT_IR_ADD, K(1.0), inner));
       extra = ingot_arena_printf(ctx->arena, "approximate=%s", approx);
@@ -244,7 +229,7 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
       break;
     case INGOT_OP_MISH: v = bin(ctx, INGOT_IR_MUL, x, un(ctx, INGOT_IR_TANH, softplus(ctx, t, x))); break;
     case INGOT_OP_THRESHOLDEDRELU:
-      if ((s = float_attr(ctx, "alpha", 1.0, &alpha))) return s;
+      alpha = up->alpha;
       v = sel(ctx, bin(ctx, INGOT_IR_LT, K(alpha), x), x, K(0.0));
       extra = ingot_arena_printf(ctx->arena, "alpha=%g", alpha);
       break;
@@ -265,8 +250,7 @@ ingot_status_t lower_isnan_isinf(lower_ctx_t* ctx) {
   if (ctx->node->op == INGOT_OP_ISNAN) {
     v = bin(ctx, INGOT_IR_NE, x, x);
   } else {
-    int64_t pos = ingot_node_attr_int(ctx->node, "detect_positive", 1);
-    int64_t neg = ingot_node_attr_int(ctx->node, "detect_negative", 1);
+    int64_t pos = ctx->params->u.unary.detect_positive, neg = ctx->params->u.unary.detect_negative;
     ingot_ir_expr_t* p = bin(ctx, INGOT_IR_EQ, x, K(INFINITY));
     ingot_ir_expr_t* n = bin(ctx, INGOT_IR_EQ, x, K(-INFINITY));
     if (pos && neg) v = bin(ctx, INGOT_IR_OR, p, n);
@@ -406,13 +390,10 @@ ingot_status_t lower_mod(lower_ctx_t* ctx) {
   ew_t e;
   ingot_status_t s = ew_begin(ctx, 2, LOWER_DT_NUMERIC, true, &e);
   if (s) return s;
-  int64_t fmod_attr = ingot_node_attr_int(ctx->node, "fmod", 0);
+  int64_t fmod_attr = ctx->params->u.unary.fmod; /* 1 for float inputs (graph/params.c) */
   ingot_dtype_t t = e.in[0]->dtype;
   ingot_ir_expr_t* v;
   if (lower_dtype_is_float(t)) {
-    if (fmod_attr != 1) {
-      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "floating-point Mod needs attribute 'fmod' = 1");
-    }
     v = bin(ctx, INGOT_IR_MOD, e.in[0], e.in[1]);  /* C fmod: the sign of the dividend */
   } else {
     v = fmod_attr ? trunc_mod(ctx, e.in[0], e.in[1]) : bin(ctx, INGOT_IR_MOD, e.in[0], e.in[1]);
@@ -450,11 +431,7 @@ ingot_status_t lower_bitshift(lower_ctx_t* ctx) {
   ew_t e;
   ingot_status_t s = ew_begin(ctx, 2, LOWER_DT(INGOT_DTYPE_U8), true, &e);
   if (s) return s;
-  const char* dir = ingot_node_attr_string(ctx->node, "direction", "");
-  bool left = !strcmp(dir, "LEFT");
-  if (!left && strcmp(dir, "RIGHT")) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'direction' must be LEFT or RIGHT, not '%s'", dir);
-  }
+  bool left = ctx->params->u.unary.shift_left; /* direction (graph/params.c) */
   ingot_ir_func_t* f = ctx->f;
   ingot_ir_expr_t* x = ingot_ir_cast(f, INGOT_DTYPE_I64, e.in[0]);
   ingot_ir_expr_t* y = ingot_ir_cast(f, INGOT_DTYPE_I64, e.in[1]);

@@ -160,11 +160,7 @@ ingot_status_t lower_layernorm(lower_ctx_t* ctx) {
     }
   }
   const ingot_value_t* xv = lower_value(ctx, x);
-  int64_t axis = ingot_node_attr_int(node, "axis", -1);
-  if (axis < -(int64_t)xv->rank || axis >= xv->rank) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range", (long long)axis);
-  }
-  if (axis < 0) axis += xv->rank;
+  int64_t axis = ctx->params->u.norm.axis; /* axis, epsilon: node.params (graph/params.c) */
   norm_args_t a;
   memset(&a, 0, sizeof(a));
   a.rows = 1;
@@ -193,7 +189,7 @@ ingot_status_t lower_layernorm(lower_ctx_t* ctx) {
   a.xv = xv;
   a.axis = axis;
   a.rms = node->op == INGOT_OP_RMSNORMALIZATION;
-  a.eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  a.eps = ctx->params->u.norm.epsilon;
   a.bx = lower_add_input(ctx, x, "x");
   a.bscale = sc != INGOT_NO_VALUE ? lower_add_input(ctx, sc, "scale") : UINT32_MAX;
   a.bbias = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
@@ -235,7 +231,7 @@ ingot_status_t lower_instancenorm(lower_ctx_t* ctx) {
   a.xv = xv;
   a.axis = 2;
   a.channels = c;
-  a.eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  a.eps = ctx->params->u.norm.epsilon;
   a.bx = lower_add_input(ctx, x, "x");
   a.bscale = lower_add_input(ctx, sc, "scale");
   a.bbias = lower_add_input(ctx, b, "bias");
@@ -259,7 +255,7 @@ ingot_status_t lower_groupnorm(lower_ctx_t* ctx) {
   }
   const ingot_value_t* xv = lower_value(ctx, x);
   int64_t c = xv->rank >= 2 ? xv->dims[1] : 0;
-  int64_t groups = ingot_node_attr_int(node, "num_groups", 0);
+  int64_t groups = ctx->params->u.norm.num_groups; /* num_groups, epsilon: node.params (graph/params.c) */
   if (xv->rank < 2 || groups < 1 || c % groups != 0) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "num_groups %lld does not fit input %s", (long long)groups,
                       lower_shape_str(ctx, x));
@@ -282,7 +278,7 @@ ingot_status_t lower_groupnorm(lower_ctx_t* ctx) {
   a.axis = 1;
   a.groups = groups;
   a.params_per_group = !per_channel;
-  a.eps = ingot_node_attr_float(node, "epsilon", 1e-5f);
+  a.eps = ctx->params->u.norm.epsilon;
   a.bx = lower_add_input(ctx, x, "x");
   a.bscale = lower_add_input(ctx, sc, "scale");
   a.bbias = lower_add_input(ctx, b, "bias");
@@ -305,13 +301,7 @@ ingot_status_t lower_lpnorm(lower_ctx_t* ctx) {
     return s;
   }
   const ingot_value_t* xv = lower_value(ctx, x);
-  int64_t axis = ingot_node_attr_int(node, "axis", -1);
-  if (xv->rank == 0 || axis < -(int64_t)xv->rank || axis >= xv->rank) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range", (long long)axis);
-  }
-  if (axis < 0) axis += xv->rank;
-  int64_t p = ingot_node_attr_int(node, "p", 2);
-  if (p != 1 && p != 2) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "p must be 1 or 2");
+  int64_t axis = ctx->params->u.norm.axis, p = ctx->params->u.norm.p; /* graph/params.c */
   int64_t outer = 1, len = xv->dims[axis], inner = 1;
   for (int32_t i = 0; i < xv->rank; ++i) {
     if (i < axis) outer *= xv->dims[i];

@@ -68,13 +68,6 @@ static ingot_ir_expr_t* lp_root(lower_ctx_t* ctx, ingot_ir_expr_t* v, int64_t p)
   return ingot_ir_binary(f, INGOT_IR_POW, v, lower_f32(ctx, 1.0 / (double)p));
 }
 
-static ingot_status_t lp_order(lower_ctx_t* ctx, int64_t* out_p) {
-  int64_t p = ingot_node_attr_int(ctx->node, "p", 2);
-  if (p < 1 || p > 64) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "p = %lld is not supported (1..64)", (long long)p);
-  *out_p = p;
-  return INGOT_OK;
-}
-
 /* The lowest value of a MaxPool dtype (float32, uint8, int8). */
 static ingot_ir_expr_t* pool_lowest(lower_ctx_t* ctx, ingot_dtype_t dt) {
   ingot_ir_func_t* f = ctx->f;
@@ -90,8 +83,10 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  int64_t lp = 2;
-  if (is_lp && (s = lp_order(ctx, &lp))) return s;
+  /* The window, ceil_mode, storage_order, count_include_pad and p were read
+   * and checked at shape inference (node.params, graph/params.c). */
+  const ingot_pool_params_t* pp = &ctx->params->u.pool;
+  int64_t lp = pp->p;
   bool int_ok = is_max && lower_value(ctx, x)->dtype != INGOT_DTYPE_F32 &&
                 (lower_value(ctx, x)->dtype == INGOT_DTYPE_U8 || lower_value(ctx, x)->dtype == INGOT_DTYPE_I8);
   if ((s = lower_check_value(ctx, x, !int_ok)) || (s = lower_check_value(ctx, y, !int_ok))) return s;
@@ -106,10 +101,7 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
       return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "Indices must be int64 (and no fused activation)");
     }
   }
-  int64_t storage_order = ingot_node_attr_int(node, "storage_order", 0);
-  if (storage_order != 0 && storage_order != 1) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "storage_order must be 0 or 1");
-  }
+  int64_t storage_order = pp->storage_order;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
   if (xv->rank < 3 || xv->rank > 5) {
@@ -121,22 +113,18 @@ ingot_status_t lower_pool(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s does not fit input %s",
                       lower_shape_str(ctx, y), lower_shape_str(ctx, x));
   }
-  int64_t k[3], in_sp[3], out_sp[3], strides[3], dil[3], pads[6];
-  if (!ingot_node_attr(node, "kernel_shape")) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'kernel_shape' is required");
+  if (pp->window.spatial != (int32_t)nsp) {
+    return lower_fail(ctx, INGOT_ERROR_INTERNAL, "parameters of %d spatial axes for %ud pooling", pp->window.spatial, nsp);
   }
-  if ((s = lower_ints_attr(ctx, "kernel_shape", nsp, 1, 1, k))) return s;
+  const int64_t *k = pp->window.kernel, *strides = pp->window.strides, *dil = pp->window.dilations;
+  const int64_t* pads = pp->window.pads;
+  int64_t in_sp[3], out_sp[3];
   for (uint32_t i = 0; i < nsp; ++i) in_sp[i] = xv->dims[2 + i];
-  bool ceil_mode;
-  if ((s = lower_window_attrs(ctx, nsp, in_sp, k, true, strides, dil, pads, &ceil_mode))) return s;
-  bool include_pad = !is_max && ingot_node_attr_int(node, "count_include_pad", 0) != 0;
+  bool ceil_mode = pp->window.ceil_mode;
+  bool include_pad = pp->count_include_pad;
   for (uint32_t i = 0; i < nsp; ++i) {
     int64_t span = (k[i] - 1) * dil[i] + 1;
     int64_t total = in_sp[i] + pads[i] + pads[nsp + i] - span;
-    if (total < 0) {
-      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the window (%lld) is larger than the padded input (%lld)",
-                        (long long)span, (long long)(in_sp[i] + pads[i] + pads[nsp + i]));
-    }
     int64_t lo = total / strides[i] + 1;
     int64_t hi = (total + strides[i] - 1) / strides[i] + 1;
     out_sp[i] = yv->dims[2 + i];
@@ -325,11 +313,7 @@ ingot_status_t lower_global_pool(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   bool is_max = node->op == INGOT_OP_GLOBALMAXPOOL;
   bool is_lp = node->op == INGOT_OP_GLOBALLPPOOL;
-  int64_t lp = 2;
-  if (is_lp) {
-    ingot_status_t ps = lp_order(ctx, &lp);
-    if (ps) return ps;
-  }
+  int64_t lp = is_lp ? ctx->params->u.lp.p : 2;
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;

@@ -179,21 +179,9 @@ ingot_status_t lower_reduce(lower_ctx_t* ctx) {
   if (yv->dtype != dt) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output type differs from the input's");
 
   /* Axes: canonical after shape inference (see graph/infer_reduce.c). */
-  bool reduced[INGOT_MAX_RANK] = {false};
-  uint32_t naxes = 0;
-  const int64_t* axes = ingot_node_attr_ints(node, "axes", &naxes);
-  bool noop = ingot_node_attr_int(node, "noop_with_empty_axes", 0) != 0;
-  for (uint32_t i = 0; i < naxes; ++i) {
-    if (axes[i] < 0 || axes[i] >= xv->rank) {
-      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range (shape inference has not run?)",
-                        (long long)axes[i]);
-    }
-    reduced[axes[i]] = true;
-  }
-  if (naxes == 0 && !noop) {
-    for (int32_t i = 0; i < xv->rank; ++i) reduced[i] = true;
-  }
-  bool keepdims = ingot_node_attr_int(node, "keepdims", 1) != 0;
+  /* Axes and keepdims: node.params (graph/params.c). */
+  const bool* reduced = ctx->params->u.reduce.reduced;
+  bool keepdims = ctx->params->u.reduce.keepdims;
   int64_t kept_dims[INGOT_MAX_RANK], red_dims[INGOT_MAX_RANK], count = 1;
   uint32_t nk = 0, nr = 0;
   for (int32_t i = 0; i < xv->rank; ++i) {
@@ -366,14 +354,6 @@ ingot_status_t lower_reduce(lower_ctx_t* ctx) {
 static const ingot_dtype_t kOrdered[] = {INGOT_DTYPE_F32, INGOT_DTYPE_F64, INGOT_DTYPE_I64, INGOT_DTYPE_I32,
                                          INGOT_DTYPE_I8,  INGOT_DTYPE_U8,  INGOT_DTYPE_INVALID};
 
-static ingot_status_t norm_axis(const lower_ctx_t* ctx, int64_t axis, int32_t rank, int64_t* out) {
-  if (axis < -(int64_t)rank || axis >= rank) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis, rank);
-  }
-  *out = axis < 0 ? axis + rank : axis;
-  return INGOT_OK;
-}
-
 ingot_status_t lower_argmax(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   bool is_max = node->op == INGOT_OP_ARGMAX;
@@ -385,9 +365,8 @@ ingot_status_t lower_argmax(lower_ctx_t* ctx) {
   if ((s = check_dtype(ctx, x, kOrdered))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t axis = 0;
-  if ((s = norm_axis(ctx, ingot_node_attr_int(node, "axis", 0), xv->rank, &axis))) return s;
-  bool last = ingot_node_attr_int(node, "select_last_index", 0) != 0;
+  int64_t axis = ctx->params->u.arg.axis; /* graph/params.c */
+  bool last = ctx->params->u.arg.select_last_index;
   rows_t r = rows_of(xv, axis);
   if (yv->dtype != INGOT_DTYPE_I64 || ingot_value_numel(yv) != r.outer * r.inner) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output must be int64 with %lld elements",
@@ -448,12 +427,11 @@ ingot_status_t lower_topk(lower_ctx_t* ctx) {
   if (yv_id != INGOT_NO_VALUE && (s = lower_check_value(ctx, yv_id, false))) return s;
   if (yi_id != INGOT_NO_VALUE && (s = lower_check_value(ctx, yi_id, false))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
-  int64_t axis = 0;
-  if ((s = norm_axis(ctx, ingot_node_attr_int(node, "axis", -1), xv->rank, &axis))) return s;
-  int64_t k = ingot_node_attr_int(node, "k", 0); /* canonical, see graph/infer_reduce.c */
+  int64_t axis = ctx->params->u.topk.axis; /* graph/params.c */
+  int64_t k = ctx->params->u.topk.k;
   rows_t r = rows_of(xv, axis);
   if (k < 1 || k > r.len) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "K = %lld does not fit", (long long)k);
-  bool largest = ingot_node_attr_int(node, "largest", 1) != 0;
+  bool largest = ctx->params->u.topk.largest;
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bvals = yv_id != INGOT_NO_VALUE ? lower_add_output(ctx, yv_id, "values") : UINT32_MAX;
   uint32_t bidx = yi_id != INGOT_NO_VALUE ? lower_add_output(ctx, yi_id, "indices") : UINT32_MAX;
@@ -513,16 +491,9 @@ ingot_status_t lower_cumsum(lower_ctx_t* ctx) {
                                          INGOT_DTYPE_INVALID};
   if ((s = check_dtype(ctx, x, kTypes))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
-  const ingot_value_t* av = ax != INGOT_NO_VALUE ? lower_value(ctx, ax) : NULL;
-  if (!av || av->kind != INGOT_VALUE_WEIGHT || !av->data || ingot_value_numel(av) != 1 ||
-      (av->dtype != INGOT_DTYPE_I64 && av->dtype != INGOT_DTYPE_I32)) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "axis must be a constant int32/int64 scalar");
-  }
-  int64_t raw = av->dtype == INGOT_DTYPE_I64 ? *(const int64_t*)av->data : *(const int32_t*)av->data;
-  int64_t axis = 0;
-  if ((s = norm_axis(ctx, raw, xv->rank, &axis))) return s;
-  bool exclusive = ingot_node_attr_int(node, "exclusive", 0) != 0;
-  bool reverse = ingot_node_attr_int(node, "reverse", 0) != 0;
+  (void)ax; /* the constant axis input, exclusive, reverse: node.params (graph/params.c) */
+  int64_t axis = ctx->params->u.cum.axis;
+  bool exclusive = ctx->params->u.cum.exclusive, reverse = ctx->params->u.cum.reverse;
   bool prod = node->op == INGOT_OP_CUMPROD;
   rows_t r = rows_of(xv, axis);
   uint32_t bx = lower_add_input(ctx, x, "x");

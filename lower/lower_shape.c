@@ -89,19 +89,7 @@ ingot_status_t lower_transpose(lower_ctx_t* ctx) {
   const ingot_value_t* yv = lower_value(ctx, y);
   int32_t rank = xv->rank;
   int64_t perm[INGOT_MAX_RANK];
-  uint32_t count = 0;
-  const int64_t* p = ingot_node_attr_ints(node, "perm", &count);
-  if (p && count != (uint32_t)rank) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "perm has %u entries for rank %d", count, rank);
-  }
-  bool seen[INGOT_MAX_RANK] = {false};
-  for (int32_t i = 0; i < rank; ++i) {
-    perm[i] = p ? p[i] : rank - 1 - i;
-    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]) {
-      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "perm is not a permutation of 0..%d", rank - 1);
-    }
-    seen[perm[i]] = true;
-  }
+  for (int32_t i = 0; i < rank; ++i) perm[i] = ctx->params->u.transpose.perm[i]; /* graph/params.c */
   bool ok = yv->rank == rank && yv->dtype == xv->dtype;
   for (int32_t i = 0; ok && i < rank; ++i) ok = yv->dims[i] == xv->dims[perm[i]];
   if (!ok) {
@@ -139,15 +127,9 @@ ingot_status_t lower_concat(lower_ctx_t* ctx) {
   if (node->input_count == 0) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "no inputs");
   const ingot_value_t* yv = lower_value(ctx, y);
   int32_t rank = yv->rank;
-  const ingot_attr_t* axis_attr = ingot_node_attr(node, "axis");
-  if (!axis_attr || axis_attr->type != INGOT_ATTR_INT) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' (int) is required");
-  }
-  int64_t axis = axis_attr->i;
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
-                      (long long)axis_attr->i, rank);
+  int64_t axis = ctx->params->u.axis.axis; /* normalized (graph/params.c) */
+  if (axis >= rank) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis, rank);
   }
   int64_t total = 0;
   for (uint32_t k = 0; k < node->input_count; ++k) {

@@ -122,14 +122,8 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
   enum { kSoftmax, kLogSoftmax, kHardmax } kind =
       node->op == INGOT_OP_LOGSOFTMAX ? kLogSoftmax : node->op == INGOT_OP_HARDMAX ? kHardmax : kSoftmax;
   int32_t rank = xv->rank;
-  bool legacy = ctx->graph->opset > 0 && ctx->graph->opset < 13;
-  int64_t axis = ingot_node_attr_int(node, "axis", legacy ? 1 : -1);
-  int64_t given = axis;
-  if (axis < 0) axis += rank;
-  if (rank == 0 || axis < 0 || axis >= rank) {
-    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)given,
-                      rank);
-  }
+  bool legacy = ctx->graph->opset > 0 && ctx->graph->opset < 13; /* rows: every axis from `axis` on */
+  int64_t axis = ctx->params->u.axis.axis;                        /* normalized (graph/params.c) */
   int64_t outer = 1, len = 1, inner = 1;
   for (int32_t i = 0; i < rank; ++i) {
     if (i < axis) {

@@ -595,10 +595,10 @@ static void test_fuse_activations(void) {
   for (uint32_t i = 0; i < g->node_count; ++i) {
     const ingot_node_t* n = &g->nodes[i];
     if (strcmp(n->name, "conv") == 0) {
-      CHECK(n->activation == INGOT_ACTIVATION_CLIP && n->act_min == 0.0f && n->act_max == 6.0f);
+      CHECK(n->epilogue.activation == INGOT_ACTIVATION_CLIP && n->epilogue.act_min == 0.0f && n->epilogue.act_max == 6.0f);
       CHECK(strcmp(g->values[n->outputs[0]].name, "y") == 0);
     } else if (strcmp(n->name, "conv2") == 0) {
-      CHECK(n->activation == INGOT_ACTIVATION_NONE);
+      CHECK(n->epilogue.activation == INGOT_ACTIVATION_NONE);
     } else {
       CHECK(n->op == INGOT_OP_RELU);
     }
@@ -736,6 +736,176 @@ static void test_sort(void) {
   destroy(g);
 }
 
+
+/* ---- typed op parameters (graph/params.c) ---- */
+
+/* A one-node graph: x [1, 4, 9, 9] -> op -> y (Conv with a weight [8, 4, 3, 3];
+ * Gemm with x [3, 4], a weight [4, 5]). */
+static ingot_graph_t* one_op_graph(ingot_op_t op, const char* name, uint32_t* out_node) {
+  ingot_graph_t* g = new_graph();
+  int64_t xd[] = {1, 4, 9, 9}, wd[] = {8, 4, 3, 3}, ad[] = {3, 4}, bd[] = {4, 5};
+  bool gemm = op == INGOT_OP_GEMM;
+  uint32_t ins[2] = {input(g, "x", gemm ? 2 : 4, gemm ? ad : xd)};
+  uint32_t n_in = 1;
+  if (op == INGOT_OP_CONV || gemm) ins[n_in++] = weight(g, "w", INGOT_DTYPE_F32, gemm ? 2 : 4, gemm ? bd : wd, NULL);
+  uint32_t y = value(g, "y");
+  *out_node = node1(g, op, name, ins, n_in, y);
+  mark_output(g, y);
+  return g;
+}
+
+/* Inference fails on node `name` of op `op` with status `code` and a
+ * message holding `needle`. */
+static void expect_param_error(ingot_graph_t* g, ingot_status_t code, const char* node_op, const char* needle) {
+  ingot_compiler_error_clear();
+  ingot_status_t s = ingot_graph_infer_shapes(g);
+  CHECK(s == code);
+  if (!strstr(ingot_compiler_error(), node_op) || !strstr(ingot_compiler_error(), needle)) {
+    fprintf(stderr, "param error '%s' lacks '%s' or '%s'\n", ingot_compiler_error(), node_op, needle);
+    ++g_failures;
+  }
+  destroy(g);
+}
+
+static void test_op_params(void) {
+  CHECK(ingot_op_params_kind(INGOT_OP_CONV) == INGOT_PARAMS_CONV);
+  CHECK(ingot_op_params_kind(INGOT_OP_CONVINTEGER) == INGOT_PARAMS_CONV);
+  CHECK(ingot_op_params_kind(INGOT_OP_LPPOOL) == INGOT_PARAMS_POOL);
+  CHECK(ingot_op_params_kind(INGOT_OP_GEMM) == INGOT_PARAMS_GEMM);
+  CHECK(ingot_op_params_kind(INGOT_OP_MATMUL) == INGOT_PARAMS_NONE);
+  CHECK(ingot_op_params_kind(INGOT_OP_COUNT_) == INGOT_PARAMS_NONE);
+
+  /* Inference fills node.params: auto_pad resolved, output extents. */
+  uint32_t conv;
+  ingot_graph_t* g = one_op_graph(INGOT_OP_CONV, "conv", &conv);
+  int64_t st[] = {2, 1};
+  set_ints(g, conv, "strides", st, 2);
+  set_str(g, conv, "auto_pad", "SAME_LOWER");
+  CHECK(g->nodes[conv].params.kind == INGOT_PARAMS_NONE);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  const ingot_conv_params_t* cp = &g->nodes[conv].params.u.conv;
+  CHECK(g->nodes[conv].params.kind == INGOT_PARAMS_CONV);
+  CHECK(cp->group == 1 && cp->window.spatial == 2 && cp->window.kernel[0] == 3 && cp->window.kernel[1] == 3);
+  CHECK(cp->window.strides[0] == 2 && cp->window.strides[1] == 1 && cp->window.dilations[0] == 1);
+  /* H: out 5, total (5-1)*2+3-9 = 2 -> 1, 1; W: out 9, total 2 -> 1, 1 */
+  CHECK(cp->window.out[0] == 5 && cp->window.out[1] == 9);
+  CHECK(cp->window.pads[0] == 1 && cp->window.pads[1] == 1 && cp->window.pads[2] == 1 && cp->window.pads[3] == 1);
+  ingot_op_params_t again;
+  CHECK_OK(ingot_graph_node_params(g, conv, &again));
+  CHECK(memcmp(&again, &g->nodes[conv].params, sizeof(again)) == 0);
+  /* Lowering reads the parameters, not the attributes: an attribute changed
+   * after inference is not looked at again. */
+  ((ingot_attr_t*)ingot_node_attr(&g->nodes[conv], "strides"))->ints[0] = -7;
+  ingot_lowered_t* lowered = NULL;
+  CHECK_OK(ingot_lower_graph(g, &lowered));
+  CHECK(lowered && lowered->kernel_count == 1 && strstr(lowered->kernels[0].workload, " stride2x1 pad1x1x1x1 "));
+  ingot_lowered_destroy(lowered);
+  /* ...while a fresh parse of the attributes refuses it. */
+  CHECK_FAIL(ingot_graph_node_params(g, conv, &again), "'strides'[0] = -7 must be >= 1");
+  destroy(g);
+
+  /* Bad attributes: one clear error at inference, naming node and op. */
+  int64_t neg[] = {-1, 1}, three[] = {0, 0, 0}, zero_dil[] = {1, 0}, k5[] = {5, 5};
+  g = one_op_graph(INGOT_OP_CONV, "c_neg", &conv);
+  set_ints(g, conv, "strides", neg, 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'c_neg' (Conv)", "'strides'[0] = -1 must be >= 1");
+  g = one_op_graph(INGOT_OP_CONV, "c_pads", &conv);
+  set_ints(g, conv, "pads", three, 3);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'c_pads' (Conv)", "'pads' has 3 entries, expected 4");
+  g = one_op_graph(INGOT_OP_CONV, "c_dil", &conv);
+  set_ints(g, conv, "dilations", zero_dil, 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'c_dil' (Conv)", "'dilations'[1] = 0 must be >= 1");
+  g = one_op_graph(INGOT_OP_CONV, "c_k", &conv);
+  set_ints(g, conv, "kernel_shape", k5, 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'c_k' (Conv)", "kernel_shape[0] = 5 disagrees");
+  g = one_op_graph(INGOT_OP_CONV, "c_group", &conv);
+  set_str(g, conv, "group", "two");
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'c_group' (Conv)", "attribute 'group' must be an int");
+  g = one_op_graph(INGOT_OP_CONV, "c_pad_type", &conv);
+  set_int(g, conv, "pads", 1);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'c_pad_type' (Conv)", "'pads' must be a list of ints");
+  int64_t big[] = {(int64_t)1 << 40, 1};
+  g = one_op_graph(INGOT_OP_CONV, "c_big", &conv);
+  set_ints(g, conv, "strides", big, 2);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'c_big' (Conv)", "out of range");
+
+  uint32_t pool;
+  int64_t k2[] = {2, 2};
+  g = one_op_graph(INGOT_OP_MAXPOOL, "mp", &pool);
+  set_ints(g, pool, "kernel_shape", k2, 2);
+  set_int(g, pool, "storage_order", 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'mp' (MaxPool)", "storage_order must be 0 or 1");
+  g = one_op_graph(INGOT_OP_AVERAGEPOOL, "ap", &pool);
+  set_ints(g, pool, "kernel_shape", k2, 2);
+  set_int(g, pool, "ceil_mode", 3);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'ap' (AveragePool)", "ceil_mode must be 0 or 1");
+  g = one_op_graph(INGOT_OP_LPPOOL, "lp", &pool);
+  set_ints(g, pool, "kernel_shape", k2, 2);
+  set_int(g, pool, "p", 65);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'lp' (LpPool)", "p = 65 is not supported");
+  g = one_op_graph(INGOT_OP_GLOBALLPPOOL, "glp", &pool);
+  set_int(g, pool, "p", 0);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'glp' (GlobalLpPool)", "p = 0 is not supported");
+  /* A good pool: count_include_pad only for the averaging pools. */
+  g = one_op_graph(INGOT_OP_AVERAGEPOOL, "ap", &pool);
+  set_ints(g, pool, "kernel_shape", k2, 2);
+  set_int(g, pool, "count_include_pad", 1);
+  set_int(g, pool, "ceil_mode", 1);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  const ingot_pool_params_t* pp = &g->nodes[pool].params.u.pool;
+  CHECK(g->nodes[pool].params.kind == INGOT_PARAMS_POOL && pp->count_include_pad && pp->window.ceil_mode);
+  CHECK(pp->window.out[0] == 8 && pp->window.out[1] == 8);
+  destroy(g);
+
+  uint32_t gemm;
+  g = one_op_graph(INGOT_OP_GEMM, "fc", &gemm);
+  set_str(g, gemm, "alpha", "big");
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'fc' (Gemm)", "attribute 'alpha' must be a float");
+  g = one_op_graph(INGOT_OP_GEMM, "fc", &gemm);
+  set_int(g, gemm, "beta", 2); /* an int where a float belongs is taken as that float */
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  const ingot_gemm_params_t* gp = &g->nodes[gemm].params.u.gemm;
+  CHECK(gp->beta == 2.0 && gp->alpha == 1.0 && !gp->trans_a && !gp->trans_b);
+  destroy(g);
+
+  /* Axis-like parameters: normalized at inference, errors name the node. */
+  uint32_t op;
+  g = one_op_graph(INGOT_OP_SOFTMAX, "sm", &op);
+  set_int(g, op, "axis", -3);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  CHECK(g->nodes[op].params.kind == INGOT_PARAMS_AXIS && g->nodes[op].params.u.axis.axis == 1);
+  destroy(g);
+  g = one_op_graph(INGOT_OP_SOFTMAX, "sm", &op);
+  set_int(g, op, "axis", 4);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'sm' (Softmax)", "axis 4 is out of range for rank 4");
+  g = one_op_graph(INGOT_OP_REDUCESUM, "rs", &op);
+  set_int(g, op, "keepdims", 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'rs' (ReduceSum)", "keepdims must be 0 or 1");
+  int64_t dup[] = {1, -3};
+  g = one_op_graph(INGOT_OP_REDUCEMAX, "rm", &op);
+  set_ints(g, op, "axes", dup, 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'rm' (ReduceMax)", "axis -3 appears twice");
+  int64_t ax[] = {-1, 1};
+  g = one_op_graph(INGOT_OP_REDUCEMEAN, "rm", &op);
+  set_ints(g, op, "axes", ax, 2);
+  set_int(g, op, "keepdims", 0);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  const ingot_reduce_params_t* rp = &g->nodes[op].params.u.reduce;
+  CHECK(!rp->keepdims && !rp->reduced[0] && rp->reduced[1] && !rp->reduced[2] && rp->reduced[3]);
+  destroy(g);
+  g = one_op_graph(INGOT_OP_ARGMAX, "am", &op);
+  set_str(g, op, "select_last_index", "yes");
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'am' (ArgMax)", "'select_last_index' must be an int");
+  g = new_graph();
+  int64_t td[] = {2, 9};
+  uint32_t tin = input(g, "x", 2, td), touts[2] = {value(g, "values"), value(g, "indices")};
+  op = ingot_graph_add_node(g, INGOT_OP_TOPK, "tk", &tin, 1, touts, 2);
+  mark_output(g, touts[0]);
+  mark_output(g, touts[1]);
+  set_int(g, op, "k", 10);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'tk' (TopK)", "K = 10 is outside [1, 9]");
+}
+
 int main(void) {
   test_op_table();
   test_conv_shapes();
@@ -749,6 +919,7 @@ int main(void) {
   test_fuse_activations();
   test_fold_constants();
   test_sort();
+  test_op_params();
   if (g_failures) {
     fprintf(stderr, "graph_test: %d failure(s)\n", g_failures);
     return 1;

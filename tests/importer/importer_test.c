@@ -94,7 +94,7 @@ static void test_conv_model(void) {
   }
   CHECK(g->node_count == 4);
   if (g->node_count == 4) {
-    CHECK(g->nodes[0].op == INGOT_OP_CONV && g->nodes[0].activation == INGOT_ACTIVATION_RELU);
+    CHECK(g->nodes[0].op == INGOT_OP_CONV && g->nodes[0].epilogue.activation == INGOT_ACTIVATION_RELU);
     CHECK(g->nodes[0].input_count == 3);
     CHECK(g->nodes[1].op == INGOT_OP_MAXPOOL);
     CHECK(g->nodes[2].op == INGOT_OP_FLATTEN);

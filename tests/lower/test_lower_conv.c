@@ -68,9 +68,9 @@ static void run_conv(const conv_case_t* t) {
   } else {
     tg_attr_ints(g, node, "pads", t->pad, (uint32_t)(2 * nsp));
   }
-  g->nodes[node].activation = t->act;
-  g->nodes[node].act_min = -0.5f;
-  g->nodes[node].act_max = 0.75f;
+  g->nodes[node].epilogue.activation = t->act;
+  g->nodes[node].epilogue.act_min = -0.5f;
+  g->nodes[node].epilogue.act_max = 0.75f;
 
   float** vals = tg_vals(g);
   vals[x] = tg_random(tg_numel(g, x), 77);
@@ -118,7 +118,7 @@ static void test_workload(void) {
   uint32_t in[2] = {x, w};
   uint32_t node = tg_node(g, INGOT_OP_CONV, in, 2, &y, 1);
   tg_attr_ints(g, node, "pads", pads, 4);
-  g->nodes[node].activation = INGOT_ACTIVATION_RELU;
+  g->nodes[node].epilogue.activation = INGOT_ACTIVATION_RELU;
   ingot_lowered_t* l = tg_lower(g);
   if (l) {
     CHECK(l->kernel_count == 1);

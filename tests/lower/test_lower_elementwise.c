@@ -172,9 +172,9 @@ static void test_chain_and_activation(void) {
   uint32_t in1[2] = {a, b}, in2[2] = {t, a};
   tg_node(g, INGOT_OP_ADD, in1, 2, &t, 1);
   uint32_t n2 = tg_node(g, INGOT_OP_MUL, in2, 2, &y, 1);
-  g->nodes[n2].activation = INGOT_ACTIVATION_CLIP;
-  g->nodes[n2].act_min = 0.0f;
-  g->nodes[n2].act_max = 0.3f;
+  g->nodes[n2].epilogue.activation = INGOT_ACTIVATION_CLIP;
+  g->nodes[n2].epilogue.act_min = 0.0f;
+  g->nodes[n2].epilogue.act_max = 0.3f;
   float** vals = tg_vals(g);
   vals[a] = tg_random(21, 1);
   vals[b] = tg_random(21, 2);

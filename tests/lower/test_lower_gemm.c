@@ -30,7 +30,7 @@ static void run_gemm(const gemm_case_t* t) {
   if (t->tb) tg_attr_int(g, node, "transB", 1);
   if (t->alpha != 1.0f) tg_attr_float(g, node, "alpha", t->alpha);
   if (t->beta != 1.0f) tg_attr_float(g, node, "beta", t->beta);
-  g->nodes[node].activation = t->act;
+  g->nodes[node].epilogue.activation = t->act;
   float** vals = tg_vals(g);
   vals[a] = tg_random(tg_numel(g, a), 31);
   const float* A = vals[a];

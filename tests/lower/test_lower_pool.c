@@ -118,7 +118,7 @@ static void test_global(int32_t rank, const int64_t* xd) {
   uint32_t x = tg_input(g, "x", rank, xd);
   uint32_t y = tg_output(g, "y", rank, yd);
   uint32_t node = tg_node(g, INGOT_OP_GLOBALAVERAGEPOOL, &x, 1, &y, 1);
-  g->nodes[node].activation = INGOT_ACTIVATION_RELU;
+  g->nodes[node].epilogue.activation = INGOT_ACTIVATION_RELU;
   float** vals = tg_vals(g);
   int64_t nx = tg_numel(g, x), inner = nx / (xd[0] * xd[1]);
   vals[x] = tg_random(nx, 13);

@@ -27,7 +27,7 @@ static ingot_graph_t* g_conv(uint32_t* in, uint32_t* out) {
   int64_t k[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
   tg_attr_ints(g, node, "kernel_shape", k, 2);
   tg_attr_ints(g, node, "pads", pads, 4);
-  g->nodes[node].activation = INGOT_ACTIVATION_RELU;
+  g->nodes[node].epilogue.activation = INGOT_ACTIVATION_RELU;
   *in = x;
   *out = y;
   return g;

@@ -67,13 +67,8 @@ ingot_status_t ingot_lower_eval_node(void* self, ingot_graph_t* graph, uint32_t 
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_lower_eval_node: bad arguments");
   }
   const ingot_node_t* n = &graph->nodes[node];
-  ingot_lowered_t* lowered = ingot_xcalloc(1, sizeof(*lowered));
-  ingot_arena_init(&lowered->arena, ingot_allocator_system());
-  lowered->value_count = graph->value_count;
-  lowered->alias_of = INGOT_ARENA_ARRAY(&lowered->arena, uint32_t, graph->value_count ? graph->value_count : 1);
-  for (uint32_t i = 0; i < graph->value_count; ++i) lowered->alias_of[i] = INGOT_NO_VALUE;
-  lowered->kernels = INGOT_ARENA_ARRAY(&lowered->arena, ingot_kernel_t, 1);
-  ingot_status_t s = lower_node_into(graph, node, lowered);
+  ingot_lowered_t* lowered = NULL;
+  ingot_status_t s = ingot_lower_node(graph, node, &lowered);
   if (s == INGOT_OK && lowered->kernel_count == 1) {
     s = run_kernel(graph, n, &lowered->kernels[0], out_data);
   } else if (s == INGOT_OK) {

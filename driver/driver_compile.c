@@ -30,10 +30,15 @@ static ingot_status_t bind_const(ingot_graph_t* graph, const ingot_driver_const_
 }
 
 /* Import, shapes, constants, optimize. A tuning log's layout knobs act in
- * the packing pass, before lowering, for `targets` (the variants must agree
- * on each node's layout: they share one weights section today). */
+ * the packing pass, before lowering, for `targets`. One graph holds one
+ * layout per node: where the targets' records differ, `out_differs` NULL
+ * refuses (naming the node and targets); else the node takes the first
+ * target's layout and *out_differs says so (compile then optimizes one graph
+ * for each other target). `on_graph` is called when `report` is set. */
 static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tuning_log_t* log,
-                                 const ingot_target_t* targets, uint32_t target_count, ingot_graph_t** out_graph) {
+                                 const ingot_target_t* targets, uint32_t target_count, bool report,
+                                 bool* out_differs, ingot_graph_t** out_graph) {
+  if (out_differs) *out_differs = false;
   ingot_graph_t* graph = NULL;
   ingot_status_t s = ingot_import_onnx_file(o->model_path, NULL, &graph);
   if (s) return driver_explain_failure(o, s);
@@ -42,16 +47,18 @@ static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tu
   if (!s) {
     ingot_schedule_layout_chooser_t chooser;
     ingot_schedule_layout_chooser_init(&chooser, log, targets, target_count);
+    chooser.lead_on_difference = out_differs != NULL;
     if (log) ingot_graph_set_layout_chooser(graph, &chooser.base);
     s = ingot_driver_optimize_graph(graph);
     ingot_graph_set_layout_chooser(graph, NULL);
     if (s) s = driver_explain_failure(o, s);
+    if (!s && out_differs) *out_differs = chooser.differs;
   }
   if (s) {
     ingot_graph_destroy(graph);
     return s;
   }
-  if (o->on_graph) o->on_graph(o->hook_self, graph);
+  if (report && o->on_graph) o->on_graph(o->hook_self, graph);
   *out_graph = graph;
   return INGOT_OK;
 }
@@ -68,7 +75,7 @@ ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_gr
   ingot_tuning_log_t* own_log = NULL;
   const ingot_tuning_log_t* log = o->tuning_log;
   if (!s && !log && o->tuning_log_path && !(s = ingot_tuning_log_load(o->tuning_log_path, &own_log))) log = own_log;
-  if (!s) s = load_graph(o, log, targets, count, out_graph);
+  if (!s) s = load_graph(o, log, targets, count, true, NULL, out_graph);
   ingot_tuning_log_destroy(own_log);
   return s;
 }
@@ -77,8 +84,11 @@ ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_gr
 
 typedef struct compile_state_t {
   ingot_arena_t arena;
-  ingot_graph_t* own_graph;         /* imported here; NULL when given */
-  const ingot_graph_t* graph;
+  /* Per target, the optimized graph it is lowered from: one graph for all
+   * (graphs[t] == graphs[0]) unless the tuning log lays some node out
+   * differently for different targets; then each target has its own. */
+  ingot_graph_t* own_graphs[INGOT_DRIVER_MAX_TARGETS]; /* imported here; NULL when given or shared */
+  const ingot_graph_t* graphs[INGOT_DRIVER_MAX_TARGETS];
   ingot_tuning_log_t* own_log;
   ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
   uint32_t target_count;
@@ -97,7 +107,7 @@ static void compile_state_release(compile_state_t* st) {
   for (uint32_t i = 0; i < st->schedule_count; ++i) ingot_schedule_deinit(&st->schedules[i]);
   free(st->schedules);
   for (uint32_t t = 0; t < st->target_count; ++t) ingot_lowered_destroy(st->lowered[t]);
-  if (st->own_graph) ingot_graph_destroy(st->own_graph);
+  for (uint32_t t = 0; t < INGOT_DRIVER_MAX_TARGETS; ++t) ingot_graph_destroy(st->own_graphs[t]);
   if (st->own_log) ingot_tuning_log_destroy(st->own_log);
   for (uint32_t t = 0; t < st->object_count; ++t) free(st->objects[t]);
   ingot_arena_deinit(&st->arena);
@@ -122,6 +132,33 @@ static ingot_status_t parse_targets(const ingot_driver_options_t* o, ingot_targe
   return INGOT_OK;
 }
 
+/* Target t, lowered from a graph of its own (its layouts), must have the
+ * first target's steps: the same nodes in the same order with the same
+ * number of arguments. A layout choice changes how a kernel reads its
+ * weight, never which kernels run. */
+static ingot_status_t check_same_steps(const compile_state_t* st, uint32_t t) {
+  const ingot_lowered_t* a = st->lowered[0];
+  const ingot_lowered_t* b = st->lowered[t];
+  const ingot_graph_t* ga = st->graphs[0];
+  const ingot_graph_t* gb = st->graphs[t];
+  if (a->kernel_count != b->kernel_count)
+    return ingot_fail(INGOT_ERROR_INTERNAL,
+                      "target '%s' lowers to %u steps with its layouts, target '%s' to %u; the variants of a "
+                      "bundle must run the same steps", st->targets[t].name, b->kernel_count, st->targets[0].name,
+                      a->kernel_count);
+  for (uint32_t k = 0; k < a->kernel_count; ++k) {
+    const ingot_node_t* na = &ga->nodes[a->kernels[k].node];
+    const ingot_node_t* nb = &gb->nodes[b->kernels[k].node];
+    if (na->op != nb->op || strcmp(na->name, nb->name) != 0 || a->kernels[k].arg_count != b->kernels[k].arg_count)
+      return ingot_fail(INGOT_ERROR_INTERNAL,
+                        "node '%s' (%s): step %u is node '%s' (%s) with %u arguments for target '%s' but has %u "
+                        "for target '%s'; a layout choice changed the graph's structure", na->name,
+                        ingot_op_name(na->op), k, nb->name, ingot_op_name(nb->op), b->kernels[k].arg_count,
+                        st->targets[t].name, a->kernels[k].arg_count, st->targets[0].name);
+  }
+  return INGOT_OK;
+}
+
 static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* st, ingot_driver_result_t* res) {
   ingot_status_t s;
   if ((s = parse_targets(o, st->targets, &st->target_count))) return s;
@@ -132,15 +169,26 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
     log = st->own_log;
   }
 
+  bool per_target = false;
   if (o->graph) {
-    st->graph = o->graph;
+    st->graphs[0] = o->graph;
   } else {
     if (!o->model_path)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_compile: no model path or graph");
-    if ((s = load_graph(o, log, st->targets, nt, &st->own_graph))) return s;
-    st->graph = st->own_graph;
+    if ((s = load_graph(o, log, st->targets, nt, true, &per_target, &st->own_graphs[0]))) return s;
+    st->graphs[0] = st->own_graphs[0];
   }
-  const ingot_graph_t* graph = st->graph;
+  /* Targets whose layouts differ get a graph each (the first target's is
+   * the one above: it took the first target's layout everywhere). */
+  for (uint32_t t = 1; t < nt; ++t) {
+    st->graphs[t] = st->graphs[0];
+    if (per_target) {
+      if ((s = load_graph(o, log, &st->targets[t], 1, false, NULL, &st->own_graphs[t])))
+        return ingot_fail_prefix(s, "target '%s'", st->targets[t].name);
+      st->graphs[t] = st->own_graphs[t];
+    }
+  }
+  const ingot_graph_t* graph = st->graphs[0];
   if ((s = ingot_lower_graph(graph, &st->lowered[0]))) return driver_explain_failure(o, s);
   ingot_lowered_t* lw = st->lowered[0];
   if (lw->kernel_count == 0)
@@ -155,15 +203,16 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   st->schedules = ingot_xcalloc((size_t)n * nt, sizeof(ingot_schedule_t));
   char** texts = ingot_xcalloc((size_t)n * nt, sizeof(char*));
   for (uint32_t t = 0; t < nt && s == INGOT_OK; ++t) {
-    if (t > 0 && (s = ingot_lower_graph(graph, &lows[t]))) break;
+    if (t > 0 && (s = ingot_lower_graph(st->graphs[t], &lows[t]))) break;
+    if (t > 0 && (s = check_same_steps(st, t))) break;
     for (uint32_t k = 0; k < n; ++k) {
       ingot_kernel_t* kn = &lows[t]->kernels[k];
-      const ingot_node_t* node = &graph->nodes[kn->node];
+      const ingot_node_t* node = &st->graphs[t]->nodes[kn->node];
       ingot_schedule_t* sc = &st->schedules[(size_t)t * n + k];
       ingot_schedule_init(sc);
       st->schedule_count = t * n + k + 1;
       ingot_driver_kernel_info_t info = {.kernel = k, .kernel_count = n, .step = k, .target_index = t,
-                                         .target = &st->targets[t], .graph = graph, .kernel_ir = kn};
+                                         .target = &st->targets[t], .graph = st->graphs[t], .kernel_ir = kn};
       if ((o->on_lowered && (s = o->on_lowered(o->hook_self, &info))) ||
           (s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, sc))) {
         s = ingot_fail_prefix(s, "node '%s' (%s)%s%s", node->name, ingot_op_name(node->op),
@@ -220,7 +269,8 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       if (o->on_kernel) {
         ingot_driver_kernel_info_t info = {
             .kernel = u, .kernel_count = unique, .step = rep_step[u], .symbol = kernel_names[u],
-            .target_index = t, .target = &st->targets[t], .graph = graph, .kernel_ir = &lows[t]->kernels[rep_step[u]],
+            .target_index = t, .target = &st->targets[t], .graph = st->graphs[t],
+            .kernel_ir = &lows[t]->kernels[rep_step[u]],
             .schedule = &st->schedules[(size_t)t * n + rep_step[u]],
         };
         o->on_kernel(o->hook_self, &info);
@@ -246,6 +296,17 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       .outputs = graph->outputs, .output_count = graph->output_count,
       .codes = st->codes, .code_count = st->object_count,
   };
+  const ingot_kernel_t* variant_steps[INGOT_DRIVER_MAX_TARGETS];
+  const uint32_t* variant_alias_of[INGOT_DRIVER_MAX_TARGETS];
+  if (per_target) {
+    for (uint32_t t = 0; t < nt; ++t) {
+      variant_steps[t] = lows[t]->kernels;
+      variant_alias_of[t] = lows[t]->alias_of;
+    }
+    package.variant_graphs = st->graphs;
+    package.variant_steps = variant_steps;
+    package.variant_alias_of = variant_alias_of;
+  }
   if ((s = driver_package(&st->arena, &package, &res->bundle, &res->bundle_size, &report))) return s;
   res->target_count = nt;
   for (uint32_t t = 0; t < nt; ++t) memcpy(res->targets[t], st->targets[t].name, INGOT_TARGET_NAME_BYTES);

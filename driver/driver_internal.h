@@ -45,11 +45,23 @@ typedef struct driver_package_t {
   uint32_t output_count;
   const ingot_bundle_code_t* codes;
   uint32_t code_count;
+  /* Variants lowered from graphs of their own (their weight layouts differ),
+   * each code_count entries, or NULL: every variant uses `graph`, `steps`
+   * and `alias_of`. variant_graphs[0] must be `graph` (the first variant
+   * describes the tensors). Every variant must have the same steps over
+   * corresponding values (checked, INTERNAL otherwise); a WEIGHT tensor
+   * gets the bytes of each variant's own value (ingot_bundle_code_t.weights),
+   * and one weight that two variants use in different pairings (packed per
+   * node in one, shared in the other) becomes one tensor per pairing. */
+  const ingot_graph_t* const* variant_graphs;
+  const ingot_kernel_t* const* variant_steps;
+  const uint32_t* const* variant_alias_of;
 } driver_package_t;
 
 /* Builds the bundle spec (one tensor per value that a step, an input or an
- * output uses, in value order; alias roots included) and the bundle (heap,
- * free() it). Temporary arrays come from `arena`. */
+ * output uses, in value order; alias roots included; with variant graphs,
+ * then the extra weight tensors of pairings, in step order) and the bundle
+ * (heap, free() it). Temporary arrays come from `arena`. */
 ingot_status_t driver_package(ingot_arena_t* arena, const driver_package_t* package, uint8_t** out_data,
                               size_t* out_size, ingot_bundle_report_t* out_report);
 

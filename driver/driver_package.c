@@ -76,6 +76,143 @@ static uint32_t resolve_alias(const uint32_t* alias_of, uint32_t value_count, ui
   return v;
 }
 
+/* ---- variants with weight layouts of their own --------------------------- */
+
+static bool same_shape(const ingot_value_t* a, const ingot_value_t* b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return false;
+  for (int32_t d = 0; d < a->rank; ++d)
+    if (a->dims[d] != b->dims[d]) return false;
+  return true;
+}
+
+/* Variant c's graph, and whether it is the lead's. */
+static const ingot_graph_t* variant_graph(const driver_package_t* p, uint32_t c) {
+  return p->variant_graphs && p->variant_graphs[c] ? p->variant_graphs[c] : p->graph;
+}
+
+/* Whether tensor t (its values per variant so far in value[c * cap + t])
+ * can stand for the values cv[c]. */
+static bool pairing_fits(const uint32_t* value, uint32_t cap, uint32_t nc, uint32_t t, const uint32_t* cv) {
+  for (uint32_t c = 0; c < nc; ++c)
+    if (value[(size_t)c * cap + t] != UINT32_MAX && value[(size_t)c * cap + t] != cv[c]) return false;
+  return true;
+}
+
+/* Pairs every step argument of the first variant with the values of the
+ * others (the same step, the same argument position). A value that is not a
+ * weight must pair one-to-one with a value of the same name and shape in
+ * each variant (the variants share the arena and the data flow); a weight
+ * pairs with any weight, and each distinct pairing is one tensor (the
+ * first, of lead value v, is tensor_of[v]; others are appended after
+ * *io_count). Sets arg_tensor[k][a], and each variant's weights in codes[c]
+ * (variants lowered from the lead graph keep NULL: the tensors' data). */
+static ingot_status_t pair_variants(ingot_arena_t* A, const driver_package_t* p, const uint32_t* tensor_of,
+                                    ingot_bundle_tensor_t* tensors, uint32_t cap, uint32_t* io_count,
+                                    uint32_t** arg_tensor, ingot_bundle_code_t* codes) {
+  const ingot_graph_t* g = p->graph;
+  const uint32_t nc = p->code_count, nv = g->value_count, first_extra = *io_count;
+  uint32_t count = *io_count;
+  if (p->variant_graphs[0] != g || nc > INGOT_DRIVER_MAX_TARGETS)
+    return ingot_fail(INGOT_ERROR_INTERNAL, "bundle: variant 0 must describe the tensors, at most %u variants",
+                      INGOT_DRIVER_MAX_TARGETS);
+  /* value[c * cap + t]: variant c's value for tensor t; lead[t]: the lead's. */
+  uint32_t* value = INGOT_ARENA_ARRAY(A, uint32_t, (size_t)nc * cap);
+  uint32_t* lead = INGOT_ARENA_ARRAY(A, uint32_t, cap);
+  for (size_t i = 0; i < (size_t)nc * cap; ++i) value[i] = UINT32_MAX;
+  for (uint32_t v = 0; v < nv; ++v)
+    if (tensor_of[v] != UINT32_MAX) lead[tensor_of[v]] = v;
+  uint32_t** paired = INGOT_ARENA_ARRAY(A, uint32_t*, nc); /* per variant value: its tensor (non-weights) */
+  for (uint32_t c = 0; c < nc; ++c) {
+    const ingot_graph_t* gc = variant_graph(p, c);
+    paired[c] = INGOT_ARENA_ARRAY(A, uint32_t, gc->value_count ? gc->value_count : 1);
+    for (uint32_t v = 0; v < gc->value_count; ++v) paired[c][v] = UINT32_MAX;
+    /* Inputs and outputs correspond by position. */
+    bool ok = gc->input_count == p->input_count && gc->output_count == p->output_count;
+    for (uint32_t i = 0; ok && i < p->input_count; ++i)
+      ok = !strcmp(gc->values[gc->inputs[i]].name, g->values[p->inputs[i]].name) &&
+           same_shape(&gc->values[gc->inputs[i]], &g->values[p->inputs[i]]);
+    for (uint32_t i = 0; ok && i < p->output_count; ++i)
+      ok = !strcmp(gc->values[gc->outputs[i]].name, g->values[p->outputs[i]].name) &&
+           same_shape(&gc->values[gc->outputs[i]], &g->values[p->outputs[i]]);
+    if (!ok)
+      return ingot_fail(INGOT_ERROR_INTERNAL, "bundle: variant '%s' has other inputs or outputs than variant '%s'",
+                        codes[c].target, codes[0].target);
+  }
+  uint32_t cv[INGOT_DRIVER_MAX_TARGETS];
+  for (uint32_t k = 0; k < p->step_count; ++k) {
+    const ingot_kernel_t* kn = &p->steps[k];
+    const ingot_node_t* node = &g->nodes[kn->node];
+    for (uint32_t a = 0; a < kn->arg_count; ++a) {
+      uint32_t lv = kn->args[a];
+      const ingot_value_t* lval = &g->values[lv];
+      bool weight = lval->kind == INGOT_VALUE_WEIGHT;
+      for (uint32_t c = 0; c < nc; ++c) {
+        const ingot_graph_t* gc = variant_graph(p, c);
+        const ingot_kernel_t* kc = &p->variant_steps[c][k];
+        cv[c] = a < kc->arg_count ? kc->args[a] : UINT32_MAX;
+        const ingot_value_t* cval = cv[c] < gc->value_count ? &gc->values[cv[c]] : NULL;
+        bool ok = cval && (cval->kind == INGOT_VALUE_WEIGHT) == weight &&
+                  strcmp(gc->nodes[kc->node].name, node->name) == 0;
+        if (ok && !weight) {
+          /* Same name, shape and alias root; paired with nothing else. */
+          const ingot_value_t* root = &g->values[resolve_alias(p->alias_of, nv, lv)];
+          const ingot_value_t* root_c = &gc->values[resolve_alias(p->variant_alias_of[c], gc->value_count, cv[c])];
+          uint32_t* mine = &value[(size_t)c * cap + tensor_of[lv]];
+          uint32_t* back = &paired[c][cv[c]];
+          ok = !strcmp(cval->name, lval->name) && same_shape(cval, lval) && !strcmp(root->name, root_c->name) &&
+               (*mine == UINT32_MAX || *mine == cv[c]) && (*back == UINT32_MAX || *back == tensor_of[lv]);
+          if (ok) {
+            *mine = cv[c];
+            *back = tensor_of[lv];
+          }
+        }
+        if (!ok)
+          return ingot_fail(INGOT_ERROR_INTERNAL,
+                            "node '%s' (%s): argument %u is '%s' for target '%s' but '%s' for target '%s'; a layout "
+                            "choice changed the graph's structure, which the variants of one bundle must share",
+                            node->name, ingot_op_name(node->op), a, lval->name, codes[0].target,
+                            cval ? cval->name : "(none)", codes[c].target);
+      }
+      if (!weight) {
+        arg_tensor[k][a] = tensor_of[lv];
+        continue;
+      }
+      /* The tensor of this pairing: lead's own when unpaired or the same,
+       * else an earlier extra, else a new one. */
+      uint32_t t = tensor_of[lv];
+      uint32_t found = pairing_fits(value, cap, nc, t, cv) ? t : UINT32_MAX;
+      for (uint32_t u = first_extra; found == UINT32_MAX && u < count; ++u)
+        if (lead[u] == lv && pairing_fits(value, cap, nc, u, cv)) found = u;
+      if (found == UINT32_MAX) {
+        if (count >= cap) return ingot_fail(INGOT_ERROR_INTERNAL, "bundle: too many weight pairings");
+        found = count++;
+        tensors[found] = tensors[t];
+        tensors[found].name = ingot_arena_printf(A, "%s_variant%u", tensors[t].name, found - first_extra + 1);
+        lead[found] = lv;
+      }
+      for (uint32_t c = 0; c < nc; ++c) value[(size_t)c * cap + found] = cv[c];
+      arg_tensor[k][a] = found;
+    }
+  }
+  for (uint32_t c = 0; c < nc; ++c) {
+    const ingot_graph_t* gc = variant_graph(p, c);
+    if (gc == g) continue;
+    ingot_bundle_weight_t* w = INGOT_ARENA_ARRAY(A, ingot_bundle_weight_t, count ? count : 1);
+    memset(w, 0, sizeof(*w) * (count ? count : 1));
+    for (uint32_t t = 0; t < count; ++t) {
+      if (tensors[t].storage != INGOT_STORAGE_WEIGHT) continue;
+      uint32_t v = value[(size_t)c * cap + t];
+      if (v == UINT32_MAX)
+        return ingot_fail(INGOT_ERROR_INTERNAL, "bundle: weight '%s' is read by no step of variant '%s'",
+                          tensors[t].name, codes[c].target);
+      w[t] = (ingot_bundle_weight_t){.data = gc->values[v].data, .bytes = ingot_value_bytes(&gc->values[v])};
+    }
+    codes[c].weights = w;
+  }
+  *io_count = count;
+  return INGOT_OK;
+}
+
 ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8_t** out_data, size_t* out_size,
                               ingot_bundle_report_t* out_report) {
   const ingot_graph_t* g = p->graph;
@@ -85,7 +222,10 @@ ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8
   /* Tensor index per graph value, UINT32_MAX where the value needs no storage. */
   uint32_t* tensor_of = INGOT_ARENA_ARRAY(A, uint32_t, nv ? nv : 1);
   for (uint32_t v = 0; v < nv; ++v) tensor_of[v] = UINT32_MAX;
-  ingot_bundle_tensor_t* tensors = INGOT_ARENA_ARRAY(A, ingot_bundle_tensor_t, nv ? nv : 1);
+  /* Room for one extra weight tensor per step argument (pair_variants). */
+  uint32_t cap = nv;
+  for (uint32_t k = 0; p->variant_graphs && k < steps; ++k) cap += p->steps[k].arg_count;
+  ingot_bundle_tensor_t* tensors = INGOT_ARENA_ARRAY(A, ingot_bundle_tensor_t, cap ? cap : 1);
   uint32_t tensor_count = 0;
 
   /* Which values are used at all: kernel arguments, inputs, outputs, and
@@ -127,11 +267,24 @@ ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8
     uint32_t root = resolve_alias(p->alias_of, nv, v);
     if (root != v) tensors[tensor_of[v]].alias_of = tensor_of[root];
   }
+  uint32_t** arg_tensor = INGOT_ARENA_ARRAY(A, uint32_t*, steps ? steps : 1);
+  for (uint32_t k = 0; k < steps; ++k) {
+    const ingot_kernel_t* kn = &p->steps[k];
+    arg_tensor[k] = INGOT_ARENA_ARRAY(A, uint32_t, kn->arg_count ? kn->arg_count : 1);
+    for (uint32_t a = 0; a < kn->arg_count; ++a) arg_tensor[k][a] = tensor_of[kn->args[a]];
+  }
+  const ingot_bundle_code_t* codes = p->codes;
+  if (p->variant_graphs) {
+    ingot_bundle_code_t* own = INGOT_ARENA_ARRAY(A, ingot_bundle_code_t, p->code_count ? p->code_count : 1);
+    memcpy(own, p->codes, sizeof(*own) * p->code_count);
+    ingot_status_t s = pair_variants(A, p, tensor_of, tensors, cap, &tensor_count, arg_tensor, own);
+    if (s) return s;
+    codes = own;
+  }
   ingot_bundle_step_t* bsteps = INGOT_ARENA_ARRAY(A, ingot_bundle_step_t, steps ? steps : 1);
   for (uint32_t k = 0; k < steps; ++k) {
     const ingot_kernel_t* kn = &p->steps[k];
-    uint32_t* args = INGOT_ARENA_ARRAY(A, uint32_t, kn->arg_count ? kn->arg_count : 1);
-    for (uint32_t a = 0; a < kn->arg_count; ++a) args[a] = tensor_of[kn->args[a]];
+    const uint32_t* args = arg_tensor[k];
     bsteps[k].kernel = p->step_kernel[k];
     bsteps[k].args = args;
     bsteps[k].arg_count = kn->arg_count;
@@ -148,7 +301,7 @@ ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8
       .outputs = outputs, .output_count = p->output_count,
       .steps = bsteps, .step_count = steps,
       .kernel_names = p->kernel_names, .kernel_count = p->kernel_count,
-      .codes = p->codes, .code_count = p->code_count,
+      .codes = codes, .code_count = p->code_count,
   };
   return ingot_bundle_build(&spec, out_data, out_size, out_report);
 }

@@ -199,14 +199,22 @@ ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_t
  * each node with layout options the layout (pack, panel, pointwise_matmul,
  * chains) of the fastest record for its workload on each target whose
  * layout knobs the node allows (missing ones: defaults), and the default
- * layout where there is none. The targets of one bundle share its weights:
- * when their records lay a node out differently, it fails naming the node
- * and the two targets. `log` and `targets` must outlive the optimization. */
+ * layout where there is none. One graph holds one layout per node: when the
+ * targets' records lay a node out differently, it fails naming the node and
+ * the two targets, unless `lead_on_difference` is set; then the node takes
+ * the first target's layout and `differs` (with the first such node and
+ * target) tells the caller to optimize one graph per target (driver/ does,
+ * so that two variants of a bundle may pack weights differently). `log` and
+ * `targets` must outlive the optimization. */
 typedef struct ingot_schedule_layout_chooser_t {
   ingot_layout_chooser_t base;
   const ingot_tuning_log_t* log;
   const ingot_target_t* targets;
   uint32_t target_count;
+  bool lead_on_difference;   /* in: see above (init: false) */
+  bool differs;              /* out: some node's layout differs between targets */
+  uint32_t differing_node;   /* out, when differs: the first such node */
+  uint32_t differing_target; /* out, when differs: a target whose layout for it is not the first's */
 } ingot_schedule_layout_chooser_t;
 void ingot_schedule_layout_chooser_init(ingot_schedule_layout_chooser_t* chooser, const ingot_tuning_log_t* log,
                                         const ingot_target_t* targets, uint32_t target_count);

@@ -337,10 +337,19 @@ static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_gr
     if (t == 0) {
       first = layout;
     } else if (!same_layout(&first, &layout)) {
+      if (c->lead_on_difference) {
+        if (!c->differs) {
+          c->differs = true;
+          c->differing_node = node;
+          c->differing_target = t;
+        }
+        continue;
+      }
       const ingot_node_t* n = &graph->nodes[node];
       s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
                      "node '%s' (%s): the tuning log lays it out differently for targets '%s' and '%s', and one "
-                     "bundle's variants share their weights; compile those targets separately",
+                     "optimized graph holds one layout per node; compile the model from its file (the compiler "
+                     "then optimizes one graph per target) or load the graph for one target",
                      n->name, ingot_op_name(n->op), c->targets[0].name, c->targets[t].name);
       break;
     }

@@ -63,7 +63,9 @@ typedef struct ingot_driver_kernel_info_t {
   const char* symbol;                 /* its symbol in every variant */
   uint32_t target_index;              /* index into the compiled targets */
   const ingot_target_t* target;
-  const ingot_graph_t* graph;         /* the optimized graph (kernel_ir->node's) */
+  const ingot_graph_t* graph;         /* the target's optimized graph (kernel_ir->node's): one
+                                         for all targets unless the tuning log lays a node out
+                                         differently per target (see ingot_driver_compile) */
   const ingot_kernel_t* kernel_ir;    /* node, op class, workload, stages, and the
                                          scheduled func */
   const ingot_schedule_t* schedule;   /* the chosen schedule: template, knobs,
@@ -101,7 +103,8 @@ typedef struct ingot_driver_options_t {
                                      (C, or the optimized LLVM IR); NULL: no */
   /* Inspection hooks, each optional, all given `hook_self`:
    *   on_graph   the optimized graph, once optimization succeeded
-   *              (ingot_driver_load_graph, hence compile without `graph`);
+   *              (ingot_driver_load_graph, hence compile without `graph`;
+   *              with one graph per target, the first target's only);
    *   on_lowered every kernel (every step) of every target as lowered, before
    *              it is scheduled: kernel = step = its step, symbol and
    *              schedule NULL, kernel_ir unscheduled (what schedule spaces
@@ -127,7 +130,10 @@ typedef struct ingot_driver_result_t {
 } ingot_driver_result_t;
 
 /* Imports options->model_path, applies input_shapes and consts, and
- * optimizes; *out_graph is the caller's (ingot_graph_destroy). A failure of
+ * optimizes (with the tuning log's layout knobs for options->targets: one
+ * graph holds one layout per node, so targets whose records lay a node out
+ * differently are refused, naming the node and targets; compile from the
+ * model path handles them); *out_graph is the caller's (ingot_graph_destroy). A failure of
  * import or optimization is explained, when the model as given has problems
  * `ingot check` finds, by all of them at once ("N problems: ...; ..."). */
 ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* options, ingot_graph_t** out_graph);
@@ -136,7 +142,14 @@ ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* options, in
  * evaluator (what ingot_driver_load_graph runs after import). */
 ingot_status_t ingot_driver_optimize_graph(ingot_graph_t* graph);
 
-/* Compiles the model (or options->graph) into a bundle in memory. */
+/* Compiles the model (or options->graph) into a bundle in memory. From a
+ * model path with a tuning log whose layout knobs differ between the
+ * targets, it optimizes one graph per target (the first target's layouts in
+ * the first, each other target's alone in its own), lowers each target from
+ * its graph and gives each variant its own weight bytes; the variants must
+ * still run the same steps over the same tensors (a layout changes how a
+ * kernel reads its weight, never which kernels run: INTERNAL naming the node
+ * otherwise). Without such differences one graph serves every target. */
 ingot_status_t ingot_driver_compile(const ingot_driver_options_t* options, ingot_driver_result_t* out_result);
 void ingot_driver_result_free(ingot_driver_result_t* result);
 

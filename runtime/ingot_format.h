@@ -40,6 +40,12 @@
  * the variant's WEIGHTS section. The size may differ from the logical one
  * (a layout may pad or pack); kernels of the variant know their layout. The
  * reader picks the variant first, then decodes its WEIGHTS section only.
+ * The compiler packs per variant when a tuning log gives the targets
+ * different layout knobs (driver/): a WEIGHT tensor's record then describes
+ * the first variant's layout (its name, dtype and shape), and the others'
+ * weight records give the size of their own; a weight that one variant packs
+ * per reader and another keeps shared is one tensor per pairing, so that the
+ * tensor table, steps and plan stay one for all variants.
  */
 #ifndef INGOT_FORMAT_H_
 #define INGOT_FORMAT_H_

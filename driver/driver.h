@@ -17,6 +17,10 @@
  *                             one node of an optimized graph, one schedule, one
  *                             target -> a bundle holding only that kernel, to be
  *                             timed by the runtime (what the tuner measures)
+ *   ingot_driver_measure      a candidate bundle against a reference in a child
+ *                             process: crash, hang, wrong result or load
+ *                             failure come back as a kind; interleaved timing
+ *                             with its ratio and spread, and a confirm step
  *
  * Errors: a function that fails returns a status and leaves its message in
  * ingot_compiler_error() (naming the node, op, target or file); its outputs
@@ -204,5 +208,130 @@ typedef struct ingot_driver_schedule_t {
 ingot_status_t ingot_driver_build_kernel_bundle(const ingot_graph_t* graph, uint32_t node,
                                                 const ingot_driver_schedule_t* schedule, const char* target,
                                                 const char* cc, uint8_t** out_bundle, size_t* out_size);
+
+/* ---- Measuring a candidate bundle against a reference (driver_measure.c) ----
+ *
+ * What the tuner's search calls back into (DESIGN.md: measuring is driver/'s,
+ * schedule/ only asks). A candidate is a bundle of one kernel built with some
+ * schedule (ingot_driver_build_kernel_bundle); the reference is the bundle of
+ * the same kernel with the default schedule. Both run in one child process
+ * (fork), never in the caller: the child opens them through the runtime API
+ * (runtime/ingot.h), fills the inputs of both with the same seeded random
+ * data (the same for every candidate measured with the same seed), runs the
+ * reference once and the candidate once, compares every output (within
+ * rtol/atol for floats, exactly otherwise), then times the two in `rounds`
+ * short alternating rounds (the order flips every round): per round and
+ * program, the median of `repeats` timed runs. The child reports through a
+ * pipe; after `timeout_s` it is killed. So a candidate that crashes, hangs,
+ * computes something else, fails to load or fails a run comes back as a
+ * result kind and never stops the caller.
+ *
+ * Noise: these machines change speed by tens of percent for seconds at a
+ * time, so absolute times of programs run one after another are not
+ * comparable; only the per-round ratios are. `ratio` is the ratio of the
+ * medians of the per-round medians (candidate over reference: below 1 is
+ * faster), `ratio_lo`/`ratio_hi` the 25th and 75th percentiles of the
+ * per-round ratios, `ratio_min`/`ratio_max` their extremes.
+ * Within one child the rounds agree closely, but a child's memory placement
+ * can favour one program by a few percent for its whole life (measured here,
+ * one thread, CPU time: a 256 KiB streaming kernel against itself gave ratios
+ * from 0.95 to 1.07 across 20 children, most with an interquartile spread
+ * under 1 %; by the wall clock on the loaded machine single rounds went from
+ * 0.67 to 1.25). So ingot_driver_measure_confirm
+ * re-measures in `confirmations` fresh children, flipping which program is
+ * loaded first each time, before a candidate is accepted as better: only when
+ * every look puts ratio_hi below 1 - margin.
+ *
+ * fork() from a process with other threads running is unsafe: call these from
+ * a single-threaded caller (the compiler is). POSIX only. */
+
+typedef enum ingot_driver_measure_kind_t {
+  INGOT_DRIVER_MEASURE_OK = 0,          /* ran, outputs match, timed */
+  INGOT_DRIVER_MEASURE_LOAD_FAILED = 1, /* the candidate does not open or gets no session */
+  INGOT_DRIVER_MEASURE_RUN_FAILED = 2,  /* ingot_session_run returned an error */
+  INGOT_DRIVER_MEASURE_CRASH = 3,       /* the child was killed by a signal (`signal`) */
+  INGOT_DRIVER_MEASURE_TIMEOUT = 4,     /* the child ran past timeout_s and was killed */
+  INGOT_DRIVER_MEASURE_WRONG = 5,       /* outputs (or the input/output signature) differ */
+  INGOT_DRIVER_MEASURE_ERROR = 6,       /* the measurement itself failed: fork or pipe, or
+                                           the reference does not load or run */
+} ingot_driver_measure_kind_t;
+
+/* "ok", "load_failed", "run_failed", "crash", "timeout", "wrong", "error". */
+const char* ingot_driver_measure_kind_name(ingot_driver_measure_kind_t kind);
+
+/* Zero fields take the defaults in parentheses. */
+typedef struct ingot_driver_measure_options_t {
+  uint32_t rounds;       /* alternating rounds (10), at most INGOT_DRIVER_MEASURE_MAX_ROUNDS */
+  uint32_t repeats;      /* timed repeats per program and round (5) */
+  uint32_t warmup;       /* untimed runs of each program first (2) */
+  double min_repeat_ms;  /* a repeat runs the program as many times as the reference needs to
+                            last this long, the same count for both (1.0) */
+  double timeout_s;      /* the whole child, loading included (30) */
+  uint32_t threads;      /* session threads (1) */
+  bool wall_clock;       /* time by the wall clock; otherwise, with one thread, by the CPU time of
+                            the thread that runs the kernels, which leaves out the time other
+                            processes held the core (more than one thread: always the wall clock) */
+  uint64_t seed;         /* input data: the same seed gives the same inputs (0 is a seed too) */
+  double rtol, atol;     /* |cand - ref| <= atol + rtol * |ref| for float outputs (1e-3, 1e-4) */
+  double margin;         /* confirm: accept when ratio_hi < 1 - margin (0.05) */
+  uint32_t confirmations; /* confirm: fresh measurements after the first (2) */
+  bool candidate_first;  /* open the candidate before the reference (false); where the two land in
+                            memory, and so their speed, depends on the order: confirm alternates it */
+} ingot_driver_measure_options_t;
+
+#define INGOT_DRIVER_MEASURE_MAX_ROUNDS 64u
+
+typedef struct ingot_driver_measure_result_t {
+  ingot_driver_measure_kind_t kind;
+  int signal;                 /* CRASH: the signal that killed the child */
+  char message[256];          /* what went wrong and where ("" when OK) */
+  uint32_t rounds;            /* rounds timed */
+  uint32_t runs_per_repeat;   /* runs per timed repeat (from min_repeat_ms) */
+  double candidate_ms;        /* median over rounds of the per-round medians, one run */
+  double reference_ms;
+  double ratio;               /* candidate_ms / reference_ms: below 1 is faster */
+  double ratio_lo, ratio_hi;  /* 25th / 75th percentile of the per-round ratios */
+  double ratio_min, ratio_max;
+  double max_abs_diff;        /* largest |candidate - reference| over float outputs */
+  uint32_t output_crc;        /* ingot_crc32 over the candidate's output bytes, in order */
+  uint32_t measurements;      /* children behind these numbers: 1, or from confirm the count
+                                 of looks taken (the numbers are the least favourable look's) */
+} ingot_driver_measure_result_t;
+
+/* Measures `candidate` against `reference` (bundle bytes, only read) as above
+ * and fills *out_result. Fails (INVALID_ARGUMENT) only for missing arguments
+ * or rounds above the maximum; everything that goes wrong with the bundles is
+ * out_result->kind. */
+ingot_status_t ingot_driver_measure(const void* candidate, size_t candidate_size, const void* reference,
+                                    size_t reference_size, const ingot_driver_measure_options_t* options,
+                                    ingot_driver_measure_result_t* out_result);
+
+/* Whether one measurement calls the candidate faster: OK and
+ * ratio_hi < 1 - margin (margin <= 0: 0.05). */
+bool ingot_driver_measure_is_faster(const ingot_driver_measure_result_t* result, double margin);
+
+/* Accepts a candidate as better only after more looks: `first` (a
+ * measurement of this pair; NULL: measured here first) must be faster, then
+ * the pair is measured `confirmations` more times, each in a fresh child with
+ * the loading order flipped, and must be faster every time (it stops at the
+ * first look that is not). *out_result is the least favourable look (its
+ * `measurements` counts the looks), *out_accepted the verdict. */
+ingot_status_t ingot_driver_measure_confirm(const void* candidate, size_t candidate_size, const void* reference,
+                                            size_t reference_size, const ingot_driver_measure_options_t* options,
+                                            const ingot_driver_measure_result_t* first,
+                                            ingot_driver_measure_result_t* out_result, bool* out_accepted);
+
+/* One candidate's bytes, for measuring many. */
+typedef struct ingot_driver_bundle_bytes_t {
+  const void* data;
+  size_t size;
+} ingot_driver_bundle_bytes_t;
+
+/* ingot_driver_measure for each of `count` candidates against one reference,
+ * one child each, in order: out_results has `count` entries. */
+ingot_status_t ingot_driver_measure_candidates(const ingot_driver_bundle_bytes_t* candidates, uint32_t count,
+                                               const void* reference, size_t reference_size,
+                                               const ingot_driver_measure_options_t* options,
+                                               ingot_driver_measure_result_t* out_results);
 
 #endif /* INGOT_DRIVER_H_ */

@@ -29,10 +29,37 @@ static ingot_status_t parse_record(ingot_tuning_log_t* log, const char* path, ui
       return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: no string \"%s\"", path, line, k_strings[i]);
     *fields[i] = ingot_arena_strdup(&log->arena, json_string_value(v));
   }
+  r->line = line;
+  json_t* error = json_object_get(obj, "error");
+  if (error && !json_is_string(error))
+    return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: \"error\" is not a string", path, line);
+  if (error) r->error = ingot_arena_strdup(&log->arena, json_string_value(error));
+  json_t* is_default = json_object_get(obj, "default");
+  if (is_default && !json_is_boolean(is_default))
+    return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: \"default\" is not true or false", path, line);
+  r->is_default = json_is_true(is_default);
   json_t* time = json_object_get(obj, "time_ms");
-  if (!json_is_number(time) || json_number_value(time) < 0)
+  if (error && !time) {
+    r->time_ms = 0;
+  } else if (!json_is_number(time) || json_number_value(time) < 0) {
     return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: no non-negative number \"time_ms\"", path, line);
-  r->time_ms = json_number_value(time);
+  } else {
+    r->time_ms = json_number_value(time);
+  }
+  json_t* fp = json_object_get(obj, "fingerprint");
+  if (fp) {
+    if (!json_is_object(fp))
+      return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: \"fingerprint\" is not an object", path, line);
+    static const char* const k_fp[2] = {"target", "cpu"};
+    const char** fp_fields[2] = {&r->fp_target, &r->fp_cpu};
+    for (int i = 0; i < 2; ++i) {
+      json_t* v = json_object_get(fp, k_fp[i]);
+      if (v && !json_is_string(v))
+        return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: fingerprint \"%s\" is not a string", path,
+                          line, k_fp[i]);
+      if (v) *fp_fields[i] = ingot_arena_strdup(&log->arena, json_string_value(v));
+    }
+  }
   json_t* knobs = json_object_get(obj, "knobs");
   if (!json_is_object(knobs))
     return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: no object \"knobs\"", path, line);
@@ -117,8 +144,9 @@ static ingot_status_t append_json(json_t* obj, ingot_strbuf_t* sb) {
 }
 
 ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* target,
-                                              const ingot_schedule_t* schedule, double time_ms, ingot_strbuf_t* sb) {
-  if (!workload || !target || !schedule || !schedule->template_name || !sb || !(time_ms >= 0))
+                                              const ingot_schedule_t* schedule, double time_ms,
+                                              const ingot_tuning_fingerprint_t* fingerprint, ingot_strbuf_t* sb) {
+  if (!workload || !target || !schedule || !schedule->template_name || !fingerprint || !sb || !(time_ms >= 0))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuning_log_format_record: missing argument");
   json_t* obj = json_object();
   json_t* knobs = json_object();
@@ -130,6 +158,13 @@ ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* 
   json_object_set_new(obj, "template", json_string(schedule->template_name));
   json_object_set_new(obj, "knobs", knobs);
   json_object_set_new(obj, "time_ms", json_real(time_ms));
+  json_t* fp = json_object();
+  json_object_set_new(fp, "target", json_string(target));
+  json_object_set_new(fp, "cpu", json_string(fingerprint->cpu_model ? fingerprint->cpu_model : ""));
+  json_object_set_new(fp, "cpu_features", json_string(fingerprint->cpu_features ? fingerprint->cpu_features : ""));
+  json_object_set_new(fp, "ingot", json_string(fingerprint->ingot_version ? fingerprint->ingot_version : ""));
+  json_object_set_new(fp, "log_version", json_integer(TUNING_LOG_VERSION));
+  json_object_set_new(obj, "fingerprint", fp);
   return append_json(obj, sb);
 }
 

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "driver/driver.h"
+#include "runtime/ingot.h"
 
 typedef struct compile_options_t {
   const char* model;
@@ -30,6 +31,7 @@ typedef struct compile_options_t {
   bool dump_ir;
   bool dump_graph;
   bool quiet;
+  bool verbose;
 } compile_options_t;
 
 static void compile_usage(FILE* out) {
@@ -50,7 +52,8 @@ static void compile_usage(FILE* out) {
           "                           (repeat for several inputs)\n"
           "  --const NAME=FILE.npy    make graph input NAME a constant with the file's data\n"
           "                           (inputs that decide shapes must be known when compiling)\n"
-          "  --tuning-log PATH        pick schedules from a tuning log (JSON lines)\n"
+          "  --tuning-log PATH        pick schedules from a tuning log (JSON lines); records made\n"
+          "                           for another target or on another CPU model are not applied\n"
           "  --dump-space FILE.json   write each unique kernel's schedule space, one object per\n"
           "                           kernel, target and template (workload, target, template,\n"
           "                           log_version, default knobs, legal values of each knob)\n"
@@ -60,6 +63,8 @@ static void compile_usage(FILE* out) {
           "  --emit-c PATH            also write the generated source to PATH: C for target c,\n"
           "                           the optimized LLVM IR for llvm targets (first target)\n"
           "  --cc COMPILER            the C compiler for target c (default: $CC or cc)\n"
+          "  -v, --verbose            with --tuning-log: say why each record of the model's\n"
+          "                           workloads was not applied\n"
           "  -q, --quiet              print nothing on success\n");
 }
 
@@ -113,6 +118,8 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
       o->dump_graph = true;
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       o->quiet = true;
+    } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+      o->verbose = true;
     } else if (a[0] == '-' && a[1] != '\0') {
       return ingot_cli_usage_error("compile", "unknown option '%s'", a);
     } else if (!o->model) {
@@ -137,7 +144,26 @@ typedef struct compile_hooks_t {
   uint32_t target_index;         /* the target whose steps are being lowered */
   const char** workloads;        /* listed for that target so far (once a target) */
   uint32_t workload_count, workload_cap;
+  ingot_strbuf_t skipped;        /* --verbose: one line per record not applied */
+  uint64_t* skip_seen;           /* (target << 32 | line) of each line written */
+  uint32_t skip_count, skip_cap;
 } compile_hooks_t;
+
+/* --verbose: a tuning-log record not applied to a kernel, once per target
+ * (steps that share a workload report the same record). */
+static void note_skip(void* self, const ingot_driver_kernel_info_t* info, uint32_t line, const char* reason) {
+  compile_hooks_t* h = self;
+  uint64_t key = ((uint64_t)info->target_index << 32) | line;
+  for (uint32_t i = 0; i < h->skip_count; ++i)
+    if (h->skip_seen[i] == key) return;
+  if (h->skip_count == h->skip_cap) {
+    h->skip_cap = h->skip_cap ? 2 * h->skip_cap : 16;
+    h->skip_seen = ingot_xrealloc(h->skip_seen, h->skip_cap * sizeof(uint64_t));
+  }
+  h->skip_seen[h->skip_count++] = key;
+  ingot_strbuf_appendf(&h->skipped, "  record at line %u not applied (workload '%s', target '%s'): %s\n", line,
+                       info->kernel_ir->workload ? info->kernel_ir->workload : "?", info->target->name, reason);
+}
 
 static void print_graph(void* self, const ingot_graph_t* graph) {
   const compile_options_t* o = ((const compile_hooks_t*)self)->o;
@@ -229,6 +255,8 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .consts = consts, .const_count = (uint32_t)o->const_count,
         .targets = o->targets, .target_count = (uint32_t)o->target_count,
         .tuning_log_path = o->tuning_log,
+        .tuning_cpu_model = ingot_cpu_model(),
+        .on_tuning_skip = o->verbose ? note_skip : NULL,
         .cc = o->cc,
         .emit_source_path = o->emit_c,
         .hook_self = &hooks, .on_graph = print_graph, .on_lowered = list_space, .on_kernel = print_kernel,
@@ -253,7 +281,15 @@ static ingot_status_t compile_model(const compile_options_t* o) {
     printf("  arena:        %llu bytes (lower bound %llu)\n", (unsigned long long)result.arena_bytes,
            (unsigned long long)result.arena_lower_bound);
     printf("  bundle:       %llu bytes\n", (unsigned long long)result.bundle_size);
+    if (o->tuning_log) {
+      uint32_t m = result.kernel_count * result.target_count;
+      printf("tuning log: %u of %u kernels tuned, %u use defaults\n", result.tuned_kernels, m,
+             m - result.tuned_kernels);
+      if (hooks.skipped.data) fputs(hooks.skipped.data, stdout);
+    }
   }
+  ingot_strbuf_free(&hooks.skipped);
+  free(hooks.skip_seen);
   ingot_driver_result_free(&result);
   return s;
 }

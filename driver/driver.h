@@ -74,12 +74,19 @@ typedef struct ingot_driver_kernel_info_t {
                                          scheduled func */
   const ingot_schedule_t* schedule;   /* the chosen schedule: template, knobs,
                                          directives */
+  bool tuned;                         /* on_kernel: the schedule came from a tuning-log
+                                         record (tuning_line: its line), not the defaults */
+  uint32_t tuning_line;
 } ingot_driver_kernel_info_t;
 
 typedef void (*ingot_driver_graph_fn_t)(void* self, const ingot_graph_t* graph);
 typedef void (*ingot_driver_kernel_fn_t)(void* self, const ingot_driver_kernel_info_t* info);
 /* A hook that may fail: its status stops the compile (named by node). */
 typedef ingot_status_t (*ingot_driver_lowered_fn_t)(void* self, const ingot_driver_kernel_info_t* info);
+/* A tuning-log record of the kernel's workload that was not applied, with
+ * its line in the log and why (ingot_schedule_choice_t's on_skip). */
+typedef void (*ingot_driver_tuning_skip_fn_t)(void* self, const ingot_driver_kernel_info_t* info, uint32_t line,
+                                              const char* reason);
 
 typedef struct ingot_driver_options_t {
   /* The model: an ONNX file, or `graph`, an already optimized graph
@@ -102,6 +109,11 @@ typedef struct ingot_driver_options_t {
    * file at tuning_log_path; neither: the target-aware defaults. */
   const ingot_tuning_log_t* tuning_log;
   const char* tuning_log_path;
+  /* The CPU model the code is tuned for: records whose fingerprint names
+   * another CPU model are not applied (see ingot_schedule_choice_t). NULL:
+   * records of any CPU apply. `ingot compile` passes this machine's
+   * (ingot_cpu_model()). */
+  const char* tuning_cpu_model;
   const char* cc;                 /* the C compiler for target c; NULL: $CC or cc */
   const char* emit_source_path;   /* also write the first target's source here
                                      (C, or the optimized LLVM IR); NULL: no */
@@ -118,6 +130,10 @@ typedef struct ingot_driver_options_t {
   ingot_driver_graph_fn_t on_graph;
   ingot_driver_lowered_fn_t on_lowered;
   ingot_driver_kernel_fn_t on_kernel;
+  /*   on_tuning_skip  each tuning-log record of a step's workload not applied
+   *              to it, with why (info as for on_lowered; a record may be
+   *              reported once per step that shares its workload). */
+  ingot_driver_tuning_skip_fn_t on_tuning_skip;
 } ingot_driver_options_t;
 
 /* What a compile made. Free with ingot_driver_result_free. */
@@ -131,6 +147,9 @@ typedef struct ingot_driver_result_t {
   uint64_t weight_bytes;
   uint64_t arena_bytes;
   uint64_t arena_lower_bound;    /* the largest sum of tensors live at one step */
+  /* Of the unique kernels of every target (kernel_count * target_count),
+   * how many took their schedule from a tuning-log record. */
+  uint32_t tuned_kernels;
 } ingot_driver_result_t;
 
 /* Imports options->model_path, applies input_shapes and consts, and

@@ -48,6 +48,7 @@ static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tu
     ingot_schedule_layout_chooser_t chooser;
     ingot_schedule_layout_chooser_init(&chooser, log, targets, target_count);
     chooser.lead_on_difference = out_differs != NULL;
+    chooser.cpu_model = o->tuning_cpu_model;
     if (log) ingot_graph_set_layout_chooser(graph, &chooser.base);
     s = ingot_driver_optimize_graph(graph);
     ingot_graph_set_layout_chooser(graph, NULL);
@@ -159,6 +160,17 @@ static ingot_status_t check_same_steps(const compile_state_t* st, uint32_t t) {
   return INGOT_OK;
 }
 
+/* Passes ingot_schedule_choose's skipped records on to on_tuning_skip. */
+typedef struct skip_relay_t {
+  const ingot_driver_options_t* o;
+  const ingot_driver_kernel_info_t* info;
+} skip_relay_t;
+
+static void relay_skip(void* self, uint32_t line, const char* reason) {
+  const skip_relay_t* r = self;
+  r->o->on_tuning_skip(r->o->hook_self, r->info, line, reason);
+}
+
 static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* st, ingot_driver_result_t* res) {
   ingot_status_t s;
   if ((s = parse_targets(o, st->targets, &st->target_count))) return s;
@@ -202,6 +214,8 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   ingot_lowered_t** lows = st->lowered;
   st->schedules = ingot_xcalloc((size_t)n * nt, sizeof(ingot_schedule_t));
   char** texts = ingot_xcalloc((size_t)n * nt, sizeof(char*));
+  uint32_t* tuned_line = INGOT_ARENA_ARRAY(&st->arena, uint32_t, (size_t)n * nt);
+  memset(tuned_line, 0, (size_t)n * nt * sizeof(uint32_t));
   for (uint32_t t = 0; t < nt && s == INGOT_OK; ++t) {
     if (t > 0 && (s = ingot_lower_graph(st->graphs[t], &lows[t]))) break;
     if (t > 0 && (s = check_same_steps(st, t))) break;
@@ -213,13 +227,17 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       st->schedule_count = t * n + k + 1;
       ingot_driver_kernel_info_t info = {.kernel = k, .kernel_count = n, .step = k, .target_index = t,
                                          .target = &st->targets[t], .graph = st->graphs[t], .kernel_ir = kn};
+      skip_relay_t relay = {.o = o, .info = &info};
+      ingot_schedule_choice_t choice = {.cpu_model = o->tuning_cpu_model,
+                                        .on_skip = o->on_tuning_skip ? relay_skip : NULL, .skip_self = &relay};
       if ((o->on_lowered && (s = o->on_lowered(o->hook_self, &info))) ||
-          (s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, sc))) {
+          (s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, &choice, sc))) {
         s = ingot_fail_prefix(s, "node '%s' (%s)%s%s", node->name, ingot_op_name(node->op),
                               nt > 1 ? ", target " : "", nt > 1 ? st->targets[t].name : "");
         break;
       }
       texts[(size_t)t * n + k] = driver_canonical_text(kn->func);
+      tuned_line[(size_t)t * n + k] = choice.tuned ? choice.line : 0;
     }
   }
 
@@ -266,12 +284,15 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   for (uint32_t t = 0; t < nt; ++t) {
     for (uint32_t u = 0; u < unique; ++u) {
       funcs[u] = lows[t]->kernels[rep_step[u]].func;
+      if (tuned_line[(size_t)t * n + rep_step[u]]) ++res->tuned_kernels;
       if (o->on_kernel) {
         ingot_driver_kernel_info_t info = {
             .kernel = u, .kernel_count = unique, .step = rep_step[u], .symbol = kernel_names[u],
             .target_index = t, .target = &st->targets[t], .graph = st->graphs[t],
             .kernel_ir = &lows[t]->kernels[rep_step[u]],
             .schedule = &st->schedules[(size_t)t * n + rep_step[u]],
+            .tuned = tuned_line[(size_t)t * n + rep_step[u]] != 0,
+            .tuning_line = tuned_line[(size_t)t * n + rep_step[u]],
         };
         o->on_kernel(o->hook_self, &info);
       }

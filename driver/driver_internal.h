@@ -14,11 +14,12 @@ ingot_status_t driver_explain_failure(const ingot_driver_options_t* options, ing
 
 /* Schedules one lowered kernel in place: verifies its IR, builds the
  * schedule (`request`: that template and knobs; NULL: ingot_schedule_choose
- * with `log`, which may be NULL), applies it and verifies again.
+ * with `log`, which may be NULL, and `choice`, which may be NULL too),
+ * applies it and verifies again.
  * `out_schedule` is init'ed by the caller. */
 ingot_status_t driver_schedule_kernel(ingot_kernel_t* kernel, const ingot_target_t* target,
                                       const ingot_tuning_log_t* log, const ingot_driver_schedule_t* request,
-                                      ingot_schedule_t* out_schedule);
+                                      ingot_schedule_choice_t* choice, ingot_schedule_t* out_schedule);
 
 /* The text of a function with its own and its buffers' names replaced by
  * canonical ones, so that identical computations print identically (heap). */

@@ -33,7 +33,7 @@ static ingot_status_t build(const ingot_graph_t* g, uint32_t node_id, const ingo
                       "node %u '%s' (%s) has no kernel of its own: its output is a view of its input", node_id,
                       node->name, ingot_op_name(node->op));
   ingot_kernel_t* kernel = &st->lowered->kernels[0];
-  if ((s = driver_schedule_kernel(kernel, &target, NULL, request, &st->schedule)))
+  if ((s = driver_schedule_kernel(kernel, &target, NULL, request, NULL, &st->schedule)))
     return ingot_fail_prefix(s, "node '%s' (%s)", node->name, ingot_op_name(node->op));
 
   char* text = driver_canonical_text(kernel->func);

@@ -11,7 +11,7 @@
 
 ingot_status_t driver_schedule_kernel(ingot_kernel_t* kernel, const ingot_target_t* target,
                                       const ingot_tuning_log_t* log, const ingot_driver_schedule_t* request,
-                                      ingot_schedule_t* out_schedule) {
+                                      ingot_schedule_choice_t* choice, ingot_schedule_t* out_schedule) {
   ingot_status_t s;
   if ((s = ingot_ir_verify(kernel->func))) return s;
   if (request) {
@@ -22,7 +22,7 @@ ingot_status_t driver_schedule_kernel(ingot_kernel_t* kernel, const ingot_target
     s = ingot_schedule_from_template(kernel, target, name, request->knob_names, request->knob_values,
                                      request->knob_count, out_schedule);
   } else {
-    s = ingot_schedule_choose(kernel, target, log, out_schedule);
+    s = ingot_schedule_choose(kernel, target, log, choice, out_schedule);
   }
   if (s || (s = ingot_schedule_apply(kernel->func, out_schedule))) return s;
   return ingot_ir_verify(kernel->func);

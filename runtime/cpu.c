@@ -305,3 +305,52 @@ void ingot_rt_cpu_describe(char* out, size_t cap) {
   for (int f = 0; f < F_COUNT_ && n + 1 < cap; ++f)
     if (have & BIT(f)) n += (size_t)snprintf(out + n, cap - n, " %s", k_features[f].name);
 }
+
+/* ---- the CPU's model name and features (ingot.h) ---- */
+
+static char g_cpu_model[128];
+static char g_cpu_feature_list[1024];
+static pthread_once_t g_cpu_model_once = PTHREAD_ONCE_INIT;
+
+static void cpu_model_init(void) {
+  char raw[128] = {0};
+#if defined(__x86_64__) && defined(__GNUC__)
+  unsigned r[4] = {0};
+  if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
+    for (unsigned leaf = 0; leaf < 3; ++leaf) {
+      __get_cpuid(0x80000002u + leaf, &r[0], &r[1], &r[2], &r[3]);
+      memcpy(raw + 16 * leaf, r, 16);
+    }
+    raw[48] = '\0';
+  }
+#elif defined(__aarch64__) && defined(__linux__)
+  FILE* f = fopen("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", "r");
+  if (f) {
+    char midr[64] = {0};
+    if (fgets(midr, sizeof midr, f)) {
+      midr[strcspn(midr, "\r\n")] = '\0';
+      snprintf(raw, sizeof raw, "aarch64 midr %s", midr);
+    }
+    fclose(f);
+  }
+#endif
+  /* Collapse runs of spaces and trim both ends. */
+  size_t n = 0;
+  for (const char* p = raw; *p; ++p) {
+    if (*p == ' ' && (n == 0 || g_cpu_model[n - 1] == ' ')) continue;
+    if (n + 1 < sizeof g_cpu_model) g_cpu_model[n++] = *p;
+  }
+  while (n > 0 && g_cpu_model[n - 1] == ' ') --n;
+  g_cpu_model[n] = '\0';
+  append_features(g_cpu_feature_list, sizeof g_cpu_feature_list, cpu_features());
+}
+
+const char* ingot_cpu_model(void) {
+  pthread_once(&g_cpu_model_once, cpu_model_init);
+  return g_cpu_model;
+}
+
+const char* ingot_cpu_features(void) {
+  pthread_once(&g_cpu_model_once, cpu_model_init);
+  return g_cpu_feature_list;
+}

@@ -38,6 +38,14 @@ extern "C" {
 /* (major << 16) | (minor << 8) | patch */
 uint32_t ingot_version(void);
 
+/* This CPU, as tuning-log fingerprints record it (static strings, computed
+ * once): its model name (x86-64: the CPUID brand string, spaces trimmed;
+ * AArch64 Linux: "aarch64 midr 0x..." from MIDR_EL1; "" when unknown), and
+ * the features of Ingot's target table it has, space-separated in the
+ * table's order ("sse2 ... avx2 fma ...", "" for none). */
+const char* ingot_cpu_model(void);
+const char* ingot_cpu_features(void);
+
 /* Status codes. Values never change meaning; new ones are appended. */
 typedef enum ingot_status_t {
   INGOT_OK = 0,

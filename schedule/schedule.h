@@ -93,23 +93,58 @@ ingot_status_t ingot_schedule_apply(ingot_ir_func_t* func, const ingot_schedule_
 /* Appends a readable listing of the schedule (template, knobs, directives). */
 void ingot_schedule_describe(const ingot_schedule_t* schedule, ingot_strbuf_t* sb);
 
-/* A tuning log: JSON lines, see DESIGN.md. NULL means none. One record a line,
- * exactly these fields:
+/* A tuning log: JSON lines, see DESIGN.md and README "Schedule spaces and
+ * tuning logs". NULL means none. One record a line:
  *   {"version":1,"workload":"...","target":"c -mcpu=x86-64-v3",
- *    "template":"contraction.direct","knobs":{"threads":8,...},"time_ms":1.25}
- * Blank lines are skipped, as are records of another version. */
+ *    "template":"contraction.direct","knobs":{"threads":8,...},"time_ms":1.25,
+ *    "fingerprint":{"target":"c -mcpu=x86-64-v3","cpu":"<CPU model name>",
+ *                   "cpu_features":"sse4.2 avx2 fma ...","ingot":"0.1.0","log_version":1}}
+ * Optional fields: "fingerprint" (every record the writer makes has one;
+ * older version-1 records without it are still read), "default": true (the
+ * measurement of the default schedule, for `ingot log stats`), "error":
+ * "text" (a candidate that failed; its "time_ms" may be absent; never
+ * applied). Blank lines are skipped, as are records of another version. */
 #define INGOT_TUNING_LOG_VERSION 1
 typedef struct ingot_tuning_log_t ingot_tuning_log_t;
+
+/* Where a record was measured, written into each record by the writer. The
+ * target is the record's own; the rest is the measuring machine's:
+ * cpu_model its CPU model name (ingot_cpu_model() of the runtime), or "" /
+ * NULL when unknown, cpu_features its feature list (space-separated,
+ * ingot_cpu_features()), ingot_version "MAJOR.MINOR.PATCH". */
+typedef struct ingot_tuning_fingerprint_t {
+  const char* cpu_model;
+  const char* cpu_features;
+  const char* ingot_version;
+} ingot_tuning_fingerprint_t;
 
 /* Reads a log file. Fails naming the path and line of a malformed record;
  * *out_log is NULL on failure. */
 ingot_status_t ingot_tuning_log_load(const char* path, ingot_tuning_log_t** out_log);
 void ingot_tuning_log_destroy(ingot_tuning_log_t* log);
 /* Appends one record (a JSON line, no newline) for a schedule of
- * `workload` on target `target` measured at `time_ms`: its template and
- * every knob it holds. */
+ * `workload` on target `target` measured at `time_ms`: its template, every
+ * knob it holds, and the fingerprint (`fingerprint` required; its fields may
+ * be NULL, written as ""). */
 ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* target,
-                                              const ingot_schedule_t* schedule, double time_ms, ingot_strbuf_t* sb);
+                                              const ingot_schedule_t* schedule, double time_ms,
+                                              const ingot_tuning_fingerprint_t* fingerprint, ingot_strbuf_t* sb);
+
+/* `ingot log`: whole-log operations on the raw JSON lines (every field kept).
+ * Each reads the files named, failing with one message naming the file and
+ * line of the first malformed line, and builds its output text in `sb`
+ * (the caller writes it). A record's key is (workload, target); its time is
+ * "time_ms" unless it has "error".
+ *   stats: per key, in order of first appearance: records, errors, the best
+ *          time, the default time (the fastest record with "default": true).
+ *          As text lines, or one JSON object {"log":..., "workloads":[...]}.
+ *   best:  the fastest record (not an error) of each key, sorted by key.
+ *   merge: every record of every file, exact duplicates (the same JSON
+ *          object, key order aside) once, sorted by key, then time, then
+ *          the record's canonical text. */
+ingot_status_t ingot_tuning_log_stats(const char* path, bool json, ingot_strbuf_t* sb);
+ingot_status_t ingot_tuning_log_best(const char* path, ingot_strbuf_t* sb);
+ingot_status_t ingot_tuning_log_merge(const char* const* paths, uint32_t path_count, ingot_strbuf_t* sb);
 
 /* ---- Templates and their spaces ----
  *
@@ -186,13 +221,37 @@ ingot_status_t ingot_schedule_from_template(const ingot_kernel_t* kernel, const 
  * key are the same program, so a search measures each key once. */
 uint64_t ingot_schedule_key(const ingot_schedule_t* schedule);
 
+/* What ingot_schedule_choose is told and tells about the log's records (all
+ * optional: pass NULL for no CPU check and no report). */
+typedef void (*ingot_schedule_skip_fn_t)(void* self, uint32_t line, const char* reason);
+typedef struct ingot_schedule_choice_t {
+  /* in: the CPU model the code is tuned for (NULL or "": any). A record
+   * applies only when its fingerprint's target (if it has one) equals its
+   * "target" and the compile target's canonical name, and, when both this
+   * and the record's fingerprint name a CPU model, the two strings are
+   * equal. Features and versions are not compared (the target already fixes
+   * the instruction set). */
+  const char* cpu_model;
+  /* in: called for each record of the kernel's workload that was not
+   * applied for a reason other than being slower ("other target 'x'", "other
+   * CPU 'y'", "template 't' serves another op class", "an error record",
+   * the knob check's message, ...), with its line in the log file. */
+  ingot_schedule_skip_fn_t on_skip;
+  void* skip_self;
+  /* out: a record was applied, and its line (0: none, defaults used). */
+  bool tuned;
+  uint32_t line;
+} ingot_schedule_choice_t;
+
 /* The one place a schedule is chosen for a workload: the fastest record in
- * the log for (kernel->workload, target) whose template serves the kernel's
- * op class and whose knobs its space accepts, if any; else the default
- * template with its default knobs for this target. Fills `out_schedule`
+ * the log for (kernel->workload, target) that applies (see
+ * ingot_schedule_choice_t), whose template serves the kernel's op class and
+ * whose knobs its space accepts, if any; else the default template with its
+ * default knobs for this target. `choice` may be NULL. Fills `out_schedule`
  * (init'ed by the caller). */
 ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_target_t* target,
-                                     const ingot_tuning_log_t* log, ingot_schedule_t* out_schedule);
+                                     const ingot_tuning_log_t* log, ingot_schedule_choice_t* choice,
+                                     ingot_schedule_t* out_schedule);
 
 /* Layout knobs from a tuning log, before lowering: set with
  * ingot_graph_set_layout_chooser before the graph is optimized, it gives
@@ -211,6 +270,7 @@ typedef struct ingot_schedule_layout_chooser_t {
   const ingot_tuning_log_t* log;
   const ingot_target_t* targets;
   uint32_t target_count;
+  const char* cpu_model;     /* in: as ingot_schedule_choice_t's (init: NULL, any CPU) */
   bool lead_on_difference;   /* in: see above (init: false) */
   bool differs;              /* out: some node's layout differs between targets */
   uint32_t differing_node;   /* out, when differs: the first such node */

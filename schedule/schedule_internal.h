@@ -32,6 +32,11 @@ typedef struct tuning_record_t {
   int64_t knob_values[INGOT_MAX_KNOBS];
   uint32_t knob_count;
   double time_ms;
+  uint32_t line;            /* in the file, from 1 */
+  const char* fp_target;    /* the fingerprint's, NULL without one */
+  const char* fp_cpu;       /* NULL or "" when unknown */
+  bool is_default;          /* "default": true */
+  const char* error;        /* "error": the candidate failed; never applied */
 } tuning_record_t;
 
 struct ingot_tuning_log_t {

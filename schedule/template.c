@@ -243,35 +243,80 @@ uint64_t ingot_schedule_key(const ingot_schedule_t* s) {
 
 /* ---- choice ---- */
 
+/* Whether record `r` may apply to code for `target_name` tuned for CPU
+ * `cpu` (NULL/"": any); when not, why in `why`. */
+static bool record_applies(const tuning_record_t* r, const char* target_name, const char* cpu, char* why,
+                           size_t why_cap) {
+  if (r->error) {
+    snprintf(why, why_cap, "an error record (%s)", r->error);
+    return false;
+  }
+  if (strcmp(r->target, target_name) != 0 || (r->fp_target && strcmp(r->fp_target, target_name) != 0)) {
+    snprintf(why, why_cap, "other target '%s'", strcmp(r->target, target_name) ? r->target : r->fp_target);
+    return false;
+  }
+  if (cpu && cpu[0] && r->fp_cpu && r->fp_cpu[0] && strcmp(r->fp_cpu, cpu) != 0) {
+    snprintf(why, why_cap, "other CPU '%s'", r->fp_cpu);
+    return false;
+  }
+  return true;
+}
+
 ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_target_t* target,
-                                     const ingot_tuning_log_t* log, ingot_schedule_t* out) {
+                                     const ingot_tuning_log_t* log, ingot_schedule_choice_t* choice,
+                                     ingot_schedule_t* out) {
   if (!kernel || !kernel->func || !target || !out)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_schedule_choose: missing argument");
+  if (choice) {
+    choice->tuned = false;
+    choice->line = 0;
+  }
   const char* name = ingot_schedule_template_for(kernel->op_class);
   if (!name)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "kernel '%s': no schedule template for op class %d",
                       kernel->func->name, (int)kernel->op_class);
-  /* The fastest record for this workload and target, of any template of
-   * the class, whose knobs its space accepts. */
+  /* The fastest record for this workload and target (and CPU), of any
+   * template of the class, whose knobs its space accepts. */
   if (log && kernel->workload) {
+    const char* cpu = choice ? choice->cpu_model : NULL;
     const tuning_record_t* best = NULL;
+    char why[512];
     for (uint32_t i = 0; i < log->count; ++i) {
       const tuning_record_t* r = &log->records[i];
-      if (strcmp(r->workload, kernel->workload) != 0 || strcmp(r->target, target->name) != 0) continue;
-      const template_info_t* t = find_template(r->template_name);
-      if (!t || t->op_class != kernel->op_class) continue;
-      if (best && best->time_ms <= r->time_ms) continue;
-      ingot_schedule_t trial;
-      ingot_schedule_init(&trial);
-      ingot_status_t st = ingot_schedule_from_template(kernel, target, r->template_name, r->knob_names,
-                                                       r->knob_values, r->knob_count, &trial);
-      ingot_schedule_deinit(&trial);
-      if (st == INGOT_OK) best = r;
+      if (strcmp(r->workload, kernel->workload) != 0) continue;
+      bool ok = record_applies(r, target->name, cpu, why, sizeof why);
+      const template_info_t* t = ok ? find_template(r->template_name) : NULL;
+      if (ok && !t) {
+        snprintf(why, sizeof why, "unknown template '%s'", r->template_name);
+        ok = false;
+      } else if (ok && t->op_class != kernel->op_class) {
+        snprintf(why, sizeof why, "template '%s' serves another op class", r->template_name);
+        ok = false;
+      }
+      if (ok && !(best && best->time_ms <= r->time_ms)) {
+        ingot_schedule_t trial;
+        ingot_schedule_init(&trial);
+        ingot_status_t st = ingot_schedule_from_template(kernel, target, r->template_name, r->knob_names,
+                                                         r->knob_values, r->knob_count, &trial);
+        ingot_schedule_deinit(&trial);
+        if (st == INGOT_OK) {
+          best = r;
+        } else {
+          snprintf(why, sizeof why, "knobs not in the kernel's space: %s", ingot_compiler_error());
+          ok = false;
+        }
+      }
+      if (!ok && choice && choice->on_skip) choice->on_skip(choice->skip_self, r->line, why);
     }
     ingot_compiler_error_clear();
-    if (best)
+    if (best) {
+      if (choice) {
+        choice->tuned = true;
+        choice->line = best->line;
+      }
       return ingot_schedule_from_template(kernel, target, best->template_name, best->knob_names, best->knob_values,
                                           best->knob_count, out);
+    }
   }
   return ingot_schedule_from_template(kernel, target, name, NULL, NULL, 0, out);
 }
@@ -328,7 +373,9 @@ static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_gr
     ingot_node_layout_t layout = options->defaults, candidate;
     for (uint32_t i = 0; i < c->log->count; ++i) {
       const tuning_record_t* r = &c->log->records[i];
-      if (strcmp(r->workload, workload) != 0 || strcmp(r->target, c->targets[t].name) != 0) continue;
+      char why[256];
+      if (strcmp(r->workload, workload) != 0 || !record_applies(r, c->targets[t].name, c->cpu_model, why, sizeof why))
+        continue;
       if (!find_template(r->template_name) || (best && best->time_ms <= r->time_ms)) continue;
       if (!record_layout(r, options, &candidate)) continue;
       best = r;

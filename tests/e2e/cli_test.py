@@ -18,6 +18,7 @@ CASE is one of:
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -244,8 +245,169 @@ def case_run():
           f"bench: {p.stdout!r} {p.stderr!r}")
 
 
+def record(workload, target, knobs, time_ms=None, cpu=None, **extra):
+    r = {"version": 1, "workload": workload, "target": target, "template": "contraction.direct", "knobs": knobs}
+    if time_ms is not None:
+        r["time_ms"] = time_ms
+    if cpu is not None:
+        r["fingerprint"] = {"target": target, "cpu": cpu, "cpu_features": "", "ingot": "0.1.0", "log_version": 1}
+    r.update(extra)
+    return json.dumps(r)
+
+
+def write_log(name, lines):
+    path = os.path.join(ARGS.work, name)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def dump_schedules(*extra):
+    """Compiles digits with --dump-schedule: {(node): (workload, target, 'unroll=N')}, stdout."""
+    bundle = os.path.join(ARGS.work, "tuned.ingot")
+    p = ingot("compile", ARGS.model, "-o", bundle, "--input-shape", "input=1x1x8x8", "--dump-schedule", *extra)
+    if not check(p.returncode == 0, f"compile {extra}: {p.stderr.strip()}"):
+        raise SystemExit(finish())
+    kernels = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"kernel \S+ \(node '([^']*)', target '([^']*)', workload '([^']*)'\): schedule '([^']*)' "
+                     r"\(([^)]*)\)", line)
+        if m:
+            knobs = dict(kv.split("=") for kv in m.group(5).split())
+            kernels[m.group(1)] = (m.group(3), m.group(2), m.group(4), knobs)
+    return kernels, p.stdout
+
+
+def case_tuning():
+    kernels, out = dump_schedules()
+    check("tuning log:" not in out, "no tuning-log line without --tuning-log")
+    workload, target, template, knobs = kernels["fc1"]
+    check(template == "contraction.direct" and knobs["unroll"] == "2", f"fc1's default schedule: {kernels['fc1']}")
+    n = len(kernels)
+    # Line 1 applies (no CPU named); lines 2-5 are faster but never apply:
+    # another CPU model, another target (field and fingerprint), an error.
+    log = write_log("tune.jsonl", [
+        record(workload, target, {"unroll": 1}, 0.5, cpu=""),
+        record(workload, target, {"unroll": 4}, 0.1, cpu="Some Other CPU Model (test)"),
+        record(workload, "c -mcpu=x86-64", {"unroll": 4}, 0.1),
+        json.dumps({**json.loads(record(workload, target, {"unroll": 4}, 0.1, cpu="")),
+                    "fingerprint": {"target": "c", "cpu": ""}}),
+        record(workload, target, {"unroll": 4}, error="crashed"),
+        record(workload, target, {"no_such_knob": 4}, 0.05),
+        record("a workload not in the model", target, {"unroll": 4}, 0.1),
+    ])
+    kernels, out = dump_schedules("--tuning-log", log)
+    check(kernels["fc1"][3]["unroll"] == "1", f"the record for this target and any CPU applies: {kernels['fc1']}")
+    check(f"tuning log: 1 of {n} kernels tuned, {n - 1} use defaults" in out, f"K of M line: {out}")
+    check("record at line" not in out, "skipped records only with --verbose")
+    lines = out.splitlines()
+    check(lines.index(f"tuning log: 1 of {n} kernels tuned, {n - 1} use defaults") > lines.index(
+        next(l for l in lines if l.startswith("  bundle:"))), "the K of M line follows the summary")
+    kernels, out = dump_schedules("--tuning-log", log, "--verbose")
+    for line, why in [(2, "other CPU 'Some Other CPU Model (test)'"), (3, "other target 'c -mcpu=x86-64'"),
+                      (4, "other target 'c'"), (5, "an error record (crashed)"), (6, "knobs not in the kernel's space")]:
+        check(any(l.startswith(f"  record at line {line} not applied") and why in l for l in out.splitlines()),
+              f"--verbose says why line {line} was skipped ({why}): {out}")
+    check("line 1 not applied" not in out and "line 7" not in out, f"--verbose lists only skipped records: {out}")
+    # Only records for another CPU: nothing tuned.
+    log2 = write_log("other_cpu.jsonl", [record(workload, target, {"unroll": 1}, 0.5, cpu="Some Other CPU Model")])
+    kernels, out = dump_schedules("--tuning-log", log2)
+    check(kernels["fc1"][3]["unroll"] == "2" and f"tuning log: 0 of {n} kernels tuned, {n} use defaults" in out,
+          f"a record made on another CPU is never applied: {kernels['fc1']} {out}")
+    p = ingot("compile", ARGS.model, "-o", os.path.join(ARGS.work, "q.ingot"), "--input-shape", "input=1x1x8x8",
+              "--tuning-log", log, "-q")
+    check(p.returncode == 0 and p.stdout == "", f"-q prints nothing: {p.stdout!r}")
+    # A malformed line: one error naming the file and line.
+    bad = write_log("bad.jsonl", [record(workload, target, {"unroll": 1}, 0.5), "", "{not json"])
+    p = ingot("compile", ARGS.model, "-o", os.path.join(ARGS.work, "bad.ingot"), "--input-shape", "input=1x1x8x8",
+              "--tuning-log", bad)
+    expect_error(p, "compile with a malformed tuning log", 1, ["bad.jsonl", "line 3"])
+    check(not os.path.exists(os.path.join(ARGS.work, "bad.ingot")), "no bundle from a malformed log")
+
+
+def read_lines(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f.read().splitlines() if l.strip()]
+
+
+def case_log():
+    w1, w2, t1, t2 = "gemm f32 m1 n4 k4", "copy float32 n64", "llvm x86-64-v3", "c -mcpu=x86-64"
+    a = write_log("a.jsonl", [
+        record(w1, t1, {"unroll": 2}, 0.9, cpu="X", default=True),
+        record(w1, t1, {"unroll": 4}, 0.3, cpu="X"),
+        record(w1, t1, {"unroll": 8}, error="timed out"),
+        record(w1, t2, {"unroll": 1}, 1.5),
+        "",
+        record(w2, t1, {"unroll": 1}, 0.2),
+    ])
+    b = write_log("b.jsonl", [
+        record(w1, t1, {"unroll": 4}, 0.3, cpu="X"),      # a duplicate of a's line 2
+        record(w1, t2, {"unroll": 4}, 1.1),
+        json.dumps({"workload": w2, "knobs": {"unroll": 1}, "version": 1, "target": t1,  # a's last, keys reordered
+                    "template": "contraction.direct", "time_ms": 0.2}),
+    ])
+    p = ingot("log", "stats", a)
+    check(p.returncode == 0 and "6 records" not in p.stdout and "5 records, 3 workload/target pairs" in p.stdout,
+          f"stats header: {p.stdout!r} {p.stderr!r}")
+    check(f"  {w1} | {t1}: 3 records, best 0.3 ms (line 2), default 0.9 ms (3.00x), 1 error" in p.stdout,
+          f"stats line: {p.stdout!r}")
+    p = ingot("log", "stats", a, "--json")
+    st = json.loads(p.stdout) if p.returncode == 0 else {}
+    rows = {(r["workload"], r["target"]): r for r in st.get("workloads", [])}
+    check(st.get("records") == 5 and len(rows) == 3, f"stats --json: {p.stdout!r}")
+    r = rows.get((w1, t1), {})
+    check(r.get("records") == 3 and r.get("errors") == 1 and r.get("best_ms") == 0.3 and r.get("default_ms") == 0.9,
+          f"stats --json row: {r}")
+    check(rows.get((w1, t2), {}).get("default_ms", 0) is None, "no default record: default_ms null")
+
+    out = os.path.join(ARGS.work, "best.jsonl")
+    p = ingot("log", "best", a, "-o", out)
+    check(p.returncode == 0, f"best: {p.stderr}")
+    best = read_lines(out)
+    check([(r["workload"], r["target"], r.get("time_ms")) for r in best] ==
+          sorted([(w1, t1, 0.3), (w1, t2, 1.5), (w2, t1, 0.2)]), f"best: one fastest record per key: {best}")
+    check(all("fingerprint" in r for r in best if r["target"] == t1 and r["workload"] == w1),
+          "best keeps every field")
+
+    out = os.path.join(ARGS.work, "merged.jsonl")
+    p = ingot("log", "merge", a, b, "-o", out)
+    check(p.returncode == 0, f"merge: {p.stderr}")
+    merged = read_lines(out)
+    check(len(merged) == 6, f"merge drops exact duplicates (key order aside): {len(merged)} records")
+    keys = [(r["workload"], r["target"]) for r in merged]
+    check(keys == sorted(keys), "merge is sorted by workload and target")
+    out2 = os.path.join(ARGS.work, "merged2.jsonl")
+    p = ingot("log", "merge", b, a, a, "-o", out2)
+    with open(out) as f1, open(out2) as f2:
+        check(p.returncode == 0 and f1.read() == f2.read(), "merge is deterministic, whatever the order of inputs")
+    # A merged log still compiles records in.
+    p = ingot("log", "stats", out)
+    check(p.returncode == 0 and f"  {w1} | {t2}: 2 records, best 1.1 ms" in p.stdout, f"stats of merge: {p.stdout}")
+
+    # bad input: one error naming file and line, exit 1; nothing written
+    bad = write_log("bad.jsonl", [record(w1, t1, {"unroll": 2}, 0.9), record(w1, t1, {"unroll": 2})])
+    expect_error(ingot("log", "stats", bad), "stats of a log with a bad record", 1, ["bad.jsonl", "line 2", "time_ms"])
+    garbage = write_log("garbage.jsonl", ["", "", "[1,"])
+    gone = os.path.join(ARGS.work, "never.jsonl")
+    expect_error(ingot("log", "merge", a, garbage, "-o", gone), "merge with a malformed line", 1,
+                 ["garbage.jsonl", "line 3"])
+    check(not os.path.exists(gone), "a failed merge writes nothing")
+    expect_error(ingot("log", "best", os.path.join(ARGS.work, "missing.jsonl"), "-o", gone), "best of a missing log", 1,
+                 ["missing.jsonl"])
+    # bad command lines: exit 2
+    expect_error(ingot("log"), "log without a subcommand", 2)
+    expect_error(ingot("log", "frob", a), "log frob", 2, ["frob"])
+    expect_error(ingot("log", "stats"), "stats without a log", 2)
+    expect_error(ingot("log", "stats", a, "--frob"), "stats --frob", 2, ["--frob"])
+    expect_error(ingot("log", "best", a), "best without -o", 2)
+    expect_error(ingot("log", "merge", a, b, "-o"), "merge -o without a value", 2)
+    expect_error(ingot("log", "best", a, b, "-o", gone), "best with two logs", 2)
+    p = ingot("log", "--help")
+    check(p.returncode == 0 and "usage: ingot log" in p.stdout, "log --help")
+
+
 CASES = {"flags": case_flags, "inspect": case_inspect, "corrupt": case_corrupt,
-         "npy": case_npy, "run": case_run}
+         "npy": case_npy, "run": case_run, "tuning": case_tuning, "log": case_log}
 
 
 def finish():

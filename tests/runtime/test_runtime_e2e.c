@@ -561,6 +561,11 @@ int main(int argc, char** argv) {
   CHECK(ingot_dtype_size(INGOT_DTYPE_I64) == 8 && ingot_dtype_size((ingot_dtype_t)99) == 0, "dtype size");
   CHECK(ingot_crc32(0, "123456789", 9) == 0xCBF43926u, "crc32 check value");
   CHECK(ingot_version() == ((INGOT_VERSION_MAJOR << 16) | (INGOT_VERSION_MINOR << 8) | INGOT_VERSION_PATCH), "version");
+  /* the CPU as tuning logs record it: stable, trimmed, and (x86-64) a non-empty feature list */
+  CHECK(ingot_cpu_model() == ingot_cpu_model() && ingot_cpu_model()[0] != ' ', "cpu model");
+#if defined(__x86_64__)
+  CHECK(ingot_cpu_features()[0] != '\0' && ingot_cpu_features()[0] != ' ', "cpu features");
+#endif
 
   for (int s = 0; s < 3; ++s) free(so[s]);
   free(data);

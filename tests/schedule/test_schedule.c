@@ -561,7 +561,7 @@ static void check_template(test_kernel_t* k, const ingot_target_t* target, const
     CHECK_OK(ingot_schedule_from_template(&k->k, target, ingot_schedule_template_for(k->k.op_class), knob_names,
                                           knob_values, knob_count, &s));
   else
-    CHECK_OK(ingot_schedule_choose(&k->k, target, NULL, &s));
+    CHECK_OK(ingot_schedule_choose(&k->k, target, NULL, NULL, &s));
   if (g_verbose) {
     ingot_strbuf_t sb = {0};
     ingot_schedule_describe(&s, &sb);
@@ -703,7 +703,7 @@ static void test_space(void) {
 
   /* keys: stable for the same point, different for another program */
   CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.direct", NULL, NULL, 0, &a));
-  CHECK_OK(ingot_schedule_choose(&k->k, &v3, NULL, &b));
+  CHECK_OK(ingot_schedule_choose(&k->k, &v3, NULL, NULL, &b));
   CHECK(ingot_schedule_key(&a) == ingot_schedule_key(&b));
   uint64_t def = ingot_schedule_key(&a);
   CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.plain", NULL, NULL, 0, &b));
@@ -762,6 +762,20 @@ static char* write_temp(const char* text) {
   return path;
 }
 
+typedef struct skips_t {
+  uint32_t count;
+  uint32_t lines[8];
+  char why[8][600];
+} skips_t;
+
+static void note_skip(void* self, uint32_t line, const char* reason) {
+  skips_t* s = self;
+  if (g_verbose) fprintf(stderr, "skip line %u: %s\n", line, reason);
+  if (s->count == 8) return;
+  s->lines[s->count] = line;
+  snprintf(s->why[s->count++], sizeof s->why[0], "%s", reason);
+}
+
 static void test_tuning_log(void) {
   test_kernel_t* k = make_matmul(9, 11, 70);
   k->k.workload = "matmul f32 m9 k11 n70";
@@ -792,17 +806,17 @@ static void test_tuning_log(void) {
   ingot_schedule_t s;
   ingot_schedule_init(&s);
   /* the fastest valid record for workload + target (the 0.1 ms one has an invalid knob) */
-  CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, &s));
+  CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, NULL, &s));
   CHECK(knob(&s, "unroll") == 4 && knob(&s, "order") == 1 && knob(&s, "threads") == 8);
   CHECK(strcmp(s.template_name, "contraction.direct") == 0);
   /* another target has its own record */
-  CHECK_OK(ingot_schedule_choose(&k->k, &generic, log, &s));
+  CHECK_OK(ingot_schedule_choose(&k->k, &generic, log, NULL, &s));
   CHECK(knob(&s, "unroll") == 8);
   /* no record: the defaults */
-  CHECK_OK(ingot_schedule_choose(&k->k, &v4, log, &s));
+  CHECK_OK(ingot_schedule_choose(&k->k, &v4, log, NULL, &s));
   CHECK(knob(&s, "unroll") == 2 && knob(&s, "vector_bytes") == 64);
   k->k.workload = "matmul f32 m1 k1 n1";
-  CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, &s));
+  CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, NULL, &s));
   CHECK(knob(&s, "unroll") == 2 && knob(&s, "order") == 0);
   /* a record of another template of the class is chosen when it is the
    * fastest; the record written from a schedule reads back as that schedule */
@@ -814,7 +828,11 @@ static void test_tuning_log(void) {
     int64_t kv = 4;
     CHECK_OK(ingot_schedule_from_template(&k->k, &v3, "contraction.plain", &kn, &kv, 1, &plain));
     ingot_strbuf_t line = {0};
-    CHECK_OK(ingot_tuning_log_format_record(k->k.workload, v3.name, &plain, 0.05, &line));
+    ingot_tuning_fingerprint_t fp = {.cpu_model = "Test CPU @ 1GHz", .cpu_features = "sse2 avx2",
+                                     .ingot_version = "0.1.0"};
+    CHECK_OK(ingot_tuning_log_format_record(k->k.workload, v3.name, &plain, 0.05, &fp, &line));
+    CHECK(strstr(line.data, ",\"fingerprint\":{\"target\":\"c -mcpu=x86-64-v3\",\"cpu\":\"Test CPU @ 1GHz\","
+                            "\"cpu_features\":\"sse2 avx2\",\"ingot\":\"0.1.0\",\"log_version\":1}}") != NULL);
     CHECK(strncmp(line.data, "{\"version\":1,\"workload\":\"matmul f32 m9 k11 n70\",\"target\":\"c -mcpu=x86-64-v3\","
                              "\"template\":\"contraction.plain\",\"knobs\":{\"threads\":8,", 120) == 0);
     CHECK(strstr(line.data, "\"time_ms\":0.05") != NULL);
@@ -824,17 +842,57 @@ static void test_tuning_log(void) {
     ingot_tuning_log_t* log2 = NULL;
     CHECK_OK(ingot_tuning_log_load(path, &log2));
     unlink(path);
-    CHECK_OK(ingot_schedule_choose(&k->k, &v3, log2, &s));
+    CHECK_OK(ingot_schedule_choose(&k->k, &v3, log2, NULL, &s));
     CHECK(strcmp(s.template_name, "contraction.plain") == 0 && knob(&s, "unroll") == 4);
     CHECK(ingot_schedule_key(&s) == ingot_schedule_key(&plain));
+    /* the record applies on its CPU (or when no CPU is asked for), never on another */
+    ingot_schedule_choice_t choice = {.cpu_model = "Test CPU @ 1GHz"};
+    CHECK_OK(ingot_schedule_choose(&k->k, &v3, log2, &choice, &s));
+    CHECK(choice.tuned && choice.line == 1 && strcmp(s.template_name, "contraction.plain") == 0);
+    skips_t skips = {0};
+    choice = (ingot_schedule_choice_t){.cpu_model = "Other CPU", .on_skip = note_skip, .skip_self = &skips};
+    CHECK_OK(ingot_schedule_choose(&k->k, &v3, log2, &choice, &s));
+    CHECK(!choice.tuned && choice.line == 0 && strcmp(s.template_name, "contraction.direct") == 0);
+    CHECK(skips.count == 1 && skips.lines[0] == 1 && strstr(skips.why[0], "other CPU 'Test CPU @ 1GHz'"));
     ingot_tuning_log_destroy(log2);
     ingot_strbuf_free(&line);
     ingot_schedule_deinit(&plain);
   }
 
+  /* why each record of the workload was not applied */
+  {
+    skips_t skips = {0};
+    ingot_schedule_choice_t choice = {.on_skip = note_skip, .skip_self = &skips};
+    CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, &choice, &s));
+    CHECK(choice.tuned && choice.line == 3);
+    /* line 4: a knob value outside the space; line 5: another target */
+    CHECK(skips.count == 2 && skips.lines[0] == 4 && strstr(skips.why[0], "knobs not in the kernel's space") &&
+          skips.lines[1] == 5 && strstr(skips.why[1], "other target 'c'"));
+  }
+  /* a fingerprint naming another target, or an error record, never applies */
+  {
+    const char* t2 =
+        "{\"version\":1,\"workload\":\"matmul f32 m9 k11 n70\",\"target\":\"c -mcpu=x86-64-v3\","
+        "\"template\":\"contraction.direct\",\"knobs\":{\"unroll\":8},\"time_ms\":0.5,"
+        "\"fingerprint\":{\"target\":\"c -mcpu=x86-64-v4\",\"cpu\":\"\"}}\n"
+        "{\"version\":1,\"workload\":\"matmul f32 m9 k11 n70\",\"target\":\"c -mcpu=x86-64-v3\","
+        "\"template\":\"contraction.direct\",\"knobs\":{\"unroll\":1},\"error\":\"crashed\"}\n";
+    char* p2 = write_temp(t2);
+    ingot_tuning_log_t* log3 = NULL;
+    CHECK_OK(ingot_tuning_log_load(p2, &log3));
+    unlink(p2);
+    skips_t skips = {0};
+    ingot_schedule_choice_t choice = {.cpu_model = "Any", .on_skip = note_skip, .skip_self = &skips};
+    CHECK_OK(ingot_schedule_choose(&k->k, &v3, log3, &choice, &s));
+    CHECK(!choice.tuned && knob(&s, "unroll") == 2);
+    CHECK(skips.count == 2 && strstr(skips.why[0], "other target 'c -mcpu=x86-64-v4'") &&
+          strstr(skips.why[1], "error record (crashed)"));
+    ingot_tuning_log_destroy(log3);
+  }
+
   /* the chosen schedule keeps results */
   k->k.workload = "matmul f32 m9 k11 n70";
-  CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, &s));
+  CHECK_OK(ingot_schedule_choose(&k->k, &v3, log, NULL, &s));
   run_t ref;
   CHECK(run(k->k.func, &ref));
   CHECK_OK(ingot_schedule_apply(k->k.func, &s));

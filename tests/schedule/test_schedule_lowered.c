@@ -230,7 +230,7 @@ static void run_case(const char* name, graph_fn make, const ingot_target_t* targ
       bool fits = tmpl && ingot_schedule_space(kern, target, tmpl, &space) == INGOT_OK;
       ingot_compiler_error_clear();
       ingot_status_t st = fits ? ingot_schedule_from_template(kern, target, tmpl, &knob, &value, knob ? 1 : 0, &s)
-                               : ingot_schedule_choose(kern, target, NULL, &s);
+                               : ingot_schedule_choose(kern, target, NULL, NULL, &s);
       for (uint32_t d = 0; st == INGOT_OK && d < s.directive_count; ++d)
         g_accumulated += s.directives[d].kind == INGOT_DIRECTIVE_ACCUMULATE;
       if (st == INGOT_OK) st = ingot_schedule_apply(kern->func, &s);

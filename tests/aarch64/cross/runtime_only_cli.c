@@ -16,3 +16,10 @@ int ingot_cli_check(int argc, char** argv) {
   return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
                          "this ingot is a runtime-only build: run 'ingot check' on the build machine");
 }
+
+int ingot_cli_log(int argc, char** argv) {
+  (void)argc;
+  (void)argv;
+  return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
+                         "this ingot is a runtime-only build: run 'ingot log' on the build machine");
+}

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <xgboost/c_api.h>
+
 #include "lower_test_util.h"
 #include "schedule/cost_model.h"
 #include "schedule/schedule.h"
@@ -335,6 +337,30 @@ static void test_model(void) {
   }
   CHECK(ingot_cost_model_load(path, &bad) != INGOT_OK);
   CHECK(bad == NULL);
+  unlink(path);
+  /* A model with another number of features (an older feature list). */
+  snprintf(path, sizeof(path), "%s/other.json", dir);
+  {
+    float data[4 * 3] = {0, 1, 2, 1, 0, 2, 2, 1, 0, 1, 1, 1};
+    float labels[4] = {1, 0.5f, 0.25f, 0.75f};
+    unsigned sizes[1] = {4};
+    DMatrixHandle dm = NULL;
+    BoosterHandle b = NULL;
+    CHECK(XGDMatrixCreateFromMat_omp(data, 4, 3, NAN, &dm, 1) == 0);
+    CHECK(XGDMatrixSetFloatInfo(dm, "label", labels, 4) == 0);
+    CHECK(XGDMatrixSetUIntInfo(dm, "group", sizes, 1) == 0);
+    CHECK(XGBoosterCreate(&dm, 1, &b) == 0);
+    CHECK(XGBoosterSetParam(b, "objective", "rank:pairwise") == 0);
+    CHECK(XGBoosterSetParam(b, "nthread", "1") == 0);
+    CHECK(XGBoosterUpdateOneIter(b, 0, dm) == 0);
+    CHECK(XGBoosterSaveModel(b, path) == 0);
+    XGBoosterFree(b);
+    XGDMatrixFree(dm);
+  }
+  CHECK(ingot_cost_model_load(path, &bad) == INGOT_ERROR_VERSION);
+  CHECK(bad == NULL);
+  CHECK(strstr(ingot_compiler_error(), "has 3 features") != NULL);
+  printf("older model: %s\n", ingot_compiler_error());
   unlink(path);
   snprintf(path, sizeof(path), "%s/model.bin", dir);
   CHECK(ingot_cost_model_load(path, &bad) == INGOT_ERROR_INVALID_ARGUMENT);

@@ -25,7 +25,7 @@ ingot_say() {
 
 ingot_install_system_packages() {
   local packages=(cmake pkg-config gcc clang lld llvm-dev protobuf-c-compiler libprotobuf-c-dev
-                  libonnx-dev libzstd-dev libsodium-dev libjansson-dev python3-venv python3)
+                  libonnx-dev libzstd-dev libsodium-dev libjansson-dev libxgboost-dev python3-venv python3)
   # The AArch64 path (tests/aarch64): a cross compiler, qemu-user and the
   # runtime's libraries for arm64 (Debian multiarch). INGOT_CROSS_AARCH64=0
   # leaves them out (those tests are then skipped).

@@ -4,7 +4,7 @@
 # rows (runtime/cpu.c) and never links ingot_target. This interface library
 # exports a folder that holds copies of the .def files only (as
 # target/NAME.def), so the runtime sees the table and nothing else of target/.
-set(INGOT_TARGET_TABLES_DIR ${CMAKE_BINARY_DIR}/include/ingot_target_tables)
+set(INGOT_TARGET_TABLES_DIR ${PROJECT_BINARY_DIR}/include/ingot_target_tables)
 foreach(def target_arches.def target_levels.def target_cpus.def target_features.def)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/${def} ${INGOT_TARGET_TABLES_DIR}/target/${def} COPYONLY)
 endforeach()

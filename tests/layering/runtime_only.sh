@@ -31,5 +31,5 @@ for n in $needed; do
     *) echo "libingot.so needs $n" >&2; exit 1 ;;
   esac
 done
-test -f "$work/build/runtime/libingot_runtime.a"
+test -f "$work/build/runtime/libingot.a"
 echo "runtime-only build: ok ($(stat -c %s "$lib") bytes)"

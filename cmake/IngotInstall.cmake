@@ -1,0 +1,29 @@
+# What `cmake --install` puts under the prefix:
+#   lib/libingot.a, lib/libingot.so.MAJOR (and its links)   the runtime
+#   include/ingot.h                                         its whole API
+#   bin/ingot                                               the tools (not in a runtime-only build)
+#   lib/cmake/ingot/                                        find_package(ingot CONFIG) -> ingot::runtime,
+#                                                           ingot::runtime_shared
+#   lib/pkgconfig/ingot.pc                                  pkg-config ingot (shared; --static for libingot.a)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS ingot_runtime ingot_runtime_shared EXPORT ingotTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/runtime/ingot.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET ingot)
+  install(TARGETS ingot RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+set(INGOT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ingot)
+install(EXPORT ingotTargets NAMESPACE ingot:: FILE ingotTargets.cmake DESTINATION ${INGOT_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ingotConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/ingotConfig.cmake INSTALL_DESTINATION ${INGOT_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ingotConfigVersion.cmake VERSION ${PROJECT_VERSION}
+                                 COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/ingotConfig.cmake ${PROJECT_BINARY_DIR}/ingotConfigVersion.cmake
+        DESTINATION ${INGOT_CMAKE_DIR})
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/ingot.pc.in ${PROJECT_BINARY_DIR}/ingot.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/ingot.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

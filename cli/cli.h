@@ -29,6 +29,7 @@ int ingot_cli_run(int argc, char** argv);
 int ingot_cli_inspect(int argc, char** argv);
 int ingot_cli_check(int argc, char** argv);
 int ingot_cli_log(int argc, char** argv);
+int ingot_cli_tune(int argc, char** argv);
 
 int ingot_cli_keygen(int argc, char** argv);
 int ingot_cli_sign(int argc, char** argv);

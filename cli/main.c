@@ -100,6 +100,7 @@ static void print_help(void) {
       "  run       run a bundle on .npy inputs; write .npz outputs, or benchmark\n"
       "  inspect   show a bundle's inputs, outputs, targets, sections and memory plan\n"
       "  check     list everything in an ONNX model that Ingot cannot compile\n"
+      "  tune      search each kernel's schedules, append to a tuning log\n"
       "  log       tuning logs: stats, best records, merge\n"
       "  keygen    make an Ed25519 key pair for signing bundles\n"
       "  sign      sign a bundle in place (ingot run --require-signature checks it)\n"
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
   if (strcmp(command, "keygen") == 0) return ingot_cli_keygen(argc - 1, argv + 1);
   if (strcmp(command, "sign") == 0) return ingot_cli_sign(argc - 1, argv + 1);
   if (strcmp(command, "log") == 0) return ingot_cli_log(argc - 1, argv + 1);
+  if (strcmp(command, "tune") == 0) return ingot_cli_tune(argc - 1, argv + 1);
   if (command[0] == '-') return ingot_cli_usage_error(NULL, "unknown option '%s'", command);
   return ingot_cli_usage_error(NULL, "unknown command '%s'", command);
 }

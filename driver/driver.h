@@ -353,4 +353,91 @@ ingot_status_t ingot_driver_measure_candidates(const ingot_driver_bundle_bytes_t
                                                const ingot_driver_measure_options_t* options,
                                                ingot_driver_measure_result_t* out_results);
 
+
+/* ---- Tuning a model (driver_tune.c; `ingot tune`) ----
+ *
+ * The tasks are the model's unique workloads on one target (kernels that
+ * share a workload share a schedule), each with the spaces of the templates
+ * of its op class; a task whose spaces hold one point is left out. The
+ * search is schedule/tune.h's; this file gives it its hooks: featurize (lower
+ * the task's node, apply the point's schedule, read the cost features and
+ * the schedule key), and measure (build the candidates' one-kernel bundles,
+ * `jobs` at a time in child processes, and time each interleaved with the
+ * task's incumbent through ingot_driver_measure; a candidate that looks
+ * faster is confirmed with more looks before it counts). A point with
+ * layout knobs other than the defaults is lowered from a graph optimized
+ * with that layout for the task's workload (kept for the next points).
+ *
+ * The log (log_path) is appended one record a line as results come in,
+ * and read first: records of this target (and, when the fingerprint names
+ * one, this CPU model) for the tasks are given back to the search, so a
+ * killed run continues where it stopped and the trial budget counts them.
+ * An incomplete last line (a run killed while writing) is dropped. The cost
+ * model is saved beside the log (LOG without .json/.jsonl + ".costmodel.ubj")
+ * after the run and loaded from there to warm-start the next one. */
+
+/* One line of progress, after each measured batch (and once at the end). */
+typedef struct ingot_driver_tune_progress_t {
+  uint32_t trials;           /* measurements so far, earlier runs' included */
+  uint32_t budget;
+  uint32_t task;             /* the batch's task (index into the tasks) */
+  uint32_t task_count;
+  const char* workload;
+  double default_ms;         /* sum over measured tasks of weight x default time */
+  double best_ms;            /* ... x best time: default_ms / best_ms is the speed-up */
+  double elapsed_s;
+  bool done;
+} ingot_driver_tune_progress_t;
+
+typedef void (*ingot_driver_tune_progress_fn_t)(void* self, const ingot_driver_tune_progress_t* progress);
+
+typedef struct ingot_driver_tune_options_t {
+  /* The model, input shapes, consts, `cc` and one target (targets[0];
+   * none: as compile). Tuning logs and hooks in it are ignored. */
+  const ingot_driver_options_t* compile;
+  const char* log_path;      /* required: appended, resumed from */
+  uint32_t trials;           /* the whole model's budget (0: 1000); a shard gets its share of it,
+                                in proportion to its tasks */
+  double time_limit_s;       /* stop after the batch that passes it (0: none) */
+  uint32_t jobs;             /* candidates built at once (1) */
+  uint32_t batch;            /* candidates per round (8) */
+  uint32_t shard_index, shard_count;  /* tune tasks i with i % count == index (count 0: all) */
+  bool random_search;        /* random points, no cost model */
+  uint64_t seed;
+  const char* cpu_model;     /* the fingerprint's and the resume filter's CPU (NULL: this machine's) */
+  ingot_driver_measure_options_t measure; /* zero fields: defaults (6 rounds, 3 repeats, confirm 2) */
+  void* hook_self;
+  ingot_driver_tune_progress_fn_t on_progress;
+} ingot_driver_tune_options_t;
+
+typedef struct ingot_driver_tune_task_report_t {
+  char* workload;
+  uint32_t weight;           /* steps that run it */
+  uint32_t trials;           /* records of this run and earlier ones */
+  double default_ms, best_ms; /* negative when not measured */
+} ingot_driver_tune_task_report_t;
+
+typedef struct ingot_driver_tune_report_t {
+  char target[INGOT_TARGET_NAME_BYTES];
+  uint32_t task_count;       /* this shard's */
+  uint32_t model_task_count; /* unique tunable workloads of the model */
+  ingot_driver_tune_task_report_t* tasks;
+  uint32_t budget;           /* this shard's trials (earlier runs' records included) */
+  uint32_t trials, resumed, errors; /* records in all, of them from the log before, failed ones */
+  double default_ms, best_ms;
+  double accuracy;           /* the cost model's held-out pairwise accuracy (0: no pairs) */
+  uint64_t accuracy_pairs;
+  double elapsed_s;
+  bool model_loaded;         /* the cost model was warm-started from a saved one */
+  char model_path[1024];     /* where the cost model was saved ("" when not) */
+  uint32_t dropped_line;     /* the incomplete last line dropped from the log (0: none) */
+} ingot_driver_tune_report_t;
+
+/* Tunes as above; *out_report is the caller's to free with
+ * ingot_driver_tune_report_free (also on failure). Fails on a model that
+ * does not compile, a log that cannot be read (naming file and line) or
+ * written, or a bad shard; never because of a candidate. */
+ingot_status_t ingot_driver_tune(const ingot_driver_tune_options_t* options, ingot_driver_tune_report_t* out_report);
+void ingot_driver_tune_report_free(ingot_driver_tune_report_t* report);
+
 #endif /* INGOT_DRIVER_H_ */

@@ -35,9 +35,9 @@ static ingot_status_t bind_const(ingot_graph_t* graph, const ingot_driver_const_
  * refuses (naming the node and targets); else the node takes the first
  * target's layout and *out_differs says so (compile then optimizes one graph
  * for each other target). `on_graph` is called when `report` is set. */
-static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tuning_log_t* log,
-                                 const ingot_target_t* targets, uint32_t target_count, bool report,
-                                 bool* out_differs, ingot_graph_t** out_graph) {
+static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ingot_tuning_log_t* log,
+                                      const ingot_target_t* targets, uint32_t target_count, bool report,
+                                      ingot_layout_chooser_t* custom, bool* out_differs, ingot_graph_t** out_graph) {
   if (out_differs) *out_differs = false;
   ingot_graph_t* graph = NULL;
   ingot_status_t s = ingot_import_onnx_file(o->model_path, NULL, &graph);
@@ -49,7 +49,10 @@ static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tu
     ingot_schedule_layout_chooser_init(&chooser, log, targets, target_count);
     chooser.lead_on_difference = out_differs != NULL;
     chooser.cpu_model = o->tuning_cpu_model;
-    if (log) ingot_graph_set_layout_chooser(graph, &chooser.base);
+    if (custom)
+      ingot_graph_set_layout_chooser(graph, custom);
+    else if (log)
+      ingot_graph_set_layout_chooser(graph, &chooser.base);
     s = ingot_driver_optimize_graph(graph);
     ingot_graph_set_layout_chooser(graph, NULL);
     if (s) s = driver_explain_failure(o, s);
@@ -62,6 +65,18 @@ static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tu
   if (report && o->on_graph) o->on_graph(o->hook_self, graph);
   *out_graph = graph;
   return INGOT_OK;
+}
+
+static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tuning_log_t* log,
+                                 const ingot_target_t* targets, uint32_t target_count, bool report,
+                                 bool* out_differs, ingot_graph_t** out_graph) {
+  return load_graph_with(o, log, targets, target_count, report, NULL, out_differs, out_graph);
+}
+
+ingot_status_t driver_load_graph_layout(const ingot_driver_options_t* o, ingot_layout_chooser_t* chooser,
+                                        ingot_graph_t** out_graph) {
+  *out_graph = NULL;
+  return load_graph_with(o, NULL, NULL, 0, false, chooser, NULL, out_graph);
 }
 
 static ingot_status_t parse_targets(const ingot_driver_options_t* o, ingot_target_t* targets, uint32_t* out_count);

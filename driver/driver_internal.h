@@ -66,4 +66,28 @@ typedef struct driver_package_t {
 ingot_status_t driver_package(ingot_arena_t* arena, const driver_package_t* package, uint8_t** out_data,
                               size_t* out_size, ingot_bundle_report_t* out_report);
 
+/* Faults the tuner's tests plant in a candidate (INGOT_TUNE_INJECT, see
+ * driver_tune.c): a store out of bounds (the child crashes), a loop that
+ * does not end (time-out), an output element off by one (wrong), a build
+ * that fails (compile). */
+typedef enum driver_fault_t {
+  DRIVER_FAULT_NONE = 0,
+  DRIVER_FAULT_CRASH,
+  DRIVER_FAULT_HANG,
+  DRIVER_FAULT_WRONG,
+  DRIVER_FAULT_COMPILE,
+} driver_fault_t;
+
+/* Imports and optimizes options->model_path (input shapes and consts
+ * applied) with `chooser` settling every node's layout (the tuner's graphs
+ * for layout knobs other than the defaults). */
+ingot_status_t driver_load_graph_layout(const ingot_driver_options_t* options, ingot_layout_chooser_t* chooser,
+                                        ingot_graph_t** out_graph);
+
+/* ingot_driver_build_kernel_bundle with a planted fault. */
+ingot_status_t driver_build_kernel_bundle(const ingot_graph_t* graph, uint32_t node,
+                                          const ingot_driver_schedule_t* schedule, const char* target,
+                                          const char* cc, driver_fault_t fault, uint8_t** out_bundle,
+                                          size_t* out_size);
+
 #endif /* INGOT_DRIVER_INTERNAL_H_ */

@@ -15,9 +15,43 @@ typedef struct kernel_state_t {
   uint8_t* object;
 } kernel_state_t;
 
+/* A fault planted in a scheduled kernel (driver_internal.h), for the tests
+ * of the tuner's measuring: each is what a broken schedule could do. */
+static ingot_status_t inject_fault(ingot_ir_func_t* f, driver_fault_t fault) {
+  uint32_t out = UINT32_MAX;
+  for (uint32_t b = 0; b < f->buffer_count && out == UINT32_MAX; ++b)
+    if (f->buffers[b].role == INGOT_IR_BUFFER_OUTPUT) out = b;
+  if (out == UINT32_MAX || (f->buffers[out].dtype != INGOT_DTYPE_F32 && f->buffers[out].dtype != INGOT_DTYPE_F64))
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "fault injection needs a float output");
+  ingot_dtype_t dt = f->buffers[out].dtype;
+  ingot_ir_stmt_t* extra = NULL;
+  if (fault == DRIVER_FAULT_CRASH) {
+    /* a store far outside the buffer, at an index that depends on the data
+     * (a constant one is refused when the code is generated) */
+    ingot_ir_expr_t* data = ingot_ir_cast(f, INGOT_DTYPE_I64, ingot_ir_load(f, out, ingot_ir_int(f, 0)));
+    extra = ingot_ir_store(f, out, ingot_ir_add(f, data, ingot_ir_int(f, (int64_t)1 << 40)), ingot_ir_float(f, dt, 1.0));
+  } else if (fault == DRIVER_FAULT_WRONG) {
+    /* the first output element off by one */
+    ingot_ir_expr_t* zero = ingot_ir_int(f, 0);
+    extra = ingot_ir_store(f, out, zero, ingot_ir_add(f, ingot_ir_load(f, out, zero), ingot_ir_float(f, dt, 1.0)));
+  } else if (fault == DRIVER_FAULT_HANG) {
+    /* a loop that runs for days */
+    uint32_t v = ingot_ir_add_var(f, "fault_spin", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* zero = ingot_ir_int(f, 0);
+    ingot_ir_stmt_t* body =
+        ingot_ir_store(f, out, zero, ingot_ir_add(f, ingot_ir_load(f, out, zero), ingot_ir_float(f, dt, 1e-30)));
+    extra = ingot_ir_for(f, v, (int64_t)1 << 50, body);
+  } else {
+    return INGOT_OK;
+  }
+  ingot_ir_stmt_t* stmts[2] = {f->body, extra};
+  f->body = ingot_ir_block(f, stmts, 2);
+  return INGOT_OK;
+}
+
 static ingot_status_t build(const ingot_graph_t* g, uint32_t node_id, const ingot_driver_schedule_t* request,
-                            const char* target_text, const char* cc, kernel_state_t* st, uint8_t** out_bundle,
-                            size_t* out_size) {
+                            const char* target_text, const char* cc, driver_fault_t fault, kernel_state_t* st,
+                            uint8_t** out_bundle, size_t* out_size) {
   ingot_status_t s;
   if (node_id >= g->node_count)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node %u: the graph has %u nodes", node_id, g->node_count);
@@ -35,6 +69,10 @@ static ingot_status_t build(const ingot_graph_t* g, uint32_t node_id, const ingo
   ingot_kernel_t* kernel = &st->lowered->kernels[0];
   if ((s = driver_schedule_kernel(kernel, &target, NULL, request, NULL, &st->schedule)))
     return ingot_fail_prefix(s, "node '%s' (%s)", node->name, ingot_op_name(node->op));
+  if (fault == DRIVER_FAULT_COMPILE)
+    return ingot_fail(INGOT_ERROR_INTERNAL, "node '%s' (%s): a compile failure planted for a test", node->name,
+                      ingot_op_name(node->op));
+  if (fault && (s = inject_fault(kernel->func, fault))) return s;
 
   char* text = driver_canonical_text(kernel->func);
   const char* symbol = driver_kernel_symbol(&st->arena, g, kernel, &target, text);
@@ -77,6 +115,13 @@ static ingot_status_t build(const ingot_graph_t* g, uint32_t node_id, const ingo
 ingot_status_t ingot_driver_build_kernel_bundle(const ingot_graph_t* graph, uint32_t node,
                                                 const ingot_driver_schedule_t* schedule, const char* target,
                                                 const char* cc, uint8_t** out_bundle, size_t* out_size) {
+  return driver_build_kernel_bundle(graph, node, schedule, target, cc, DRIVER_FAULT_NONE, out_bundle, out_size);
+}
+
+ingot_status_t driver_build_kernel_bundle(const ingot_graph_t* graph, uint32_t node,
+                                          const ingot_driver_schedule_t* schedule, const char* target,
+                                          const char* cc, driver_fault_t fault, uint8_t** out_bundle,
+                                          size_t* out_size) {
   if (out_bundle) *out_bundle = NULL;
   if (out_size) *out_size = 0;
   if (!graph || !target || !out_bundle || !out_size)
@@ -88,7 +133,7 @@ ingot_status_t ingot_driver_build_kernel_bundle(const ingot_graph_t* graph, uint
   memset(&st, 0, sizeof(st));
   ingot_arena_init(&st.arena, ingot_allocator_system());
   ingot_schedule_init(&st.schedule);
-  ingot_status_t s = build(graph, node, schedule, target, cc, &st, out_bundle, out_size);
+  ingot_status_t s = build(graph, node, schedule, target, cc, fault, &st, out_bundle, out_size);
   free(st.object);
   ingot_schedule_deinit(&st.schedule);
   if (st.lowered) ingot_lowered_destroy(st.lowered);

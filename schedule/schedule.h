@@ -130,6 +130,38 @@ ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* 
                                               const ingot_schedule_t* schedule, double time_ms,
                                               const ingot_tuning_fingerprint_t* fingerprint, ingot_strbuf_t* sb);
 
+/* One record as data: what the tuner writes (ingot_tuning_log_format_entry)
+ * and reads back to resume (ingot_tuning_log_entry). Strings are borrowed
+ * (from the log when read). */
+typedef struct ingot_tuning_entry_t {
+  const char* workload;
+  const char* target;
+  const char* template_name;
+  const char* knob_names[INGOT_MAX_KNOBS];
+  int64_t knob_values[INGOT_MAX_KNOBS];
+  uint32_t knob_count;
+  double time_ms;            /* not written for an error */
+  bool is_default;           /* "default": true */
+  bool best;                 /* "best": true: the tuner accepted it as its workload's fastest so far */
+  const char* error;         /* "error": what went wrong ("crash: ...", "wrong: ..."); NULL: none */
+  bool has_ratio;            /* "ratio": [median, 25th, 75th percentile] against the schedule it
+                                was timed with (written when set; not read back) */
+  double ratio, ratio_lo, ratio_hi;
+  const char* cpu_model;     /* read: the fingerprint's CPU model, NULL without one */
+  uint32_t line;             /* read: its line in the file */
+} ingot_tuning_entry_t;
+
+/* The records of a loaded log (of its version), in file order. */
+uint32_t ingot_tuning_log_count(const ingot_tuning_log_t* log);
+void ingot_tuning_log_entry(const ingot_tuning_log_t* log, uint32_t index, ingot_tuning_entry_t* out_entry);
+/* Appends one record (a JSON line, no newline) with the fingerprint, as
+ * ingot_tuning_log_format_record does. */
+ingot_status_t ingot_tuning_log_format_entry(const ingot_tuning_entry_t* entry,
+                                             const ingot_tuning_fingerprint_t* fingerprint, ingot_strbuf_t* sb);
+/* Whether a knob acts before lowering (pack, panel, pointwise_matmul,
+ * chains: knobs.def's layout column). */
+bool ingot_schedule_knob_is_layout(const char* name);
+
 /* `ingot log`: whole-log operations on the raw JSON lines (every field kept).
  * Each reads the files named, failing with one message naming the file and
  * line of the first malformed line, and builds its output text in `sb`

@@ -43,6 +43,11 @@ static int knob_index(const char* name) {
   return -1;
 }
 
+bool ingot_schedule_knob_is_layout(const char* name) {
+  int j = knob_index(name);
+  return j >= 0 && k_knobs[j].layout;
+}
+
 int64_t schedule_register_budget(const ingot_target_t* target) {
   /* Three quarters of the vector registers hold a register tile's
    * accumulators (32 on AVX-512 and AArch64 leave 24, the 16 of SSE/AVX2 12). */

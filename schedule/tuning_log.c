@@ -188,6 +188,63 @@ ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* 
   return append_json(obj, sb);
 }
 
+uint32_t ingot_tuning_log_count(const ingot_tuning_log_t* log) { return log ? log->count : 0; }
+
+void ingot_tuning_log_entry(const ingot_tuning_log_t* log, uint32_t index, ingot_tuning_entry_t* out) {
+  memset(out, 0, sizeof(*out));
+  if (!log || index >= log->count) return;
+  const tuning_record_t* r = &log->records[index];
+  out->workload = r->workload;
+  out->target = r->target;
+  out->template_name = r->template_name;
+  for (uint32_t k = 0; k < r->knob_count; ++k) {
+    out->knob_names[k] = r->knob_names[k];
+    out->knob_values[k] = r->knob_values[k];
+  }
+  out->knob_count = r->knob_count;
+  out->time_ms = r->time_ms;
+  out->is_default = r->is_default;
+  out->error = r->error;
+  out->cpu_model = r->fp_cpu;
+  out->line = r->line;
+}
+
+ingot_status_t ingot_tuning_log_format_entry(const ingot_tuning_entry_t* e,
+                                             const ingot_tuning_fingerprint_t* fingerprint, ingot_strbuf_t* sb) {
+  if (!e || !e->workload || !e->target || !e->template_name || !fingerprint || !sb ||
+      (!e->error && !(e->time_ms >= 0)))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuning_log_format_entry: missing argument");
+  json_t* obj = json_object();
+  json_t* knobs = json_object();
+  for (uint32_t i = 0; i < e->knob_count; ++i) json_object_set_new(knobs, e->knob_names[i], json_integer(e->knob_values[i]));
+  json_object_set_new(obj, "version", json_integer(TUNING_LOG_VERSION));
+  json_object_set_new(obj, "workload", json_string(e->workload));
+  json_object_set_new(obj, "target", json_string(e->target));
+  json_object_set_new(obj, "template", json_string(e->template_name));
+  json_object_set_new(obj, "knobs", knobs);
+  if (e->error)
+    json_object_set_new(obj, "error", json_string(e->error));
+  else
+    json_object_set_new(obj, "time_ms", json_real(e->time_ms));
+  if (e->is_default) json_object_set_new(obj, "default", json_true());
+  if (e->best) json_object_set_new(obj, "best", json_true());
+  if (e->has_ratio) {
+    json_t* ratio = json_array();
+    json_array_append_new(ratio, json_real(e->ratio));
+    json_array_append_new(ratio, json_real(e->ratio_lo));
+    json_array_append_new(ratio, json_real(e->ratio_hi));
+    json_object_set_new(obj, "ratio", ratio);
+  }
+  json_t* fp = json_object();
+  json_object_set_new(fp, "target", json_string(e->target));
+  json_object_set_new(fp, "cpu", json_string(fingerprint->cpu_model ? fingerprint->cpu_model : ""));
+  json_object_set_new(fp, "cpu_features", json_string(fingerprint->cpu_features ? fingerprint->cpu_features : ""));
+  json_object_set_new(fp, "ingot", json_string(fingerprint->ingot_version ? fingerprint->ingot_version : ""));
+  json_object_set_new(fp, "log_version", json_integer(TUNING_LOG_VERSION));
+  json_object_set_new(obj, "fingerprint", fp);
+  return append_json(obj, sb);
+}
+
 ingot_status_t ingot_schedule_space_format(const ingot_kernel_t* kernel, const ingot_target_t* target,
                                            const char* template_name, ingot_strbuf_t* sb) {
   if (!sb) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_schedule_space_format: no output");

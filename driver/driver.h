@@ -109,6 +109,10 @@ typedef struct ingot_driver_options_t {
    * file at tuning_log_path; neither: the target-aware defaults. */
   const ingot_tuning_log_t* tuning_log;
   const char* tuning_log_path;
+  /* Neither given: use the pre-tuned logs built in (schedule/logs/;
+   * ingot_tuning_log_builtin) instead of the defaults alone. Their records
+   * apply only where target and CPU model match (set tuning_cpu_model). */
+  bool builtin_tuning_log;
   /* The CPU model the code is tuned for: records whose fingerprint names
    * another CPU model are not applied (see ingot_schedule_choice_t). NULL:
    * records of any CPU apply. `ingot compile` passes this machine's

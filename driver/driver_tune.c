@@ -327,6 +327,38 @@ static void result_from(const ingot_driver_measure_result_t* m, ingot_tune_resul
   r->reference_ms = m->reference_ms;
 }
 
+void driver_tune_measure_defaults(ingot_driver_measure_options_t* o) {
+  /* short looks: most candidates are not better, and a promising one is
+   * looked at twice more before it counts */
+  if (!o->rounds) o->rounds = 6;
+  if (!o->repeats) o->repeats = 3;
+  if (!(o->margin > 0)) o->margin = 0.03;
+}
+
+ingot_status_t driver_tune_measure_one(const ingot_driver_measure_options_t* options, const void* candidate,
+                                       size_t candidate_size, const void* reference, size_t reference_size,
+                                       bool confirm, ingot_tune_result_t* out) {
+  ingot_driver_measure_result_t m;
+  ingot_status_t s = ingot_driver_measure(candidate, candidate_size, reference, reference_size, options, &m);
+  if (s) return s;
+  result_from(&m, out);
+  if (!confirm || !out->ok || !ingot_driver_measure_is_faster(&m, options->margin)) return INGOT_OK;
+  ingot_driver_measure_result_t confirmed;
+  bool accepted = false;
+  s = ingot_driver_measure_confirm(candidate, candidate_size, reference, reference_size, options, &m, &confirmed,
+                                   &accepted);
+  if (s) return s;
+  if (confirmed.kind != INGOT_DRIVER_MEASURE_OK) {
+    result_from(&confirmed, out);
+  } else if (accepted) {
+    out->faster = true;
+    out->ratio = confirmed.ratio;
+    out->ratio_lo = confirmed.ratio_lo;
+    out->ratio_hi = confirmed.ratio_hi;
+  }
+  return INGOT_OK;
+}
+
 static ingot_status_t measure(void* self, uint32_t task, const ingot_tune_point_t* reference,
                               const ingot_tune_point_t* points, uint32_t count, ingot_tune_result_t* out) {
   tune_state_t* st = self;
@@ -355,25 +387,8 @@ static ingot_status_t measure(void* self, uint32_t task, const ingot_tune_point_
   for (uint32_t i = 0; i < count && s == INGOT_OK; ++i) {
     x->trials++;
     if (!bundles[i]) continue;
-    ingot_driver_measure_result_t m;
-    s = ingot_driver_measure(bundles[i], sizes[i], x->reference, x->reference_size, &st->measure, &m);
-    if (s) break;
-    result_from(&m, &out[i]);
-    if (!self_check && out[i].ok && ingot_driver_measure_is_faster(&m, st->measure.margin)) {
-      ingot_driver_measure_result_t confirmed;
-      bool accepted = false;
-      s = ingot_driver_measure_confirm(bundles[i], sizes[i], x->reference, x->reference_size, &st->measure, &m,
-                                       &confirmed, &accepted);
-      if (s) break;
-      if (confirmed.kind != INGOT_DRIVER_MEASURE_OK) {
-        result_from(&confirmed, &out[i]);
-      } else if (accepted) {
-        out[i].faster = true;
-        out[i].ratio = confirmed.ratio;
-        out[i].ratio_lo = confirmed.ratio_lo;
-        out[i].ratio_hi = confirmed.ratio_hi;
-      }
-    }
+    s = driver_tune_measure_one(&st->measure, bundles[i], sizes[i], x->reference, x->reference_size, !self_check,
+                                &out[i]);
   }
   if (!self_check)
     for (uint32_t i = 0; i < count; ++i) free(bundles[i]);
@@ -677,9 +692,7 @@ ingot_status_t ingot_driver_tune(const ingot_driver_tune_options_t* o, ingot_dri
   st.fingerprint = (ingot_tuning_fingerprint_t){.cpu_model = st.cpu_model, .cpu_features = st.cpu_features,
                                                 .ingot_version = st.version};
   st.measure = o->measure;
-  if (!st.measure.rounds) st.measure.rounds = 6;
-  if (!st.measure.repeats) st.measure.repeats = 3;
-  if (!(st.measure.margin > 0)) st.measure.margin = 0.03;
+  driver_tune_measure_defaults(&st.measure);
   /* graphs of other layouts: as many as about 4 GB of weights allow */
   struct stat model_stat;
   double model_bytes = stat(o->compile->model_path, &model_stat) == 0 ? (double)model_stat.st_size : 1e8;

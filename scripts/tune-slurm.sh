@@ -69,11 +69,11 @@ is_uint() {
   [[ $1 =~ ^[0-9]+$ ]]
 }
 
+# abs_path PATH: PATH from the root, its folder (which must exist) resolved.
 abs_path() {
-  case "$1" in
-    /*) printf '%s\n' "$1" ;;
-    *) printf '%s\n' "$PWD/$1" ;;
-  esac
+  local dir
+  dir=$(cd "$(dirname "$1")" 2>/dev/null && pwd) || return 1
+  printf '%s\n' "${dir%/}/${1##*/}"
 }
 
 model="" output="" shards=2 partition="" work="" ingot="" job_name=ingot-tune
@@ -143,14 +143,11 @@ done
 [ -f "$model" ] || die "model '$model' is not a file"
 model=$(abs_path "$model")
 case "$output" in
-  */) die_usage "output '$output' is a folder; give a file name" ;;
+  */ | . | ..) die_usage "output '$output' is a folder; give a file name" ;;
 esac
-output=$(abs_path "$output")
-[ -d "$(dirname "$output")" ] || die "output folder '$(dirname "$output")' does not exist"
-if [ -z "$work" ]; then
-  work=${output%.jsonl}.shards
-fi
-work=$(abs_path "$work")
+out_abs=$(abs_path "$output") || die "output folder '$(dirname "$output")' does not exist"
+output=$out_abs
+[ -n "$work" ] || work=${output%.jsonl}.shards
 
 if [ -z "$ingot" ]; then
   if command -v ingot >/dev/null 2>&1; then
@@ -160,10 +157,10 @@ if [ -z "$ingot" ]; then
   fi
 fi
 case "$ingot" in
-  */*) ingot=$(abs_path "$ingot") ;;
+  */*) ingot=$(abs_path "$ingot") || die "ingot binary '$ingot' is not an executable file (give one with --ingot)" ;;
   *) ingot=$(command -v "$ingot") || die "ingot binary '$ingot' is not on PATH" ;;
 esac
-[ -x "$ingot" ] || die "ingot binary '$ingot' is not an executable file (give one with --ingot)"
+[ -f "$ingot" ] && [ -x "$ingot" ] || die "ingot binary '$ingot' is not an executable file (give one with --ingot)"
 
 for tool in sbatch squeue scancel; do
   command -v "$tool" >/dev/null 2>&1 ||
@@ -171,6 +168,7 @@ for tool in sbatch squeue scancel; do
 done
 
 mkdir -p "$work" || die "cannot make the work folder '$work'"
+work=$(cd "$work" && pwd)
 # Logs of a run with more shards would be merged by nobody: refuse rather
 # than leave part of a tuning behind.
 for f in "$work"/shard-*.jsonl; do

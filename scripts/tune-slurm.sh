@@ -40,9 +40,11 @@ options:
 
 Everything after '--' is passed to every shard's 'ingot tune' unchanged, e.g.
   $prog model.onnx -o model.jsonl -n 8 -- --trials 2000 --time-limit 3600
-(--trials and --time-limit are then each shard's budget). The script adds -o
-and --shard itself; a shard's output (its progress lines) is WORK/shard-I.out. Interrupting it (Ctrl-C) cancels the job; running it
-again with the same work folder resumes each shard from its log.
+(--trials stays the whole model's budget: each shard takes the share of its
+tasks; --time-limit holds for each shard). The script adds -o and --shard
+itself; a shard's output (its progress lines) goes to WORK/shard-I.out.
+Interrupting the script (Ctrl-C) cancels the job; running it again with the
+same work folder resumes each shard from its log.
 The same on Kubernetes: scripts/k8s/tune-indexed-job.yaml.
 
 exit status: 0 merged; 1 a shard failed, the job could not be submitted or

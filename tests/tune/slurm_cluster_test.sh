@@ -9,8 +9,9 @@
 #     --dump-space` with more than one point to choose from;
 #   - the merged log is exactly the union of the shards' records, and
 #     `ingot compile --tuning-log` with it tunes every kernel;
-# and a failing shard (the same ingot behind a wrapper that fails shard 1)
-# makes the script fail naming that shard, without a merged log.
+# then, with the same ingot behind a wrapper that fails one shard of 3 and
+# kills another, the script fails naming both and merges nothing; run again
+# on that work folder it resumes and merges; a job past --timeout is cancelled.
 # Every daemon's pid is recorded and only those pids are stopped, on success
 # and on failure alike. Exits 77 (skipped) without the Debian packages munge,
 # slurmctld, slurmd and slurm-client, or when not root (munged must run as the
@@ -42,7 +43,7 @@ stop_cluster() {
   local rc=$? pid i
   trap - EXIT INT TERM
   if [ "${#pids[@]}" -ge 2 ] && kill -0 "${pids[1]}" 2>/dev/null; then
-    scancel --full --signal=KILL --user=root >/dev/null 2>&1 || true
+    scancel --full --signal=KILL --user="$(id -un)" >/dev/null 2>&1 || true
   fi
   # Stop in the reverse order of starting: slurmd, slurmctld, munged.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do

@@ -34,6 +34,12 @@ ingot_install_system_packages() {
     packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libzstd-dev:arm64
                libjansson-dev:arm64 libsodium-dev:arm64)
   fi
+  # A single-node Slurm cluster for tests/tune (tune_slurm_cluster starts the
+  # daemons itself, no systemd) and YAML to check the Kubernetes manifests.
+  # INGOT_SLURM=0 leaves them out (those checks are then skipped).
+  if [ "${INGOT_SLURM:-1}" = 1 ]; then
+    packages+=(munge slurmctld slurmd slurm-client python3-yaml)
+  fi
   if ! command -v dpkg-query >/dev/null 2>&1; then
     ingot_say "no dpkg-query: not a Debian system; assuming the packages are installed"
     return 0

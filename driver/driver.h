@@ -270,7 +270,10 @@ ingot_status_t ingot_driver_build_kernel_bundle(const ingot_graph_t* graph, uint
  * result line; the candidate is removed after each run, the folder by
  * ingot_driver_measure_runners_release. Everything goes through the system's
  * `ssh` (fork and exec, arguments as an array, `-o BatchMode=yes`: keys or an
- * agent, never a password prompt); the remote account needs a POSIX shell,
+ * agent, never a password prompt), one shared connection per runner
+ * (ControlMaster, its socket in a /tmp/ingot-ssh.* folder of this process;
+ * it ends at release, or 60 s after its last use when release is never
+ * called); the remote account needs a POSIX shell,
  * mktemp, cat and rm, nothing of Ingot. On the remote side the program kills
  * itself at timeout_s (TIMEOUT); here ssh is killed 30 s later still, for a
  * machine that stops answering (TIMEOUT too). The remote program killed by a

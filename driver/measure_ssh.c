@@ -17,6 +17,7 @@
  * time-out, set by --timeout). Here ssh is killed, with its process group,
  * when it runs past the time-out plus a grace for connecting and copying. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -150,19 +151,49 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* One connection per runner, shared by all calls (ssh's ControlMaster): a
+ * call then costs a session, not a key exchange. The sockets live in a
+ * folder of this process, made on first use; a master ends when
+ * ingot_driver_measure_runners_release asks it to, or 60 s after its last
+ * session. INGOT_SSH_OPTIONS "-o ControlMaster=no" turns it off. */
+static char g_control_dir[64];
+static char g_control_path[96];
+
+static const char* control_path(void) {
+  if (!g_control_dir[0]) {
+    /* /tmp, not $TMPDIR: a socket path has to be short. */
+    char dir[] = "/tmp/ingot-ssh.XXXXXX";
+    if (!mkdtemp(dir)) return NULL;
+    snprintf(g_control_dir, sizeof g_control_dir, "%s", dir);
+    snprintf(g_control_path, sizeof g_control_path, "ControlPath=%s/%%C", dir);
+  }
+  return g_control_path;
+}
+
 /* The ssh command line: INGOT_SSH_OPTIONS first (ssh keeps the first value
- * it gets of an option), then ours, the port and user, host, command.
- * `words` holds the split copy of the options. */
+ * it gets of an option), then ours, the port and user, host, command (NULL:
+ * "-O exit", which ends the runner's shared connection). `words` holds the
+ * split copy of the options. */
 static uint32_t ssh_argv(const ingot_driver_runner_t* r, const char* command, char* words, size_t words_size,
                          char* port, size_t port_size, const char** argv, uint32_t max) {
   uint32_t n = 0;
   argv[n++] = "ssh";
   const char* env = getenv("INGOT_SSH_OPTIONS");
   snprintf(words, words_size, "%s", env ? env : "");
-  for (char *save = NULL, *w = strtok_r(words, " \t\n", &save); w && n + 16 < max; w = strtok_r(NULL, " \t\n", &save))
+  for (char *save = NULL, *w = strtok_r(words, " \t\n", &save); w && n + 28 < max; w = strtok_r(NULL, " \t\n", &save))
     argv[n++] = w;
   static const char* const k_ours[] = {"-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR", "-T"};
   for (size_t i = 0; i < sizeof k_ours / sizeof k_ours[0]; ++i) argv[n++] = k_ours[i];
+  const char* control = control_path();
+  if (control) {
+    static const char* const k_shared[] = {"-o", "ControlMaster=auto", "-o", "ControlPersist=60", "-o"};
+    for (size_t i = 0; i < sizeof k_shared / sizeof k_shared[0]; ++i) argv[n++] = k_shared[i];
+    argv[n++] = control;
+  }
+  if (!command) {
+    argv[n++] = "-O";
+    argv[n++] = "exit";
+  }
   if (r->port) {
     snprintf(port, port_size, "%u", r->port);
     argv[n++] = "-p";
@@ -173,7 +204,7 @@ static uint32_t ssh_argv(const ingot_driver_runner_t* r, const char* command, ch
     argv[n++] = r->user;
   }
   argv[n++] = r->host;
-  argv[n++] = command;
+  if (command) argv[n++] = command;
   argv[n] = NULL;
   return n;
 }
@@ -185,8 +216,8 @@ static bool ssh_call(const ingot_driver_runner_t* r, const char* command, const 
                      double timeout_ms, ssh_call_t* call) {
   memset(call, 0, sizeof *call);
   char words[2048], port[16];
-  const char* argv[MAX_SSH_OPTIONS + 20];
-  ssh_argv(r, command, words, sizeof words, port, sizeof port, argv, MAX_SSH_OPTIONS + 20);
+  const char* argv[MAX_SSH_OPTIONS + 32];
+  ssh_argv(r, command, words, sizeof words, port, sizeof port, argv, MAX_SSH_OPTIONS + 32);
 
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
@@ -362,10 +393,25 @@ static void forget_runner(uint32_t i) {
 void ingot_driver_measure_runners_release(void) {
   for (uint32_t i = 0; i < g_runner_count; ++i) {
     ingot_driver_runner_t r;
-    if (ingot_driver_runner_parse(g_runners[i].text, &r) == INGOT_OK && r.kind == INGOT_DRIVER_RUNNER_SSH)
-      remove_remote_dir(&r, g_runners[i].dir);
+    if (ingot_driver_runner_parse(g_runners[i].text, &r) != INGOT_OK || r.kind != INGOT_DRIVER_RUNNER_SSH) continue;
+    remove_remote_dir(&r, g_runners[i].dir);
+    ssh_call_t call;
+    ssh_call(&r, NULL, NULL, 0, GRACE_S * 1e3, &call); /* ends the shared connection */
   }
   g_runner_count = 0;
+  if (g_control_dir[0]) {
+    /* Sockets of runners that never got set up: their masters end on their own. */
+    DIR* d = opendir(g_control_dir);
+    for (struct dirent* e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char path[sizeof g_control_dir + 300];
+      snprintf(path, sizeof path, "%s/%s", g_control_dir, e->d_name);
+      unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(g_control_dir);
+    g_control_dir[0] = '\0';
+  }
 }
 
 static void result_error(ingot_driver_measure_result_t* out, ingot_driver_measure_kind_t kind, const char* fmt, ...)

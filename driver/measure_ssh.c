@@ -589,6 +589,7 @@ ingot_status_t ingot_driver_measure_ssh(const ingot_driver_runner_t* r, const vo
   if (call.timed_out) {
     result_error(out_result, INGOT_DRIVER_MEASURE_TIMEOUT,
                  "%s: no answer within %.1f s (last while %s); ssh was killed", r->text, limit_s, phase_name);
+    g_runners[entry_index].stale = true; /* the shared connection may have gone with it */
     return INGOT_OK;
   }
   ingot_measure_summary_t summary;

@@ -12,7 +12,9 @@
 #     outputs' checksum equals a local measurement's, an unreachable port is
 #     ERROR, malformed runners are refused;
 #   - kernel_bundle_tool measure --runner (the command line): OK with sane
-#     numbers, WRONG for a bundle with other outputs, ERROR for a closed port;
+#     numbers, WRONG for a bundle with other outputs, ERROR for a closed port
+#     and for a program that ends without a result line (its message kept),
+#     a malformed runner refused (exit 2);
 #   - the remote temporary folders are gone afterwards.
 # Skipped (exit 77) when sshd, ssh or ssh-keygen is missing.
 set -euo pipefail
@@ -120,6 +122,12 @@ out=$("$tool" measure "$work/wrong.ingot" "$work/ref.ingot" --runner "$runner")
 check "tool wrong" wrong "$out"
 out=$("$tool" measure "$work/copy.ingot" "$work/ref.ingot" --runner "ssh://$user@127.0.0.1:1")
 check "tool closed port" error "$out"
+# A program that fails without a result line: ERROR with what it said.
+printf '#!/bin/sh\necho "no result today" >&2\nexit 3\n' >"$tmp/fake-measure"
+chmod 755 "$tmp/fake-measure"
+out=$(INGOT_MEASURE_BINARY="$tmp/fake-measure" "$tool" measure "$work/copy.ingot" "$work/ref.ingot" --runner "$runner")
+check "no result line" error "$out"
+grep -q "no result today" <<<"$out" || { echo "FAIL: the program's message is lost: $out" >&2; fail=1; }
 set +e
 out=$("$tool" measure "$work/copy.ingot" "$work/ref.ingot" --runner "ssh:/nowhere" 2>&1)
 rc=$?

@@ -25,7 +25,11 @@ ingot_say() {
 
 ingot_install_system_packages() {
   local packages=(cmake pkg-config gcc clang lld llvm-dev protobuf-c-compiler libprotobuf-c-dev
-                  libonnx-dev libzstd-dev libsodium-dev libjansson-dev libxgboost-dev python3-venv python3)
+                  libonnx-dev libzstd-dev libsodium-dev libjansson-dev libxgboost-dev python3-venv python3
+                  openssh-server)
+  # openssh-server: driver.ssh_runner starts its own sshd on 127.0.0.1 (a port,
+  # keys and config of its own) to test measuring through ssh. The package's
+  # service is not needed (where apt starts it, it listens on port 22).
   # The AArch64 path (tests/aarch64): a cross compiler, qemu-user and the
   # runtime's libraries for arm64 (Debian multiarch). INGOT_CROSS_AARCH64=0
   # leaves them out (those tests are then skipped).

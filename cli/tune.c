@@ -40,6 +40,10 @@ static void tune_usage(FILE* out) {
           "  --seed N                 the search's random seed (default 1)\n"
           "  --threads N              session threads while timing (default 1)\n"
           "  --timeout SECONDS        limit of one measurement, loading included (default 30)\n"
+          "  --runner ssh://USER@HOST[:PORT]\n"
+          "                           measure on another machine: copies ingot-measure (beside\n"
+          "                           this ingot) and the candidates there (INGOT_SSH_OPTIONS:\n"
+          "                           extra ssh options); default: here, in child processes\n"
           "  --curve FILE.csv         write trials, elapsed seconds, default and best estimated\n"
           "                           kernel time (ms) after each round\n"
           "  --cc COMPILER            the C compiler for target c\n"
@@ -186,6 +190,12 @@ int ingot_cli_tune(int argc, char** argv) {
       if (!v || (strcmp(v, "model") != 0 && strcmp(v, "random") != 0))
         return ingot_cli_usage_error("tune", "--search is 'model' or 'random', not '%s'", v ? v : "");
       o.random_search = !strcmp(v, "random");
+    } else if (ingot_cli_flag_value(argc, argv, &i, "--runner", &v)) {
+      if (!v) return ingot_cli_usage_error("tune", "option '--runner' needs a value%s", "");
+      ingot_status_t rc = ingot_driver_measure_runner_check(v);
+      if (rc == INGOT_ERROR_INVALID_ARGUMENT) return ingot_cli_usage_error("tune", "%s", ingot_compiler_error());
+      if (rc) return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
+      o.measure.runner = v;
     } else if (ingot_cli_flag_value(argc, argv, &i, "--curve", &v)) {
       if (!v) return ingot_cli_usage_error("tune", "option '--curve' needs a value%s", "");
       curve_path = v;

@@ -725,6 +725,7 @@ ingot_status_t ingot_driver_tune(const ingot_driver_tune_options_t* o, ingot_dri
     out->task_count = 0;
   }
   if (st.log_fd >= 0) close(st.log_fd);
+  if (st.measure.runner) ingot_driver_measure_runners_release();
   ingot_tuner_destroy(st.tuner);
   ingot_cost_model_destroy(model);
   for (uint32_t t = 0; t < st.task_count; ++t) free(st.extra[t].reference);

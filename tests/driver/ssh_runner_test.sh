@@ -2,7 +2,7 @@
 # driver.ssh_runner: measuring on another machine through ssh (driver.h,
 # ingot_driver_measure_options_t.runner), against an sshd started here.
 #
-#   ssh_runner_test.sh TEST_MEASURE KERNEL_BUNDLE_TOOL INGOT_MEASURE CC SOURCE_ROOT WORK
+#   ssh_runner_test.sh TEST_MEASURE KERNEL_BUNDLE_TOOL INGOT_MEASURE CC SOURCE_ROOT WORK [INGOT]
 #
 # sshd (Debian openssh-server) runs on 127.0.0.1 with a port of its own, a
 # host key, client key and config made in a temporary folder, and is stopped
@@ -15,10 +15,12 @@
 #     numbers, WRONG for a bundle with other outputs, ERROR for a closed port
 #     and for a program that ends without a result line (its message kept),
 #     a malformed runner refused (exit 2);
+#   - ingot tune --runner (with INGOT, the 7th argument): the digits model
+#     tuned with every candidate measured over ssh, its log complete;
 #   - the remote temporary folders are gone afterwards.
 # Skipped (exit 77) when sshd, ssh or ssh-keygen is missing.
 set -euo pipefail
-test_measure=$1 tool=$2 measure_bin=$3 cc=$4 src=$5 work=$6
+test_measure=$1 tool=$2 measure_bin=$3 cc=$4 src=$5 work=$6 ingot=${7:-}
 
 skip() { echo "SKIP: $*"; exit 77; }
 sshd=$(command -v sshd || true)
@@ -135,6 +137,32 @@ set -e
 if [ "$rc" != 2 ] || ! grep -q "ssh:/nowhere" <<<"$out"; then
   echo "FAIL: a malformed runner: exit $rc, $out" >&2
   fail=1
+fi
+
+# The tuner measuring there: every record comes back, none failed.
+if [ -n "$ingot" ]; then
+  if ! "$ingot" tune "$src/models/digits/model.onnx" --input-shape input=1x1x8x8 -o "$work/remote.jsonl" \
+      --trials 12 --runner "$runner" -q; then
+    echo "FAIL: ingot tune --runner" >&2
+    fail=1
+  elif ! python3 - "$work/remote.jsonl" <<'EOF'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert len(rs) == 12, len(rs)
+assert all("error" not in r and r["time_ms"] > 0 for r in rs), [r.get("error") for r in rs]
+print(f"ok: ingot tune --runner: {len(rs)} records measured over ssh")
+EOF
+  then
+    fail=1
+  fi
+  set +e
+  out=$("$ingot" tune "$src/models/digits/model.onnx" -o "$work/x.jsonl" --runner "ssh:/nowhere" 2>&1)
+  rc=$?
+  set -e
+  if [ "$rc" != 2 ] || ! grep -q "ssh:/nowhere" <<<"$out"; then
+    echo "FAIL: ingot tune with a malformed runner: exit $rc, $out" >&2
+    fail=1
+  fi
 fi
 
 after=$(find /tmp -maxdepth 1 -name "ingot-measure.*" | wc -l)

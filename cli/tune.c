@@ -254,8 +254,12 @@ int ingot_cli_tune(int argc, char** argv) {
     if (r.best_ms > 0)
       printf("kernel time (estimated, sum over steps): %.3f ms with the defaults -> %.3f ms tuned (%.3fx)\n",
              r.default_ms, r.best_ms, r.default_ms / r.best_ms);
+    if (r.cv_pairs)
+      printf("cost model: pairwise ranking accuracy %.3f on %llu held-out pairs (5-fold over the records), "
+             "%.3f on the %llu whose times differ by 5 %% or more\n",
+             r.cv_accuracy, (unsigned long long)r.cv_pairs, r.cv_accuracy_5, (unsigned long long)r.cv_pairs_5);
     if (r.accuracy_pairs)
-      printf("cost model: pairwise ranking accuracy %.3f on %llu pairs of records it was not trained on%s\n",
+      printf("cost model: %.3f on %llu pairs of each round's candidates, ranked before training on them%s\n",
              r.accuracy, (unsigned long long)r.accuracy_pairs, r.model_loaded ? " (warm-started)" : "");
     if (r.model_path[0]) printf("cost model saved: %s\n", r.model_path);
     printf("log: %s\n", log);

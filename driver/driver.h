@@ -472,8 +472,13 @@ typedef struct ingot_driver_tune_report_t {
   uint32_t budget;           /* this shard's trials (earlier runs' records included) */
   uint32_t trials, resumed, errors; /* records in all, of them from the log before, failed ones */
   double default_ms, best_ms;
-  double accuracy;           /* the cost model's held-out pairwise accuracy (0: no pairs) */
+  double accuracy;           /* the cost model's pairwise accuracy on each round's candidates, scored
+                                before it was trained on them (0: no pairs) */
   uint64_t accuracy_pairs;
+  double cv_accuracy;        /* ... on all records, 5-fold cross-validated (ingot_tuner_cross_validate) */
+  uint64_t cv_pairs;
+  double cv_accuracy_5;      /* ... on the pairs whose times differ by 5 % or more */
+  uint64_t cv_pairs_5;
   double elapsed_s;
   bool model_loaded;         /* the cost model was warm-started from a saved one */
   char model_path[1024];     /* where the cost model was saved ("" when not) */

@@ -190,15 +190,21 @@ static ingot_status_t node_in(const tune_state_t* st, uint32_t task, const ingot
 
 /* ---- the search's hooks ---- */
 
+/* A point's knobs, the graph of its layout and the task's node in it. */
+static ingot_status_t resolve_point(tune_state_t* st, uint32_t task, const ingot_tune_point_t* point,
+                                    point_knobs_t* k, const ingot_graph_t** out_graph, uint32_t* out_node) {
+  point_knobs(&st->tasks[task], point, k);
+  ingot_status_t s = graph_for(st, task, k, out_graph);
+  return s ? s : node_in(st, task, *out_graph, out_node);
+}
+
 static ingot_status_t featurize(void* self, uint32_t task, const ingot_tune_point_t* point, float* out_features,
                                 uint64_t* out_key) {
   tune_state_t* st = self;
   point_knobs_t k;
-  point_knobs(&st->tasks[task], point, &k);
   const ingot_graph_t* g = NULL;
   uint32_t node = 0;
-  ingot_status_t s = graph_for(st, task, &k, &g);
-  if (!s) s = node_in(st, task, g, &node);
+  ingot_status_t s = resolve_point(st, task, point, &k, &g, &node);
   if (s) return s;
   ingot_lowered_t* lowered = NULL;
   ingot_schedule_t schedule;
@@ -222,11 +228,9 @@ static ingot_status_t featurize(void* self, uint32_t task, const ingot_tune_poin
 static bool build_point(tune_state_t* st, uint32_t task, const ingot_tune_point_t* point, driver_fault_t fault,
                         uint8_t** out_bundle, size_t* out_size, char* error, size_t error_size) {
   point_knobs_t k;
-  point_knobs(&st->tasks[task], point, &k);
   const ingot_graph_t* g = NULL;
   uint32_t node = 0;
-  ingot_status_t s = graph_for(st, task, &k, &g);
-  if (!s) s = node_in(st, task, g, &node);
+  ingot_status_t s = resolve_point(st, task, point, &k, &g, &node);
   if (!s) {
     ingot_driver_schedule_t request = {.template_name = k.template_name, .knob_names = k.names,
                                        .knob_values = k.values, .knob_count = k.count};
@@ -654,6 +658,10 @@ static ingot_status_t tune(tune_state_t* st, ingot_arena_t* arena, ingot_cost_mo
   s = ingot_tuner_run(st->tuner);
   report_progress(st, UINT32_MAX, true);
   if (s) return s;
+  if (!o->random_search &&
+      ((s = ingot_tuner_cross_validate(st->tuner, 5, 0, &rep->cv_accuracy, &rep->cv_pairs)) ||
+       (s = ingot_tuner_cross_validate(st->tuner, 5, 0.05, &rep->cv_accuracy_5, &rep->cv_pairs_5))))
+    return s;
   if (*model && ingot_cost_model_trained(*model) && ingot_cost_model_save(*model, model_path) == INGOT_OK)
     snprintf(rep->model_path, sizeof rep->model_path, "%s", model_path);
   return INGOT_OK;

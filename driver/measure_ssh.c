@@ -424,25 +424,6 @@ static void result_error(ingot_driver_measure_result_t* out, ingot_driver_measur
   va_end(ap);
 }
 
-static bool read_whole(const char* path, uint8_t** out, size_t* out_size) {
-  *out = NULL;
-  FILE* f = fopen(path, "rb");
-  if (!f) return false;
-  bool ok = fseek(f, 0, SEEK_END) == 0;
-  long n = ok ? ftell(f) : -1;
-  ok = n > 0 && fseek(f, 0, SEEK_SET) == 0;
-  if (ok) *out = malloc((size_t)n);
-  ok = ok && *out && fread(*out, 1, (size_t)n, f) == (size_t)n;
-  fclose(f);
-  if (!ok) {
-    free(*out);
-    *out = NULL;
-    return false;
-  }
-  *out_size = (size_t)n;
-  return true;
-}
-
 /* The runner's entry, set up on its machine (a folder holding the program)
  * when it is not yet; NULL with out_result an ERROR when that fails. */
 static runner_entry_t* runner_entry(const ingot_driver_runner_t* r, const char* program, const struct stat* st,
@@ -465,8 +446,8 @@ static runner_entry_t* runner_entry(const ingot_driver_runner_t* r, const char* 
   }
   uint8_t* bytes = NULL;
   size_t size = 0;
-  if (!read_whole(program, &bytes, &size)) {
-    result_error(out_result, INGOT_DRIVER_MEASURE_ERROR, "cannot read %s: %s", program, strerror(errno));
+  if (ingot_file_read(program, &bytes, &size) != INGOT_OK) {
+    result_error(out_result, INGOT_DRIVER_MEASURE_ERROR, "%s", ingot_compiler_error());
     return NULL;
   }
   char command[1024], quoted_old[300] = "";

@@ -27,6 +27,7 @@ that the tables print).
   python bench/bench.py --models resnet18 bert_base --threads 2 --rounds 3
   python bench/bench.py --target x86-64-v3 --target x86-64-v4    # a variant bundle
   python bench/bench.py --quick                          # small sizes: a smoke test
+  python bench/bench.py --defaults                       # pre-tuned logs vs the schedule defaults
 
 TVM's column needs `pip install apache-tvm==0.27.0.post1` in the python that
 runs this script; it is built with the default relax pipeline for
@@ -164,12 +165,13 @@ def make_conv(work, cin, cout, k, stride, hw):
 # ---------------------------------------------------------------- engines
 
 class Ingot:
-    def __init__(self, exe, targets):
+    def __init__(self, exe, targets, extra=()):
         self.exe = exe
         self.targets = targets
+        self.extra = list(extra)
 
     def compile(self, model, bundle, feeds):
-        cmd = [self.exe, "compile", model, "-o", bundle, "-q"]
+        cmd = [self.exe, "compile", model, "-o", bundle, "-q", *self.extra]
         for t in self.targets:
             cmd += ["--target", t]
         for n, x in feeds.items():
@@ -324,6 +326,12 @@ def main():
                     help="another build's ingot executable (e.g. of the previous main): its bundles run "
                          "in the same interleaved rounds, and the table gains ingot / baseline with the "
                          "spread of the per-round ratios")
+    ap.add_argument("--defaults", action="store_true",
+                    help="also compile each model with `--tuning-log none` (the schedule defaults alone) and "
+                         "run it in the same interleaved rounds: the table gains ingot / defaults, i.e. what the "
+                         "tuning log (the built-in pre-tuned one, or --tuning-log) gives")
+    ap.add_argument("--tuning-log", default=None, metavar="LOG",
+                    help="compile the ingot column with this tuning log (default: the built-in pre-tuned logs)")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "bench"))
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
@@ -334,8 +342,14 @@ def main():
     runs = args.runs or (3 if q else 10)
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
-    ingot = Ingot(os.path.abspath(args.ingot), args.target)
+    if args.baseline and args.defaults:
+        ap.error("--baseline and --defaults each take the second column: give one")
+    ingot = Ingot(os.path.abspath(args.ingot), args.target,
+                  ["--tuning-log", os.path.abspath(args.tuning_log)] if args.tuning_log else [])
     base = Ingot(os.path.abspath(args.baseline), args.target) if args.baseline else None
+    if args.defaults:
+        base = Ingot(os.path.abspath(args.ingot), args.target, ["--tuning-log", "none"])
+    base_name = "defaults" if args.defaults else "baseline"
     tvm = None if (args.no_tvm or q) else Tvm()
     tvm_why = ("--quick" if q else "--no-tvm") if tvm is None else tvm.why
     if tvm is not None and tvm.why:
@@ -403,7 +417,7 @@ def main():
                                   per_round[0], per_round[-1]))
             log(f"{name:20s} threads={t}  ingot {mi:8.2f} ms  ort {mo:8.2f} ms  ratio {mi / mo:5.2f}"
                 + (f"  tvm {mt:8.2f} ms" if mt is not None else "")
-                + (f"  baseline {statistics.median(bas):8.2f} ms" if bas else ""))
+                + (f"  {base_name} {statistics.median(bas):8.2f} ms" if bas else ""))
 
     print(f"\n{header}")
     print(f"command: {' '.join([os.path.basename(sys.executable), 'bench/bench.py', *sys.argv[1:]])}")
@@ -420,9 +434,12 @@ def main():
         print(f"| {name} | {t} | {mi:.2f} | {mo:.2f} | {mi / mo:.2f} | {tcol} | "
               f"{fmt(mt / mo if mt is not None else None)} | {ct:.2f} | {loaded} |")
     if base_rows:
-        print(f"\nbaseline: {os.path.abspath(args.baseline)}, in the same rounds; "
-              "ingot / baseline is the median of the per-round ratios, with their range")
-        print("\n| model | threads | ingot ms | baseline ms | onnxruntime ms | ingot / baseline | range |")
+        what = ("the same ingot with --tuning-log none (schedule defaults); ingot is compiled with "
+                + (f"--tuning-log {args.tuning_log}" if args.tuning_log else "the built-in pre-tuned logs")
+                if args.defaults else os.path.abspath(args.baseline))
+        print(f"\n{base_name}: {what}, in the same rounds; "
+              f"ingot / {base_name} is the median of the per-round ratios, with their range")
+        print(f"\n| model | threads | ingot ms | {base_name} ms | onnxruntime ms | ingot / {base_name} | range |")
         print("|---|---|---|---|---|---|---|")
         for name, t, mi, mb, mo, r, lo, hi in base_rows:
             print(f"| {name} | {t} | {mi:.2f} | {mb:.2f} | {mo:.2f} | {r:.3f} | {lo:.3f}-{hi:.3f} |")

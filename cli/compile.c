@@ -53,7 +53,9 @@ static void compile_usage(FILE* out) {
           "  --const NAME=FILE.npy    make graph input NAME a constant with the file's data\n"
           "                           (inputs that decide shapes must be known when compiling)\n"
           "  --tuning-log PATH        pick schedules from a tuning log (JSON lines); records made\n"
-          "                           for another target or on another CPU model are not applied\n"
+          "                           for another target or on another CPU model are not applied;\n"
+          "                           without it the pre-tuned logs built in (schedule/logs/) apply\n"
+          "                           where target and CPU match; 'none': the defaults only\n"
           "  --dump-space FILE.json   write each unique kernel's schedule space, one object per\n"
           "                           kernel, target and template (workload, target, template,\n"
           "                           log_version, default knobs, legal values of each knob)\n"
@@ -254,7 +256,8 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .input_shapes = o->input_shapes, .input_shape_count = (uint32_t)o->input_shape_count,
         .consts = consts, .const_count = (uint32_t)o->const_count,
         .targets = o->targets, .target_count = (uint32_t)o->target_count,
-        .tuning_log_path = o->tuning_log,
+        .tuning_log_path = o->tuning_log && strcmp(o->tuning_log, "none") != 0 ? o->tuning_log : NULL,
+        .builtin_tuning_log = !o->tuning_log,
         .tuning_cpu_model = ingot_cpu_model(),
         .on_tuning_skip = o->verbose ? note_skip : NULL,
         .cc = o->cc,
@@ -281,11 +284,14 @@ static ingot_status_t compile_model(const compile_options_t* o) {
     printf("  arena:        %llu bytes (lower bound %llu)\n", (unsigned long long)result.arena_bytes,
            (unsigned long long)result.arena_lower_bound);
     printf("  bundle:       %llu bytes\n", (unsigned long long)result.bundle_size);
-    if (o->tuning_log) {
-      uint32_t m = result.kernel_count * result.target_count;
+    uint32_t m = result.kernel_count * result.target_count;
+    if (o->tuning_log && strcmp(o->tuning_log, "none") != 0) {
       printf("tuning log: %u of %u kernels tuned, %u use defaults\n", result.tuned_kernels, m,
              m - result.tuned_kernels);
       if (hooks.skipped.data) fputs(hooks.skipped.data, stdout);
+    } else if (!o->tuning_log && result.tuned_kernels) {
+      printf("pre-tuned log (built in): %u of %u kernels tuned, %u use defaults (--tuning-log none: "
+             "defaults only)\n", result.tuned_kernels, m, m - result.tuned_kernels);
     }
   }
   ingot_strbuf_free(&hooks.skipped);

@@ -40,6 +40,10 @@ static void tune_usage(FILE* out) {
           "  --seed N                 the search's random seed (default 1)\n"
           "  --threads N              session threads while timing (default 1)\n"
           "  --timeout SECONDS        limit of one measurement, loading included (default 30)\n"
+          "  --runner ssh://USER@HOST[:PORT]\n"
+          "                           measure on another machine: copies ingot-measure (beside\n"
+          "                           this ingot) and the candidates there (INGOT_SSH_OPTIONS:\n"
+          "                           extra ssh options); default: here, in child processes\n"
           "  --curve FILE.csv         write trials, elapsed seconds, default and best estimated\n"
           "                           kernel time (ms) after each round\n"
           "  --cc COMPILER            the C compiler for target c\n"
@@ -186,6 +190,12 @@ int ingot_cli_tune(int argc, char** argv) {
       if (!v || (strcmp(v, "model") != 0 && strcmp(v, "random") != 0))
         return ingot_cli_usage_error("tune", "--search is 'model' or 'random', not '%s'", v ? v : "");
       o.random_search = !strcmp(v, "random");
+    } else if (ingot_cli_flag_value(argc, argv, &i, "--runner", &v)) {
+      if (!v) return ingot_cli_usage_error("tune", "option '--runner' needs a value%s", "");
+      ingot_status_t rc = ingot_driver_measure_runner_check(v);
+      if (rc == INGOT_ERROR_INVALID_ARGUMENT) return ingot_cli_usage_error("tune", "%s", ingot_compiler_error());
+      if (rc) return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
+      o.measure.runner = v;
     } else if (ingot_cli_flag_value(argc, argv, &i, "--curve", &v)) {
       if (!v) return ingot_cli_usage_error("tune", "option '--curve' needs a value%s", "");
       curve_path = v;
@@ -244,8 +254,12 @@ int ingot_cli_tune(int argc, char** argv) {
     if (r.best_ms > 0)
       printf("kernel time (estimated, sum over steps): %.3f ms with the defaults -> %.3f ms tuned (%.3fx)\n",
              r.default_ms, r.best_ms, r.default_ms / r.best_ms);
+    if (r.cv_pairs)
+      printf("cost model: pairwise ranking accuracy %.3f on %llu held-out pairs (5-fold over the records), "
+             "%.3f on the %llu whose times differ by 5 %% or more\n",
+             r.cv_accuracy, (unsigned long long)r.cv_pairs, r.cv_accuracy_5, (unsigned long long)r.cv_pairs_5);
     if (r.accuracy_pairs)
-      printf("cost model: pairwise ranking accuracy %.3f on %llu pairs of records it was not trained on%s\n",
+      printf("cost model: %.3f on %llu pairs of each round's candidates, ranked before training on them%s\n",
              r.accuracy, (unsigned long long)r.accuracy_pairs, r.model_loaded ? " (warm-started)" : "");
     if (r.model_path[0]) printf("cost model saved: %s\n", r.model_path);
     printf("log: %s\n", log);

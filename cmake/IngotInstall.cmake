@@ -2,6 +2,7 @@
 #   lib/libingot.a, lib/libingot.so.MAJOR (and its links)   the runtime
 #   include/ingot.h                                         its whole API
 #   bin/ingot                                               the tools (not in a runtime-only build)
+#   bin/ingot-measure                                       the run-only measuring program (driver.h)
 #   lib/cmake/ingot/                                        find_package(ingot CONFIG) -> ingot::runtime,
 #                                                           ingot::runtime_shared
 #   lib/pkgconfig/ingot.pc                                  pkg-config ingot (shared; --static for libingot.a)
@@ -14,6 +15,9 @@ install(TARGETS ingot_runtime ingot_runtime_shared EXPORT ingotTargets
 install(FILES ${PROJECT_SOURCE_DIR}/runtime/ingot.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(TARGET ingot)
   install(TARGETS ingot RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+if(TARGET ingot-measure)
+  install(TARGETS ingot-measure RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
 set(INGOT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ingot)

@@ -109,6 +109,10 @@ typedef struct ingot_driver_options_t {
    * file at tuning_log_path; neither: the target-aware defaults. */
   const ingot_tuning_log_t* tuning_log;
   const char* tuning_log_path;
+  /* Neither given: use the pre-tuned logs built in (schedule/logs/;
+   * ingot_tuning_log_builtin) instead of the defaults alone. Their records
+   * apply only where target and CPU model match (set tuning_cpu_model). */
+  bool builtin_tuning_log;
   /* The CPU model the code is tuned for: records whose fingerprint names
    * another CPU model are not applied (see ingot_schedule_choice_t). NULL:
    * records of any CPU apply. `ingot compile` passes this machine's
@@ -261,6 +265,33 @@ ingot_status_t ingot_driver_build_kernel_bundle(const ingot_graph_t* graph, uint
  * loaded first each time, before a candidate is accepted as better: only when
  * every look puts ratio_hi below 1 - margin.
  *
+ * Another machine: with `runner` "ssh://USER@HOST[:PORT]" the same
+ * measuring runs on HOST, in the run-only program `ingot-measure` (it links
+ * only libingot). The first measurement through a runner makes a temporary
+ * folder there (mktemp -d under the remote $TMPDIR or /tmp) and copies the
+ * program into it; later ones reuse it, copy the two bundles (the reference
+ * only when it changed), run the program with the options and read its one
+ * result line; the candidate is removed after each run, the folder by
+ * ingot_driver_measure_runners_release. Everything goes through the system's
+ * `ssh` (fork and exec, arguments as an array, `-o BatchMode=yes`: keys or an
+ * agent, never a password prompt), one shared connection per runner
+ * (ControlMaster, its socket in a /tmp/ingot-ssh.* folder of this process;
+ * it ends at release, or 60 s after its last use when release is never
+ * called); the remote account needs a POSIX shell,
+ * mktemp, cat and rm, nothing of Ingot. On the remote side the program kills
+ * itself at timeout_s (TIMEOUT); here ssh is killed 30 s later still, for a
+ * machine that stops answering (TIMEOUT too). The remote program killed by a
+ * signal is CRASH (`signal`); ssh failing (unreachable host, refused key,
+ * the program not runnable there) is ERROR with ssh's or the shell's message.
+ *   INGOT_MEASURE_BINARY  the ingot-measure to copy; by default the one beside
+ *                         the running program (the folder of /proc/self/exe,
+ *                         where `ingot` is installed). For a board of another
+ *                         architecture, name one built for it
+ *                         (-DINGOT_RUNTIME_ONLY=ON with its cross compiler).
+ *   INGOT_SSH_OPTIONS     more ssh arguments, split at white space, no quoting,
+ *                         placed before Ingot's own (so that they win), e.g.
+ *                         "-i KEY -o UserKnownHostsFile=FILE -F CONFIG".
+ *
  * fork() from a process with other threads running is unsafe: call these from
  * a single-threaded caller (the compiler is). POSIX only. */
 
@@ -296,6 +327,9 @@ typedef struct ingot_driver_measure_options_t {
   uint32_t confirmations; /* confirm: fresh measurements after the first (2) */
   bool candidate_first;  /* open the candidate before the reference (false); where the two land in
                             memory, and so their speed, depends on the order: confirm alternates it */
+  const char* runner;    /* where to measure: NULL or "local", a child of this process;
+                            "ssh://[USER@]HOST[:PORT]", on HOST through ssh (see above). Anything
+                            else: INVALID_ARGUMENT naming it */
 } ingot_driver_measure_options_t;
 
 #define INGOT_DRIVER_MEASURE_MAX_ROUNDS 64u
@@ -318,12 +352,25 @@ typedef struct ingot_driver_measure_result_t {
 } ingot_driver_measure_result_t;
 
 /* Measures `candidate` against `reference` (bundle bytes, only read) as above
- * and fills *out_result. Fails (INVALID_ARGUMENT) only for missing arguments
- * or rounds above the maximum; everything that goes wrong with the bundles is
- * out_result->kind. */
+ * and fills *out_result. Fails (INVALID_ARGUMENT) only for missing arguments,
+ * rounds above the maximum or a malformed runner, and (NOT_FOUND) for an ssh
+ * runner without an ingot-measure program to copy; everything that goes
+ * wrong with the bundles or the remote machine is out_result->kind. */
 ingot_status_t ingot_driver_measure(const void* candidate, size_t candidate_size, const void* reference,
                                     size_t reference_size, const ingot_driver_measure_options_t* options,
                                     ingot_driver_measure_result_t* out_result);
+
+/* Checks a runner string as ingot_driver_measure would, before anything is
+ * measured (for a command-line flag): OK for NULL, "local" and a well-formed
+ * "ssh://..." whose ingot-measure program is found (INVALID_ARGUMENT or
+ * NOT_FOUND otherwise, with the message). Nothing is contacted. */
+ingot_status_t ingot_driver_measure_runner_check(const char* runner);
+
+/* Removes the temporary folders that ssh runners made on their machines (one
+ * ssh call each, errors ignored) and forgets them; the next measurement
+ * through a runner sets it up again. Call it once measuring is over (a
+ * process that never calls it leaves the folders in the remote /tmp). */
+void ingot_driver_measure_runners_release(void);
 
 /* Whether one measurement calls the candidate faster: OK and
  * ratio_hi < 1 - margin (margin <= 0: 0.05). */
@@ -425,8 +472,13 @@ typedef struct ingot_driver_tune_report_t {
   uint32_t budget;           /* this shard's trials (earlier runs' records included) */
   uint32_t trials, resumed, errors; /* records in all, of them from the log before, failed ones */
   double default_ms, best_ms;
-  double accuracy;           /* the cost model's held-out pairwise accuracy (0: no pairs) */
+  double accuracy;           /* the cost model's pairwise accuracy on each round's candidates, scored
+                                before it was trained on them (0: no pairs) */
   uint64_t accuracy_pairs;
+  double cv_accuracy;        /* ... on all records, 5-fold cross-validated (ingot_tuner_cross_validate) */
+  uint64_t cv_pairs;
+  double cv_accuracy_5;      /* ... on the pairs whose times differ by 5 % or more */
+  uint64_t cv_pairs_5;
   double elapsed_s;
   bool model_loaded;         /* the cost model was warm-started from a saved one */
   char model_path[1024];     /* where the cost model was saved ("" when not) */

@@ -91,6 +91,8 @@ ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_gr
   ingot_tuning_log_t* own_log = NULL;
   const ingot_tuning_log_t* log = o->tuning_log;
   if (!s && !log && o->tuning_log_path && !(s = ingot_tuning_log_load(o->tuning_log_path, &own_log))) log = own_log;
+  if (!s && !log && !o->tuning_log_path && o->builtin_tuning_log && !(s = ingot_tuning_log_builtin(&own_log)))
+    log = own_log;
   if (!s) s = load_graph(o, log, targets, count, true, NULL, out_graph);
   ingot_tuning_log_destroy(own_log);
   return s;
@@ -191,8 +193,10 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   if ((s = parse_targets(o, st->targets, &st->target_count))) return s;
   const uint32_t nt = st->target_count;
   const ingot_tuning_log_t* log = o->tuning_log;
-  if (!log && o->tuning_log_path) {
-    if ((s = ingot_tuning_log_load(o->tuning_log_path, &st->own_log))) return s;
+  if (!log && (o->tuning_log_path || o->builtin_tuning_log)) {
+    if ((s = o->tuning_log_path ? ingot_tuning_log_load(o->tuning_log_path, &st->own_log)
+                                : ingot_tuning_log_builtin(&st->own_log)))
+      return s;
     log = st->own_log;
   }
 

@@ -84,6 +84,18 @@ typedef enum driver_fault_t {
 ingot_status_t driver_load_graph_layout(const ingot_driver_options_t* options, ingot_layout_chooser_t* chooser,
                                         ingot_graph_t** out_graph);
 
+/* The tuner's look at one candidate (driver_tune.c): measured against the
+ * reference; with `confirm`, a candidate that looks faster (ratio_hi below
+ * 1 - margin) is measured again (ingot_driver_measure_confirm) and counts as
+ * faster (out->faster) only when every look agrees. */
+struct ingot_tune_result_t;
+/* The tuner's measuring options: zero fields get its defaults (6 rounds of 3
+ * repeats, a 3 % margin; the rest as ingot_driver_measure's). */
+void driver_tune_measure_defaults(ingot_driver_measure_options_t* options);
+ingot_status_t driver_tune_measure_one(const ingot_driver_measure_options_t* options, const void* candidate,
+                                       size_t candidate_size, const void* reference, size_t reference_size,
+                                       bool confirm, struct ingot_tune_result_t* out);
+
 /* ingot_driver_build_kernel_bundle with a planted fault. */
 ingot_status_t driver_build_kernel_bundle(const ingot_graph_t* graph, uint32_t node,
                                           const ingot_driver_schedule_t* schedule, const char* target,

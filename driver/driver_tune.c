@@ -190,15 +190,21 @@ static ingot_status_t node_in(const tune_state_t* st, uint32_t task, const ingot
 
 /* ---- the search's hooks ---- */
 
+/* A point's knobs, the graph of its layout and the task's node in it. */
+static ingot_status_t resolve_point(tune_state_t* st, uint32_t task, const ingot_tune_point_t* point,
+                                    point_knobs_t* k, const ingot_graph_t** out_graph, uint32_t* out_node) {
+  point_knobs(&st->tasks[task], point, k);
+  ingot_status_t s = graph_for(st, task, k, out_graph);
+  return s ? s : node_in(st, task, *out_graph, out_node);
+}
+
 static ingot_status_t featurize(void* self, uint32_t task, const ingot_tune_point_t* point, float* out_features,
                                 uint64_t* out_key) {
   tune_state_t* st = self;
   point_knobs_t k;
-  point_knobs(&st->tasks[task], point, &k);
   const ingot_graph_t* g = NULL;
   uint32_t node = 0;
-  ingot_status_t s = graph_for(st, task, &k, &g);
-  if (!s) s = node_in(st, task, g, &node);
+  ingot_status_t s = resolve_point(st, task, point, &k, &g, &node);
   if (s) return s;
   ingot_lowered_t* lowered = NULL;
   ingot_schedule_t schedule;
@@ -222,11 +228,9 @@ static ingot_status_t featurize(void* self, uint32_t task, const ingot_tune_poin
 static bool build_point(tune_state_t* st, uint32_t task, const ingot_tune_point_t* point, driver_fault_t fault,
                         uint8_t** out_bundle, size_t* out_size, char* error, size_t error_size) {
   point_knobs_t k;
-  point_knobs(&st->tasks[task], point, &k);
   const ingot_graph_t* g = NULL;
   uint32_t node = 0;
-  ingot_status_t s = graph_for(st, task, &k, &g);
-  if (!s) s = node_in(st, task, g, &node);
+  ingot_status_t s = resolve_point(st, task, point, &k, &g, &node);
   if (!s) {
     ingot_driver_schedule_t request = {.template_name = k.template_name, .knob_names = k.names,
                                        .knob_values = k.values, .knob_count = k.count};
@@ -327,6 +331,38 @@ static void result_from(const ingot_driver_measure_result_t* m, ingot_tune_resul
   r->reference_ms = m->reference_ms;
 }
 
+void driver_tune_measure_defaults(ingot_driver_measure_options_t* o) {
+  /* short looks: most candidates are not better, and a promising one is
+   * looked at twice more before it counts */
+  if (!o->rounds) o->rounds = 6;
+  if (!o->repeats) o->repeats = 3;
+  if (!(o->margin > 0)) o->margin = 0.03;
+}
+
+ingot_status_t driver_tune_measure_one(const ingot_driver_measure_options_t* options, const void* candidate,
+                                       size_t candidate_size, const void* reference, size_t reference_size,
+                                       bool confirm, ingot_tune_result_t* out) {
+  ingot_driver_measure_result_t m;
+  ingot_status_t s = ingot_driver_measure(candidate, candidate_size, reference, reference_size, options, &m);
+  if (s) return s;
+  result_from(&m, out);
+  if (!confirm || !out->ok || !ingot_driver_measure_is_faster(&m, options->margin)) return INGOT_OK;
+  ingot_driver_measure_result_t confirmed;
+  bool accepted = false;
+  s = ingot_driver_measure_confirm(candidate, candidate_size, reference, reference_size, options, &m, &confirmed,
+                                   &accepted);
+  if (s) return s;
+  if (confirmed.kind != INGOT_DRIVER_MEASURE_OK) {
+    result_from(&confirmed, out);
+  } else if (accepted) {
+    out->faster = true;
+    out->ratio = confirmed.ratio;
+    out->ratio_lo = confirmed.ratio_lo;
+    out->ratio_hi = confirmed.ratio_hi;
+  }
+  return INGOT_OK;
+}
+
 static ingot_status_t measure(void* self, uint32_t task, const ingot_tune_point_t* reference,
                               const ingot_tune_point_t* points, uint32_t count, ingot_tune_result_t* out) {
   tune_state_t* st = self;
@@ -355,25 +391,8 @@ static ingot_status_t measure(void* self, uint32_t task, const ingot_tune_point_
   for (uint32_t i = 0; i < count && s == INGOT_OK; ++i) {
     x->trials++;
     if (!bundles[i]) continue;
-    ingot_driver_measure_result_t m;
-    s = ingot_driver_measure(bundles[i], sizes[i], x->reference, x->reference_size, &st->measure, &m);
-    if (s) break;
-    result_from(&m, &out[i]);
-    if (!self_check && out[i].ok && ingot_driver_measure_is_faster(&m, st->measure.margin)) {
-      ingot_driver_measure_result_t confirmed;
-      bool accepted = false;
-      s = ingot_driver_measure_confirm(bundles[i], sizes[i], x->reference, x->reference_size, &st->measure, &m,
-                                       &confirmed, &accepted);
-      if (s) break;
-      if (confirmed.kind != INGOT_DRIVER_MEASURE_OK) {
-        result_from(&confirmed, &out[i]);
-      } else if (accepted) {
-        out[i].faster = true;
-        out[i].ratio = confirmed.ratio;
-        out[i].ratio_lo = confirmed.ratio_lo;
-        out[i].ratio_hi = confirmed.ratio_hi;
-      }
-    }
+    s = driver_tune_measure_one(&st->measure, bundles[i], sizes[i], x->reference, x->reference_size, !self_check,
+                                &out[i]);
   }
   if (!self_check)
     for (uint32_t i = 0; i < count; ++i) free(bundles[i]);
@@ -639,6 +658,10 @@ static ingot_status_t tune(tune_state_t* st, ingot_arena_t* arena, ingot_cost_mo
   s = ingot_tuner_run(st->tuner);
   report_progress(st, UINT32_MAX, true);
   if (s) return s;
+  if (!o->random_search &&
+      ((s = ingot_tuner_cross_validate(st->tuner, 5, 0, &rep->cv_accuracy, &rep->cv_pairs)) ||
+       (s = ingot_tuner_cross_validate(st->tuner, 5, 0.05, &rep->cv_accuracy_5, &rep->cv_pairs_5))))
+    return s;
   if (*model && ingot_cost_model_trained(*model) && ingot_cost_model_save(*model, model_path) == INGOT_OK)
     snprintf(rep->model_path, sizeof rep->model_path, "%s", model_path);
   return INGOT_OK;
@@ -677,9 +700,7 @@ ingot_status_t ingot_driver_tune(const ingot_driver_tune_options_t* o, ingot_dri
   st.fingerprint = (ingot_tuning_fingerprint_t){.cpu_model = st.cpu_model, .cpu_features = st.cpu_features,
                                                 .ingot_version = st.version};
   st.measure = o->measure;
-  if (!st.measure.rounds) st.measure.rounds = 6;
-  if (!st.measure.repeats) st.measure.repeats = 3;
-  if (!(st.measure.margin > 0)) st.measure.margin = 0.03;
+  driver_tune_measure_defaults(&st.measure);
   /* graphs of other layouts: as many as about 4 GB of weights allow */
   struct stat model_stat;
   double model_bytes = stat(o->compile->model_path, &model_stat) == 0 ? (double)model_stat.st_size : 1e8;
@@ -712,6 +733,7 @@ ingot_status_t ingot_driver_tune(const ingot_driver_tune_options_t* o, ingot_dri
     out->task_count = 0;
   }
   if (st.log_fd >= 0) close(st.log_fd);
+  if (st.measure.runner) ingot_driver_measure_runners_release();
   ingot_tuner_destroy(st.tuner);
   ingot_cost_model_destroy(model);
   for (uint32_t t = 0; t < st.task_count; ++t) free(st.extra[t].reference);

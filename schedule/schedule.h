@@ -122,6 +122,14 @@ typedef struct ingot_tuning_fingerprint_t {
  * *out_log is NULL on failure. */
 ingot_status_t ingot_tuning_log_load(const char* path, ingot_tuning_log_t** out_log);
 void ingot_tuning_log_destroy(ingot_tuning_log_t* log);
+/* The pre-tuned logs built into the compiler (schedule/logs/NAME.jsonl: the
+ * benchmark models tuned on the machine classes named by their file names)
+ * as one log; its records apply only where their target and CPU match, as
+ * any log's. Fails only when a built-in log is malformed. */
+ingot_status_t ingot_tuning_log_builtin(ingot_tuning_log_t** out_log);
+/* The built-in logs' file names (up to `capacity` into out_names); returns
+ * how many there are. */
+uint32_t ingot_tuning_log_builtin_names(const char** out_names, uint32_t capacity);
 /* Appends one record (a JSON line, no newline) for a schedule of
  * `workload` on target `target` measured at `time_ms`: its template, every
  * knob it holds, and the fingerprint (`fingerprint` required; its fields may

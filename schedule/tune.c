@@ -626,3 +626,80 @@ void ingot_tuner_task_times(const ingot_tuner_t* t, uint32_t task, double* out_d
   *out_default_ms = t->state[task].default_ms;
   *out_best_ms = t->state[task].incumbent_ms;
 }
+
+ingot_status_t ingot_tuner_cross_validate(ingot_tuner_t* t, uint32_t folds, double min_difference,
+                                          double* out_accuracy, uint64_t* out_pairs) {
+  *out_accuracy = 0;
+  *out_pairs = 0;
+  if (!t || folds < 2) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuner_cross_validate: bad arguments");
+  /* every measured record with its features, and its fold (from its point, so
+   * that the split does not depend on the order of measuring) */
+  INGOT_VEC(uint32_t) groups = {0};
+  INGOT_VEC(uint32_t) fold_of = {0};
+  INGOT_VEC(double) times = {0};
+  INGOT_VEC(float) rows = {0};
+  for (uint32_t task = 0; task < t->task_count; ++task) {
+    task_state_t* st = &t->state[task];
+    trim_cache(st);
+    for (size_t i = 0; i < st->ok.count; ++i) {
+      const cached_t* c = featurize(t, task, &st->ok.data[i].point);
+      if (!c || !(st->ok.data[i].time_ms > 0)) continue;
+      INGOT_VEC_PUSH(groups, task);
+      INGOT_VEC_PUSH(fold_of, (uint32_t)((point_hash(&t->tasks[task], &st->ok.data[i].point) >> 17) % folds));
+      INGOT_VEC_PUSH(times, st->ok.data[i].time_ms);
+      for (uint32_t f = 0; f < INGOT_COST_FEATURE_COUNT; ++f) INGOT_VEC_PUSH(rows, c->features[f]);
+    }
+  }
+  ingot_status_t s = INGOT_OK;
+  double agree = 0;
+  uint64_t pairs = 0;
+  uint32_t n = (uint32_t)groups.count;
+  uint32_t* test_groups = ingot_xcalloc(n ? n : 1, sizeof(uint32_t));
+  double* test_times = ingot_xcalloc(n ? n : 1, sizeof(double));
+  float* test_rows = ingot_xcalloc((size_t)(n ? n : 1) * INGOT_COST_FEATURE_COUNT, sizeof(float));
+  float* test_scores = ingot_xcalloc(n ? n : 1, sizeof(float));
+  for (uint32_t f = 0; f < folds && s == INGOT_OK; ++f) {
+    ingot_cost_model_t* model = NULL;
+    if ((s = ingot_cost_model_create(&model))) break;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n && s == INGOT_OK; ++i) {
+      const float* row = rows.data + (size_t)i * INGOT_COST_FEATURE_COUNT;
+      if (fold_of.data[i] != f) {
+        s = ingot_cost_model_add(model, groups.data[i], row, times.data[i]);
+        continue;
+      }
+      test_groups[m] = groups.data[i];
+      test_times[m] = times.data[i];
+      memcpy(test_rows + (size_t)m * INGOT_COST_FEATURE_COUNT, row, sizeof(float) * INGOT_COST_FEATURE_COUNT);
+      ++m;
+    }
+    /* a fold whose training part ranks nothing is left out */
+    if (s == INGOT_OK && m > 1 && ingot_cost_model_train(model, 50) == INGOT_OK &&
+        ingot_cost_model_predict(model, test_rows, m, test_scores) == INGOT_OK) {
+      for (uint32_t i = 0; i < m; ++i)
+        for (uint32_t j = i + 1; j < m; ++j) {
+          if (test_groups[i] != test_groups[j] || test_times[i] == test_times[j]) continue;
+          double lo = test_times[i] < test_times[j] ? test_times[i] : test_times[j];
+          double hi = test_times[i] < test_times[j] ? test_times[j] : test_times[i];
+          if (hi < lo * (1 + min_difference)) continue;
+          bool i_faster = test_times[i] < test_times[j];
+          agree += test_scores[i] == test_scores[j] ? 0.5 : (test_scores[i] > test_scores[j]) == i_faster;
+          ++pairs;
+        }
+    }
+    ingot_cost_model_destroy(model);
+  }
+  free(test_groups);
+  free(test_times);
+  free(test_rows);
+  free(test_scores);
+  INGOT_VEC_FREE(groups);
+  INGOT_VEC_FREE(fold_of);
+  INGOT_VEC_FREE(times);
+  INGOT_VEC_FREE(rows);
+  if (s == INGOT_OK && pairs) {
+    *out_accuracy = agree / (double)pairs;
+    *out_pairs = pairs;
+  }
+  return s;
+}

@@ -146,6 +146,18 @@ ingot_status_t ingot_tuner_resume(ingot_tuner_t* tuner, const ingot_tune_record_
  * says stop. */
 ingot_status_t ingot_tuner_run(ingot_tuner_t* tuner);
 void ingot_tuner_stats(const ingot_tuner_t* tuner, ingot_tuner_stats_t* out_stats);
+/* The cost model's pairwise ranking accuracy on records it was not trained
+ * on, by `folds`-fold cross-validation over every record measured (or
+ * resumed): each record's fold follows from its point; a fresh model is
+ * trained on the other folds and ranks the pairs of the same workload within
+ * the fold whose times differ by at least `min_difference` (0.05: 5 %; 0:
+ * every pair with different times; ties in score count half). Measurements
+ * here agree to a few percent, so closer pairs are mostly ordered by noise.
+ * What ingot_tuner_stats reports is
+ * narrower: only the candidates of each round, which the model itself chose
+ * as its best guesses, ranked before it was trained on them. */
+ingot_status_t ingot_tuner_cross_validate(ingot_tuner_t* tuner, uint32_t folds, double min_difference,
+                                          double* out_accuracy, uint64_t* out_pairs);
 /* A task's default and best time (ms; negative when not measured). */
 void ingot_tuner_task_times(const ingot_tuner_t* tuner, uint32_t task, double* out_default_ms,
                             double* out_best_ms);

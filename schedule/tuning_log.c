@@ -81,11 +81,9 @@ static ingot_status_t parse_record(ingot_tuning_log_t* log, const char* path, ui
  * the first failure. A line that is not JSON fails naming file and line. */
 typedef ingot_status_t (*json_line_fn_t)(void* self, const char* path, uint32_t line, json_t* obj);
 
-static ingot_status_t read_json_lines(const char* path, json_line_fn_t fn, void* self) {
-  uint8_t* data = NULL;
-  size_t size = 0;
-  ingot_status_t st = ingot_file_read(path, &data, &size);
-  if (st != INGOT_OK) return st;
+static ingot_status_t read_json_buffer(const char* path, const uint8_t* data, size_t size, json_line_fn_t fn,
+                                       void* self) {
+  ingot_status_t st = INGOT_OK;
   size_t pos = 0;
   uint32_t line = 0;
   while (pos < size && st == INGOT_OK) {
@@ -105,6 +103,15 @@ static ingot_status_t read_json_lines(const char* path, json_line_fn_t fn, void*
     }
     st = fn(self, path, line, obj);
   }
+  return st;
+}
+
+static ingot_status_t read_json_lines(const char* path, json_line_fn_t fn, void* self) {
+  uint8_t* data = NULL;
+  size_t size = 0;
+  ingot_status_t st = ingot_file_read(path, &data, &size);
+  if (st != INGOT_OK) return st;
+  st = read_json_buffer(path, data, size, fn, self);
   free(data);
   return st;
 }
@@ -125,14 +132,16 @@ static ingot_status_t load_line(void* self, const char* path, uint32_t line, jso
   return st;
 }
 
-ingot_status_t ingot_tuning_log_load(const char* path, ingot_tuning_log_t** out_log) {
+/* Loads a log from the file at `path`, or with `data`, from memory (`path`
+ * then names it in messages). */
+static ingot_status_t load(const char* path, const uint8_t* data, size_t size, ingot_tuning_log_t** out_log) {
   if (!out_log) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuning_log_load: no output");
   *out_log = NULL;
   if (!path) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuning_log_load: no path");
   ingot_tuning_log_t* log = ingot_xcalloc(1, sizeof(*log));
   ingot_arena_init(&log->arena, ingot_allocator_system());
   load_state_t ls = {.log = log};
-  ingot_status_t st = read_json_lines(path, load_line, &ls);
+  ingot_status_t st = data ? read_json_buffer(path, data, size, load_line, &ls) : read_json_lines(path, load_line, &ls);
   if (st != INGOT_OK) {
     INGOT_VEC_FREE(ls.records);
     ingot_tuning_log_destroy(log);
@@ -144,6 +153,44 @@ ingot_status_t ingot_tuning_log_load(const char* path, ingot_tuning_log_t** out_
   INGOT_VEC_FREE(ls.records);
   *out_log = log;
   return INGOT_OK;
+}
+
+ingot_status_t ingot_tuning_log_load(const char* path, ingot_tuning_log_t** out_log) {
+  return load(path, NULL, 0, out_log);
+}
+
+/* The pre-tuned logs (schedule/logs/NAME.jsonl), built in by CMake
+ * (pretuned_logs.c, generated). */
+typedef struct pretuned_log_t {
+  const char* name;
+  const unsigned char* data;
+  size_t size;
+} pretuned_log_t;
+extern const pretuned_log_t ingot_pretuned_logs[];
+extern const unsigned ingot_pretuned_log_count;
+
+ingot_status_t ingot_tuning_log_builtin(ingot_tuning_log_t** out_log) {
+  if (!out_log) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuning_log_builtin: no output");
+  size_t total = 0;
+  for (unsigned i = 0; i < ingot_pretuned_log_count; ++i) total += ingot_pretuned_logs[i].size + 1;
+  /* one log of all of them: a record applies only to its own target and CPU */
+  uint8_t* all = ingot_xmalloc(total + 1);
+  size_t used = 0;
+  for (unsigned i = 0; i < ingot_pretuned_log_count; ++i) {
+    memcpy(all + used, ingot_pretuned_logs[i].data, ingot_pretuned_logs[i].size);
+    used += ingot_pretuned_logs[i].size;
+    all[used++] = '\n';
+  }
+  ingot_status_t st = load("schedule/logs (built in)", all, used, out_log);
+  free(all);
+  return st;
+}
+
+uint32_t ingot_tuning_log_builtin_names(const char** out_names, uint32_t capacity) {
+  uint32_t n = 0;
+  for (unsigned i = 0; i < ingot_pretuned_log_count; ++i)
+    if (n < capacity && out_names) out_names[n++] = ingot_pretuned_logs[i].name;
+  return (uint32_t)ingot_pretuned_log_count;
 }
 
 void ingot_tuning_log_destroy(ingot_tuning_log_t* log) {

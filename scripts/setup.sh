@@ -25,7 +25,11 @@ ingot_say() {
 
 ingot_install_system_packages() {
   local packages=(cmake pkg-config gcc clang lld llvm-dev protobuf-c-compiler libprotobuf-c-dev
-                  libonnx-dev libzstd-dev libsodium-dev libjansson-dev libxgboost-dev python3-venv python3)
+                  libonnx-dev libzstd-dev libsodium-dev libjansson-dev libxgboost-dev python3-venv python3
+                  openssh-server)
+  # openssh-server: driver.ssh_runner starts its own sshd on 127.0.0.1 (a port,
+  # keys and config of its own) to test measuring through ssh. The package's
+  # service is not needed (where apt starts it, it listens on port 22).
   # The AArch64 path (tests/aarch64): a cross compiler, qemu-user and the
   # runtime's libraries for arm64 (Debian multiarch). INGOT_CROSS_AARCH64=0
   # leaves them out (those tests are then skipped).
@@ -33,6 +37,12 @@ ingot_install_system_packages() {
      [ "$(dpkg --print-architecture)" = amd64 ]; then
     packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libzstd-dev:arm64
                libjansson-dev:arm64 libsodium-dev:arm64)
+  fi
+  # A single-node Slurm cluster for tests/tune (tune_slurm_cluster starts the
+  # daemons itself, no systemd) and YAML to check the Kubernetes manifests.
+  # INGOT_SLURM=0 leaves them out (those checks are then skipped).
+  if [ "${INGOT_SLURM:-1}" = 1 ]; then
+    packages+=(munge slurmctld slurmd slurm-client python3-yaml)
   fi
   if ! command -v dpkg-query >/dev/null 2>&1; then
     ingot_say "no dpkg-query: not a Debian system; assuming the packages are installed"

@@ -12,8 +12,17 @@
  * trials through the confirm step), the slow one is never faster than the
  * reference, and the reference is accepted as faster than the slow one.
  *
- *   test_measure CC SOURCE_ROOT WORK_DIR */
+ *   test_measure CC SOURCE_ROOT WORK_DIR [--runner ssh://USER@HOST:PORT]
+ *
+ * With --runner, the same bundles are measured on that machine through the
+ * ssh runner instead (driver.ssh_runner starts an sshd for it): every kind
+ * must come back as it does here, the outputs' checksum must equal a local
+ * measurement's, an unreachable port is ERROR, malformed runners are
+ * INVALID_ARGUMENT naming them. The reference, a copy and a wrong bundle are
+ * also written to WORK_DIR (ref.ingot, copy.ingot, wrong.ingot) for the
+ * command-line check that follows. */
 #define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,9 +172,111 @@ static ingot_driver_measure_result_t measure(const bundle_t* cand, const bundle_
   return r;
 }
 
+static int write_bundle(const char* name, const bundle_t* b) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", g_work, name);
+  FILE* f = fopen(path, "wb");
+  int ok = f && fwrite(b->data, 1, b->size, f) == b->size;
+  if (f && fclose(f) != 0) ok = 0;
+  return ok;
+}
+
+typedef struct remote_bundles_t {
+  bundle_t *ref, *same, *slow, *crash, *hang, *fail, *wrong, *corrupt;
+} remote_bundles_t;
+
+/* The checks through an ssh runner. */
+static void check_remote(const char* runner, const remote_bundles_t* b) {
+  ingot_driver_measure_options_t local = {.rounds = 8, .repeats = 3, .min_repeat_ms = 0.5, .timeout_s = 20, .seed = 7};
+  ingot_driver_measure_options_t o = local;
+  o.runner = runner;
+  CHECK(ingot_driver_measure_runner_check(runner) == INGOT_OK, "runner check: %s", ingot_compiler_error());
+
+  double t0 = now_s();
+  ingot_driver_measure_result_t here = measure(b->same, b->ref, &local, "local");
+  ingot_driver_measure_result_t r = measure(b->same, b->ref, &o, "remote");
+  printf("first remote measurement (with setting up) in %.2f s\n", now_s() - t0);
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_OK && r.measurements == 1, "remote copy: %s %s",
+        ingot_driver_measure_kind_name(r.kind), r.message);
+  CHECK(r.rounds == 8 && r.runs_per_repeat >= 1 && r.candidate_ms > 0 && r.reference_ms > 0 &&
+            r.candidate_ms < 1000 && r.ratio > 0.5 && r.ratio < 2.0 && r.ratio_min <= r.ratio_lo &&
+            r.ratio_lo <= r.ratio_hi && r.ratio_hi <= r.ratio_max,
+        "remote numbers: rounds %u x%u cand %g ref %g ratio %g [%g, %g] in [%g, %g]", r.rounds, r.runs_per_repeat,
+        r.candidate_ms, r.reference_ms, r.ratio, r.ratio_lo, r.ratio_hi, r.ratio_min, r.ratio_max);
+  CHECK(r.output_crc == here.output_crc && r.max_abs_diff == here.max_abs_diff,
+        "remote and local outputs differ: crc %08x %08x", r.output_crc, here.output_crc);
+  t0 = now_s();
+  r = measure(b->ref, b->ref, &o, "remote2");
+  printf("a remote measurement, set up already: %.2f s\n", now_s() - t0);
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_OK && r.output_crc == here.output_crc, "remote self: %s %s",
+        ingot_driver_measure_kind_name(r.kind), r.message);
+
+  r = measure(b->wrong, b->ref, &o, "r wrong");
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_WRONG && strstr(r.message, "element 32768") != NULL, "remote wrong: %s %s",
+        ingot_driver_measure_kind_name(r.kind), r.message);
+  r = measure(b->crash, b->ref, &o, "r crash");
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_CRASH && r.signal == SIGSEGV && strstr(r.message, "running the candidate"),
+        "remote crash: %s signal %d %s", ingot_driver_measure_kind_name(r.kind), r.signal, r.message);
+  ingot_driver_measure_options_t quick = o;
+  quick.timeout_s = 2;
+  t0 = now_s();
+  r = measure(b->hang, b->ref, &quick, "r hang");
+  double hang_s = now_s() - t0;
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_TIMEOUT && strstr(r.message, "running the candidate"), "remote hang: %s %s",
+        ingot_driver_measure_kind_name(r.kind), r.message);
+  CHECK(hang_s < 10, "the remote hang took %.1f s", hang_s);
+  r = measure(b->fail, b->ref, &o, "r fail");
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_RUN_FAILED, "remote fail: %s", ingot_driver_measure_kind_name(r.kind));
+  r = measure(b->corrupt, b->ref, &o, "r corrupt");
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_LOAD_FAILED, "remote corrupt: %s", ingot_driver_measure_kind_name(r.kind));
+  r = measure(b->ref, b->corrupt, &o, "r bad ref");
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_ERROR, "remote bad reference: %s", ingot_driver_measure_kind_name(r.kind));
+  r = measure(b->slow, b->ref, &o, "r slow");
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_OK && r.ratio > 1.5, "remote slow: %s ratio %.3f",
+        ingot_driver_measure_kind_name(r.kind), r.ratio);
+  bool accepted = true;
+  ingot_status_t s = ingot_driver_measure_confirm(b->ref->data, b->ref->size, b->ref->data, b->ref->size, &o, NULL,
+                                                  &r, &accepted);
+  print_result("r self conf", &r);
+  CHECK(s == INGOT_OK && !accepted, "remote: a bundle against itself was accepted as faster");
+
+  /* Nobody listens on port 1: ssh's own message, as ERROR. */
+  char unreachable[256];
+  snprintf(unreachable, sizeof unreachable, "%s", runner);
+  char* colon = strrchr(unreachable, ':');
+  if (colon && colon > unreachable + 5) snprintf(colon, sizeof unreachable - (size_t)(colon - unreachable), ":1");
+  ingot_driver_measure_options_t nowhere = o;
+  nowhere.runner = unreachable;
+  r = measure(b->same, b->ref, &nowhere, "nowhere");
+  CHECK(r.kind == INGOT_DRIVER_MEASURE_ERROR && strstr(r.message, "port 1"), "unreachable: %s %s",
+        ingot_driver_measure_kind_name(r.kind), r.message);
+
+  /* Malformed runners are a status naming the string; nothing is run. */
+  const char* bad[] = {"ssh://", "ftp://root@host", "ssh://root@host:99999", "ssh://-oProxyCommand=x",
+                       "ssh://root@ho;st", "ssh://ro'ot@host", "remote", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    ingot_driver_measure_options_t m = o;
+    m.runner = bad[i];
+    s = ingot_driver_measure(b->same->data, b->same->size, b->ref->data, b->ref->size, &m, &r);
+    char quoted[300];
+    snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
+    CHECK(s == INGOT_ERROR_INVALID_ARGUMENT && strstr(ingot_compiler_error(), quoted) != NULL,
+          "runner %s: status %d, %s", quoted, (int)s, ingot_compiler_error());
+    CHECK(ingot_driver_measure_runner_check(bad[i]) == INGOT_ERROR_INVALID_ARGUMENT, "runner check %s", quoted);
+  }
+  CHECK(ingot_driver_measure_runner_check(NULL) == INGOT_OK && ingot_driver_measure_runner_check("local") == INGOT_OK,
+        "local runners refused");
+  ingot_driver_measure_runners_release();
+}
+
 int main(int argc, char** argv) {
+  const char* runner = NULL;
+  if (argc == 6 && strcmp(argv[4], "--runner") == 0) {
+    runner = argv[5];
+    argc = 4;
+  }
   if (argc != 4) {
-    fprintf(stderr, "usage: %s <cc> <source root> <work dir>\n", argv[0]);
+    fprintf(stderr, "usage: %s <cc> <source root> <work dir> [--runner R]\n", argv[0]);
     return 2;
   }
   g_cc = argv[1];
@@ -191,6 +302,21 @@ int main(int argc, char** argv) {
   bundle_t corrupt = {malloc(ref.size), ref.size};
   memcpy(corrupt.data, ref.data, ref.size);
   corrupt.data[ref.size / 2] ^= 0x5a; /* a section checksum no longer matches */
+
+  if (runner) {
+    CHECK(write_bundle("ref.ingot", &ref) && write_bundle("copy.ingot", &same) && write_bundle("wrong.ingot", &wrong),
+          "cannot write the bundles to %s", g_work);
+    remote_bundles_t rb = {&ref, &same, &slow, &crash, &hang, &fail, &wrong, &corrupt};
+    check_remote(runner, &rb);
+    bundle_t* all[] = {&ref, &same, &slow, &crash, &hang, &fail, &wrong, &nudged, &corrupt};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) free(all[i]->data);
+    if (g_failures) {
+      fprintf(stderr, "%d failure(s)\n", g_failures);
+      return 1;
+    }
+    printf("measure through %s: all checks passed\n", runner);
+    return 0;
+  }
 
   ingot_driver_measure_options_t o = {.rounds = 8, .repeats = 3, .min_repeat_ms = 0.5, .timeout_s = 20, .seed = 7};
 

@@ -2,7 +2,8 @@
 # layering.runtime_only SOURCE WORK: the runtime builds on its own. pkg-config
 # is pointed at a folder holding only zstd's and libsodium's .pc files, and
 # PATH holds no llvm-config or protoc-c, so nothing else can be found; then
-# libingot.so must need nothing but libc, libm, zstd and libsodium.
+# libingot.so must need nothing but libc, libm, zstd and libsodium (and so must
+# ingot-measure, the run-only measuring program).
 set -euo pipefail
 src=$1 work=$2
 rm -rf "$work" && mkdir -p "$work/pc" "$work/bin"
@@ -32,4 +33,15 @@ for n in $needed; do
   esac
 done
 test -f "$work/build/runtime/libingot.a"
+# ingot-measure, the program the ssh runner copies to a board, is built from
+# the runtime alone and needs nothing more than libingot does.
+prog=$work/build/ingot-measure
+test -x "$prog" || { echo "the runtime-only build made no ingot-measure" >&2; exit 1; }
+for n in $(readelf -d "$prog" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+  case "$n" in
+    libc.so.*|libm.so.*|ld-linux-*.so.*|libzstd.so.*|libsodium.so.*|libpthread.so.*) ;;
+    *) echo "ingot-measure needs $n" >&2; exit 1 ;;
+  esac
+done
+"$prog" --help | grep CANDIDATE >/dev/null
 echo "runtime-only build: ok ($(stat -c %s "$lib") bytes)"

@@ -10,7 +10,8 @@ src=$1 build=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-for f in include/ingot.h lib/libingot.a lib/pkgconfig/ingot.pc lib/cmake/ingot/ingotConfig.cmake bin/ingot; do
+for f in include/ingot.h lib/libingot.a lib/pkgconfig/ingot.pc lib/cmake/ingot/ingotConfig.cmake bin/ingot \
+         bin/ingot-measure; do
   test -e "$prefix/$f" || { echo "not installed: $f" >&2; exit 1; }
 done
 soname=$(readelf -d "$prefix/lib/libingot.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')

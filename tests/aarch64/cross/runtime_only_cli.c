@@ -23,3 +23,10 @@ int ingot_cli_log(int argc, char** argv) {
   return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
                          "this ingot is a runtime-only build: run 'ingot log' on the build machine");
 }
+
+int ingot_cli_tune(int argc, char** argv) {
+  (void)argc;
+  (void)argv;
+  return ingot_cli_error(INGOT_CLI_EXIT_FAILURE,
+                         "this ingot is a runtime-only build: run 'ingot tune' on the build machine");
+}

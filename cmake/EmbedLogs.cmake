@@ -1,0 +1,21 @@
+# Writes OUT, a C source holding each file of LOGS (a ;-list) as bytes:
+#   const pretuned_log_t ingot_pretuned_logs[] = {{"NAME", DATA, SIZE}, ...};
+# Run as a script: cmake -DOUT=... -DLOGS=... -P EmbedLogs.cmake
+set(body "/* Generated from schedule/logs by cmake/EmbedLogs.cmake: do not edit. */\n#include <stddef.h>\n")
+string(APPEND body "typedef struct pretuned_log_t { const char* name; const unsigned char* data; size_t size; } pretuned_log_t;\n")
+set(table "")
+set(index 0)
+foreach(log IN LISTS LOGS)
+  get_filename_component(name ${log} NAME)
+  file(READ ${log} hex HEX)
+  string(LENGTH "${hex}" hex_length)
+  math(EXPR size "${hex_length} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND body "static const unsigned char log${index}[] = {${bytes}0};\n")
+  string(APPEND table "  {\"${name}\", log${index}, ${size}},\n")
+  math(EXPR index "${index} + 1")
+endforeach()
+string(APPEND body "const pretuned_log_t ingot_pretuned_logs[] = {\n${table}  {NULL, NULL, 0}};\n")
+string(APPEND body "const unsigned ingot_pretuned_log_count = ${index};\n")
+file(WRITE ${OUT}.tmp "${body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUT}.tmp ${OUT})

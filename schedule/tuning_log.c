@@ -38,6 +38,10 @@ static ingot_status_t parse_record(ingot_tuning_log_t* log, const char* path, ui
   if (is_default && !json_is_boolean(is_default))
     return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: \"default\" is not true or false", path, line);
   r->is_default = json_is_true(is_default);
+  json_t* is_best = json_object_get(obj, "best");
+  if (is_best && !json_is_boolean(is_best))
+    return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: \"best\" is not true or false", path, line);
+  r->is_best = json_is_true(is_best);
   json_t* time = json_object_get(obj, "time_ms");
   if (error && !time) {
     r->time_ms = 0;
@@ -378,7 +382,8 @@ static ingot_status_t raw_log_read(const char* const* paths, uint32_t path_count
 }
 
 /* Key order: workload, target; then usable records before errors and
- * other versions, faster first; then the canonical text. */
+ * other versions, faster first, of equal times the one marked "best";
+ * then the canonical text. */
 static int raw_compare(const void* pa, const void* pb) {
   const raw_record_t* a = pa;
   const raw_record_t* b = pb;
@@ -388,6 +393,7 @@ static int raw_compare(const void* pa, const void* pb) {
   int ua = a->other_version ? 2 : a->r.error ? 1 : 0, ub = b->other_version ? 2 : b->r.error ? 1 : 0;
   if (ua != ub) return ua - ub;
   if (a->r.time_ms != b->r.time_ms) return a->r.time_ms < b->r.time_ms ? -1 : 1;
+  if (a->r.is_best != b->r.is_best) return a->r.is_best ? -1 : 1;
   return strcmp(a->text, b->text);
 }
 

@@ -219,24 +219,18 @@ ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* 
                                               const ingot_tuning_fingerprint_t* fingerprint, ingot_strbuf_t* sb) {
   if (!workload || !target || !schedule || !schedule->template_name || !fingerprint || !sb || !(time_ms >= 0))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuning_log_format_record: missing argument");
-  json_t* obj = json_object();
-  json_t* knobs = json_object();
-  for (uint32_t i = 0; i < schedule->knob_count; ++i)
-    json_object_set_new(knobs, schedule->knob_names[i], json_integer(schedule->knob_values[i]));
-  json_object_set_new(obj, "version", json_integer(TUNING_LOG_VERSION));
-  json_object_set_new(obj, "workload", json_string(workload));
-  json_object_set_new(obj, "target", json_string(target));
-  json_object_set_new(obj, "template", json_string(schedule->template_name));
-  json_object_set_new(obj, "knobs", knobs);
-  json_object_set_new(obj, "time_ms", json_real(time_ms));
-  json_t* fp = json_object();
-  json_object_set_new(fp, "target", json_string(target));
-  json_object_set_new(fp, "cpu", json_string(fingerprint->cpu_model ? fingerprint->cpu_model : ""));
-  json_object_set_new(fp, "cpu_features", json_string(fingerprint->cpu_features ? fingerprint->cpu_features : ""));
-  json_object_set_new(fp, "ingot", json_string(fingerprint->ingot_version ? fingerprint->ingot_version : ""));
-  json_object_set_new(fp, "log_version", json_integer(TUNING_LOG_VERSION));
-  json_object_set_new(obj, "fingerprint", fp);
-  return append_json(obj, sb);
+  ingot_tuning_entry_t e;
+  memset(&e, 0, sizeof(e));
+  e.workload = workload;
+  e.target = target;
+  e.template_name = schedule->template_name;
+  for (uint32_t i = 0; i < schedule->knob_count && i < INGOT_MAX_KNOBS; ++i) {
+    e.knob_names[i] = schedule->knob_names[i];
+    e.knob_values[i] = schedule->knob_values[i];
+  }
+  e.knob_count = schedule->knob_count < INGOT_MAX_KNOBS ? schedule->knob_count : INGOT_MAX_KNOBS;
+  e.time_ms = time_ms;
+  return ingot_tuning_log_format_entry(&e, fingerprint, sb);
 }
 
 uint32_t ingot_tuning_log_count(const ingot_tuning_log_t* log) { return log ? log->count : 0; }

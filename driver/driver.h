@@ -405,7 +405,11 @@ ingot_status_t ingot_driver_measure_candidates(const ingot_driver_bundle_bytes_t
  *
  * The tasks are the model's unique workloads on one target (kernels that
  * share a workload share a schedule), each with the spaces of the templates
- * of its op class; a task whose spaces hold one point is left out. The
+ * of its op class; a task whose spaces hold one point is left out. Measured
+ * with one thread (measure.threads 0 or 1), the knobs that act only with
+ * more threads (threads, parallel_min_work) keep their defaults: one thread
+ * cannot see them, and would favour serial code that is slower where the
+ * bundle runs on several. The
  * search is schedule/tune.h's; this file gives it its hooks: featurize (lower
  * the task's node, apply the point's schedule, read the cost features and
  * the schedule key), and measure (build the candidates' one-kernel bundles,

@@ -464,6 +464,16 @@ static int by_workload(const void* a, const void* b) {
   return strcmp(((const ingot_tune_task_t*)a)->workload, ((const ingot_tune_task_t*)b)->workload);
 }
 
+/* Reduces the knobs that act only with more than one thread to their default. */
+static void pin_parallel_knobs(ingot_schedule_space_t* space) {
+  for (uint32_t k = 0; k < space->knob_count; ++k) {
+    ingot_schedule_knob_space_t* knob = &space->knobs[k];
+    if (strcmp(knob->name, "threads") != 0 && strcmp(knob->name, "parallel_min_work") != 0) continue;
+    knob->values[0] = knob->default_value;
+    knob->value_count = 1;
+  }
+}
+
 /* The unique workloads of the base graph with more than one point, sorted
  * by workload (so that shards are the same on every machine). */
 static ingot_status_t make_tasks(tune_state_t* st, ingot_arena_t* arena) {
@@ -497,6 +507,16 @@ static ingot_status_t make_tasks(tune_state_t* st, ingot_arena_t* arena) {
       if (ingot_schedule_template_class(i) != kn->op_class || !strcmp(name, first)) continue;
       if (ingot_schedule_space(kn, &st->target, name, &task.spaces[task.space_count]) != INGOT_OK) continue;
       points += ingot_schedule_space_size(&task.spaces[task.space_count++]);
+    }
+    if (st->measure.threads <= 1) {
+      /* One measuring thread cannot see what the parallel knobs do (and
+       * would pick serial code that is slower on more threads): they keep
+       * their defaults. */
+      points = 0;
+      for (uint32_t i = 0; i < task.space_count; ++i) {
+        pin_parallel_knobs(&task.spaces[i]);
+        points += ingot_schedule_space_size(&task.spaces[i]);
+      }
     }
     if (points < 2) continue;
     task_extra_t x;

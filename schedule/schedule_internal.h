@@ -36,6 +36,7 @@ typedef struct tuning_record_t {
   const char* fp_target;    /* the fingerprint's, NULL without one */
   const char* fp_cpu;       /* NULL or "" when unknown */
   bool is_default;          /* "default": true */
+  bool is_best;             /* "best": true (the tuner accepted it): wins a tie in time */
   const char* error;        /* "error": the candidate failed; never applied */
 } tuning_record_t;
 

@@ -248,6 +248,14 @@ uint64_t ingot_schedule_key(const ingot_schedule_t* s) {
 
 /* ---- choice ---- */
 
+/* Whether record r beats `best` (NULL: any does): faster, or as fast and
+ * marked "best" by the tuner where `best` is not (a candidate the tuner did
+ * not confirm is logged at the time of the best it was measured against). */
+static bool record_faster(const tuning_record_t* r, const tuning_record_t* best) {
+  if (!best || r->time_ms < best->time_ms) return true;
+  return r->time_ms == best->time_ms && r->is_best && !best->is_best;
+}
+
 /* Whether record `r` may apply to code for `target_name` tuned for CPU
  * `cpu` (NULL/"": any); when not, why in `why`. */
 static bool record_applies(const tuning_record_t* r, const char* target_name, const char* cpu, char* why,
@@ -298,7 +306,7 @@ ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_t
         snprintf(why, sizeof why, "template '%s' serves another op class", r->template_name);
         ok = false;
       }
-      if (ok && !(best && best->time_ms <= r->time_ms)) {
+      if (ok && !(best && !record_faster(r, best))) {
         ingot_schedule_t trial;
         ingot_schedule_init(&trial);
         ingot_status_t st = ingot_schedule_from_template(kernel, target, r->template_name, r->knob_names,
@@ -381,7 +389,7 @@ static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_gr
       char why[256];
       if (strcmp(r->workload, workload) != 0 || !record_applies(r, c->targets[t].name, c->cpu_model, why, sizeof why))
         continue;
-      if (!find_template(r->template_name) || (best && best->time_ms <= r->time_ms)) continue;
+      if (!find_template(r->template_name) || (best && !record_faster(r, best))) continue;
       if (!record_layout(r, options, &candidate)) continue;
       best = r;
       layout = candidate;

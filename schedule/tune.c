@@ -555,7 +555,8 @@ static ingot_status_t run_round(ingot_tuner_t* t, uint32_t task_index, uint32_t 
       r.ratio_lo = results[i].ratio_lo;
       r.ratio_hi = results[i].ratio_hi;
       r.best = i == winner;
-      /* not confirmed faster: never below the incumbent it was measured against */
+      /* not confirmed faster: never below the incumbent it was measured
+       * against (at its time, a tie that the incumbent's "best" mark wins) */
       r.time_ms = results[i].faster || raw[i] > reference_ms ? raw[i] : reference_ms;
       measured_t m = {.point = points[i], .time_ms = raw[i]};
       INGOT_VEC_PUSH(st->ok, m);

@@ -38,6 +38,10 @@ static ingot_status_t parse_record(ingot_tuning_log_t* log, const char* path, ui
   if (is_default && !json_is_boolean(is_default))
     return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: \"default\" is not true or false", path, line);
   r->is_default = json_is_true(is_default);
+  json_t* is_best = json_object_get(obj, "best");
+  if (is_best && !json_is_boolean(is_best))
+    return ingot_fail(INGOT_ERROR_CORRUPT, "tuning log '%s' line %u: \"best\" is not true or false", path, line);
+  r->is_best = json_is_true(is_best);
   json_t* time = json_object_get(obj, "time_ms");
   if (error && !time) {
     r->time_ms = 0;
@@ -215,24 +219,18 @@ ingot_status_t ingot_tuning_log_format_record(const char* workload, const char* 
                                               const ingot_tuning_fingerprint_t* fingerprint, ingot_strbuf_t* sb) {
   if (!workload || !target || !schedule || !schedule->template_name || !fingerprint || !sb || !(time_ms >= 0))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_tuning_log_format_record: missing argument");
-  json_t* obj = json_object();
-  json_t* knobs = json_object();
-  for (uint32_t i = 0; i < schedule->knob_count; ++i)
-    json_object_set_new(knobs, schedule->knob_names[i], json_integer(schedule->knob_values[i]));
-  json_object_set_new(obj, "version", json_integer(TUNING_LOG_VERSION));
-  json_object_set_new(obj, "workload", json_string(workload));
-  json_object_set_new(obj, "target", json_string(target));
-  json_object_set_new(obj, "template", json_string(schedule->template_name));
-  json_object_set_new(obj, "knobs", knobs);
-  json_object_set_new(obj, "time_ms", json_real(time_ms));
-  json_t* fp = json_object();
-  json_object_set_new(fp, "target", json_string(target));
-  json_object_set_new(fp, "cpu", json_string(fingerprint->cpu_model ? fingerprint->cpu_model : ""));
-  json_object_set_new(fp, "cpu_features", json_string(fingerprint->cpu_features ? fingerprint->cpu_features : ""));
-  json_object_set_new(fp, "ingot", json_string(fingerprint->ingot_version ? fingerprint->ingot_version : ""));
-  json_object_set_new(fp, "log_version", json_integer(TUNING_LOG_VERSION));
-  json_object_set_new(obj, "fingerprint", fp);
-  return append_json(obj, sb);
+  ingot_tuning_entry_t e;
+  memset(&e, 0, sizeof(e));
+  e.workload = workload;
+  e.target = target;
+  e.template_name = schedule->template_name;
+  for (uint32_t i = 0; i < schedule->knob_count && i < INGOT_MAX_KNOBS; ++i) {
+    e.knob_names[i] = schedule->knob_names[i];
+    e.knob_values[i] = schedule->knob_values[i];
+  }
+  e.knob_count = schedule->knob_count < INGOT_MAX_KNOBS ? schedule->knob_count : INGOT_MAX_KNOBS;
+  e.time_ms = time_ms;
+  return ingot_tuning_log_format_entry(&e, fingerprint, sb);
 }
 
 uint32_t ingot_tuning_log_count(const ingot_tuning_log_t* log) { return log ? log->count : 0; }
@@ -378,7 +376,8 @@ static ingot_status_t raw_log_read(const char* const* paths, uint32_t path_count
 }
 
 /* Key order: workload, target; then usable records before errors and
- * other versions, faster first; then the canonical text. */
+ * other versions, faster first, of equal times the one marked "best";
+ * then the canonical text. */
 static int raw_compare(const void* pa, const void* pb) {
   const raw_record_t* a = pa;
   const raw_record_t* b = pb;
@@ -388,6 +387,7 @@ static int raw_compare(const void* pa, const void* pb) {
   int ua = a->other_version ? 2 : a->r.error ? 1 : 0, ub = b->other_version ? 2 : b->r.error ? 1 : 0;
   if (ua != ub) return ua - ub;
   if (a->r.time_ms != b->r.time_ms) return a->r.time_ms < b->r.time_ms ? -1 : 1;
+  if (a->r.is_best != b->r.is_best) return a->r.is_best ? -1 : 1;
   return strcmp(a->text, b->text);
 }
 

@@ -112,6 +112,24 @@ static unsigned lanes_of_loop(const prep_t* p, const ingot_ir_stmt_t* s) {
   return ok ? lanes : 0;
 }
 
+/* The first loop bound to a GPU's blocks or threads in `s`, or NULL. */
+static const ingot_ir_stmt_t* first_gpu_loop(const ingot_ir_stmt_t* s) {
+  if (!s) return NULL;
+  if (s->kind == INGOT_IR_STMT_FOR) {
+    if (s->u.loop.loop_kind == INGOT_IR_LOOP_GPU_BLOCK || s->u.loop.loop_kind == INGOT_IR_LOOP_GPU_THREAD) return s;
+    return first_gpu_loop(s->u.loop.body);
+  }
+  if (s->kind == INGOT_IR_STMT_BLOCK) {
+    for (uint32_t i = 0; i < s->u.block.count; ++i) {
+      const ingot_ir_stmt_t* g = first_gpu_loop(s->u.block.stmts[i]);
+      if (g) return g;
+    }
+    return NULL;
+  }
+  if (s->kind == INGOT_IR_STMT_IF) return first_gpu_loop(s->u.cond.then_body);
+  return NULL;
+}
+
 /* `s` with its loops settled. in_outlined: inside the body of an outlined
  * PARALLEL loop; in_vector: inside a loop that vectorizes. */
 static ingot_ir_stmt_t* prep_stmt(const prep_t* p, ingot_ir_stmt_t* s, bool in_outlined, bool in_vector) {
@@ -210,6 +228,18 @@ ingot_status_t ingot_codegen_prepare(ingot_ir_func_t* const* funcs, uint32_t cou
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen %s: function %u is incomplete", backend->name, i);
     ingot_status_t st = ingot_ir_verify(funcs[i]);
     if (st != INGOT_OK) return ingot_fail_prefix(st, "codegen %s", backend->name);
+  }
+  /* The backends of this table generate CPU code: a loop bound to a GPU's
+   * blocks or threads is a schedule made for another target. */
+  for (uint32_t i = 0; i < count; ++i) {
+    const ingot_ir_stmt_t* g = first_gpu_loop(funcs[i]->body);
+    if (g)
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "codegen %s: function '%s': loop '%s' is bound to a GPU's %s (axis %c); this backend "
+                        "generates CPU code",
+                        backend->name, funcs[i]->name, funcs[i]->vars[g->u.loop.var].name,
+                        g->u.loop.loop_kind == INGOT_IR_LOOP_GPU_BLOCK ? "blocks" : "threads",
+                        "xyz"[g->u.loop.gpu_axis % 3]);
   }
   ingot_ir_func_t** out = ingot_xcalloc(count ? count : 1, sizeof(*out));
   for (uint32_t i = 0; i < count; ++i) {

@@ -107,6 +107,16 @@ typedef enum ingot_ir_loop_kind_t {
   INGOT_IR_LOOP_PARALLEL = 1,  /* iterations independent; run on the pool */
   INGOT_IR_LOOP_VECTORIZED = 2,/* iterations independent; SIMD lanes */
   INGOT_IR_LOOP_UNROLLED = 3,  /* fully unrolled by codegen */
+  /* Bound to a GPU's grid (gpu_axis: 0 x, 1 y, 2 z): the iterations are
+   * spread over the blocks of the grid (GPU_BLOCK) or the threads of a block
+   * (GPU_THREAD) along that axis; a GPU backend chooses the launch sizes and
+   * strides when the extent is larger. Iterations are independent. Where
+   * no GPU runs them (the IR interpreter) they run as a serial loop; CPU
+   * backends refuse them. Rules (ingot_ir_verify): no block loop inside a
+   * thread loop, each axis bound at most once per kind on a path, and no
+   * bound loop inside a parallel, vectorized or unrolled one. */
+  INGOT_IR_LOOP_GPU_BLOCK = 4,
+  INGOT_IR_LOOP_GPU_THREAD = 5,
 } ingot_ir_loop_kind_t;
 
 struct ingot_ir_stmt_t {
@@ -122,6 +132,8 @@ struct ingot_ir_stmt_t {
                                   explicit vectors: the SIMD lanes (2..64);
                                   0: not settled / the backend's compiler
                                   picks. 0 on every other kind. */
+      uint8_t gpu_axis;        /* GPU_BLOCK / GPU_THREAD: 0 x, 1 y, 2 z; 0 on
+                                  every other kind */
     } loop;
     struct { ingot_ir_stmt_t** stmts; uint32_t count; } block;
     struct { uint32_t buffer; ingot_ir_expr_t* index; ingot_ir_expr_t* value; } store;

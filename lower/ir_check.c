@@ -60,8 +60,14 @@ static const char* loop_kind_name(ingot_ir_loop_kind_t kind) {
     case INGOT_IR_LOOP_PARALLEL: return "parallel";
     case INGOT_IR_LOOP_VECTORIZED: return "vectorized";
     case INGOT_IR_LOOP_UNROLLED: return "unrolled";
+    case INGOT_IR_LOOP_GPU_BLOCK: return "gpu_block";
+    case INGOT_IR_LOOP_GPU_THREAD: return "gpu_thread";
   }
   return "?kind";
+}
+
+static bool loop_kind_is_gpu(ingot_ir_loop_kind_t kind) {
+  return kind == INGOT_IR_LOOP_GPU_BLOCK || kind == INGOT_IR_LOOP_GPU_THREAD;
 }
 
 static const char* var_name(const ingot_ir_func_t* f, uint32_t var) {
@@ -166,6 +172,7 @@ static void print_loop_head(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, 
                        (long long)s->u.loop.extent);
   if (s->u.loop.loop_kind != INGOT_IR_LOOP_SERIAL)
     ingot_strbuf_appendf(sb, " %s", loop_kind_name(s->u.loop.loop_kind));
+  if (loop_kind_is_gpu(s->u.loop.loop_kind)) ingot_strbuf_appendf(sb, ".%c", "xyz"[s->u.loop.gpu_axis % 3]);
   if (s->u.loop.lanes) ingot_strbuf_appendf(sb, " x%u", s->u.loop.lanes);
 }
 
@@ -276,6 +283,8 @@ typedef struct verify_ctx_t {
   const ingot_ir_func_t* f;
   uint8_t* bound;     /* per var: bound somewhere already */
   uint8_t* in_scope;  /* per var: visible here */
+  uint32_t gpu_blocks, gpu_threads; /* axes bound by enclosing GPU loops (bit per axis) */
+  bool in_cpu_kind;   /* inside a parallel, vectorized or unrolled loop */
   ingot_status_t status;
 } verify_ctx_t;
 
@@ -498,8 +507,32 @@ static void verify_stmt(verify_ctx_t* c, const ingot_ir_stmt_t* s, int depth) {
         verify_fail(c, s, msg);
         return;
       }
-      if ((int)s->u.loop.loop_kind < INGOT_IR_LOOP_SERIAL || s->u.loop.loop_kind > INGOT_IR_LOOP_UNROLLED) {
+      if ((int)s->u.loop.loop_kind < INGOT_IR_LOOP_SERIAL || s->u.loop.loop_kind > INGOT_IR_LOOP_GPU_THREAD) {
         snprintf(msg, sizeof(msg), "loop '%s' has unknown kind %d", var->name, (int)s->u.loop.loop_kind);
+        verify_fail(c, s, msg);
+        return;
+      }
+      ingot_ir_loop_kind_t kind = s->u.loop.loop_kind;
+      bool gpu = loop_kind_is_gpu(kind);
+      if (gpu ? s->u.loop.gpu_axis > 2 : s->u.loop.gpu_axis != 0) {
+        snprintf(msg, sizeof(msg), "loop '%s' has GPU axis %u (only a GPU-bound loop, 0 to 2)", var->name,
+                 s->u.loop.gpu_axis);
+        verify_fail(c, s, msg);
+        return;
+      }
+      const char* gpu_why = NULL;
+      uint32_t axis_bit = 1u << s->u.loop.gpu_axis;
+      if (gpu && c->in_cpu_kind)
+        gpu_why = "is inside a parallel, vectorized or unrolled loop";
+      else if (kind == INGOT_IR_LOOP_GPU_BLOCK && c->gpu_threads)
+        gpu_why = "binds blocks inside a loop bound to threads";
+      else if (kind == INGOT_IR_LOOP_GPU_BLOCK && (c->gpu_blocks & axis_bit))
+        gpu_why = "binds a block axis that an enclosing loop binds already";
+      else if (kind == INGOT_IR_LOOP_GPU_THREAD && (c->gpu_threads & axis_bit))
+        gpu_why = "binds a thread axis that an enclosing loop binds already";
+      if (gpu_why) {
+        snprintf(msg, sizeof(msg), "loop '%s' (%s.%c) %s", var->name, loop_kind_name(kind),
+                 "xyz"[s->u.loop.gpu_axis], gpu_why);
         verify_fail(c, s, msg);
         return;
       }
@@ -512,7 +545,16 @@ static void verify_stmt(verify_ctx_t* c, const ingot_ir_stmt_t* s, int depth) {
       }
       c->bound[v] = 1;
       c->in_scope[v] = 1;
+      uint32_t saved_blocks = c->gpu_blocks, saved_threads = c->gpu_threads;
+      bool saved_cpu = c->in_cpu_kind;
+      if (kind == INGOT_IR_LOOP_GPU_BLOCK) c->gpu_blocks |= axis_bit;
+      if (kind == INGOT_IR_LOOP_GPU_THREAD) c->gpu_threads |= axis_bit;
+      if (kind == INGOT_IR_LOOP_PARALLEL || kind == INGOT_IR_LOOP_VECTORIZED || kind == INGOT_IR_LOOP_UNROLLED)
+        c->in_cpu_kind = true;
       verify_stmt(c, s->u.loop.body, depth + 1);
+      c->gpu_blocks = saved_blocks;
+      c->gpu_threads = saved_threads;
+      c->in_cpu_kind = saved_cpu;
       unscope_single_local(c, s->u.loop.body);
       c->in_scope[v] = 0;
       return;

@@ -374,6 +374,32 @@ ingot_status_t ingot_schedule_mark(ingot_ir_func_t* f, const char* loop, ingot_i
   return commit(f, replace_stmt(f, f->body, l, marked), f->var_count);
 }
 
+ingot_status_t ingot_schedule_bind(ingot_ir_func_t* f, const char* loop, ingot_ir_loop_kind_t kind, uint32_t axis) {
+  if (kind != INGOT_IR_LOOP_GPU_BLOCK && kind != INGOT_IR_LOOP_GPU_THREAD)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bind: kind %d is not a GPU block or thread binding", (int)kind);
+  if (axis > 2) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bind %s: axis %u (0 x, 1 y, 2 z)", loop, axis);
+  stmt_vec_t path = {0};
+  ingot_status_t st = locate(f, loop, &path);
+  if (st != INGOT_OK) {
+    INGOT_VEC_FREE(path);
+    return st;
+  }
+  ingot_ir_stmt_t* l = path.data[path.count - 1];
+  INGOT_VEC_FREE(path);
+  ingot_ir_stmt_t* bound = ingot_ir_for_like(f, l, l->u.loop.body);
+  bound->u.loop.loop_kind = kind;
+  bound->u.loop.gpu_axis = (uint8_t)axis;
+  bound->u.loop.lanes = 0;
+  ingot_ir_stmt_t* old_body = f->body;
+  f->body = replace_stmt(f, f->body, l, bound);
+  /* the nesting rules of bound loops are the verifier's (lower/ir.h) */
+  if ((st = ingot_ir_verify(f)) != INGOT_OK) {
+    f->body = old_body;
+    return ingot_fail_prefix(st, "bind %s", loop);
+  }
+  return INGOT_OK;
+}
+
 /* ---- schedules as data ---- */
 
 void ingot_schedule_init(ingot_schedule_t* s) {
@@ -759,6 +785,12 @@ void ingot_schedule_describe_directive(const ingot_directive_t* d, ingot_strbuf_
     case INGOT_DIRECTIVE_UNROLL: ingot_strbuf_appendf(sb, "unroll %s", loop); return;
     case INGOT_DIRECTIVE_VECTORIZE: ingot_strbuf_appendf(sb, "vectorize %s", loop); return;
     case INGOT_DIRECTIVE_PARALLEL: ingot_strbuf_appendf(sb, "parallel %s", loop); return;
+    case INGOT_DIRECTIVE_BIND_BLOCK:
+      ingot_strbuf_appendf(sb, "bind %s to blockIdx.%c", loop, "xyz"[d->factor >= 0 && d->factor < 3 ? d->factor : 0]);
+      return;
+    case INGOT_DIRECTIVE_BIND_THREAD:
+      ingot_strbuf_appendf(sb, "bind %s to threadIdx.%c", loop, "xyz"[d->factor >= 0 && d->factor < 3 ? d->factor : 0]);
+      return;
     case INGOT_DIRECTIVE_ACCUMULATE:
       ingot_strbuf_appendf(sb, "accumulate %s%s", loop, d->factor == 1 ? " with the epilogue" : "");
       return;
@@ -786,6 +818,10 @@ static ingot_status_t apply_one(ingot_ir_func_t* f, const ingot_directive_t* d) 
     case INGOT_DIRECTIVE_UNROLL: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_UNROLLED);
     case INGOT_DIRECTIVE_VECTORIZE: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_VECTORIZED);
     case INGOT_DIRECTIVE_PARALLEL: return ingot_schedule_mark(f, d->loop, INGOT_IR_LOOP_PARALLEL);
+    case INGOT_DIRECTIVE_BIND_BLOCK:
+      return ingot_schedule_bind(f, d->loop, INGOT_IR_LOOP_GPU_BLOCK, d->factor < 0 ? 3u : (uint32_t)d->factor);
+    case INGOT_DIRECTIVE_BIND_THREAD:
+      return ingot_schedule_bind(f, d->loop, INGOT_IR_LOOP_GPU_THREAD, d->factor < 0 ? 3u : (uint32_t)d->factor);
     case INGOT_DIRECTIVE_ACCUMULATE: return ingot_schedule_accumulate_ex(f, d->loop, d->factor == 1);
   }
   return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "unknown directive kind %d", (int)d->kind);

@@ -26,6 +26,8 @@ typedef enum ingot_directive_kind_t {
   INGOT_DIRECTIVE_ACCUMULATE = 7,/* loop: the outermost reduce loop of a register
                                     tile (see ingot_schedule_accumulate); factor 1:
                                     with the epilogue (ingot_schedule_accumulate_ex) */
+  INGOT_DIRECTIVE_BIND_BLOCK = 8,  /* loop -> a GPU grid's blocks, axis `factor` (0 x, 1 y, 2 z) */
+  INGOT_DIRECTIVE_BIND_THREAD = 9, /* loop -> a GPU block's threads, axis `factor` */
 } ingot_directive_kind_t;
 
 typedef struct ingot_directive_t {
@@ -79,6 +81,11 @@ ingot_status_t ingot_schedule_mark(ingot_ir_func_t* func, const char* loop,
  * reduction. start_c is init when `first` is exactly "every r loop at 0",
  * else y[idx_c] (and the select stays in the loop). Must be the last
  * directive on that nest. */
+/* Binds a loop to a GPU's blocks or threads (kind INGOT_IR_LOOP_GPU_BLOCK or
+ * _GPU_THREAD) along `axis` (0 x, 1 y, 2 z). Fails, leaving the function as
+ * it was, when the nesting rules of bound loops (lower/ir.h) would break. */
+ingot_status_t ingot_schedule_bind(ingot_ir_func_t* func, const char* loop, ingot_ir_loop_kind_t kind,
+                                   uint32_t axis);
 ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* func, const char* loop);
 /* The same; with `epilogue`, when the statement after this nest in the
  * function body is a FINISH stage y[i] = E(y[i]) that reads nothing else

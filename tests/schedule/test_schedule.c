@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codegen/codegen.h"
 #include "schedule/schedule.h"
 
 static int g_failures = 0;
@@ -925,6 +926,82 @@ static void test_tuning_log(void) {
   CHECK(ingot_tuning_log_load("/nonexistent/ingot.log", &log) == INGOT_ERROR_IO);
 }
 
+/* Loops bound to a GPU's blocks and threads: the primitive, its nesting
+ * rules (the verifier's), the directive, and CPU code generation refusing
+ * them. The IR interpreter runs bound loops serially. */
+static void test_bind(void) {
+  test_kernel_t* k = make_add(7, 13);
+  ingot_ir_func_t* f = k->k.func;
+  run_t ref;
+  CHECK(run(f, &ref));
+  PRIM(ingot_schedule_split(f, "j", 4, "jo", "ji"));
+  PRIM(ingot_schedule_bind(f, "i", INGOT_IR_LOOP_GPU_BLOCK, 0));
+  PRIM(ingot_schedule_bind(f, "ji", INGOT_IR_LOOP_GPU_THREAD, 0));
+  CHECK(kind_of(f, "i") == INGOT_IR_LOOP_GPU_BLOCK && kind_of(f, "ji") == INGOT_IR_LOOP_GPU_THREAD);
+  SAME(f, &ref);
+  ingot_strbuf_t sb = {0};
+  ingot_ir_print(f, &sb);
+  CHECK(sb.data && strstr(sb.data, "gpu_block.x") && strstr(sb.data, "gpu_thread.x"));
+  ingot_strbuf_free(&sb);
+  /* the same axis twice on a path, for blocks and for threads */
+  CHECK(ingot_schedule_bind(f, "jo", INGOT_IR_LOOP_GPU_BLOCK, 0) != INGOT_OK);
+  CHECK(strstr(ingot_compiler_error(), "binds a block axis that an enclosing loop binds already") != NULL);
+  CHECK(ingot_schedule_bind(f, "jo", INGOT_IR_LOOP_GPU_THREAD, 0) != INGOT_OK);
+  CHECK(kind_of(f, "jo") == INGOT_IR_LOOP_SERIAL); /* a refused bind leaves the function as it was */
+  CHECK(ingot_schedule_bind(f, "jo", INGOT_IR_LOOP_GPU_BLOCK, 3) != INGOT_OK);
+  CHECK(ingot_schedule_bind(f, "jo", INGOT_IR_LOOP_PARALLEL, 0) != INGOT_OK);
+  PRIM(ingot_schedule_bind(f, "jo", INGOT_IR_LOOP_GPU_BLOCK, 1));
+  SAME(f, &ref);
+  /* CPU code generation refuses a bound loop, naming it */
+  ingot_target_t target;
+  CHECK_OK(ingot_target_parse("c", &target));
+  ingot_codegen_prepared_t prepared;
+  ingot_ir_func_t* funcs[1] = {f};
+  CHECK(ingot_codegen_prepare(funcs, 1, &target, &prepared) == INGOT_ERROR_UNSUPPORTED);
+  CHECK(strstr(ingot_compiler_error(), "loop 'i' is bound to a GPU's blocks") != NULL);
+  run_free(&ref);
+  kernel_free(k);
+
+  /* blocks inside threads; a bound loop inside a parallel one */
+  k = make_add(7, 13);
+  f = k->k.func;
+  PRIM(ingot_schedule_bind(f, "i", INGOT_IR_LOOP_GPU_THREAD, 0));
+  CHECK(ingot_schedule_bind(f, "j", INGOT_IR_LOOP_GPU_BLOCK, 0) != INGOT_OK);
+  CHECK(strstr(ingot_compiler_error(), "binds blocks inside a loop bound to threads") != NULL);
+  kernel_free(k);
+  k = make_add(7, 13);
+  f = k->k.func;
+  PRIM(ingot_schedule_mark(f, "i", INGOT_IR_LOOP_PARALLEL));
+  CHECK(ingot_schedule_bind(f, "j", INGOT_IR_LOOP_GPU_THREAD, 0) != INGOT_OK);
+  CHECK(strstr(ingot_compiler_error(), "inside a parallel, vectorized or unrolled loop") != NULL);
+  kernel_free(k);
+
+  /* as directives: applied, described (hence in the schedule key) */
+  k = make_add(7, 13);
+  f = k->k.func;
+  ingot_schedule_t sched;
+  ingot_schedule_init(&sched);
+  ingot_directive_t d1 = {.kind = INGOT_DIRECTIVE_BIND_BLOCK, .loop = "i", .factor = 0};
+  ingot_directive_t d2 = {.kind = INGOT_DIRECTIVE_BIND_THREAD, .loop = "j", .factor = 0};
+  ingot_schedule_add(&sched, &d1);
+  ingot_schedule_add(&sched, &d2);
+  CHECK_OK(ingot_schedule_apply(f, &sched));
+  CHECK(kind_of(f, "i") == INGOT_IR_LOOP_GPU_BLOCK && kind_of(f, "j") == INGOT_IR_LOOP_GPU_THREAD);
+  ingot_strbuf_t text = {0};
+  ingot_schedule_describe(&sched, &text);
+  CHECK(text.data && strstr(text.data, "bind i to blockIdx.x") && strstr(text.data, "bind j to threadIdx.x"));
+  ingot_strbuf_free(&text);
+  ingot_schedule_t other;
+  ingot_schedule_init(&other);
+  ingot_directive_t d3 = {.kind = INGOT_DIRECTIVE_BIND_THREAD, .loop = "j", .factor = 1};
+  ingot_schedule_add(&other, &d1);
+  ingot_schedule_add(&other, &d3);
+  CHECK(ingot_schedule_key(&sched) != ingot_schedule_key(&other));
+  ingot_schedule_deinit(&other);
+  ingot_schedule_deinit(&sched);
+  kernel_free(k);
+}
+
 int main(int argc, char** argv) {
   g_verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
   test_split();
@@ -936,6 +1013,7 @@ int main(int argc, char** argv) {
   test_targets();
   test_templates();
   test_tuning_log();
+  test_bind();
   if (g_failures) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);
     return 1;

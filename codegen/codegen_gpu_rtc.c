@@ -19,15 +19,22 @@
  *   3. the sonames on the loader's usual path (libnvrtc.so.13, .12;
  *      libhiprtc.so.6 of ROCm 6, libamdhip64.so.5 of ROCm 5 which holds
  *      hiprtc, and the unversioned names).
- * A candidate that opens but lacks an entry point is skipped. */
+ * A candidate that opens but lacks an entry point is skipped.
+ *
+ * NVRTC gets -I<toolkit>/include (found beside the library it was loaded
+ * from) so that sources may include cuda_fp16.h, cuda_bf16.h and mma.h;
+ * hiprtc has its headers built in. */
 #define _GNU_SOURCE
 #include "codegen_gpu_rtc.h"
 
 #include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef INGOT_NVRTC_BUILD_PATH
 #define INGOT_NVRTC_BUILD_PATH ""
@@ -69,6 +76,8 @@ typedef struct rtc_library_t {
   void* handle;
   rtc_api_t api;
   char path[512];             /* the library that was loaded */
+  char include_opt[560];      /* NVRTC: "-I<toolkit>/include" when that folder
+                                 holds cuda_fp16.h, else "" */
   char why[1536];             /* when not loaded: what was tried */
 } rtc_library_t;
 
@@ -143,8 +152,21 @@ static bool try_open(rtc_library_t* lib, const char* file) {
   return true;
 }
 
+/* NVRTC compiles only its built-in headers unless told where the toolkit's
+ * are (cuda_fp16.h, cuda_bf16.h, mma.h): the include folder beside the lib
+ * folder the library was really loaded from (through its symbolic links). */
+static void find_cuda_include(rtc_library_t* lib) {
+  Dl_info info;
+  char real[PATH_MAX], probe[PATH_MAX + 32];
+  if (!dladdr(*(void**)&lib->api.version, &info) || !info.dli_fname || !realpath(info.dli_fname, real)) return;
+  char* dir = dirname(dirname(real)); /* <toolkit>/lib64/libnvrtc.so.13 -> <toolkit> */
+  snprintf(probe, sizeof(probe), "%s/include/cuda_fp16.h", dir);
+  if (access(probe, R_OK) == 0) snprintf(lib->include_opt, sizeof(lib->include_opt), "-I%s/include", dir);
+}
+
 static void load(rtc_library_t* lib) {
   lib->why[0] = '\0';
+  lib->include_opt[0] = '\0';
   const char* env = getenv(lib->env);
   if (env && env[0]) {
     /* An explicit choice is the only one tried. */
@@ -158,7 +180,10 @@ static void load(rtc_library_t* lib) {
   for (int i = 0; lib->sonames[i]; ++i)
     if (try_open(lib, lib->sonames[i])) return;
 }
-static void load_nvrtc(void) { load(&g_nvrtc); }
+static void load_nvrtc(void) {
+  load(&g_nvrtc);
+  if (g_nvrtc.handle) find_cuda_include(&g_nvrtc);
+}
 static void load_hiprtc(void) { load(&g_hiprtc); }
 
 /* The loaded library of `kind`, or NULL with an UNSUPPORTED failure
@@ -199,7 +224,8 @@ bool ingot_codegen_rtc_describe(ingot_codegen_rtc_kind_t kind, char* out, size_t
   }
   int major = 0, minor = 0;
   lib->api.version(&major, &minor);
-  snprintf(out, cap, "%s from %s (reports version %d.%d)", lib->title, lib->path, major, minor);
+  snprintf(out, cap, "%s from %s (reports version %d.%d)%s%s", lib->title, lib->path, major, minor,
+           lib->include_opt[0] ? ", headers " : "", lib->include_opt[0] ? lib->include_opt + 2 : "");
   return true;
 }
 
@@ -305,7 +331,7 @@ static ingot_status_t compile_once(const rtc_library_t* lib, const char* source,
   return INGOT_OK;
 }
 
-enum { kMaxOptions = 64 };
+enum { kMaxOptions = 64, kOwnOptions = 2 };
 
 ingot_status_t ingot_codegen_rtc_compile(ingot_codegen_rtc_kind_t kind, const char* source,
                                          const char* name, const char* arch,
@@ -316,9 +342,9 @@ ingot_status_t ingot_codegen_rtc_compile(ingot_codegen_rtc_kind_t kind, const ch
   if (!source || !arch || (option_count && !options))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "gpu compile: missing source or architecture");
   if (!name || !name[0]) name = "ingot_module";
-  if (option_count > kMaxOptions - 2)
+  if (option_count > kMaxOptions - kOwnOptions)
     return ingot_fail(INGOT_ERROR_LIMIT, "gpu compile '%s': %u options (at most %d)", name, option_count,
-                      kMaxOptions - 2);
+                      kMaxOptions - kOwnOptions);
   ingot_status_t st;
   const rtc_library_t* lib = library(kind, &st);
   if (!lib) return st;
@@ -333,11 +359,13 @@ ingot_status_t ingot_codegen_rtc_compile(ingot_codegen_rtc_kind_t kind, const ch
                         name, arch);
     /* The CUBIN for the real architecture. */
     snprintf(arch_opt, sizeof(arch_opt), "-arch=sm_%s", number);
-    opts[0] = arch_opt;
-    for (uint32_t i = 0; i < option_count; ++i) opts[1 + i] = options[i];
+    int nopts = 0;
+    opts[nopts++] = arch_opt;
+    if (lib->include_opt[0]) opts[nopts++] = lib->include_opt;
+    for (uint32_t i = 0; i < option_count; ++i) opts[nopts++] = options[i];
     char* cubin;
     size_t cubin_size;
-    st = compile_once(lib, source, name, arch, opts, (int)option_count + 1, false, &cubin, &cubin_size);
+    st = compile_once(lib, source, name, arch, opts, nopts, false, &cubin, &cubin_size);
     if (st != INGOT_OK) return st;
     /* PTX for the virtual architecture of the same number, which the driver
      * compiles for newer GPUs. */
@@ -346,7 +374,7 @@ ingot_status_t ingot_codegen_rtc_compile(ingot_codegen_rtc_kind_t kind, const ch
     snprintf(arch_opt, sizeof(arch_opt), "-arch=%s", virt);
     char* ptx;
     size_t ptx_size;
-    st = compile_once(lib, source, name, virt, opts, (int)option_count + 1, true, &ptx, &ptx_size);
+    st = compile_once(lib, source, name, virt, opts, nopts, true, &ptx, &ptx_size);
     if (st != INGOT_OK) {
       free(cubin);
       return st;

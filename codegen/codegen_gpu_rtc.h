@@ -46,7 +46,9 @@ bool ingot_codegen_rtc_describe(ingot_codegen_rtc_kind_t kind, char* out, size_t
  *           with -arch=compute_XX (a second compile);
  *   hiprtc: "gfx90a", "gfx942", ... (features allowed: "gfx90a:xnack-"):
  *           --gpu-architecture=ARCH.
- * `options` (count of them, may be 0) are passed to the compiler after ours.
+ * `options` (count of them, may be 0) are passed to the compiler after ours
+ * (the architecture; for NVRTC also -I of the toolkit's include folder when
+ * it is there, so cuda_fp16.h / cuda_bf16.h / mma.h can be included).
  * out_code is cleared on entry and stays empty on failure. Fails with
  * INGOT_ERROR_UNSUPPORTED when the compiler is missing, INGOT_ERROR_INVALID_ARGUMENT
  * for a malformed arch, and INGOT_ERROR_INVALID_ARGUMENT with the compiler's log

@@ -171,6 +171,20 @@ static int test_cuda(void) {
   st = ingot_codegen_rtc_compile(INGOT_CODEGEN_RTC_NVRTC, k_macro, "ingot_test_scale.cu", "sm_90", NULL, 0, &code);
   CHECK(st == INGOT_ERROR_INVALID_ARGUMENT && strstr(ingot_compiler_error(), "SCALE"),
         "without -DSCALE: status %d, %s", (int)st, ingot_compiler_error());
+  /* The toolkit's headers (fp16, bf16, WMMA), where the toolkit has them. */
+  if (strstr(about, ", headers ")) {
+    static const char k_half[] =
+        "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <mma.h>\n"
+        "extern \"C\" __global__ void ingot_test_hadd(const __half* a, const __half* b, __half* c) {\n"
+        "  c[threadIdx.x] = __hadd(a[threadIdx.x], b[threadIdx.x]);\n"
+        "}\n";
+    st = ingot_codegen_rtc_compile(INGOT_CODEGEN_RTC_NVRTC, k_half, "ingot_test_hadd.cu", "sm_80", NULL, 0, &code);
+    CHECK(st == INGOT_OK, "fp16 kernel: %s", ingot_compiler_error());
+    if (st == INGOT_OK) check_elf("cubin_hadd_sm_80", code.object, code.object_size, 190, "ingot_test_hadd");
+    ingot_codegen_rtc_code_free(&code);
+  } else {
+    printf("note: no toolkit headers beside NVRTC: cuda_fp16.h not tried\n");
+  }
   return 0;
 }
 

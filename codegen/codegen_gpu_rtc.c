@@ -27,6 +27,8 @@
 #define _GNU_SOURCE
 #include "codegen_gpu_rtc.h"
 
+#include "codegen/codegen.h"
+
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
@@ -400,4 +402,19 @@ ingot_status_t ingot_codegen_rtc_compile(ingot_codegen_rtc_kind_t kind, const ch
   out_code->object = (uint8_t*)object;
   out_code->object_size = object_size;
   return INGOT_OK;
+}
+
+/* ---- The public face (codegen.h): by target kind. */
+
+ingot_status_t ingot_codegen_gpu_compiler_check(ingot_target_kind_t kind) {
+  if (kind == INGOT_TARGET_CUDA) return ingot_codegen_rtc_check(INGOT_CODEGEN_RTC_NVRTC);
+  if (kind == INGOT_TARGET_ROCM) return ingot_codegen_rtc_check(INGOT_CODEGEN_RTC_HIPRTC);
+  return INGOT_OK;
+}
+
+bool ingot_codegen_gpu_compiler_describe(ingot_target_kind_t kind, char* out, size_t cap) {
+  if (kind == INGOT_TARGET_CUDA) return ingot_codegen_rtc_describe(INGOT_CODEGEN_RTC_NVRTC, out, cap);
+  if (kind == INGOT_TARGET_ROCM) return ingot_codegen_rtc_describe(INGOT_CODEGEN_RTC_HIPRTC, out, cap);
+  snprintf(out, cap, "no GPU compiler");
+  return false;
 }

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "codegen/codegen.h"
 #include "codegen/codegen_gpu_rtc.h"
 
 #ifndef INGOT_TEST_READELF
@@ -121,6 +122,7 @@ static int test_cuda(void) {
     return 77;
   }
   printf("%s\n", about);
+  CHECK(ingot_codegen_gpu_compiler_check(INGOT_TARGET_CUDA) == INGOT_OK, "%s", ingot_compiler_error());
   const char* archs[] = {"sm_90", "sm_80"};
   for (int a = 0; a < 2; ++a) {
     ingot_codegen_rtc_code_t code;
@@ -195,6 +197,7 @@ static int test_rocm(void) {
     return 77;
   }
   printf("%s\n", about);
+  CHECK(ingot_codegen_gpu_compiler_check(INGOT_TARGET_ROCM) == INGOT_OK, "%s", ingot_compiler_error());
   ingot_codegen_rtc_code_t code;
   ingot_status_t st = ingot_codegen_rtc_compile(INGOT_CODEGEN_RTC_HIPRTC, k_hip_add, "ingot_test_add.hip", "gfx90a",
                                                 NULL, 0, &code);
@@ -240,7 +243,17 @@ static int test_missing(void) {
     char about[1600];
     CHECK(!ingot_codegen_rtc_describe(cases[i].kind, about, sizeof(about)) && strstr(about, "not available"),
           "%s: describe: %s", cases[i].title, about);
+    /* The same through codegen.h, by target kind. */
+    ingot_target_kind_t target = i == 0 ? INGOT_TARGET_CUDA : INGOT_TARGET_ROCM;
+    CHECK(ingot_codegen_gpu_compiler_check(target) == INGOT_ERROR_UNSUPPORTED &&
+              strstr(ingot_compiler_error(), cases[i].title),
+          "%s: gpu_compiler_check: %s", cases[i].title, ingot_compiler_error());
+    CHECK(!ingot_codegen_gpu_compiler_describe(target, about, sizeof(about)) && strstr(about, path ? path : "?"),
+          "%s: gpu_compiler_describe: %s", cases[i].title, about);
   }
+  char about[64];
+  CHECK(ingot_codegen_gpu_compiler_check(INGOT_TARGET_C) == INGOT_OK, "target c needs no GPU compiler");
+  CHECK(!ingot_codegen_gpu_compiler_describe(INGOT_TARGET_LLVM, about, sizeof(about)), "llvm: %s", about);
   return 0;
 }
 

@@ -136,4 +136,17 @@ ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t 
 /* True when this build has the llvm target. */
 bool ingot_codegen_llvm_available(void);
 
+/* ---- GPU compilers (codegen_gpu_rtc.c): NVRTC for INGOT_TARGET_CUDA,
+ * hiprtc for INGOT_TARGET_ROCM, loaded with dlopen when first needed (no
+ * build-time dependency). */
+
+/* INGOT_OK when the compiler that `kind` needs at compile time can be loaded
+ * (CPU kinds need none: always INGOT_OK); otherwise INGOT_ERROR_UNSUPPORTED
+ * with a message naming the library, how to get it and every place tried. */
+ingot_status_t ingot_codegen_gpu_compiler_check(ingot_target_kind_t kind);
+/* One line on that compiler (its library, version and, for NVRTC, the
+ * toolkit headers used) or why it is missing, into out (cap bytes); returns
+ * whether it is there. CPU kinds: false, "no GPU compiler". */
+bool ingot_codegen_gpu_compiler_describe(ingot_target_kind_t kind, char* out, size_t cap);
+
 #endif /* INGOT_CODEGEN_H_ */

@@ -44,6 +44,16 @@ ingot_install_system_packages() {
   if [ "${INGOT_SLURM:-1}" = 1 ]; then
     packages+=(munge slurmctld slurmd slurm-client python3-yaml)
   fi
+  # hiprtc (inside ROCm 5.2's libamdhip64) for the rocm target: compiles HIP
+  # to AMDGPU code objects at `ingot compile` time, no GPU needed (its
+  # compiler, comgr, carries the device libraries). INGOT_ROCM=0 leaves it out
+  # (the rocm target then says hiprtc is missing; its tests are skipped).
+  # NVRTC comes with NVIDIA's CUDA toolkit, which Debian's main archive lacks:
+  # found in /usr/local/cuda when present, else the cuda tests are skipped.
+  if [ "${INGOT_ROCM:-1}" = 1 ] && command -v dpkg >/dev/null 2>&1 &&
+     [ "$(dpkg --print-architecture)" = amd64 ]; then
+    packages+=(libamdhip64-dev)
+  fi
   if ! command -v dpkg-query >/dev/null 2>&1; then
     ingot_say "no dpkg-query: not a Debian system; assuming the packages are installed"
     return 0

@@ -90,7 +90,7 @@ ingot_status_t driver_load_graph_layout(const ingot_driver_options_t* options, i
  * faster (out->faster) only when every look agrees. */
 struct ingot_tune_result_t;
 /* The tuner's measuring options: zero fields get its defaults (6 rounds of 3
- * repeats, a 3 % margin; the rest as ingot_driver_measure's). */
+ * repeats, a 4 % margin, 4 confirmations; the rest as ingot_driver_measure's). */
 void driver_tune_measure_defaults(ingot_driver_measure_options_t* options);
 ingot_status_t driver_tune_measure_one(const ingot_driver_measure_options_t* options, const void* candidate,
                                        size_t candidate_size, const void* reference, size_t reference_size,

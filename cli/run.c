@@ -449,6 +449,8 @@ static int run_main(run_options_t* o) {
     char why[256];
     int cuda = ingot_device_probe("cuda", why, sizeof why);
     ingot_cli_note("cuda: %s%s", cuda ? "" : "none: ", why);
+    int rocm = ingot_device_probe("rocm", why, sizeof why);
+    ingot_cli_note("rocm: %s%s", rocm ? "" : "none: ", why);
   }
   ingot_status_t s = ingot_bundle_open_file(o->bundle_path, &bundle_options, &bundle);
   if (s) {

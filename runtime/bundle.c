@@ -833,6 +833,5 @@ int ingot_device_probe(const char* device, char* out_why, size_t why_cap) {
     return 1;
   }
   if (kind == INGOT_LOADER_CUDA) return ingot_rt_cuda_probe(out_why, why_cap) > 0;
-  snprintf(out_why, why_cap, "this runtime has no %s loader", device);
-  return 0;
+  return ingot_rt_hip_probe(out_why, why_cap) > 0;
 }

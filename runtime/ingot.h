@@ -184,8 +184,9 @@ const char* ingot_bundle_device(const ingot_bundle_t* bundle);
  * 0, and why in out_why (may be NULL; cut to why_cap): "libcuda.so.1 not
  * found (no NVIDIA driver)", "no CUDA device", "CUDA device 0: NVIDIA H200,
  * sm_90", or the CPU's features. GPU drivers are opened with dlopen at run
- * time (libcuda.so.1 for cuda; INGOT_CUDA_DRIVER names another file), once
- * per process; the runtime links none. Never crashes without a driver. */
+ * time (libcuda.so.1 for cuda, libamdhip64.so for rocm; INGOT_CUDA_DRIVER
+ * and INGOT_HIP_RUNTIME name other files), once per process; the runtime
+ * links none. Never crashes without a driver. */
 int ingot_device_probe(const char* device, char* out_why, size_t why_cap);
 
 typedef struct ingot_session_options_t {

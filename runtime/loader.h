@@ -111,6 +111,7 @@ INGOT_LOADER_HIDDEN const char* ingot_rt_loader_kind_name(uint32_t kind);
 /* The rows (one file each). */
 INGOT_LOADER_HIDDEN extern const ingot_rt_loader_t ingot_rt_loader_cpu_elf;
 INGOT_LOADER_HIDDEN extern const ingot_rt_loader_t ingot_rt_loader_cuda;
+INGOT_LOADER_HIDDEN extern const ingot_rt_loader_t ingot_rt_loader_hip;
 
 /* Whether this machine has a usable CUDA device (the driver is opened and
  * probed once per process): its compute capability as major * 10 + minor
@@ -118,5 +119,8 @@ INGOT_LOADER_HIDDEN extern const ingot_rt_loader_t ingot_rt_loader_cuda;
  * way: "libcuda.so.1 not found (no NVIDIA driver)", "no CUDA device",
  * "CUDA device 0: NVIDIA H200, sm_90". Never fails otherwise. */
 INGOT_LOADER_HIDDEN int ingot_rt_cuda_probe(char* why, size_t why_cap);
+/* The same for ROCm (libamdhip64.so, loader_hip.c): device 0's
+ * hipDeviceAttributeGcnArch (910 for gfx90a), or 0 when none. */
+INGOT_LOADER_HIDDEN int ingot_rt_hip_probe(char* why, size_t why_cap);
 
 #endif /* INGOT_RUNTIME_LOADER_H_ */

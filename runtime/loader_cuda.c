@@ -237,15 +237,27 @@ static ingot_status_t cuda_load(const void* code, size_t size, ingot_allocator_t
   const cuda_driver_t* d = NULL;
   ingot_status_t status = cuda_current(&d);
   if (status != INGOT_OK) return status;
-  /* cuModuleLoadData reads PTX as a C string: the section must end in NUL. */
+  if (size == 0) return ingot_rt_fail(INGOT_ERROR_CORRUPT, "cuda: empty code");
+  /* cuModuleLoadData reads PTX as a C string: a copy with a NUL when the
+   * section has none (a CUBIN is an ELF and carries its own sizes). */
   const uint8_t* p = (const uint8_t*)code;
-  if (size == 0 || (memcmp(p, "\177ELF", 4) != 0 && p[size - 1] != '\0'))
-    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "cuda: PTX code is not NUL-terminated");
+  uint8_t* text = NULL;
+  if ((size < 4 || memcmp(p, "\177ELF", 4) != 0) && p[size - 1] != '\0') {
+    if (size == SIZE_MAX) return ingot_rt_fail(INGOT_ERROR_LIMIT, "cuda: code too large");
+    text = (uint8_t*)ingot_rt_alloc(allocator, size + 1);
+    if (!text) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "out of memory");
+    memcpy(text, p, size);
+    text[size] = '\0';
+  }
   ingot_rt_module_t* m = (ingot_rt_module_t*)ingot_rt_alloc(allocator, sizeof *m);
-  if (!m) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (!m) {
+    ingot_rt_free(allocator, text);
+    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
   memset(m, 0, sizeof *m);
   m->allocator = allocator;
-  cu_result_t r = d->module_load_data(&m->module, code);
+  cu_result_t r = d->module_load_data(&m->module, text ? (const void*)text : code);
+  ingot_rt_free(allocator, text);
   if (r != 0) {
     m->module = NULL;
     cuda_unload(m);

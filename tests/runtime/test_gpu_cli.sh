@@ -5,7 +5,7 @@
 # a missing file), so the results are the same on a machine with a GPU.
 set -uo pipefail
 ingot=$1 work=$2
-export INGOT_CUDA_DRIVER=/nonexistent/libcuda.so.1
+export INGOT_CUDA_DRIVER=/nonexistent/libcuda.so.1 INGOT_HIP_RUNTIME=/nonexistent/libamdhip64.so
 mixed=$work/gpu_mixed.ingot only=$work/gpu_only.ingot
 fail=0
 check() { # check WHAT WANT_RC WANT_TEXT -- command...
@@ -38,4 +38,9 @@ check "CUDA-only bundle" 1 "no code variant runs on this machine: cuda -arch=sm_
   -- "$ingot" run "$only"
 check "inspect names the CUDA probe" 0 "cuda: none: /nonexistent/libcuda.so.1 not found" -- "$ingot" inspect "$mixed"
 check "inspect --json" 0 '"loaded_device": "cpu"' -- "$ingot" inspect "$mixed" --json
+check "inspect names the ROCm probe" 0 "rocm: none: /nonexistent/libamdhip64.so not found" -- "$ingot" inspect "$mixed"
+# The machine's own drivers, whatever they are (here: none, or ROCm's runtime
+# without a GPU): probed for real, a line each, no crash.
+check "real probes" 0 "rocm: " -- env -u INGOT_CUDA_DRIVER -u INGOT_HIP_RUNTIME "$ingot" inspect "$mixed"
+env -u INGOT_CUDA_DRIVER -u INGOT_HIP_RUNTIME "$ingot" inspect "$mixed" | grep -E '^(cuda|rocm):'
 exit $fail

@@ -214,6 +214,8 @@ int main(int argc, char** argv) {
   const int missing = strcmp(argv[4], "missing") == 0;
   /* Before the first probe (it runs once per process). */
   setenv("INGOT_CUDA_DRIVER", missing ? "/nonexistent/libcuda.so.1" : "libm.so.6", 1);
+  setenv("INGOT_HIP_RUNTIME", missing ? "/nonexistent/libamdhip64.so" : "libm.so.6", 1);
+  const char* expect_hip = missing ? "/nonexistent/libamdhip64.so not found" : "libm.so.6 lacks hipInit";
   const char* expect_why = missing ? "/nonexistent/libcuda.so.1 not found" : "libm.so.6 lacks cuInit";
 
   /* 1. The probe. */
@@ -223,11 +225,22 @@ int main(int argc, char** argv) {
   printf("cuda probe: %s\n", why);
   CHECK(ingot_device_probe("cuda", NULL, 0) == 0, "probe without why");
   CHECK(ingot_device_probe("cpu", why, sizeof why) == 1, "cpu probe: %s", why);
-  CHECK(ingot_device_probe("rocm", why, sizeof why) == 0 && strstr(why, "no rocm loader"), "rocm: %s", why);
+  CHECK(ingot_device_probe("rocm", why, sizeof why) == 0 && strstr(why, expect_hip), "rocm: %s", why);
+  printf("rocm probe: %s\n", why);
   CHECK(ingot_device_probe("gpu", why, sizeof why) == 0 && strstr(why, "unknown device"), "gpu: %s", why);
   CHECK(ingot_device_probe(NULL, why, sizeof why) == 0, "NULL device");
 
   /* 2. The CUDA row, called directly: every call says why, none crashes. */
+  const ingot_rt_loader_t* hip = ingot_rt_loader_find(INGOT_LOADER_HIP);
+  CHECK(hip && !hip->host_visible && hip->finish, "HIP row");
+  if (hip) {
+    char hwhy[128];
+    CHECK(hip->rank("rocm -mcpu=gfx90a", hwhy, sizeof hwhy) == 0 && strstr(hwhy, expect_hip), "rank: %s", hwhy);
+    CHECK(hip->rank("cuda -arch=sm_90", hwhy, sizeof hwhy) == 0 && strstr(hwhy, "not a ROCm target"), "rank: %s",
+          hwhy);
+    ingot_rt_device_t* dev = (ingot_rt_device_t*)1;
+    CHECK(hip->device_create(0, ingot_allocator_system(), &dev) == INGOT_ERROR_UNSUPPORTED && !dev, "device");
+  }
   const ingot_rt_loader_t* cuda = ingot_rt_loader_find(INGOT_LOADER_CUDA);
   CHECK(cuda && !cuda->host_visible && cuda->finish, "CUDA row");
   if (cuda) {
@@ -282,6 +295,26 @@ int main(int argc, char** argv) {
     CHECK(0, "build the mixed bundle");
   }
   free(d);
+  {
+    /* A HIP variant beside the CPU one: skipped with the ROCm probe's reason. */
+    model_t h;
+    model_init(&h);
+    static const uint8_t amdgpu_elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 64, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 224, 0};
+    h.codes[0] = (ingot_bundle_code_t){"rocm -mcpu=gfx90a", amdgpu_elf, sizeof amdgpu_elf, INGOT_LOADER_HIP,
+                                       h.gpu_launch, NULL};
+    model_cpu(&h, 1, so, so_size);
+    uint8_t* hd = NULL;
+    size_t hn = 0;
+    if (build(&h.spec, &hd, &hn)) {
+      ingot_bundle_t* b = NULL;
+      CHECK(open_with(hd, hn, NULL, &b) == INGOT_OK && strcmp(ingot_bundle_device(b), "cpu") == 0 &&
+                strstr(ingot_bundle_target_reason(b), expect_hip),
+            "HIP beside CPU: %s", b ? ingot_bundle_target_reason(b) : ingot_last_error());
+      ingot_bundle_release(b);
+      expect_refused(hd, hn, "rocm", INGOT_ERROR_UNSUPPORTED, "no rocm variant runs on this machine", expect_hip);
+      free(hd);
+    }
+  }
 
   model_t g;
   model_init(&g);

@@ -382,7 +382,7 @@ static void test_flips(const uint8_t* data, size_t size) {
 static void test_loader_table(void) {
   const ingot_rt_loader_t* cpu = ingot_rt_loader_find(INGOT_LOADER_CPU_ELF);
   CHECK(cpu && cpu->kind == INGOT_LOADER_CPU_ELF && cpu->host_visible, "CPU row");
-  CHECK(ingot_rt_loader_find(INGOT_LOADER_HIP) == NULL && ingot_rt_loader_find(0) == NULL, "no other rows");
+  CHECK(ingot_rt_loader_find(INGOT_LOADER_KIND_END_) == NULL && ingot_rt_loader_find(0) == NULL, "no other rows");
   const ingot_rt_loader_t* cuda = ingot_rt_loader_find(INGOT_LOADER_CUDA);
   CHECK(cuda && cuda->kind == INGOT_LOADER_CUDA && !cuda->host_visible, "CUDA row (test_gpu_loader tests it)");
   if (!cpu) return;

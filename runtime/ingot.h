@@ -201,9 +201,12 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle,
                                     ingot_session_t** out_session);
 void ingot_session_release(ingot_session_t* session);
 
-/* Input and output tensors live in the session's arena. The pointers stay valid
- * for the session's life; inputs are read by ingot_session_run and outputs are
- * written by it. Outputs may share memory with intermediates of the next run. */
+/* Input and output tensors live in the session's arena (CPU variants), or in
+ * host buffers of the session that ingot_session_run copies to and from the
+ * device (GPU variants: ingot_bundle_device is "cuda" or "rocm"). The pointers
+ * stay valid for the session's life; inputs are read by ingot_session_run and
+ * outputs are written by it. Outputs may share memory with intermediates of
+ * the next run. */
 void* ingot_session_input_data(ingot_session_t* session, uint32_t index);
 const void* ingot_session_output_data(const ingot_session_t* session, uint32_t index);
 

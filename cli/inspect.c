@@ -24,8 +24,9 @@ static const char kInspectHelp[] =
     "\n"
     "options:\n"
     "  --json      print one JSON object (keys: format_version, file_bytes, inputs,\n"
-    "              outputs, targets, loaded_target, target_reason, variants,\n"
-    "              sections, arena_bytes, arena_lower_bound_bytes)\n"
+    "              outputs, targets, loaded_target, target_reason, loaded_device,\n"
+    "              cuda_device and rocm_device {usable, why}, variants, sections, arena_bytes,\n"
+    "              arena_lower_bound_bytes)\n"
     "  -h, --help  show this help\n";
 
 typedef struct inspect_section_t {
@@ -273,6 +274,9 @@ static int inspect_main(const char* path, bool as_json) {
   uint64_t lower = ingot_bundle_arena_lower_bound(bundle);
   const char* loaded = ingot_bundle_target(bundle);
   if (!loaded) loaded = "";
+  char cuda_why[256], rocm_why[256];
+  int cuda_ok = ingot_device_probe("cuda", cuda_why, sizeof cuda_why);
+  int rocm_ok = ingot_device_probe("rocm", rocm_why, sizeof rocm_why);
 
   if (as_json) {
     json_t* root = json_object();
@@ -301,6 +305,9 @@ static int inspect_main(const char* path, bool as_json) {
     json_object_set_new(root, "targets", targets);
     json_object_set_new(root, "loaded_target", json_string(loaded));
     json_object_set_new(root, "target_reason", json_string(ingot_bundle_target_reason(bundle)));
+    json_object_set_new(root, "loaded_device", json_string(ingot_bundle_device(bundle)));
+    json_object_set_new(root, "cuda_device", json_pack("{s:b, s:s}", "usable", cuda_ok, "why", cuda_why));
+    json_object_set_new(root, "rocm_device", json_pack("{s:b, s:s}", "usable", rocm_ok, "why", rocm_why));
     json_t* vars = json_array();
     for (uint32_t v = 0; v < variant_count; ++v) {
       const ingot_variant_record_t* r = &variants[v].record;
@@ -338,6 +345,8 @@ static int inspect_main(const char* path, bool as_json) {
     }
     printf(" (loaded here: %s)\n", loaded);
     printf("variant: %s\n", ingot_bundle_target_reason(bundle));
+    printf("cuda: %s%s\n", cuda_ok ? "" : "none: ", cuda_why);
+    printf("rocm: %s%s\n", rocm_ok ? "" : "none: ", rocm_why);
     printf("variants:\n");
     for (uint32_t v = 0; v < variant_count; ++v) {
       const ingot_variant_record_t* r = &variants[v].record;

@@ -25,6 +25,9 @@ static const char kRunHelp[] =
     "  --output FILE.npz      write every output to an .npz (member NAME.npy; '/' in\n"
     "                         names becomes '_'); without it, print a summary\n"
     "  --threads N            worker threads (default: one per CPU)\n"
+    "  --device KIND          run a variant of this kind only: cpu, cuda, rocm, or auto\n"
+    "                         (default: a GPU variant when a matching device exists,\n"
+    "                         else a CPU one); a forced kind that cannot run here fails\n"
     "  --bench N              one warm-up run, then N timed runs; prints the latency\n"
     "  --profile              with --bench: time every step and print the kernels\n"
     "                         that took longest (total over the timed runs)\n"
@@ -60,6 +63,7 @@ typedef struct run_options_t {
   bool verbose;
   bool profile;
   const char* public_key_path; /* --require-signature */
+  const char* device;          /* --device: NULL (auto), "cpu", "cuda", "rocm" */
 } run_options_t;
 
 /* ---- helpers ---- */
@@ -370,6 +374,14 @@ static int parse_options(int argc, char** argv, run_options_t* o) {
       }
       continue;
     }
+    if (ingot_cli_flag_value(argc, argv, &i, "--device", &value)) {
+      if (!value || (strcmp(value, "auto") != 0 && strcmp(value, "cpu") != 0 && strcmp(value, "cuda") != 0 &&
+                     strcmp(value, "rocm") != 0))
+        return ingot_cli_usage_error("run", "--device needs cpu, cuda, rocm or auto, not '%s'",
+                                     value ? value : "");
+      o->device = value;
+      continue;
+    }
     if (ingot_cli_flag_value(argc, argv, &i, "--require-signature", &value)) {
       if (!value || !*value) return ingot_cli_usage_error("run", "--require-signature needs a public key file");
       o->public_key_path = value;
@@ -432,13 +444,24 @@ static int run_main(run_options_t* o) {
     }
     bundle_options.signature_public_key = public_key;
   }
+  bundle_options.device = o->device;
+  if (o->verbose) {
+    char why[256];
+    int cuda = ingot_device_probe("cuda", why, sizeof why);
+    ingot_cli_note("cuda: %s%s", cuda ? "" : "none: ", why);
+    int rocm = ingot_device_probe("rocm", why, sizeof why);
+    ingot_cli_note("rocm: %s%s", rocm ? "" : "none: ", why);
+  }
   ingot_status_t s = ingot_bundle_open_file(o->bundle_path, &bundle_options, &bundle);
   if (s) {
     rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "cannot open bundle '%s': %s (%s)", o->bundle_path,
                          ingot_last_error(), ingot_status_name(s));
     goto done;
   }
-  if (o->verbose) ingot_cli_note("code variant: %s", ingot_bundle_target_reason(bundle));
+  if (o->verbose) {
+    ingot_cli_note("code variant: %s", ingot_bundle_target_reason(bundle));
+    ingot_cli_note("device: %s", ingot_bundle_device(bundle));
+  }
   uint32_t n_in = ingot_bundle_input_count(bundle);
   uint32_t n_out = ingot_bundle_output_count(bundle);
   in_infos = ingot_xcalloc(n_in ? n_in : 1, sizeof(*in_infos));

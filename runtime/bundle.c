@@ -489,6 +489,28 @@ static void reason_append(ingot_bundle_t* b, const char* fmt, ...) {
   va_end(args);
 }
 
+/* The device name of a loader kind, as options.device spells it. */
+static const char* device_name(uint32_t kind) {
+  switch (kind) {
+    case INGOT_LOADER_CPU_ELF: return "cpu";
+    case INGOT_LOADER_CUDA: return "cuda";
+    case INGOT_LOADER_HIP: return "rocm";
+    default: return "unknown";
+  }
+}
+
+/* options.device -> a loader kind (0: any); 1 when the name is known. */
+static int device_kind(const char* device, uint32_t* out_kind) {
+  *out_kind = 0;
+  if (!device || !device[0] || strcmp(device, "auto") == 0) return 1;
+  for (uint32_t k = 1; k < INGOT_LOADER_KIND_END_; ++k)
+    if (strcmp(device, device_name(k)) == 0) {
+      *out_kind = k;
+      return 1;
+    }
+  return 0;
+}
+
 static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
                                 const ingot_section_entry_t* entries) {
   int rank[INGOT_RT_MAX_SECTIONS];
@@ -498,7 +520,11 @@ static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
   for (uint32_t v = 0; v < count; ++v) {
     const ingot_rt_loader_t* loader = ingot_rt_loader_find(b->variants[v].loader);
     const char* target = entries[b->variants[v].code_section].target;
-    if (loader) {
+    if (b->forced_loader && b->variants[v].loader != b->forced_loader) {
+      rank[v] = 0;
+      snprintf(why[v], sizeof why[v], "a %s variant, device %s asked for",
+               ingot_rt_loader_kind_name(b->variants[v].loader), device_name(b->forced_loader));
+    } else if (loader) {
       rank[v] = loader->rank(target, why[v], sizeof why[v]);
     } else {
       rank[v] = 0;
@@ -548,6 +574,9 @@ static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
   }
   if (picked < 0) {
     snprintf(b->target_reason, sizeof b->target_reason, "no variant runs here: %s", skipped);
+    if (b->forced_loader)
+      return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: no %s variant runs on this machine: %s",
+                           device_name(b->forced_loader), skipped);
     return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: no code variant runs on this machine: %s", skipped);
   }
   reason_append(b, "picked %s: %s", b->target, why[picked]);
@@ -687,10 +716,15 @@ ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
   ingot_allocator_t allocator;
   ingot_limits_t limits;
   resolve_options(options, &allocator, &limits);
+  uint32_t forced = 0;
+  if (!device_kind(options ? options->device : NULL, &forced))
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: unknown device '%.32s' (auto, cpu, cuda, rocm)",
+                         options->device);
   ingot_bundle_t* b = (ingot_bundle_t*)ingot_rt_alloc(allocator, sizeof *b);
   if (!b) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
   memset(b, 0, sizeof *b);
   b->allocator = allocator;
+  b->forced_loader = forced;
   ingot_status_t status = bundle_open(b, (const uint8_t*)(data ? data : ""), size, &limits,
                                      options ? options->signature_public_key : NULL);
   if (status != INGOT_OK) {
@@ -778,3 +812,26 @@ uint64_t ingot_bundle_arena_lower_bound(const ingot_bundle_t* b) {
 }
 const char* ingot_bundle_target(const ingot_bundle_t* b) { return b ? b->target : ""; }
 const char* ingot_bundle_target_reason(const ingot_bundle_t* b) { return b ? b->target_reason : ""; }
+
+const char* ingot_bundle_device(const ingot_bundle_t* b) {
+  return b && b->loader ? device_name(b->loader->kind) : "";
+}
+
+int ingot_device_probe(const char* device, char* out_why, size_t why_cap) {
+  char dummy[8];
+  if (!out_why || why_cap == 0) {
+    out_why = dummy;
+    why_cap = sizeof dummy;
+  }
+  uint32_t kind = 0;
+  if (!device || !device_kind(device, &kind) || kind == 0) {
+    snprintf(out_why, why_cap, "unknown device '%.32s' (cpu, cuda, rocm)", device ? device : "(null)");
+    return 0;
+  }
+  if (kind == INGOT_LOADER_CPU_ELF) {
+    ingot_rt_cpu_describe(out_why, why_cap);
+    return 1;
+  }
+  if (kind == INGOT_LOADER_CUDA) return ingot_rt_cuda_probe(out_why, why_cap) > 0;
+  return ingot_rt_hip_probe(out_why, why_cap) > 0;
+}

@@ -18,9 +18,9 @@
  * Errors: every call that can fail returns an ingot_status_t. On failure the
  * outputs are NULL and ingot_last_error() (per thread) names what was wrong.
  *
- * Linking: libingot needs libc, libm, pthreads, zstd's decoder and libsodium
- * (Ed25519 signature verification only: crypto_sign_init / _update /
- * _final_verify).
+ * Linking: libingot needs libc, libm, libdl, pthreads, zstd's decoder and
+ * libsodium (Ed25519 signature verification only: crypto_sign_init / _update /
+ * _final_verify). GPU drivers are opened at run time (dlopen), never linked.
  */
 #ifndef INGOT_H_
 #define INGOT_H_
@@ -124,6 +124,12 @@ typedef struct ingot_bundle_options_t {
    * Checksums only catch accidents; a bundle from anywhere but your own build
    * should be opened with a key, since its code runs in your process. */
   const uint8_t* signature_public_key;
+  /* Which kind of code to load: NULL or "auto" picks the best variant that
+   * runs here (a GPU variant when a matching device exists, else a CPU one);
+   * "cpu", "cuda" or "rocm" considers only variants of that kind, and open
+   * fails with INGOT_ERROR_UNSUPPORTED (naming why each was skipped) when
+   * none of them runs here. Another name: INGOT_ERROR_INVALID_ARGUMENT. */
+  const char* device;
 } ingot_bundle_options_t;
 
 typedef struct ingot_bundle_t ingot_bundle_t;
@@ -171,6 +177,17 @@ const char* ingot_bundle_target(const ingot_bundle_t* bundle);
  * highest instruction-set level whose features the CPU has, llvm before c.
  * Owned by the bundle. */
 const char* ingot_bundle_target_reason(const ingot_bundle_t* bundle);
+/* The kind of device the loaded variant runs on: "cpu", "cuda" or "rocm". */
+const char* ingot_bundle_device(const ingot_bundle_t* bundle);
+
+/* Whether this machine has a usable `device` ("cpu", "cuda", "rocm"): 1 or
+ * 0, and why in out_why (may be NULL; cut to why_cap): "libcuda.so.1 not
+ * found (no NVIDIA driver)", "no CUDA device", "CUDA device 0: NVIDIA H200,
+ * sm_90", or the CPU's features. GPU drivers are opened with dlopen at run
+ * time (libcuda.so.1 for cuda, libamdhip64.so for rocm; INGOT_CUDA_DRIVER
+ * and INGOT_HIP_RUNTIME name other files), once per process; the runtime
+ * links none. Never crashes without a driver. */
+int ingot_device_probe(const char* device, char* out_why, size_t why_cap);
 
 typedef struct ingot_session_options_t {
   ingot_allocator_t allocator; /* fn == NULL: the bundle's allocator */
@@ -184,9 +201,12 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle,
                                     ingot_session_t** out_session);
 void ingot_session_release(ingot_session_t* session);
 
-/* Input and output tensors live in the session's arena. The pointers stay valid
- * for the session's life; inputs are read by ingot_session_run and outputs are
- * written by it. Outputs may share memory with intermediates of the next run. */
+/* Input and output tensors live in the session's arena (CPU variants), or in
+ * host buffers of the session that ingot_session_run copies to and from the
+ * device (GPU variants: ingot_bundle_device is "cuda" or "rocm"). The pointers
+ * stay valid for the session's life; inputs are read by ingot_session_run and
+ * outputs are written by it. Outputs may share memory with intermediates of
+ * the next run. */
 void* ingot_session_input_data(ingot_session_t* session, uint32_t index);
 const void* ingot_session_output_data(const ingot_session_t* session, uint32_t index);
 

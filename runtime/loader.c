@@ -5,6 +5,8 @@
 
 static const ingot_rt_loader_t* const k_loaders[] = {
     &ingot_rt_loader_cpu_elf,
+    &ingot_rt_loader_cuda,
+    &ingot_rt_loader_hip,
 };
 
 const ingot_rt_loader_t* ingot_rt_loader_find(uint32_t kind) {

@@ -17,7 +17,9 @@
  *
  * Today's rows: CPU_ELF (loader_cpu.c): our ELF loader (elf_loader.c), the
  * function pointers of the kernel library, the thread pool as the device,
- * host memory from the session's allocator as device buffers. */
+ * host memory from the session's allocator as device buffers. CUDA
+ * (loader_cuda.c): the NVIDIA driver opened with dlopen at run time, CUBIN or
+ * PTX code, a stream per session, device memory (not host-visible). */
 #ifndef INGOT_RUNTIME_LOADER_H_
 #define INGOT_RUNTIME_LOADER_H_
 
@@ -94,7 +96,10 @@ typedef struct ingot_rt_loader_t {
   /* ---- Running (session.c): one step, synchronously; 0 on success, else the
    * kernel's (or the device's) non-zero code. Allocates nothing. */
   int32_t (*launch)(ingot_rt_device_t* device, ingot_rt_kernel_t kernel,
-                    const ingot_launch_record_t* launch, void* const* args);
+                    const ingot_launch_record_t* launch, void* const* args, uint32_t arg_count);
+  /* Waits until every launch queued so far is done (a device loader's launch
+   * may only queue the step); NULL when launch is synchronous. */
+  ingot_status_t (*finish)(ingot_rt_device_t* device);
 } ingot_rt_loader_t;
 
 /* The row for a loader kind, NULL when this runtime has none (a kind the
@@ -105,5 +110,17 @@ INGOT_LOADER_HIDDEN const char* ingot_rt_loader_kind_name(uint32_t kind);
 
 /* The rows (one file each). */
 INGOT_LOADER_HIDDEN extern const ingot_rt_loader_t ingot_rt_loader_cpu_elf;
+INGOT_LOADER_HIDDEN extern const ingot_rt_loader_t ingot_rt_loader_cuda;
+INGOT_LOADER_HIDDEN extern const ingot_rt_loader_t ingot_rt_loader_hip;
+
+/* Whether this machine has a usable CUDA device (the driver is opened and
+ * probed once per process): its compute capability as major * 10 + minor
+ * (90 for sm_90), or 0 when none. `why` (may be NULL) gets the finding either
+ * way: "libcuda.so.1 not found (no NVIDIA driver)", "no CUDA device",
+ * "CUDA device 0: NVIDIA H200, sm_90". Never fails otherwise. */
+INGOT_LOADER_HIDDEN int ingot_rt_cuda_probe(char* why, size_t why_cap);
+/* The same for ROCm (libamdhip64.so, loader_hip.c): device 0's
+ * hipDeviceAttributeGcnArch (910 for gfx90a), or 0 when none. */
+INGOT_LOADER_HIDDEN int ingot_rt_hip_probe(char* why, size_t why_cap);
 
 #endif /* INGOT_RUNTIME_LOADER_H_ */

@@ -174,8 +174,9 @@ static ingot_status_t cpu_buffer_copy(ingot_rt_device_t* d, void* dst, const voi
 }
 
 static int32_t cpu_launch(ingot_rt_device_t* d, ingot_rt_kernel_t kernel,
-                          const ingot_launch_record_t* launch, void* const* args) {
+                          const ingot_launch_record_t* launch, void* const* args, uint32_t arg_count) {
   (void)launch; /* CPU launch records carry the kernel index only */
+  (void)arg_count;
   return kernel.cpu_fn(&d->env, args);
 }
 
@@ -194,4 +195,5 @@ const ingot_rt_loader_t ingot_rt_loader_cpu_elf = {
     .buffer_free = cpu_buffer_free,
     .buffer_copy = cpu_buffer_copy,
     .launch = cpu_launch,
+    .finish = NULL,
 };

@@ -2,7 +2,8 @@
 # layering.runtime_only SOURCE WORK: the runtime builds on its own. pkg-config
 # is pointed at a folder holding only zstd's and libsodium's .pc files, and
 # PATH holds no llvm-config or protoc-c, so nothing else can be found; then
-# libingot.so must need nothing but libc, libm, zstd and libsodium (and so must
+# libingot.so must need nothing but libc, libm, libdl (dlopen of GPU drivers),
+# zstd and libsodium (and so must
 # ingot-measure, the run-only measuring program).
 set -euo pipefail
 src=$1 work=$2
@@ -28,7 +29,7 @@ needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr 
 echo "libingot.so needs: $needed"
 for n in $needed; do
   case "$n" in
-    libc.so.*|libm.so.*|ld-linux-*.so.*|libzstd.so.*|libsodium.so.*|libpthread.so.*) ;;
+    libc.so.*|libm.so.*|libdl.so.*|ld-linux-*.so.*|libzstd.so.*|libsodium.so.*|libpthread.so.*) ;;
     *) echo "libingot.so needs $n" >&2; exit 1 ;;
   esac
 done
@@ -39,7 +40,7 @@ prog=$work/build/ingot-measure
 test -x "$prog" || { echo "the runtime-only build made no ingot-measure" >&2; exit 1; }
 for n in $(readelf -d "$prog" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
   case "$n" in
-    libc.so.*|libm.so.*|ld-linux-*.so.*|libzstd.so.*|libsodium.so.*|libpthread.so.*) ;;
+    libc.so.*|libm.so.*|libdl.so.*|ld-linux-*.so.*|libzstd.so.*|libsodium.so.*|libpthread.so.*) ;;
     *) echo "ingot-measure needs $n" >&2; exit 1 ;;
   esac
 done

@@ -165,6 +165,38 @@ typedef enum ingot_loader_kind_t {
   INGOT_LOADER_KIND_END_ = 4, /* one past the last kind (loader.c checks it) */
 } ingot_loader_kind_t;
 
+/* The CODE section of a CUDA variant: a code set, one CUBIN for the
+ * target's architecture and the same kernels as PTX, which the driver
+ * compiles for a later GPU at load:
+ *   ingot_gpu_code_header_t
+ *   ingot_gpu_code_entry_t[count]
+ *   the codes, each at its offset (from the section's start, 16-aligned)
+ * A loader takes the CUBIN when the device's major architecture is the
+ * CUBIN's and its minor is at least the CUBIN's, else the PTX when the device
+ * is at least the PTX's architecture, else refuses the variant. A bare CUBIN
+ * or PTX text (no header) is also accepted. A HIP variant's CODE section is
+ * a bare AMD GPU code object (ELF, machine EM_AMDGPU). */
+#define INGOT_GPU_CODE_MAGIC "INGOTGPU"
+#define INGOT_GPU_CODE_VERSION 1u
+
+typedef enum ingot_gpu_code_kind_t {
+  INGOT_GPU_CODE_CUBIN = 1,   /* an NVIDIA ELF for one architecture */
+  INGOT_GPU_CODE_PTX = 2,     /* PTX text with its NUL, for that one and later */
+} ingot_gpu_code_kind_t;
+
+typedef struct ingot_gpu_code_header_t {
+  char magic[8];              /* INGOT_GPU_CODE_MAGIC, no NUL */
+  uint32_t version;           /* INGOT_GPU_CODE_VERSION */
+  uint32_t count;             /* entries, 1..8 */
+} ingot_gpu_code_header_t;    /* 16 bytes */
+
+typedef struct ingot_gpu_code_entry_t {
+  uint32_t kind;              /* ingot_gpu_code_kind_t */
+  uint32_t arch;              /* 10 * major + minor: 90 for sm_90 / compute_90 */
+  uint64_t offset;            /* from the section's start, 16-aligned */
+  uint64_t size;              /* bytes; offset + size <= section size */
+} ingot_gpu_code_entry_t;     /* 24 bytes */
+
 typedef struct ingot_variant_record_t {
   uint32_t code_section;      /* section table index of its CODE section; the
                                  variants list the CODE sections in table order,

@@ -22,7 +22,9 @@
  *     axis a (1 if none), grid[a] the same for GPU_BLOCK loops. Caps: grid x
  *     2^31-1, y and z 65535; block x and y 1024, z 64, and block x*y*z at
  *     most target->gpu.max_threads_per_block: while the product is above it
- *     the largest block axis (x first on ties) is halved, rounding up. A
+ *     the largest block axis (x first on ties) shrinks to what fits beside
+ *     the others (rounded down to a multiple of the warp size when at least
+ *     one warp), or to its half (rounded up) when nothing fits. A
  *     function without GPU loops runs on one thread (grid 1, block 1).
  *  2. A bound loop of extent E on an axis of launch size L (idx: blockIdx.a
  *     for GPU_BLOCK, threadIdx.a for GPU_THREAD):
@@ -99,7 +101,7 @@ static const char* gpu_target_name(const ingot_target_t* t) {
 }
 
 /* The parameters: every buffer before the first SHARED one. */
-static uint32_t gpu_param_count(const ingot_ir_func_t* f) { return f->buffer_count; }
+static uint32_t gpu_param_count(const ingot_ir_func_t* f) { return ingot_ir_param_count(f); }
 
 typedef struct plan_walk_t {
   const ingot_ir_func_t* f;
@@ -175,11 +177,15 @@ static ingot_status_t gpu_plan(const ingot_ir_func_t* f, const ingot_target_t* t
     out->block[a] = (uint32_t)(b < bmax ? b : bmax);
   }
   uint64_t limit = target->gpu.max_threads_per_block;
+  uint64_t warp = target->gpu.warp_size ? target->gpu.warp_size : 1;
   while ((uint64_t)out->block[0] * out->block[1] * out->block[2] > limit) {
     int big = 0;
     for (int a = 1; a < 3; ++a)
       if (out->block[a] > out->block[big]) big = a;
-    out->block[big] = (out->block[big] + 1) / 2;
+    uint64_t others = (uint64_t)out->block[0] * out->block[1] * out->block[2] / out->block[big];
+    uint64_t fit = limit / others;
+    if (fit >= warp) fit -= fit % warp;
+    out->block[big] = fit >= 1 && fit < out->block[big] ? (uint32_t)fit : (out->block[big] + 1) / 2;
   }
   for (uint32_t i = gpu_param_count(f); i < f->buffer_count; ++i) {
     int64_t n = ingot_ir_buffer_numel(&f->buffers[i]);
@@ -803,6 +809,13 @@ static ingot_status_t gp_stmt(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_stmt_t
       ingot_strbuf_append(sb, ";\n");
       return INGOT_OK;
     }
+    case INGOT_IR_STMT_BARRIER:
+      /* Rule 5 (the verifier keeps it outside thread loops). */
+      if (g->bound_threads)
+        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "a barrier inside a loop bound to threads");
+      gp_indent(sb, depth);
+      ingot_strbuf_append(sb, "__syncthreads();\n");
+      return INGOT_OK;
   }
   return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "unknown statement kind %d", (int)s->kind);
 }
@@ -825,7 +838,8 @@ static ingot_status_t gp_func(gp_t* g, ingot_strbuf_t* module) {
     return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT,
                    "the name is not a C identifier free for a kernel (the loaders look kernels up by it; "
                    "names starting with ingot_gpu_, b_, v_, s_ or __ are taken)");
-  GP_CHECK(gpu_plan(f, g->target, &g->plan));
+  ingot_status_t plan_st = gpu_plan(f, g->target, &g->plan);
+  if (plan_st != INGOT_OK) return ingot_fail_prefix(plan_st, "codegen %s", g->dialect == GPU_HIP ? "rocm" : "cuda");
   uint32_t params = gpu_param_count(f);
   g->var_names = ingot_xcalloc(f->var_count ? f->var_count : 1, sizeof(char*));
   g->buf_names = ingot_xcalloc(f->buffer_count ? f->buffer_count : 1, sizeof(char*));

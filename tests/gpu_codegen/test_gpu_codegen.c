@@ -988,7 +988,9 @@ static int test_rtc(bool cuda, const char* model) {
   uint32_t count;
   gather(l, hand, &all, &count);
   const char* archs_cuda[] = {"sm_80", "sm_90"};
-  const char* archs_rocm[] = {"gfx90a", "gfx942"};
+  /* gfx942 first: the check of what hiprtc knows runs before hiprtc has
+   * loaded its code-object library. */
+  const char* archs_rocm[] = {"gfx942", "gfx90a"};
   for (int a = 0; a < 2; ++a) {
     const char* arch = cuda ? archs_cuda[a] : archs_rocm[a];
     ingot_target_t t = gpu_target(cuda ? INGOT_TARGET_CUDA : INGOT_TARGET_ROCM, arch, 1024);
@@ -996,12 +998,15 @@ static int test_rtc(bool cuda, const char* model) {
     size_t size = 0;
     char keep[256];
     snprintf(keep, sizeof(keep), "%s/module_%s.%s", g_dir, arch, cuda ? "cu" : "hip");
+    printf("building %u kernels for %s\n", count, t.name);
+    fflush(stdout);
     ingot_status_t st = ingot_codegen_build(all, count, &t, NULL, keep, &obj, &size);
-    if (!cuda && a == 1 && st != INGOT_OK) {
+    if (!cuda && strcmp(arch, "gfx942") == 0 && st != INGOT_OK) {
       /* ROCm 5.2's hiprtc predates gfx942: a clean error naming it. */
       const char* msg = ingot_compiler_error();
-      CHECKF(st == INGOT_ERROR_INVALID_ARGUMENT && strstr(msg, "gfx942"), "gfx942: status %d: %s", (int)st, msg);
-      printf("note: this hiprtc cannot compile for gfx942 (%.200s)\n", msg);
+      CHECKF(st == INGOT_ERROR_UNSUPPORTED && strstr(msg, "gfx942") && strstr(msg, "gfx90a"), "gfx942: status %d: %s",
+             (int)st, msg);
+      printf("note: this hiprtc cannot compile for gfx942 (%s)\n", msg);
       continue;
     }
     CHECKF(st == INGOT_OK, "%s: build: %s", arch, ingot_compiler_error());

@@ -397,8 +397,8 @@ static const char k_shim[] =
     "  if (n == 0 || grid[0] * grid[1] * grid[2] == 0) return -1;\n"
     "  pthread_barrier_init(&ingot_emu_sync, 0, n);\n"
     "  pthread_barrier_init(&ingot_emu_block_end, 0, n);\n"
-    "  ingot_emu_job* jobs = new ingot_emu_job[n];\n"
-    "  pthread_t* th = new pthread_t[n];\n"
+    "  ingot_emu_job* jobs = (ingot_emu_job*)calloc(n, sizeof(ingot_emu_job));\n"
+    "  pthread_t* th = (pthread_t*)calloc(n, sizeof(pthread_t));\n"
     "  pthread_attr_t attr;\n"
     "  pthread_attr_init(&attr);\n"
     "  pthread_attr_setstacksize(&attr, 1 << 18);\n"
@@ -410,7 +410,7 @@ static const char k_shim[] =
     "  pthread_attr_destroy(&attr);\n"
     "  pthread_barrier_destroy(&ingot_emu_sync);\n"
     "  pthread_barrier_destroy(&ingot_emu_block_end);\n"
-    "  delete[] jobs;\n  delete[] th;\n"
+    "  free(jobs);\n  free(th);\n"
     "  return 0;\n"
     "}\n";
 

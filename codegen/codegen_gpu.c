@@ -368,8 +368,9 @@ static bool gp_identifier_ok(const char* s) {
     char c = *p;
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
   }
-  return strncmp(s, "ingot_gpu_", 10) != 0 && strncmp(s, "b_", 2) != 0 && strncmp(s, "v_", 2) != 0 &&
-         strncmp(s, "s_", 2) != 0 && strncmp(s, "__", 2) != 0;
+  /* (Parameters and variables are b_*, s_*, v_*: inside a kernel they
+   * shadow nothing but its own name.) */
+  return strncmp(s, "ingot_gpu_", 10) != 0 && strncmp(s, "__", 2) != 0;
 }
 
 static void gp_indent(ingot_strbuf_t* sb, int depth) {
@@ -837,7 +838,7 @@ static ingot_status_t gp_func(gp_t* g, ingot_strbuf_t* module) {
   if (!gp_identifier_ok(f->name))
     return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT,
                    "the name is not a C identifier free for a kernel (the loaders look kernels up by it; "
-                   "names starting with ingot_gpu_, b_, v_, s_ or __ are taken)");
+                   "names starting with ingot_gpu_ or __ are taken)");
   ingot_status_t plan_st = gpu_plan(f, g->target, &g->plan);
   if (plan_st != INGOT_OK) return ingot_fail_prefix(plan_st, "codegen %s", g->dialect == GPU_HIP ? "rocm" : "cuda");
   uint32_t params = gpu_param_count(f);

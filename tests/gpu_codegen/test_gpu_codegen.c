@@ -873,6 +873,19 @@ static int test_launch(void) {
     expect_fail(st, INGOT_ERROR_UNSUPPORTED, "float16", "float16 buffers");
     ingot_ir_func_destroy(h);
   }
+  /* Kernel names are the functions' own: one that is no identifier, or a
+   * helper's, is refused. */
+  {
+    const char* bad[] = {"conv-1", "ingot_gpu_floordiv"};
+    for (int i = 0; i < 2; ++i) {
+      ingot_ir_func_t* b = ingot_ir_func_create(bad[i]);
+      uint32_t y = BUF(b, "y", INGOT_DTYPE_F32, INGOT_IR_BUFFER_OUTPUT, 1);
+      b->body = ingot_ir_store(b, y, I(b, 0), F32(b, 1.0));
+      st = ingot_codegen_emit(&b, 1, &t128, &src);
+      expect_fail(st, INGOT_ERROR_INVALID_ARGUMENT, "not a C identifier free for a kernel", bad[i]);
+      ingot_ir_func_destroy(b);
+    }
+  }
   /* A GPU target without its facts; a CPU target. */
   ingot_target_t bare = t128;
   bare.gpu.max_threads_per_block = 0;

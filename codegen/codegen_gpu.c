@@ -960,7 +960,8 @@ ingot_status_t ingot_codegen_cuda_build(ingot_ir_func_t* const* funcs, uint32_t 
                     target->name, target->gpu.arch);
   if (st == INGOT_OK && options && options->keep_source_path)
     st = ingot_file_write_atomic(options->keep_source_path, source.data, source.length);
-  if (st == INGOT_OK) st = ingot_codegen_gpu_compiler_check(INGOT_TARGET_CUDA);
+  if (st == INGOT_OK && (st = ingot_codegen_gpu_compiler_check(INGOT_TARGET_CUDA)) != INGOT_OK)
+    st = ingot_fail_prefix(st, "codegen cuda (target '%s')", target->name);
   ingot_codegen_rtc_code_t code = {0};
   if (st == INGOT_OK) {
     const char* opts[] = {"--std=c++17"};
@@ -1011,7 +1012,8 @@ ingot_status_t ingot_codegen_rocm_build(ingot_ir_func_t* const* funcs, uint32_t 
   ingot_status_t st = ingot_codegen_rocm_emit(funcs, count, target, &source);
   if (st == INGOT_OK && options && options->keep_source_path)
     st = ingot_file_write_atomic(options->keep_source_path, source.data, source.length);
-  if (st == INGOT_OK) st = ingot_codegen_gpu_compiler_check(INGOT_TARGET_ROCM);
+  if (st == INGOT_OK && (st = ingot_codegen_gpu_compiler_check(INGOT_TARGET_ROCM)) != INGOT_OK)
+    st = ingot_fail_prefix(st, "codegen rocm (target '%s')", target->name);
   ingot_codegen_rtc_code_t code = {0};
   if (st == INGOT_OK) {
     st = ingot_codegen_rtc_compile(INGOT_CODEGEN_RTC_HIPRTC, source.data, "ingot_module.hip", target->gpu.arch, NULL,

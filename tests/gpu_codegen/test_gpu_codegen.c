@@ -22,7 +22,10 @@
  *                             whose PTX passes ptxas. 77 without NVRTC.
  *   test_gpu_codegen hiprtc MODEL  the same through the rocm backend for
  *                             gfx90a (gfx942 where the hiprtc knows it). 77
- *                             without hiprtc. */
+ *                             without hiprtc.
+ *   test_gpu_codegen missing  (run with the compilers' libraries pointed at
+ *                             missing files) build fails UNSUPPORTED naming
+ *                             NVRTC / hiprtc; emit needs neither. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -1084,9 +1087,29 @@ static int test_rtc(bool cuda, const char* model) {
   return 0;
 }
 
+/* With INGOT_NVRTC_LIBRARY / INGOT_HIPRTC_LIBRARY naming missing files:
+ * building fails UNSUPPORTED naming the library; emit still works. */
+static int test_missing(void) {
+  ingot_ir_func_t* f = k_sizes();
+  for (int i = 0; i < 2; ++i) {
+    ingot_target_t t = i == 0 ? gpu_target(INGOT_TARGET_CUDA, "sm_90", 1024) : gpu_target(INGOT_TARGET_ROCM, "gfx90a", 1024);
+    uint8_t* obj = (uint8_t*)1;
+    size_t size = 1;
+    ingot_status_t st = ingot_codegen_build(&f, 1, &t, NULL, NULL, &obj, &size);
+    expect_fail(st, INGOT_ERROR_UNSUPPORTED, i == 0 ? "NVRTC" : "hiprtc", t.name);
+    CHECKF(obj == NULL && size == 0, "%s: outputs not cleared", t.name);
+    ingot_strbuf_t src = {0};
+    st = ingot_codegen_emit(&f, 1, &t, &src);
+    CHECKF(st == INGOT_OK && src.length > 0, "%s: emit needs no compiler: %s", t.name, ingot_compiler_error());
+    ingot_strbuf_free(&src);
+  }
+  ingot_ir_func_destroy(f);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: test_gpu_codegen launch | emu | nvrtc [MODEL] | hiprtc [MODEL]\n");
+    fprintf(stderr, "usage: test_gpu_codegen launch | emu | nvrtc [MODEL] | hiprtc [MODEL] | missing\n");
     return 2;
   }
   if (!mkdtemp(g_dir)) {
@@ -1099,6 +1122,7 @@ int main(int argc, char** argv) {
   else if (strcmp(argv[1], "emu") == 0) rc = test_emu();
   else if (strcmp(argv[1], "nvrtc") == 0) rc = test_rtc(true, model);
   else if (strcmp(argv[1], "hiprtc") == 0) rc = test_rtc(false, model);
+  else if (strcmp(argv[1], "missing") == 0) rc = test_missing();
   else rc = 2;
   char cmd[128];
   if (!getenv("INGOT_TEST_KEEP")) {

@@ -287,6 +287,17 @@ static void test_gpus(void) {
     /* The CPU rank refuses GPU code. */
     CHECK(ingot_rt_variant_rank(t.name, why, sizeof why) == 0, "cpu rank of '%s': %s", t.name, why);
   }
+  /* Strings the compiler refuses are not the runtime rows' either. */
+  static const char* const not_gpu[] = {"rocm -mcpu=foo", "rocm -mcpu=", "cuda -arch=compute_90", "cuda -arch=sm_"};
+  for (size_t i = 0; i < sizeof not_gpu / sizeof not_gpu[0]; ++i) {
+    const ingot_rt_loader_t* row = not_gpu[i][0] == 'c' ? cuda : hip;
+    char why[160] = "";
+    ingot_target_t t;
+    CHECK(ingot_target_parse(not_gpu[i], &t) != INGOT_OK, "compiler refuses '%s'", not_gpu[i]);
+    if (row)
+      CHECK(row->rank(not_gpu[i], why, sizeof why) == 0 && strstr(why, "not a "), "runtime %s row on '%s': %s",
+            row->name, not_gpu[i], why);
+  }
   /* Every row is reachable through its kind. */
   int rows = 0;
   for (int g = INGOT_TARGET_GPU_NONE + 1; g < INGOT_TARGET_GPU_COUNT_; ++g, ++rows) {

@@ -1259,6 +1259,8 @@ static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_
       cg_indent(sb, depth);
       ingot_strbuf_append(sb, "}\n");
       return INGOT_OK;
+    case INGOT_IR_STMT_BARRIER:
+      return cg_fail(cg, INGOT_ERROR_UNSUPPORTED, "a GPU barrier in CPU code");
     case INGOT_IR_STMT_LOCAL:
     case INGOT_IR_STMT_ASSIGN: {
       uint32_t v = s->u.local.var;

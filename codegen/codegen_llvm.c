@@ -1358,6 +1358,7 @@ static bool stmt(fn_t* F, const ingot_ir_stmt_t* s) {
     case INGOT_IR_STMT_IF: return if_stmt(F, s);
     case INGOT_IR_STMT_LOCAL:
     case INGOT_IR_STMT_ASSIGN: return local_stmt(F, s);
+    case INGOT_IR_STMT_BARRIER: return fail(F, INGOT_ERROR_UNSUPPORTED, "a GPU barrier in CPU code");
   }
   return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "unknown statement kind %d", (int)s->kind);
 }

@@ -112,9 +112,11 @@ static unsigned lanes_of_loop(const prep_t* p, const ingot_ir_stmt_t* s) {
   return ok ? lanes : 0;
 }
 
-/* The first loop bound to a GPU's blocks or threads in `s`, or NULL. */
+/* The first loop bound to a GPU's blocks or threads, or BARRIER, in `s`, or
+ * NULL. */
 static const ingot_ir_stmt_t* first_gpu_loop(const ingot_ir_stmt_t* s) {
   if (!s) return NULL;
+  if (s->kind == INGOT_IR_STMT_BARRIER) return s;
   if (s->kind == INGOT_IR_STMT_FOR) {
     if (s->u.loop.loop_kind == INGOT_IR_LOOP_GPU_BLOCK || s->u.loop.loop_kind == INGOT_IR_LOOP_GPU_THREAD) return s;
     return first_gpu_loop(s->u.loop.body);
@@ -233,6 +235,16 @@ ingot_status_t ingot_codegen_prepare(ingot_ir_func_t* const* funcs, uint32_t cou
    * blocks or threads is a schedule made for another target. */
   for (uint32_t i = 0; i < count; ++i) {
     const ingot_ir_stmt_t* g = first_gpu_loop(funcs[i]->body);
+    uint32_t params = ingot_ir_param_count(funcs[i]);
+    if (params < funcs[i]->buffer_count)
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "codegen %s: function '%s': buffer '%s' is in a GPU block's shared memory; this backend "
+                        "generates CPU code",
+                        backend->name, funcs[i]->name, funcs[i]->buffers[params].name);
+    if (g && g->kind == INGOT_IR_STMT_BARRIER)
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "codegen %s: function '%s': a barrier of a GPU block; this backend generates CPU code",
+                        backend->name, funcs[i]->name);
     if (g)
       return ingot_fail(INGOT_ERROR_UNSUPPORTED,
                         "codegen %s: function '%s': loop '%s' is bound to a GPU's %s (axis %c); this backend "

@@ -37,6 +37,12 @@ uint32_t ingot_ir_add_buffer(ingot_ir_func_t* f, const char* name, ingot_dtype_t
   return f->buffer_count++;
 }
 
+uint32_t ingot_ir_param_count(const ingot_ir_func_t* f) {
+  uint32_t n = 0;
+  while (n < f->buffer_count && f->buffers[n].role != INGOT_IR_BUFFER_SHARED) ++n;
+  return n;
+}
+
 uint32_t ingot_ir_find_var(const ingot_ir_func_t* f, const char* name) {
   for (uint32_t i = 0; i < f->var_count; ++i)
     if (strcmp(f->vars[i].name, name) == 0) return i;
@@ -265,6 +271,8 @@ ingot_ir_stmt_t* ingot_ir_assign(ingot_ir_func_t* f, uint32_t var, ingot_ir_expr
   return s;
 }
 
+ingot_ir_stmt_t* ingot_ir_barrier(ingot_ir_func_t* f) { return new_stmt(f, INGOT_IR_STMT_BARRIER); }
+
 /* ---- rewriting ---- */
 ingot_ir_expr_t* ingot_ir_expr_substitute(ingot_ir_func_t* f, ingot_ir_expr_t* e, uint32_t var,
                                           ingot_ir_expr_t* r) {
@@ -342,6 +350,8 @@ ingot_ir_stmt_t* ingot_ir_stmt_substitute(ingot_ir_func_t* f, ingot_ir_stmt_t* s
       return s->kind == INGOT_IR_STMT_LOCAL ? ingot_ir_local(f, s->u.local.var, v)
                                             : ingot_ir_assign(f, s->u.local.var, v);
     }
+    case INGOT_IR_STMT_BARRIER:
+      return s;
   }
   return s;
 }
@@ -377,6 +387,8 @@ bool ingot_ir_stmt_uses_var(const ingot_ir_stmt_t* s, uint32_t var) {
     case INGOT_IR_STMT_LOCAL:
     case INGOT_IR_STMT_ASSIGN:
       return s->u.local.var == var || ingot_ir_expr_uses_var(s->u.local.value, var);
+    case INGOT_IR_STMT_BARRIER:
+      return false;
   }
   return false;
 }
@@ -436,6 +448,8 @@ static void uses_stmt(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, ingot_
         else u->assigned[s->u.local.var] = 1;
       }
       uses_expr(f, s->u.local.value, u);
+      return;
+    case INGOT_IR_STMT_BARRIER:
       return;
   }
 }

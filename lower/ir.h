@@ -29,6 +29,13 @@ typedef struct ingot_ir_stmt_t ingot_ir_stmt_t;
 typedef enum ingot_ir_buffer_role_t {
   INGOT_IR_BUFFER_INPUT = 1,   /* read only */
   INGOT_IR_BUFFER_OUTPUT = 2,  /* written (and maybe read back) */
+  /* Not a parameter: scratch in a GPU block's shared memory, one copy per
+   * block, read and written by the block's threads (a schedule's staged
+   * tile). SHARED buffers come after every parameter: the parameters are
+   * exactly the buffers before the first SHARED one (ingot_ir_param_count).
+   * The interpreter allocates them itself (zeroed); CPU backends refuse
+   * them. */
+  INGOT_IR_BUFFER_SHARED = 3,
 } ingot_ir_buffer_role_t;
 
 typedef struct ingot_ir_buffer_t {
@@ -100,6 +107,12 @@ typedef enum ingot_ir_stmt_kind_t {
   INGOT_IR_STMT_LOCAL = 5,     /* .local: declare var = value; scope: the rest
                                   of the enclosing BLOCK */
   INGOT_IR_STMT_ASSIGN = 6,    /* .local: var = value (var declared before) */
+  /* No payload: every thread of a GPU block waits here until all have
+   * arrived, and their stores before it are seen by loads after it. Legal
+   * outside every GPU_THREAD loop (ingot_ir_verify): every thread of the
+   * block must reach it. The interpreter treats it as a no-op (it runs
+   * GPU loops serially); CPU backends refuse it. */
+  INGOT_IR_STMT_BARRIER = 7,
 } ingot_ir_stmt_kind_t;
 
 typedef enum ingot_ir_loop_kind_t {
@@ -158,6 +171,8 @@ void ingot_ir_func_destroy(ingot_ir_func_t* func);
 /* Appends a parameter buffer; returns its index. */
 uint32_t ingot_ir_add_buffer(ingot_ir_func_t* func, const char* name, ingot_dtype_t dtype,
                              ingot_ir_buffer_role_t role, int32_t rank, const int64_t* dims);
+/* The kernel's parameters: the buffers before the first SHARED one. */
+uint32_t ingot_ir_param_count(const ingot_ir_func_t* func);
 /* Appends a variable; a name already taken gets a numeric suffix. */
 uint32_t ingot_ir_add_var(ingot_ir_func_t* func, const char* name, ingot_ir_var_kind_t kind,
                           ingot_dtype_t dtype);
@@ -193,6 +208,7 @@ ingot_ir_stmt_t* ingot_ir_store(ingot_ir_func_t* f, uint32_t buffer, ingot_ir_ex
 ingot_ir_stmt_t* ingot_ir_if(ingot_ir_func_t* f, ingot_ir_expr_t* cond, ingot_ir_stmt_t* then_body);
 ingot_ir_stmt_t* ingot_ir_local(ingot_ir_func_t* f, uint32_t var, ingot_ir_expr_t* value);
 ingot_ir_stmt_t* ingot_ir_assign(ingot_ir_func_t* f, uint32_t var, ingot_ir_expr_t* value);
+ingot_ir_stmt_t* ingot_ir_barrier(ingot_ir_func_t* f);
 /* A copy of `loop` with another body / kind (the loop var stays). */
 ingot_ir_stmt_t* ingot_ir_for_like(ingot_ir_func_t* f, const ingot_ir_stmt_t* loop,
                                    ingot_ir_stmt_t* body);

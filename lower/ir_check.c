@@ -212,6 +212,9 @@ static void print_stmt_brief(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s,
       }
       print_expr(f, s->u.local.value, sb, true);
       return;
+    case INGOT_IR_STMT_BARRIER:
+      ingot_strbuf_append(sb, "barrier");
+      return;
   }
   ingot_strbuf_appendf(sb, "<statement kind %d>", (int)s->kind);
 }
@@ -256,6 +259,7 @@ static const char* role_name(ingot_ir_buffer_role_t role) {
   switch (role) {
     case INGOT_IR_BUFFER_INPUT: return "input";
     case INGOT_IR_BUFFER_OUTPUT: return "output";
+    case INGOT_IR_BUFFER_SHARED: return "shared";
   }
   return "?role";
 }
@@ -582,7 +586,7 @@ static void verify_stmt(verify_ctx_t* c, const ingot_ir_stmt_t* s, int depth) {
         return;
       }
       const ingot_ir_buffer_t* buf = &c->f->buffers[b];
-      if (buf->role != INGOT_IR_BUFFER_OUTPUT) {
+      if (buf->role == INGOT_IR_BUFFER_INPUT) {
         snprintf(msg, sizeof(msg), "store to '%s', which is an input buffer", buf->name);
         verify_fail(c, s, msg);
         return;
@@ -658,6 +662,9 @@ static void verify_stmt(verify_ctx_t* c, const ingot_ir_stmt_t* s, int depth) {
       }
       return;
     }
+    case INGOT_IR_STMT_BARRIER:
+      if (c->gpu_threads) verify_fail(c, s, "barrier inside a GPU thread loop (every thread of the block must reach it)");
+      return;
   }
   snprintf(msg, sizeof(msg), "unknown statement kind %d", (int)s->kind);
   verify_fail(c, s, msg);
@@ -670,9 +677,12 @@ ingot_status_t ingot_ir_verify(const ingot_ir_func_t* f) {
     if (!is_valid_dtype(b->dtype))
       return ingot_fail(INGOT_ERROR_INTERNAL, "IR function '%s': buffer '%s' has invalid dtype %d", f->name,
                         b->name, (int)b->dtype);
-    if (b->role != INGOT_IR_BUFFER_INPUT && b->role != INGOT_IR_BUFFER_OUTPUT)
+    if (b->role != INGOT_IR_BUFFER_INPUT && b->role != INGOT_IR_BUFFER_OUTPUT && b->role != INGOT_IR_BUFFER_SHARED)
       return ingot_fail(INGOT_ERROR_INTERNAL, "IR function '%s': buffer '%s' has invalid role %d", f->name,
                         b->name, (int)b->role);
+    if (i > 0 && b->role != INGOT_IR_BUFFER_SHARED && f->buffers[i - 1].role == INGOT_IR_BUFFER_SHARED)
+      return ingot_fail(INGOT_ERROR_INTERNAL, "IR function '%s': parameter buffer '%s' after a shared one",
+                        f->name, b->name);
     if (b->rank < 0 || b->rank > (int32_t)INGOT_MAX_RANK)
       return ingot_fail(INGOT_ERROR_INTERNAL, "IR function '%s': buffer '%s' has rank %d", f->name, b->name,
                         (int)b->rank);
@@ -1024,6 +1034,8 @@ static void exec(interp_ctx_t* c, const ingot_ir_stmt_t* s) {
       if (c->status == INGOT_OK) c->vars[s->u.local.var] = v;
       return;
     }
+    case INGOT_IR_STMT_BARRIER:
+      return; /* GPU loops run serially here: nothing to wait for */
   }
 }
 
@@ -1032,19 +1044,29 @@ ingot_status_t ingot_ir_interpret(const ingot_ir_func_t* f, void* const* args) {
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_ir_interpret: no function or arguments");
   ingot_status_t st = ingot_ir_verify(f);
   if (st != INGOT_OK) return st;
-  for (uint32_t i = 0; i < f->buffer_count; ++i)
+  uint32_t params = ingot_ir_param_count(f);
+  for (uint32_t i = 0; i < params; ++i)
     if (!args[i] && ingot_ir_buffer_numel(&f->buffers[i]) > 0)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "IR function '%s' (interpreter): buffer '%s' has no data",
                         f->name, f->buffers[i].name);
+  /* SHARED buffers are the interpreter's own: one copy serves every block,
+   * as blocks run one after another. */
+  void** all = ingot_xcalloc(f->buffer_count + 1, sizeof(void*));
+  for (uint32_t i = 0; i < f->buffer_count; ++i)
+    all[i] = i < params ? args[i]
+                        : ingot_xcalloc((size_t)ingot_ir_buffer_numel(&f->buffers[i]) + 1,
+                                        ingot_dtype_size(f->buffers[i].dtype));
   interp_ctx_t c = {0};
   c.f = f;
-  c.args = args;
+  c.args = all;
   c.numel = ingot_xcalloc(f->buffer_count + 1, sizeof(int64_t));
   c.vars = ingot_xcalloc(f->var_count + 1, sizeof(value_t));
   for (uint32_t i = 0; i < f->buffer_count; ++i) c.numel[i] = ingot_ir_buffer_numel(&f->buffers[i]);
   c.stmt = f->body;
   c.status = INGOT_OK;
   exec(&c, f->body);
+  for (uint32_t i = params; i < f->buffer_count; ++i) free(all[i]);
+  free(all);
   free(c.numel);
   free(c.vars);
   return c.status;

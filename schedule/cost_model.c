@@ -126,6 +126,9 @@ static void cost_stmt(cost_walk_t* w, const ingot_ir_stmt_t* s) {
       cost_statement(w, trips, s->u.local.value ? s->u.local.value->dtype : INGOT_DTYPE_F32);
       cost_expr(w, s->u.local.value, trips, true);
       break;
+    case INGOT_IR_STMT_BARRIER:
+      cost_statement(w, trips, INGOT_DTYPE_F32);
+      break;
   }
 }
 

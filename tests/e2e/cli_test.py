@@ -431,6 +431,11 @@ def case_targets():
         check(inspect_targets(unquoted) == want, f"unquoted: variants {inspect_targets(unquoted)}, want {want}")
         with open(quoted, "rb") as a, open(unquoted, "rb") as b:
             check(a.read() == b.read(), "quoted and unquoted targets give different bundles")
+        # inspect --extract-code takes a target the same two ways.
+        for i, form in enumerate((["c -mcpu=x86-64-v2"], ["c", "-mcpu=x86-64-v2"])):
+            code = os.path.join(ARGS.work, f"code{i}.so")
+            p = ingot("inspect", unquoted, "--extract-code", *form, "-o", code)
+            check(p.returncode == 0 and os.path.getsize(code) > 0, f"extract-code {form}: {p.stderr.strip()}")
     # A GPU target joined with its option: a three-variant bundle once the GPU
     # back ends are in this build, else one error line that names the whole
     # target (never "unknown option '-arch=sm_90'").

@@ -171,8 +171,9 @@ const char* ingot_target_cpu_level(const char* cpu) {
 }
 
 /* ", \"cuda [-arch=sm_80|sm_90]\"" for the GPU rows of `kind`. */
-static void append_gpu_forms(ingot_strbuf_t* sb, ingot_target_kind_t kind, const char* word, const char* option) {
-  ingot_strbuf_appendf(sb, ", \"%s [%s=", word, option);
+static void append_gpu_forms(ingot_strbuf_t* sb, ingot_target_kind_t kind, const char* word, const char* option,
+                             bool last) {
+  ingot_strbuf_appendf(sb, ",%s \"%s [%s=", last ? " and" : "", word, option);
   bool first = true;
   for (int g = INGOT_TARGET_GPU_NONE + 1; g < INGOT_TARGET_GPU_COUNT_; ++g)
     if (k_gpus[g].kind == kind) {
@@ -190,7 +191,7 @@ static void append_accepted(ingot_strbuf_t* sb) {
   ingot_strbuf_append(sb, "), \"llvm\" (this machine), the short names");
   for (int i = INGOT_TARGET_LEVEL_NONE + 1; i < INGOT_TARGET_LEVEL_COUNT_; ++i)
     ingot_strbuf_appendf(sb, "%s \"%s\"", i == INGOT_TARGET_LEVEL_NONE + 1 ? "" : ",", k_levels[i].name);
-  ingot_strbuf_append(sb, ", and \"llvm [-mtriple=");
+  ingot_strbuf_append(sb, ", \"llvm [-mtriple=");
   bool first = true;
   for (int a = INGOT_TARGET_ARCH_NONE + 1; a < INGOT_TARGET_ARCH_COUNT_; ++a)
     if (arch_baseline((ingot_target_arch_t)a) != INGOT_TARGET_LEVEL_NONE) {
@@ -198,8 +199,8 @@ static void append_accepted(ingot_strbuf_t* sb) {
       first = false;
     }
   ingot_strbuf_append(sb, "] [-mcpu=LEVEL|CPU] [-mattr=+f1,-f2]\"");
-  append_gpu_forms(sb, INGOT_TARGET_CUDA, "cuda", "-arch");
-  append_gpu_forms(sb, INGOT_TARGET_ROCM, "rocm", "-mcpu");
+  append_gpu_forms(sb, INGOT_TARGET_CUDA, "cuda", "-arch", false);
+  append_gpu_forms(sb, INGOT_TARGET_ROCM, "rocm", "-mcpu", true);
 }
 
 /* Fails with `code` and the message, followed by what is accepted. */

@@ -68,10 +68,37 @@ static const template_info_t* find_template(const char* name) {
   return NULL;
 }
 
+/* GPU templates are the rows named "gpu.*" (templates.def): only GPU target
+ * kinds see them, and GPU kinds prefer them. */
+static bool template_is_gpu(const template_info_t* t) { return strncmp(t->name, "gpu.", 4) == 0; }
+static bool target_is_gpu(const ingot_target_t* target) {
+  return target->kind == INGOT_TARGET_CUDA || target->kind == INGOT_TARGET_ROCM;
+}
+
 const char* ingot_schedule_template_for(ingot_op_class_t op_class) {
   for (size_t i = 0; i < TEMPLATE_COUNT; ++i)
-    if (k_templates[i].op_class == op_class) return k_templates[i].name;
+    if (k_templates[i].op_class == op_class && !template_is_gpu(&k_templates[i])) return k_templates[i].name;
   return NULL;
+}
+
+bool ingot_schedule_template_fits(const ingot_kernel_t* kernel, const ingot_target_t* target, uint32_t index) {
+  if (!kernel || !target || index >= TEMPLATE_COUNT) return false;
+  const template_info_t* t = &k_templates[index];
+  if (t->op_class != kernel->op_class) return false;
+  if (!template_is_gpu(t)) return true;
+  if (!target_is_gpu(target)) return false;
+  ingot_schedule_space_t space;
+  bool ok = ingot_schedule_space(kernel, target, t->name, &space) == INGOT_OK;
+  if (!ok) ingot_compiler_error_clear();
+  return ok;
+}
+
+const char* ingot_schedule_template_default(const ingot_kernel_t* kernel, const ingot_target_t* target) {
+  if (!kernel) return NULL;
+  if (target && target_is_gpu(target))
+    for (uint32_t i = 0; i < TEMPLATE_COUNT; ++i)
+      if (template_is_gpu(&k_templates[i]) && ingot_schedule_template_fits(kernel, target, i)) return k_templates[i].name;
+  return ingot_schedule_template_for(kernel->op_class);
 }
 
 /* ---- spaces ---- */
@@ -100,6 +127,9 @@ static ingot_status_t open_space(const ingot_kernel_t* kernel, const ingot_targe
   if (t->op_class != kernel->op_class)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "kernel '%s': template '%s' does not fit its op class %d",
                       kernel->func->name, t->name, (int)kernel->op_class);
+  if (template_is_gpu(t) && !target_is_gpu(target))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "kernel '%s': template '%s' serves GPU targets only, not '%s'",
+                      kernel->func->name, t->name, target->name);
   memset(p, 0, sizeof(*p));
   p->kernel = kernel;
   p->f = kernel->func;
@@ -284,7 +314,7 @@ ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_t
     choice->tuned = false;
     choice->line = 0;
   }
-  const char* name = ingot_schedule_template_for(kernel->op_class);
+  const char* name = ingot_schedule_template_default(kernel, target);
   if (!name)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "kernel '%s': no schedule template for op class %d",
                       kernel->func->name, (int)kernel->op_class);

@@ -639,19 +639,17 @@ static const ingot_ir_stmt_t* guard_store(const ingot_ir_stmt_t* s) {
 }
 
 /* Whether some variable that `e` reads is read by the index of `store`. */
-static bool expr_reads_index_var(const ingot_ir_expr_t* e, const ingot_ir_expr_t* root, const ingot_ir_stmt_t* store) {
-  if (!e || !store) return store == NULL && e != NULL;
-  (void)root;
+static bool expr_reads_index_var(const ingot_ir_expr_t* e, const ingot_ir_stmt_t* store) {
+  if (!e) return false;
   switch (e->kind) {
     case INGOT_IR_EXPR_VAR: return ingot_ir_expr_uses_var(store->u.store.index, e->u.var);
-    case INGOT_IR_EXPR_LOAD: return expr_reads_index_var(e->u.load.index, root, store);
+    case INGOT_IR_EXPR_LOAD: return expr_reads_index_var(e->u.load.index, store);
     case INGOT_IR_EXPR_UNARY:
-    case INGOT_IR_EXPR_CAST: return expr_reads_index_var(e->u.unary.a, root, store);
-    case INGOT_IR_EXPR_BINARY:
-      return expr_reads_index_var(e->u.binary.a, root, store) || expr_reads_index_var(e->u.binary.b, root, store);
+    case INGOT_IR_EXPR_CAST: return expr_reads_index_var(e->u.unary.a, store);
+    case INGOT_IR_EXPR_BINARY: return expr_reads_index_var(e->u.binary.a, store) || expr_reads_index_var(e->u.binary.b, store);
     case INGOT_IR_EXPR_SELECT:
-      return expr_reads_index_var(e->u.select.cond, root, store) || expr_reads_index_var(e->u.select.a, root, store) ||
-             expr_reads_index_var(e->u.select.b, root, store);
+      return expr_reads_index_var(e->u.select.cond, store) || expr_reads_index_var(e->u.select.a, store) ||
+             expr_reads_index_var(e->u.select.b, store);
     default: return false;
   }
 }
@@ -682,7 +680,11 @@ static ingot_status_t accumulate_guarded(ingot_ir_func_t* f, const char* name, i
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': a guard reads memory (or more than %d guards)",
                         name, GUARDS_MAX);
     bool uses_red = expr_uses_loops(s->u.cond.cond, red, nred);
-    if (uses_red && expr_reads_index_var(s->u.cond.cond, s->u.cond.cond, guard_store(s)))
+    const ingot_ir_stmt_t* store = guard_store(s);
+    if (!store)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "accumulate '%s': the unrolled loops hold more than guards and one store", name);
+    if (uses_red && expr_reads_index_var(s->u.cond.cond, store))
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                         "accumulate '%s': a guard reads both a reduce loop and a variable of the store index", name);
     spatial[ng] = !uses_red;

@@ -28,7 +28,7 @@ typedef enum ingot_directive_kind_t {
                                     with the epilogue (ingot_schedule_accumulate_ex) */
   INGOT_DIRECTIVE_BIND_BLOCK = 8,  /* loop -> a GPU grid's blocks, axis `factor` (0 x, 1 y, 2 z) */
   INGOT_DIRECTIVE_BIND_THREAD = 9, /* loop -> a GPU block's threads, axis `factor` */
-  INGOT_DIRECTIVE_CACHE_READ = 10, /* buffer `inner` read inside `loop` -> SHARED buffer `outer_name`
+  INGOT_DIRECTIVE_CACHE_READ = 12, /* buffer `inner` read inside `loop` -> SHARED buffer `outer_name`
                                       (NULL: "<buffer>_shared"); factor: shared bytes at most (0: no
                                       limit); see ingot_schedule_cache_read */
 } ingot_directive_kind_t;
@@ -99,7 +99,7 @@ ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* func, const char* loop
  *   acc_c = 0; if (gs_c) acc_c = start_c; for r.. { if (g_c..) acc_c = acc_c op e_c };
  *   if (gs_c) y[idx_c] = acc_c
  * where gs are the guards that read no r loop (a guard reading both an r
- * loop and another loop is refused). Loops around the nest whose variable
+ * loop and a variable of the store index is refused). Loops around the nest whose variable
  * the store index does not read repeat the whole reduction on the same
  * outputs (the outer steps of a split reduction): with the epilogue, the
  * final store is y[idx_c] = E(acc_c) only on their last iteration,
@@ -280,7 +280,7 @@ const char* ingot_schedule_template_for(ingot_op_class_t op_class);
  * kernel's op class and the target's kind, and (a GPU template, which may
  * not take every kernel of its class) its space for the kernel is not
  * empty. */
-bool ingot_schedule_template_fits(const ingot_kernel_t* kernel, const ingot_target_t* target, uint32_t index);
+bool ingot_schedule_template_applies(const ingot_kernel_t* kernel, const ingot_target_t* target, uint32_t index);
 /* The default template for a kernel on a target: on GPU kinds the first GPU
  * template that fits it, else (and on CPU kinds) ingot_schedule_template_for. */
 const char* ingot_schedule_template_default(const ingot_kernel_t* kernel, const ingot_target_t* target);

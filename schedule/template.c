@@ -81,7 +81,7 @@ const char* ingot_schedule_template_for(ingot_op_class_t op_class) {
   return NULL;
 }
 
-bool ingot_schedule_template_fits(const ingot_kernel_t* kernel, const ingot_target_t* target, uint32_t index) {
+bool ingot_schedule_template_applies(const ingot_kernel_t* kernel, const ingot_target_t* target, uint32_t index) {
   if (!kernel || !target || index >= TEMPLATE_COUNT) return false;
   const template_info_t* t = &k_templates[index];
   if (t->op_class != kernel->op_class) return false;
@@ -97,7 +97,7 @@ const char* ingot_schedule_template_default(const ingot_kernel_t* kernel, const 
   if (!kernel) return NULL;
   if (target && target_is_gpu(target))
     for (uint32_t i = 0; i < TEMPLATE_COUNT; ++i)
-      if (template_is_gpu(&k_templates[i]) && ingot_schedule_template_fits(kernel, target, i)) return k_templates[i].name;
+      if (template_is_gpu(&k_templates[i]) && ingot_schedule_template_applies(kernel, target, i)) return k_templates[i].name;
   return ingot_schedule_template_for(kernel->op_class);
 }
 

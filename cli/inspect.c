@@ -15,6 +15,7 @@
 
 static const char kInspectHelp[] =
     "usage: ingot inspect BUNDLE [--json]\n"
+    "       ingot inspect BUNDLE --extract-code TARGET -o PATH\n"
     "\n"
     "Shows a bundle's inputs and outputs (name, dtype, shape), its code targets (CPU\n"
     "variants) and the one this machine loads and why, each variant's loader, code\n"
@@ -27,7 +28,15 @@ static const char kInspectHelp[] =
     "              outputs, targets, loaded_target, target_reason, loaded_device,\n"
     "              cuda_device and rocm_device {usable, why}, variants, sections, arena_bytes,\n"
     "              arena_lower_bound_bytes)\n"
-    "  -h, --help  show this help\n";
+    "  --extract-code TARGET -o PATH\n"
+    "              write the code of the variant for TARGET (as `targets` lists it),\n"
+    "              decoded, to PATH: an ELF shared object (CPU), a CUDA code set\n"
+    "              (a CUBIN and PTX, runtime/ingot_format.h) or an AMD GPU code object\n"
+    "  -h, --help  show this help\n"
+    "\n"
+    "A bundle none of whose variants runs on this machine (GPU code where that GPU\n"
+    "is missing) is still shown; loaded_target is then empty and target_reason says\n"
+    "why each variant was skipped.\n";
 
 typedef struct inspect_section_t {
   uint32_t kind, codec;
@@ -226,7 +235,46 @@ static void print_tensor_text(const ingot_tensor_info_t* info) {
   printf("  %-24s %-8s %s\n", info->name, ingot_dtype_name(info->dtype), shape);
 }
 
-static int inspect_main(const char* path, bool as_json) {
+/* --extract-code: the CODE section of `target`, decoded, to `out_path`
+ * (written whole or not at all). */
+static int extract_code(const char* path, const uint8_t* bytes, const inspect_section_t* sections,
+                        uint32_t section_count, const char* target, const char* out_path) {
+  const inspect_section_t* sec = NULL;
+  ingot_strbuf_t have = {0};
+  for (uint32_t i = 0; i < section_count; ++i) {
+    if (sections[i].kind != INGOT_SECTION_CODE) continue;
+    if (!strcmp(sections[i].target, target)) sec = &sections[i];
+    ingot_strbuf_appendf(&have, "%s'%s'", have.length ? ", " : "", sections[i].target);
+  }
+  if (!sec) {
+    int rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': no code for target '%s' (the bundle has %s)", path,
+                             target, have.length ? have.data : "none");
+    ingot_strbuf_free(&have);
+    return rc;
+  }
+  ingot_strbuf_free(&have);
+  if (sec->raw_size > ((uint64_t)1 << 32))
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': code for '%s' is too large to extract", path, target);
+  size_t n = (size_t)sec->raw_size;
+  uint8_t* code = ingot_xmalloc(n ? n : 1);
+  bool ok = true;
+  if (sec->codec == INGOT_CODEC_NONE) {
+    ok = sec->stored_size == sec->raw_size;
+    if (ok) memcpy(code, bytes + sec->offset, n);
+  } else {
+    size_t got = ZSTD_decompress(code, n, bytes + sec->offset, (size_t)sec->stored_size);
+    ok = !ZSTD_isError(got) && got == n;
+  }
+  int rc = INGOT_CLI_EXIT_OK;
+  if (!ok)
+    rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': cannot decode the code for '%s'", path, target);
+  else if (ingot_file_write_atomic(out_path, code, n) != INGOT_OK)
+    rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
+  free(code);
+  return rc;
+}
+
+static int inspect_main(const char* path, bool as_json, const char* extract_target, const char* extract_path) {
   int rc = INGOT_CLI_EXIT_FAILURE;
   ingot_bundle_t* bundle = NULL;
   uint8_t* bytes = NULL;
@@ -239,17 +287,30 @@ static int inspect_main(const char* path, bool as_json) {
   uint32_t variant_count = 0;
 
   ingot_status_t s = ingot_bundle_open_file(path, NULL, &bundle);
+  char no_variant[512] = "";
+  if (s == INGOT_ERROR_UNSUPPORTED) {
+    /* No variant runs here (GPU code on a machine without that GPU): still
+     * a valid bundle to look at; opened again loading no code. */
+    snprintf(no_variant, sizeof no_variant, "%s", ingot_last_error());
+    ingot_bundle_options_t look = {.device = "none"};
+    s = ingot_bundle_open_file(path, &look, &bundle);
+  }
   if (s) {
     rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "cannot open bundle '%s': %s (%s)", path,
                          ingot_last_error(), ingot_status_name(s));
     goto done;
   }
+
   if (ingot_file_read(path, &bytes, &size) != INGOT_OK) {
     rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
     goto done;
   }
   rc = read_sections(path, bytes, size, &version, &sections, &section_count);
   if (rc != INGOT_CLI_EXIT_OK) goto done;
+  if (extract_target) {
+    rc = extract_code(path, bytes, sections, section_count, extract_target, extract_path);
+    goto done;
+  }
   rc = read_variants(path, bytes, sections, section_count, &variants, &variant_count);
   if (rc != INGOT_CLI_EXIT_OK) goto done;
   rc = INGOT_CLI_EXIT_FAILURE;
@@ -274,6 +335,7 @@ static int inspect_main(const char* path, bool as_json) {
   uint64_t lower = ingot_bundle_arena_lower_bound(bundle);
   const char* loaded = ingot_bundle_target(bundle);
   if (!loaded) loaded = "";
+  const char* reason = no_variant[0] ? no_variant : ingot_bundle_target_reason(bundle);
   char cuda_why[256], rocm_why[256];
   int cuda_ok = ingot_device_probe("cuda", cuda_why, sizeof cuda_why);
   int rocm_ok = ingot_device_probe("rocm", rocm_why, sizeof rocm_why);
@@ -304,7 +366,7 @@ static int inspect_main(const char* path, bool as_json) {
     }
     json_object_set_new(root, "targets", targets);
     json_object_set_new(root, "loaded_target", json_string(loaded));
-    json_object_set_new(root, "target_reason", json_string(ingot_bundle_target_reason(bundle)));
+    json_object_set_new(root, "target_reason", json_string(reason));
     json_object_set_new(root, "loaded_device", json_string(ingot_bundle_device(bundle)));
     json_object_set_new(root, "cuda_device", json_pack("{s:b, s:s}", "usable", cuda_ok, "why", cuda_why));
     json_object_set_new(root, "rocm_device", json_pack("{s:b, s:s}", "usable", rocm_ok, "why", rocm_why));
@@ -344,7 +406,7 @@ static int inspect_main(const char* path, bool as_json) {
       if (sections[i].kind == INGOT_SECTION_CODE) printf(" %s", sections[i].target);
     }
     printf(" (loaded here: %s)\n", loaded);
-    printf("variant: %s\n", ingot_bundle_target_reason(bundle));
+    printf("variant: %s\n", reason);
     printf("cuda: %s%s\n", cuda_ok ? "" : "none: ", cuda_why);
     printf("rocm: %s%s\n", rocm_ok ? "" : "none: ", rocm_why);
     printf("variants:\n");
@@ -388,6 +450,8 @@ done:
 int ingot_cli_inspect(int argc, char** argv) {
   const char* path = NULL;
   bool as_json = false;
+  const char* extract_target = NULL;
+  const char* extract_path = NULL;
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
@@ -396,6 +460,10 @@ int ingot_cli_inspect(int argc, char** argv) {
     }
     if (strcmp(arg, "--json") == 0) {
       as_json = true;
+    } else if (strcmp(arg, "--extract-code") == 0 || strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
+      if (i + 1 >= argc) return ingot_cli_usage_error("inspect", "%s needs a value", arg);
+      if (strcmp(arg, "--extract-code") != 0) extract_path = argv[++i];
+      else extract_target = argv[++i];
     } else if (arg[0] == '-' && arg[1] != '\0') {
       return ingot_cli_usage_error("inspect", "unknown option '%s'", arg);
     } else if (path) {
@@ -405,5 +473,8 @@ int ingot_cli_inspect(int argc, char** argv) {
     }
   }
   if (!path) return ingot_cli_usage_error("inspect", "no bundle given");
-  return inspect_main(path, as_json);
+  if (!extract_target != !extract_path)
+    return ingot_cli_usage_error("inspect", "%s", extract_target ? "--extract-code needs -o PATH"
+                                                                   : "-o needs --extract-code TARGET");
+  return inspect_main(path, as_json, extract_target, extract_path);
 }

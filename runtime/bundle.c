@@ -489,6 +489,9 @@ static void reason_append(ingot_bundle_t* b, const char* fmt, ...) {
   va_end(args);
 }
 
+/* forced_loader for options.device "none": no code is loaded. */
+#define NO_DEVICE UINT32_MAX
+
 /* The device name of a loader kind, as options.device spells it. */
 static const char* device_name(uint32_t kind) {
   switch (kind) {
@@ -503,6 +506,10 @@ static const char* device_name(uint32_t kind) {
 static int device_kind(const char* device, uint32_t* out_kind) {
   *out_kind = 0;
   if (!device || !device[0] || strcmp(device, "auto") == 0) return 1;
+  if (strcmp(device, "none") == 0) {
+    *out_kind = NO_DEVICE;
+    return 1;
+  }
   for (uint32_t k = 1; k < INGOT_LOADER_KIND_END_; ++k)
     if (strcmp(device, device_name(k)) == 0) {
       *out_kind = k;
@@ -679,6 +686,10 @@ static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t
   if (status != INGOT_OK) return status;
   status = parse_plan(b, limits);
   if (status != INGOT_OK) return status;
+  if (b->forced_loader == NO_DEVICE) {
+    reason_append(b, "no code loaded (device none)");
+    return INGOT_OK;
+  }
   status = load_code(b, file, entries);
   if (status != INGOT_OK) return status;
   return bind_variant(b, file, entries);
@@ -718,7 +729,7 @@ ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
   resolve_options(options, &allocator, &limits);
   uint32_t forced = 0;
   if (!device_kind(options ? options->device : NULL, &forced))
-    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: unknown device '%.32s' (auto, cpu, cuda, rocm)",
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: unknown device '%.32s' (auto, cpu, cuda, rocm, none)",
                          options->device);
   ingot_bundle_t* b = (ingot_bundle_t*)ingot_rt_alloc(allocator, sizeof *b);
   if (!b) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");

@@ -128,7 +128,9 @@ typedef struct ingot_bundle_options_t {
    * runs here (a GPU variant when a matching device exists, else a CPU one);
    * "cpu", "cuda" or "rocm" considers only variants of that kind, and open
    * fails with INGOT_ERROR_UNSUPPORTED (naming why each was skipped) when
-   * none of them runs here. Another name: INGOT_ERROR_INVALID_ARGUMENT. */
+   * none of them runs here; "none" loads no code at all (the bundle is
+   * verified and its manifest read, for tools that only look: sessions
+   * cannot be created). Another name: INGOT_ERROR_INVALID_ARGUMENT. */
   const char* device;
 } ingot_bundle_options_t;
 

@@ -65,6 +65,10 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
     threads = options->threads;
   }
   const ingot_rt_loader_t* loader = bundle->loader;
+  if (!loader)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                         "session: the bundle was opened with device 'none' (no code loaded); open it with "
+                         "another device to run it");
 
   ingot_session_t* s = (ingot_session_t*)ingot_rt_alloc(allocator, sizeof *s);
   if (!s) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");

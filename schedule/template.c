@@ -370,8 +370,8 @@ ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_t
  * checked once the node is lowered); false when a layout knob is not one
  * the options allow. */
 static bool record_layout(const tuning_record_t* r, const ingot_node_layout_options_t* options,
-                          ingot_node_layout_t* out) {
-  *out = options->defaults;
+                          ingot_node_layout_t base, ingot_node_layout_t* out) {
+  *out = base;
   for (uint32_t i = 0; i < r->knob_count; ++i) {
     int j = knob_index(r->knob_names[i]);
     int64_t v = r->knob_values[i];
@@ -401,11 +401,26 @@ static bool same_layout(const ingot_node_layout_t* a, const ingot_node_layout_t*
          a->chains == b->chains;
 }
 
+static bool target_is_gpu(const ingot_target_t* t) {
+  return t->kind == INGOT_TARGET_CUDA || t->kind == INGOT_TARGET_ROCM;
+}
+
+/* The layout a target takes where no record says otherwise: the default
+ * rule's, except on a GPU: no weight panels (they serve a CPU's vector
+ * registers; a GPU's threads read the weight in its ONNX layout). */
+static ingot_node_layout_t target_layout_default(const ingot_target_t* t, const ingot_node_layout_options_t* options) {
+  ingot_node_layout_t layout = options->defaults;
+  if (target_is_gpu(t)) layout.pack = false;
+  return layout;
+}
+
 static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_graph_t* graph, uint32_t node,
                                     const ingot_node_layout_options_t* options, ingot_node_layout_t* out) {
   ingot_schedule_layout_chooser_t* c = (ingot_schedule_layout_chooser_t*)base;
   *out = options->defaults;
-  if (!c->log || c->log->count == 0 || c->target_count == 0) return INGOT_OK;
+  bool gpu = false;
+  for (uint32_t t = 0; t < c->target_count; ++t) gpu |= target_is_gpu(&c->targets[t]);
+  if ((!c->log || c->log->count == 0 || c->target_count == 0) && !gpu) return INGOT_OK;
   char* workload = NULL;
   ingot_status_t s = ingot_lower_node_workload(graph, node, &workload);
   if (s != INGOT_OK || !workload) return s;
@@ -413,14 +428,14 @@ static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_gr
   for (uint32_t t = 0; t < c->target_count; ++t) {
     /* The fastest record for this workload and target whose layout fits. */
     const tuning_record_t* best = NULL;
-    ingot_node_layout_t layout = options->defaults, candidate;
-    for (uint32_t i = 0; i < c->log->count; ++i) {
+    ingot_node_layout_t layout = target_layout_default(&c->targets[t], options), candidate;
+    for (uint32_t i = 0; c->log && i < c->log->count; ++i) {
       const tuning_record_t* r = &c->log->records[i];
       char why[256];
       if (strcmp(r->workload, workload) != 0 || !record_applies(r, c->targets[t].name, c->cpu_model, why, sizeof why))
         continue;
       if (!find_template(r->template_name) || (best && !record_faster(r, best))) continue;
-      if (!record_layout(r, options, &candidate)) continue;
+      if (!record_layout(r, options, target_layout_default(&c->targets[t], options), &candidate)) continue;
       best = r;
       layout = candidate;
     }

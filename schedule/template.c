@@ -401,10 +401,6 @@ static bool same_layout(const ingot_node_layout_t* a, const ingot_node_layout_t*
          a->chains == b->chains;
 }
 
-static bool target_is_gpu(const ingot_target_t* t) {
-  return t->kind == INGOT_TARGET_CUDA || t->kind == INGOT_TARGET_ROCM;
-}
-
 /* The layout a target takes where no record says otherwise: the default
  * rule's, except on a GPU: no weight panels (they serve a CPU's vector
  * registers; a GPU's threads read the weight in its ONNX layout). */

@@ -3,9 +3,13 @@
  *
  * The kernel must be one UPDATE (spatial loops s.., reduce loops r0..rm,
  * the select start of lower_update_start or y[i] = y[i] + e), maybe followed
- * by a FINISH y[i] = E(y[i]) that folds into it; anything else (an INIT
- * stage, the remainder stage of a packed weight) leaves the space empty and
- * another template takes the kernel. The axes:
+ * by a FINISH y[i] = E(y[i]) that folds into it, maybe after PURE stages
+ * that store constants into elements of the output the UPDATE never
+ * touches (a conv's zero border when it writes into a padded output;
+ * checked by enumerating both index sets): those run in the same launch on
+ * their own blocks (fused, split by 256 threads), in no order with the
+ * UPDATE. Anything else (an INIT stage, the remainder stage of a packed
+ * weight) leaves the space empty and another template takes the kernel. The axes:
  *   M  the register-tile axis lowering names (a conv's output channels, a
  *      matmul's rows; else the one before the innermost),
  *   N  the spatial axes inside M, fused (a conv's output positions),
@@ -40,6 +44,7 @@
  * outputs each (256 threads: 8 warps of 32, 4 of 64), K step 8, staging on;
  * each clipped to the kernel's extents. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "template_internal.h"
@@ -51,7 +56,11 @@ typedef struct gemm_operand_t {
   bool uses_m, uses_n, uses_r[INGOT_MAX_STAGE_AXES];
 } gemm_operand_t;
 
+#define GEMM_MAX_FILLS 8
+
 typedef struct gemm_shape_t {
+  uint32_t fills[GEMM_MAX_FILLS]; /* PURE stages before the UPDATE: constant fills of other elements */
+  uint32_t fill_count;
   stage_view_t v;
   bool finish;               /* a FINISH stage folds in */
   uint32_t t;                /* M: spatial[t] */
@@ -84,6 +93,97 @@ static int64_t pow2_ceil(int64_t x) {
   return p;
 }
 
+/* ---- fills: PURE stages that store constants into elements the UPDATE
+ * never touches (the zero border of a conv writing into a padded output).
+ * They run in the same launch on their own blocks and threads: no order
+ * between them and the UPDATE is needed. Checked by enumerating both
+ * index sets (small: the output's elements). */
+
+static bool eval_index(const ingot_ir_expr_t* e, const int64_t* env, int64_t* out) {
+  int64_t a, b;
+  switch (e->kind) {
+    case INGOT_IR_EXPR_INT: *out = e->u.i; return true;
+    case INGOT_IR_EXPR_VAR: *out = env[e->u.var]; return true;
+    case INGOT_IR_EXPR_BINARY:
+      if (!eval_index(e->u.binary.a, env, &a) || !eval_index(e->u.binary.b, env, &b)) return false;
+      switch (e->u.binary.op) {
+        case INGOT_IR_ADD: *out = a + b; return true;
+        case INGOT_IR_SUB: *out = a - b; return true;
+        case INGOT_IR_MUL: *out = a * b; return true;
+        case INGOT_IR_MIN: *out = a < b ? a : b; return true;
+        case INGOT_IR_MAX: *out = a > b ? a : b; return true;
+        case INGOT_IR_DIV:
+        case INGOT_IR_MOD: {
+          if (b == 0) return false;
+          int64_t q = a / b;
+          if ((a % b != 0) && ((a < 0) != (b < 0))) --q; /* floor */
+          *out = e->u.binary.op == INGOT_IR_DIV ? q : a - q * b;
+          return true;
+        }
+        default: return false;
+      }
+    default: return false;
+  }
+}
+
+/* The perfect nest of loops `vars` around one store (NULL otherwise). */
+static const ingot_ir_stmt_t* nest_store(const ingot_ir_stmt_t* s) {
+  while (s && (s->kind == INGOT_IR_STMT_FOR || (s->kind == INGOT_IR_STMT_BLOCK && s->u.block.count == 1)))
+    s = s->kind == INGOT_IR_STMT_FOR ? s->u.loop.body : s->u.block.stmts[0];
+  return s && s->kind == INGOT_IR_STMT_STORE ? s : NULL;
+}
+
+/* Marks (mark) or tests (!mark: false on a hit) every index `store` writes
+ * over the stage's spatial loops; false too on an index outside the buffer. */
+static bool walk_indices(const ingot_ir_func_t* f, const ingot_stage_t* st, const ingot_ir_stmt_t* store,
+                         uint8_t* seen, int64_t numel, bool mark) {
+  int64_t* env = ingot_xcalloc(f->var_count + 1, sizeof(int64_t));
+  int64_t ext[INGOT_MAX_STAGE_AXES];
+  for (uint32_t i = 0; i < st->spatial_count; ++i) {
+    const ingot_ir_stmt_t* l = ingot_schedule_find_loop(f, f->vars[st->spatial[i]].name);
+    ext[i] = l ? l->u.loop.extent : 0;
+    if (ext[i] <= 0) {
+      free(env);
+      return false;
+    }
+  }
+  bool ok = true;
+  for (;;) {
+    int64_t idx;
+    if (!eval_index(store->u.store.index, env, &idx) || idx < 0 || idx >= numel) ok = false;
+    else if (mark) seen[idx] = 1;
+    else if (seen[idx]) ok = false;
+    if (!ok) break;
+    int32_t d = (int32_t)st->spatial_count - 1;
+    while (d >= 0 && ++env[st->spatial[d]] == ext[d]) env[st->spatial[d--]] = 0;
+    if (d < 0) break;
+  }
+  free(env);
+  return ok;
+}
+
+static ingot_status_t check_fill(plan_t* p, uint32_t stage, const stage_view_t* update) {
+  const ingot_ir_func_t* f = p->f;
+  const ingot_stage_t* st = &p->kernel->stages[stage];
+  const ingot_ir_stmt_t* root = st->spatial_count ? ingot_schedule_find_loop(f, f->vars[st->spatial[0]].name) : NULL;
+  const ingot_ir_stmt_t* store = nest_store(root);
+  const ingot_ir_stmt_t* ustore = nest_store(update->outer);
+  if (!store || !ustore || store->u.store.buffer != ustore->u.store.buffer || index_reads_memory(store->u.store.value))
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                      "kernel '%s': template 'gpu.gemm' does not fit: stage %u is not a constant fill of the output",
+                      f->name, stage);
+  uint32_t buf = store->u.store.buffer;
+  int64_t numel = ingot_ir_buffer_numel(&f->buffers[buf]);
+  uint8_t* seen = ingot_xcalloc((size_t)numel + 1, 1);
+  bool ok = walk_indices(f, update->st, ustore, seen, numel, true) && walk_indices(f, st, store, seen, numel, false);
+  free(seen);
+  if (!ok)
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                      "kernel '%s': template 'gpu.gemm' does not fit: fill stage %u may write what the UPDATE computes",
+                      f->name, stage);
+  return INGOT_OK;
+}
+
 /* The kernel's shape for this template; fails (the space is empty) naming why. */
 static ingot_status_t gemm_shape(plan_t* p, gemm_shape_t* out) {
   memset(out, 0, sizeof(*out));
@@ -98,7 +198,8 @@ static ingot_status_t gemm_shape(plan_t* p, gemm_shape_t* out) {
     ingot_stage_role_t r = kn->stages[i].role;
     if (r == INGOT_STAGE_UPDATE && update == UINT32_MAX) update = i;
     else if (r == INGOT_STAGE_FINISH && update != UINT32_MAX && i == update + 1 && !out->finish) out->finish = true;
-    else return NOFIT("stage %u (role %d) is not the one UPDATE and its FINISH", name, i, (int)r);
+    else if (r == INGOT_STAGE_PURE && update == UINT32_MAX && out->fill_count < GEMM_MAX_FILLS) out->fills[out->fill_count++] = i;
+    else return NOFIT("stage %u (role %d) is not the one UPDATE, its FINISH or a fill before them", name, i, (int)r);
   }
   if (update == UINT32_MAX) return NOFIT("no UPDATE stage", name);
   ingot_status_t s = plan_stage_view(p, update, &out->v);
@@ -120,6 +221,9 @@ static ingot_status_t gemm_shape(plan_t* p, gemm_shape_t* out) {
   out->m_ext = out->v.sext[out->t];
   out->n_ext = 1;
   for (uint32_t i = out->t + 1; i <= k; ++i) out->n_ext *= out->v.sext[i];
+
+  for (uint32_t i = 0; i < out->fill_count; ++i)
+    if ((s = check_fill(p, out->fills[i], &out->v)) != INGOT_OK) return s;
 
   /* The operands that may be staged: inputs whose index reads a reduce
    * loop, read once, affine in M, N (one axis, or not read when fused) and
@@ -236,6 +340,23 @@ ingot_status_t template_gpu_gemm_plan(plan_t* p) {
   int64_t TM = p->knob[SCHEDULE_KNOB_GPU_THREAD_M], TN = p->knob[SCHEDULE_KNOB_GPU_THREAD_N];
   int64_t KS = p->knob[SCHEDULE_KNOB_GPU_K_STEP];
   int64_t TY = BM / TM, TX = BN / TN;
+
+  /* The fills: their loops fused, on blocks of up to 256 threads. */
+  for (uint32_t i = 0; i < g.fill_count; ++i) {
+    stage_view_t fv;
+    if ((s = plan_stage_view(p, g.fills[i], &fv)) != INGOT_OK) return s;
+    const char* all = fv.sname[0];
+    int64_t extent = fv.sext[0];
+    for (uint32_t j = 1; j < fv.st->spatial_count; ++j) {
+      all = plan_emit_fuse(p, all, fv.sname[j]);
+      extent *= fv.sext[j];
+    }
+    int64_t threads = p->target->gpu.max_threads_per_block < 256 ? p->target->gpu.max_threads_per_block : 256;
+    const char* inner;
+    const char* outer = plan_emit_split(p, all, threads < extent ? threads : extent, &inner);
+    emit_bind(p, INGOT_DIRECTIVE_BIND_BLOCK, outer, 0);
+    emit_bind(p, INGOT_DIRECTIVE_BIND_THREAD, inner, 0);
+  }
 
   /* N: the axes inside M fused; Z: the axes outside M fused. */
   const char* n = v->sname[t + 1];

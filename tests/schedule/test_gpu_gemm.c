@@ -244,6 +244,30 @@ static ingot_graph_t* g_conv_grouped(uint32_t* in, uint32_t* out) {
   return conv_graph(xd, wd, yd, k, NULL, p, 2, true, false, in, out);
 }
 
+/* A conv whose output a zero Pad widens, absorbed (the conv writes into the
+ * padded output; its kernel fills the border first). */
+static ingot_graph_t* g_conv_outpad(uint32_t* in, uint32_t* out) {
+  ingot_graph_t* g = tg_graph(13);
+  int64_t xd[4] = {1, 8, 10, 10}, wd[4] = {16, 8, 3, 3}, bd[1] = {16}, td[4] = {1, 16, 8, 8}, yd[4] = {1, 16, 11, 10};
+  uint32_t x = tg_input(g, "x", 4, xd);
+  uint32_t w = tg_weight(g, "w", 4, wd, NULL);
+  uint32_t b = tg_weight(g, "b", 1, bd, NULL);
+  uint32_t t = tg_inter(g, "t", 4, td);
+  uint32_t y = tg_output(g, "y", 4, yd);
+  uint32_t ins[3] = {x, w, b};
+  uint32_t node = tg_node(g, INGOT_OP_CONV, ins, 3, &t, 1);
+  int64_t k[2] = {3, 3};
+  tg_attr_ints(g, node, "kernel_shape", k, 2);
+  g->nodes[node].epilogue.activation = INGOT_ACTIVATION_RELU;
+  uint32_t pad = tg_node(g, INGOT_OP_PAD, &t, 1, &y, 1);
+  int64_t pads[8] = {0, 0, 2, 1, 0, 0, 1, 1};
+  tg_attr_ints(g, pad, "pads", pads, 8);
+  CHECK(ingot_graph_pad_into_producers(g) == INGOT_OK);
+  *in = x;
+  *out = y;
+  return g;
+}
+
 static ingot_graph_t* g_matmul(uint32_t* in, uint32_t* out) {
   ingot_graph_t* g = tg_graph(13);
   int64_t ad[2] = {13, 17}, bd[2] = {17, 40}, yd[2] = {13, 40};
@@ -423,6 +447,7 @@ int main(void) {
       {"conv padded strided", g_conv_padded_strided},
       {"conv1x1 bias relu", g_conv1x1},
       {"conv grouped", g_conv_grouped},
+      {"conv into a padded output", g_conv_outpad},
   };
   uint32_t ncases = sizeof(cases) / sizeof(cases[0]);
   for (uint32_t c = 0; c < ncases; ++c)

@@ -42,7 +42,8 @@
  * gpu_k_step (powers of two up to 32 and the extent of r0); gpu_shared
  * (0: no staging). Defaults: a 64x64 block of 16x16 threads with 4x4
  * outputs each (256 threads: 8 warps of 32, 4 of 64), K step 8, staging on;
- * each clipped to the kernel's extents. */
+ * each clipped to the kernel's extents, then thread tiles halved while a
+ * block has fewer than four warps (target->gpu.warp_size). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,9 +304,19 @@ ingot_status_t template_gpu_gemm_space(plan_t* p, uint32_t mask, ingot_schedule_
     return ingot_fail(INGOT_ERROR_UNSUPPORTED, "kernel '%s': template 'gpu.gemm': %lld threads per block are too few",
                       p->f->name, (long long)max_threads);
   add_pow2(ks, &nks, 1, pow2_ceil(g.v.rext[0]) < 32 ? pow2_ceil(g.v.rext[0]) : 32);
+  /* Defaults: 64 x 64 blocks of 4 x 4 thread tiles, within the lists; then
+   * smaller thread tiles while a block has fewer than four warps (a thin
+   * axis: a conv's few output positions deep in a network). */
   int64_t dtm = largest_at_most(tm, ntm, 4), dtn = largest_at_most(tn, ntn, 4);
-  space_add(space, mask, SCHEDULE_KNOB_GPU_BLOCK_M, bm, nbm, largest_at_most(bm, nbm, 64));
-  space_add(space, mask, SCHEDULE_KNOB_GPU_BLOCK_N, bn, nbn, largest_at_most(bn, nbn, 64));
+  int64_t dbm = largest_at_most(bm, nbm, 64), dbn = largest_at_most(bn, nbn, 64);
+  int64_t warp = p->target->gpu.warp_size ? p->target->gpu.warp_size : 32;
+  while ((dbm / dtm) * (dbn / dtn) < 4 * warp && (dtm > 1 || dtn > 1) &&
+         (dbm / (dtm > 1 ? dtm / 2 : dtm)) * (dbn / (dtn > 1 ? dtn / 2 : dtn)) <= max_threads) {
+    if (dtm >= dtn) dtm /= 2;
+    else dtn /= 2;
+  }
+  space_add(space, mask, SCHEDULE_KNOB_GPU_BLOCK_M, bm, nbm, dbm);
+  space_add(space, mask, SCHEDULE_KNOB_GPU_BLOCK_N, bn, nbn, dbn);
   space_add(space, mask, SCHEDULE_KNOB_GPU_THREAD_M, tm, ntm, dtm);
   space_add(space, mask, SCHEDULE_KNOB_GPU_THREAD_N, tn, ntn, dtn);
   space_add(space, mask, SCHEDULE_KNOB_GPU_K_STEP, ks, nks, largest_at_most(ks, nks, 8));

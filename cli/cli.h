@@ -12,6 +12,7 @@
 #define INGOT_CLI_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/base.h"
@@ -54,6 +55,15 @@ void ingot_cli_note(const char* fmt, ...) INGOT_PRINTF(1, 2);
  * *i past what it consumed. */
 bool ingot_cli_flag_value(int argc, char** argv, int* i, const char* flag,
                           const char** out_value);
+/* A target's options may follow its --target value as separate arguments,
+ * unquoted: `--target cuda -arch=sm_90 --target llvm -mcpu=znver3`. The
+ * arguments from argv[*i] on that start with -arch=, -mcpu=, -mattr= or
+ * -mtriple= join `value` with one space each into buf (cap bytes), and *i
+ * moves past them. Returns `value` itself when none follows, buf when some
+ * did, NULL when the joined string does not fit (an error for the caller). */
+const char* ingot_cli_target_join(int argc, char** argv, int* i, const char* value, char* buf, size_t cap);
+#define INGOT_CLI_TARGET_BYTES 256 /* room for one joined target string */
+
 /* Parses a whole decimal integer in [min, max]; false if it is not one. */
 bool ingot_cli_parse_int(const char* text, int64_t min, int64_t max, int64_t* out_value);
 

@@ -18,6 +18,7 @@ typedef struct compile_options_t {
   const char* model;
   const char* output;
   const char* targets[8];       /* --target, in order; the first leads */
+  char target_text[8][INGOT_CLI_TARGET_BYTES]; /* a target joined with its unquoted options */
   int target_count;
   const char* tuning_log;
   const char* emit_c;
@@ -42,12 +43,15 @@ static void compile_usage(FILE* out) {
           "\n"
           "options:\n"
           "  -o, --output PATH        the bundle to write (required)\n"
-          "  --target TARGET          code target (repeat to carry several CPU variants; the\n"
-          "                           runtime picks the best one its CPU runs): llvm (this\n"
+          "  --target TARGET          code target (repeat to carry several variants; the\n"
+          "                           runtime picks the best one its machine runs): llvm (this\n"
           "                           machine's level), x86-64, x86-64-v2, x86-64-v3,\n"
-          "                           x86-64-v4, aarch64, \"llvm -mtriple=T -mcpu=CPU\n"
-          "                           -mattr=+f\", c, \"c -mcpu=x86-64-v3\" (default: llvm, or c\n"
-          "                           in a build without LLVM)\n"
+          "                           x86-64-v4, aarch64, llvm -mtriple=T -mcpu=CPU\n"
+          "                           -mattr=+f, c, c -mcpu=x86-64-v3, cuda -arch=sm_80|sm_86|\n"
+          "                           sm_89|sm_90 (cuda: sm_80), rocm -mcpu=gfx90a|gfx942\n"
+          "                           (rocm: gfx90a); options (-arch= -mcpu= -mattr=\n"
+          "                           -mtriple=) may follow unquoted or inside quotes\n"
+          "                           (default: llvm, or c in a build without LLVM)\n"
           "  --input-shape NAME=DIMS  fix a graph input's shape, e.g. input=1x3x224x224\n"
           "                           (repeat for several inputs)\n"
           "  --const NAME=FILE.npy    make graph input NAME a constant with the file's data\n"
@@ -89,7 +93,12 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
     } else if (!strcmp(a, "--target")) {
       TAKE_VALUE();
       if (o->target_count == 8) return ingot_cli_usage_error("compile", "at most 8 --target options%s", "");
-      o->targets[o->target_count++] = value;
+      int next = i + 1;
+      const char* joined = ingot_cli_target_join(argc, argv, &next, value, o->target_text[o->target_count],
+                                                 sizeof o->target_text[0]);
+      if (!joined) return ingot_cli_usage_error("compile", "target '%s ...': too long", value);
+      i = next - 1;
+      o->targets[o->target_count++] = joined;
     } else if (!strcmp(a, "--tuning-log")) {
       TAKE_VALUE();
       o->tuning_log = value;

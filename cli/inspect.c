@@ -452,6 +452,7 @@ int ingot_cli_inspect(int argc, char** argv) {
   bool as_json = false;
   const char* extract_target = NULL;
   const char* extract_path = NULL;
+  char target_text[INGOT_CLI_TARGET_BYTES];
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
@@ -462,8 +463,15 @@ int ingot_cli_inspect(int argc, char** argv) {
       as_json = true;
     } else if (strcmp(arg, "--extract-code") == 0 || strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
       if (i + 1 >= argc) return ingot_cli_usage_error("inspect", "%s needs a value", arg);
-      if (strcmp(arg, "--extract-code") != 0) extract_path = argv[++i];
-      else extract_target = argv[++i];
+      if (strcmp(arg, "--extract-code") != 0) {
+        extract_path = argv[++i];
+      } else {
+        /* The target's options may follow unquoted, as after --target. */
+        int next = i + 2;
+        extract_target = ingot_cli_target_join(argc, argv, &next, argv[i + 1], target_text, sizeof target_text);
+        if (!extract_target) return ingot_cli_usage_error("inspect", "target '%s ...': too long", argv[i + 1]);
+        i = next - 1;
+      }
     } else if (arg[0] == '-' && arg[1] != '\0') {
       return ingot_cli_usage_error("inspect", "unknown option '%s'", arg);
     } else if (path) {

@@ -69,6 +69,23 @@ bool ingot_cli_flag_value(int argc, char** argv, int* i, const char* flag,
   return true;
 }
 
+static bool is_target_option(const char* arg) {
+  static const char* const prefixes[] = {"-arch=", "-mcpu=", "-mattr=", "-mtriple="};
+  for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; ++k)
+    if (strncmp(arg, prefixes[k], strlen(prefixes[k])) == 0) return true;
+  return false;
+}
+
+const char* ingot_cli_target_join(int argc, char** argv, int* i, const char* value, char* buf, size_t cap) {
+  if (*i >= argc || !is_target_option(argv[*i])) return value;
+  int n = snprintf(buf, cap, "%s", value);
+  for (; *i < argc && is_target_option(argv[*i]); ++*i) {
+    if (n < 0 || (size_t)n >= cap) return NULL;
+    n += snprintf(buf + n, cap - (size_t)n, " %s", argv[*i]);
+  }
+  return n >= 0 && (size_t)n < cap ? buf : NULL;
+}
+
 bool ingot_cli_parse_int(const char* text, int64_t min, int64_t max, int64_t* out_value) {
   if (!text || !*text) return false;
   const char* p = text;

@@ -119,6 +119,7 @@ int ingot_cli_tune(int argc, char** argv) {
   const char* model = NULL;
   const char* log = NULL;
   const char* target = NULL;
+  char target_text[INGOT_CLI_TARGET_BYTES]; /* the target joined with its unquoted options */
   const char* curve_path = NULL;
   const char* shapes[TUNE_MAX_SHAPES];
   uint32_t shape_count = 0;
@@ -149,7 +150,8 @@ int ingot_cli_tune(int argc, char** argv) {
     } else if (ingot_cli_flag_value(argc, argv, &i, "--target", &v)) {
       if (!v) return ingot_cli_usage_error("tune", "option '--target' needs a value%s", "");
       if (target) return ingot_cli_usage_error("tune", "one --target at a time ('%s' and '%s')", target, v);
-      target = v;
+      target = ingot_cli_target_join(argc, argv, &i, v, target_text, sizeof target_text);
+      if (!target) return ingot_cli_usage_error("tune", "target '%s ...': too long", v);
     } else if (ingot_cli_flag_value(argc, argv, &i, "--input-shape", &v)) {
       if (!v) return ingot_cli_usage_error("tune", "option '--input-shape' needs NAME=DIMS%s", "");
       if (shape_count == TUNE_MAX_SHAPES) return ingot_cli_usage_error("tune", "at most %d --input-shape", TUNE_MAX_SHAPES);

@@ -39,6 +39,10 @@ typedef enum ingot_codegen_vector_style_t {
    * buffer written in the loop read only at the very index it is written.
    * Loops nested in a vectorized one (VECTORIZED or PARALLEL) run serially. */
   INGOT_CODEGEN_VECTOR_LANES = 2,
+  /* No vectors and no thread pool (cuda, rocm): PARALLEL and VECTORIZED
+   * loops become SERIAL; loops bound to GPU blocks and threads are kept
+   * (the only backends that take them). */
+  INGOT_CODEGEN_VECTOR_NONE = 3,
 } ingot_codegen_vector_style_t;
 
 /* A code backend: one row of codegen/codegen_backends.def. Both functions
@@ -77,7 +81,11 @@ typedef struct ingot_codegen_prepared_t {
  *     SERIAL;
  *   - a VECTORIZED loop stays VECTORIZED only where the backend's vector
  *     style (ingot_codegen_vector_style_t) can vectorize it on this target,
- *     with loop.lanes set for the LANES style; others become SERIAL.
+ *     with loop.lanes set for the LANES style; others become SERIAL;
+ *   - for INGOT_CODEGEN_VECTOR_NONE (cuda, rocm) every PARALLEL and
+ *     VECTORIZED loop becomes SERIAL and loops bound to GPU blocks and
+ *     threads stay; the other styles refuse bound loops
+ *     (INGOT_ERROR_UNSUPPORTED naming the function and loop).
  * Semantics are unchanged (only loop kinds and lanes change), the copies
  * verify (ingot_ir_verify) and print (ingot_ir_print). The copies share
  * expression nodes with `funcs`, which must outlive them; free them with
@@ -135,6 +143,39 @@ ingot_status_t ingot_codegen_llvm_build(ingot_ir_func_t* const* funcs, uint32_t 
                                         uint8_t** out_object, size_t* out_size);
 /* True when this build has the llvm target. */
 bool ingot_codegen_llvm_available(void);
+
+/* Targets `cuda` and `rocm` (codegen_gpu.c; its first comment states the
+ * rules by which loops bound to blocks and threads, barriers and shared
+ * buffers become CUDA C / HIP): one kernel per function,
+ *   extern "C" __global__ void NAME(T0* b0, T1* b1, ...)   (buffer order),
+ * launched as ingot_codegen_gpu_launches says. emit appends the source
+ * (CUDA C for NVRTC, HIP for hiprtc). build: cuda -> a code set
+ * (runtime/ingot_format.h: a CUBIN for target->gpu.arch plus PTX for the
+ * same compute_XX, built by NVRTC); rocm -> the bare AMDGPU code object
+ * (hiprtc). A missing compiler: INGOT_ERROR_UNSUPPORTED naming the library
+ * (ingot_codegen_gpu_compiler_check). float16 buffers are refused. */
+ingot_status_t ingot_codegen_cuda_emit(ingot_ir_func_t* const* funcs, uint32_t count,
+                                       const ingot_target_t* target, ingot_strbuf_t* out_text);
+ingot_status_t ingot_codegen_cuda_build(ingot_ir_func_t* const* funcs, uint32_t count,
+                                        const ingot_target_t* target, const ingot_codegen_options_t* options,
+                                        uint8_t** out_object, size_t* out_size);
+ingot_status_t ingot_codegen_rocm_emit(ingot_ir_func_t* const* funcs, uint32_t count,
+                                       const ingot_target_t* target, ingot_strbuf_t* out_text);
+ingot_status_t ingot_codegen_rocm_build(ingot_ir_func_t* const* funcs, uint32_t count,
+                                        const ingot_target_t* target, const ingot_codegen_options_t* options,
+                                        uint8_t** out_object, size_t* out_size);
+
+/* The launch each kernel of a GPU module expects, one per function in
+ * order: kernel = the function's index, grid and block as the printer
+ * computes them (rules 1 and 2 of codegen_gpu.c), shared_bytes 0 (shared
+ * buffers are static arrays). The functions may be prepared or not
+ * (preparing changes no bound loop). Fails (out_launches then undefined)
+ * for a target that is not cuda/rocm or lacks its GPU facts, for a function
+ * that does not verify, for a bound loop that assigns a local declared
+ * outside it, and for SHARED buffers larger than
+ * target->gpu.shared_bytes_per_block. */
+ingot_status_t ingot_codegen_gpu_launches(ingot_ir_func_t* const* funcs, uint32_t count,
+                                          const ingot_target_t* target, ingot_launch_record_t* out_launches);
 
 /* ---- GPU compilers (codegen_gpu_rtc.c): NVRTC for INGOT_TARGET_CUDA,
  * hiprtc for INGOT_TARGET_ROCM, loaded with dlopen when first needed (no

@@ -263,6 +263,51 @@ static bool rocm_arch_valid(const char* arch) {
   return *s == '\0';
 }
 
+/* Whether the code-object library behind hiprtc (libamd_comgr, already
+ * loaded by hiprtc, else opened by its soname) lists `arch`'s processor
+ * among its ISAs. hiprtc does not check: ROCm 5.2's comgr crashes (SIGSEGV)
+ * when asked for a processor it predates (gfx942). Sets *out_known false
+ * only on a definite no; when comgr cannot be asked, the compile goes ahead.
+ * `out_list` gets the gfx names it knows (for the message). */
+static void hip_isa_check(const char* arch, bool* out_known, char* out_list, size_t cap) {
+  *out_known = true;
+  out_list[0] = '\0';
+  typedef int (*count_fn)(size_t*);
+  typedef int (*name_fn)(size_t, const char**);
+  const char* const sonames[] = {"libamd_comgr.so.2", "libamd_comgr.so.3", "libamd_comgr.so"};
+  void* h = NULL;
+  for (size_t i = 0; i < sizeof(sonames) / sizeof(sonames[0]) && !h; ++i) {
+    h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h) h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+  }
+  if (!h) return;
+  count_fn count = (count_fn)dlsym(h, "amd_comgr_get_isa_count");
+  name_fn name = (name_fn)dlsym(h, "amd_comgr_get_isa_name");
+  size_t n = 0;
+  /* comgr stays loaded (hiprtc uses it next; its LLVM does not survive
+   * being unloaded and loaded again in one process). */
+  if (!count || !name || count(&n) != 0 || n == 0) return;
+  size_t plen = strcspn(arch, ":");
+  bool found = false;
+  size_t used = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char* isa = NULL;
+    if (name(i, &isa) != 0 || !isa) continue;
+    const char* proc = strstr(isa, "--");
+    proc = proc ? proc + 2 : isa;
+    size_t len = strcspn(proc, ":");
+    if (len == plen && strncmp(proc, arch, plen) == 0) found = true;
+    /* The list: each processor once ("gfx90a" has several feature sets). */
+    char word[40];
+    snprintf(word, sizeof(word), " %.*s ", (int)(len < 30 ? len : 30), proc);
+    char padded[600];
+    snprintf(padded, sizeof(padded), " %s ", out_list);
+    if (!strstr(padded, word) && used + len + 2 < cap)
+      used += (size_t)snprintf(out_list + used, cap - used, "%s%.*s", used ? " " : "", (int)len, proc);
+  }
+  *out_known = found;
+}
+
 /* Appends the program's log (at most ~max_lines lines) to msg. */
 static void append_log(const rtc_library_t* lib, rtc_program_t prog, char* msg, size_t cap, int max_lines) {
   size_t size = 0;
@@ -392,6 +437,14 @@ ingot_status_t ingot_codegen_rtc_compile(ingot_codegen_rtc_kind_t kind, const ch
                       "gpu compile '%s': AMD GPU architecture '%s' is not of the form gfxNNN[:feature+|-] "
                       "(gfx90a, gfx942)",
                       name, arch);
+  bool known;
+  char isas[512];
+  hip_isa_check(arch, &known, isas, sizeof(isas));
+  if (!known)
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                      "gpu compile '%s': %s from %s cannot compile for %s: its code-object library (libamd_comgr) "
+                      "knows only %s (gfx942 needs ROCm 5.7 or later)",
+                      name, lib->title, lib->path, arch, isas);
   snprintf(arch_opt, sizeof(arch_opt), "--gpu-architecture=%s", arch);
   opts[0] = arch_opt;
   for (uint32_t i = 0; i < option_count; ++i) opts[1 + i] = options[i];

@@ -142,8 +142,9 @@ static ingot_ir_stmt_t* prep_stmt(const prep_t* p, ingot_ir_stmt_t* s, bool in_o
       uint32_t lanes = 0;
       bool outlined = in_outlined, vector = in_vector;
       if (kind == INGOT_IR_LOOP_PARALLEL) {
-        bool outline = !in_outlined && !(p->style == INGOT_CODEGEN_VECTOR_LANES && in_vector) &&
-                       s->u.loop.extent > 1 && !assigns_outer(p->src, s);
+        bool outline = p->style != INGOT_CODEGEN_VECTOR_NONE && !in_outlined &&
+                       !(p->style == INGOT_CODEGEN_VECTOR_LANES && in_vector) && s->u.loop.extent > 1 &&
+                       !assigns_outer(p->src, s);
         if (outline) outlined = true;
         else kind = INGOT_IR_LOOP_SERIAL;
       } else if (kind == INGOT_IR_LOOP_VECTORIZED) {
@@ -231,9 +232,9 @@ ingot_status_t ingot_codegen_prepare(ingot_ir_func_t* const* funcs, uint32_t cou
     ingot_status_t st = ingot_ir_verify(funcs[i]);
     if (st != INGOT_OK) return ingot_fail_prefix(st, "codegen %s", backend->name);
   }
-  /* The backends of this table generate CPU code: a loop bound to a GPU's
-   * blocks or threads is a schedule made for another target. */
-  for (uint32_t i = 0; i < count; ++i) {
+  /* Backends with vectors or a thread pool generate CPU code: a loop bound
+   * to a GPU's blocks or threads is a schedule made for another target. */
+  for (uint32_t i = 0; i < count && backend->vectors != INGOT_CODEGEN_VECTOR_NONE; ++i) {
     const ingot_ir_stmt_t* g = first_gpu_loop(funcs[i]->body);
     uint32_t params = ingot_ir_param_count(funcs[i]);
     if (params < funcs[i]->buffer_count)

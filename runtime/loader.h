@@ -119,6 +119,39 @@ INGOT_LOADER_HIDDEN extern const ingot_rt_loader_t ingot_rt_loader_hip;
  * way: "libcuda.so.1 not found (no NVIDIA driver)", "no CUDA device",
  * "CUDA device 0: NVIDIA H200, sm_90". Never fails otherwise. */
 INGOT_LOADER_HIDDEN int ingot_rt_cuda_probe(char* why, size_t why_cap);
+/* A CUDA code chosen for a device (loader_cuda.c): points into the code
+ * given to ingot_rt_cuda_code_pick. */
+typedef struct ingot_rt_cuda_code_t {
+  const uint8_t* data;
+  size_t size;
+  uint32_t kind;   /* ingot_gpu_code_kind_t */
+  uint32_t arch;   /* 90 for sm_90 / compute_90; 0: a bare code that does not say */
+} ingot_rt_cuda_code_t;
+
+enum {
+  INGOT_RT_CUDA_CODE_OK = 0,       /* valid (and, with a device, one chosen) */
+  INGOT_RT_CUDA_CODE_CORRUPT = 1,  /* not a well-formed code set, CUBIN or PTX */
+  INGOT_RT_CUDA_CODE_NO_MATCH = 2, /* valid, but the device runs none of it */
+};
+
+/* The rule of ingot_format.h, apart from any driver (the loader row and its
+ * tests use it): checks a CUDA variant's CODE (a code set: magic, version,
+ * count, every entry's kind, architecture, 16-aligned bounds inside `size`,
+ * a CUBIN's ELF machine and sm, PTX's closing NUL, no two entries alike; or a
+ * bare CUBIN or PTX text) and, when device_sm is not 0, picks the code that
+ * device runs: the CUBIN of its major at the highest minor not above its
+ * own, else the PTX of the highest architecture not above it. `why` (may be
+ * NULL) says what was chosen, what is wrong, or what the device cannot run.
+ * Reads nothing outside code[0..size). */
+INGOT_LOADER_HIDDEN int ingot_rt_cuda_code_pick(const void* code, size_t size, uint32_t device_sm,
+                                                ingot_rt_cuda_code_t* out_code, char* why, size_t why_cap);
+/* The CUDA row's rank of `target` ("cuda -arch=sm_90") on a device of
+ * device_sm, by the same rule applied to the code set the compiler ships
+ * for that target (a CUBIN for its sm plus its PTX): 2000000 + sm where the
+ * CUBIN runs, 1000000 + sm where only the PTX does (both above every CPU
+ * rank), 0 where neither does or the target is not CUDA's. */
+INGOT_LOADER_HIDDEN int ingot_rt_cuda_rank_for(const char* target, uint32_t device_sm, char* why, size_t why_cap);
+
 /* The same for ROCm (libamdhip64.so, loader_hip.c): device 0's
  * hipDeviceAttributeGcnArch (910 for gfx90a), or 0 when none. */
 INGOT_LOADER_HIDDEN int ingot_rt_hip_probe(char* why, size_t why_cap);

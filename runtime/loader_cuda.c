@@ -1,5 +1,7 @@
-/* The CUDA loader row (runtime/loader.h): code is a CUBIN (or PTX text) that
- * the NVIDIA driver loads with cuModuleLoadData; a kernel is a CUfunction; the
+/* The CUDA loader row (runtime/loader.h): code is a code set of
+ * runtime/ingot_format.h (a CUBIN for one sm plus PTX; a bare CUBIN or PTX
+ * text is also taken), of which the code the device runs (the format's
+ * rule, ingot_rt_cuda_code_pick) goes to cuModuleLoadData; a kernel is a CUfunction; the
  * device is a stream on the first GPU's primary context; device buffers are
  * cuMemAlloc memory (not host-visible: session.c stages weights, inputs and
  * outputs through buffer_copy).
@@ -151,15 +153,200 @@ int ingot_rt_cuda_probe(char* why, size_t why_cap) {
   return d ? d->sm : 0;
 }
 
-/* The sm number a target names ("cuda -arch=sm_90" -> 90), 0 when none, -1
- * when malformed. */
+/* The sm number a target names ("cuda -arch=sm_90" -> 90; plain "cuda" is
+ * sm_80, as the compiler reads it), -1 when it is not a CUDA target. */
 static int target_sm(const char* target) {
+  if (strncmp(target, "cuda", 4) != 0 || (target[4] != '\0' && target[4] != ' ')) return -1;
   const char* a = strstr(target, "-arch=sm_");
-  if (!a) return strncmp(target, "cuda", 4) == 0 && (target[4] == '\0' || target[4] == ' ') ? 0 : -1;
+  if (!a) return strstr(target, "-arch=") ? -1 : 80;
   char* end = NULL;
   long sm = strtol(a + 9, &end, 10);
-  if (end == a + 9 || sm < 10 || sm > 999) return -1;
+  if (end == a + 9 || (*end != '\0' && *end != ' ') || sm < 10 || sm > 999) return -1;
   return (int)sm;
+}
+
+/* ---- Code sets (runtime/ingot_format.h) and the choice of a code. */
+
+/* The sm of a bare CUBIN from its ELF header, 0 when its layout is not one
+ * we know: ELF ABI version 8 (what CUDA 13's ptxas and NVRTC write) keeps
+ * the sm in bits 8..15 of e_flags. */
+static uint32_t cubin_sm(const uint8_t* p, size_t size) {
+  if (size < 52 || p[4] != 2 || p[5] != 1 || p[8] != 8) return 0;
+  uint32_t flags;
+  memcpy(&flags, p + 48, sizeof flags);
+  return (flags >> 8) & 0xffu;
+}
+
+static int is_cubin(const uint8_t* p, size_t size) {
+  return size >= 20 && memcmp(p, "\177ELF", 4) == 0 && p[18] == 190 && p[19] == 0;
+}
+
+/* The sm a bare PTX text targets (".target sm_90"), 0 when it does not say. */
+static uint32_t ptx_sm(const uint8_t* p, size_t size) {
+  size_t look = size < 4096 ? size : 4096;
+  for (size_t i = 0; i + 11 <= look; ++i)
+    if (memcmp(p + i, ".target sm_", 11) == 0) {
+      uint32_t sm = 0;
+      size_t j = i + 11;
+      while (j < look && j < i + 14 && p[j] >= '0' && p[j] <= '9') sm = sm * 10 + (uint32_t)(p[j++] - '0');
+      return sm;
+    }
+  return 0;
+}
+
+/* PTX text: ".version" near the start, and no NUL but a last one. */
+static int is_ptx(const uint8_t* p, size_t size) {
+  if (size == 0 || memchr(p, '\0', size - 1)) return 0;
+  size_t look = size < 4096 ? size : 4096;
+  for (size_t i = 0; i + 8 <= look; ++i)
+    if (memcmp(p + i, ".version", 8) == 0) return 1;
+  return 0;
+}
+
+/* The rule of ingot_format.h: a CUBIN runs on its major architecture at an
+ * equal or later minor; PTX on its architecture and every later one. */
+static int cubin_runs(uint32_t cubin, uint32_t device) { return device / 10 == cubin / 10 && device >= cubin; }
+static int ptx_runs(uint32_t ptx, uint32_t device) { return device >= ptx; }
+
+int ingot_rt_cuda_code_pick(const void* code, size_t size, uint32_t device_sm, ingot_rt_cuda_code_t* out_code,
+                            char* why, size_t why_cap) {
+  char dummy[8];
+  if (!why || why_cap == 0) {
+    why = dummy;
+    why_cap = sizeof dummy;
+  }
+  why[0] = '\0';
+  memset(out_code, 0, sizeof *out_code);
+  const uint8_t* p = (const uint8_t*)code;
+  if (!p || size == 0) {
+    snprintf(why, why_cap, "empty code");
+    return INGOT_RT_CUDA_CODE_CORRUPT;
+  }
+  ingot_rt_cuda_code_t found[8];
+  uint32_t count = 0;
+  if (size >= sizeof(ingot_gpu_code_header_t) && memcmp(p, INGOT_GPU_CODE_MAGIC, 8) == 0) {
+    ingot_gpu_code_header_t h;
+    memcpy(&h, p, sizeof h);
+    if (h.version != INGOT_GPU_CODE_VERSION) {
+      snprintf(why, why_cap, "code set version %u, this runtime reads %u", h.version, INGOT_GPU_CODE_VERSION);
+      return INGOT_RT_CUDA_CODE_CORRUPT;
+    }
+    if (h.count < 1 || h.count > 8) {
+      snprintf(why, why_cap, "code set of %u entries (1 to 8)", h.count);
+      return INGOT_RT_CUDA_CODE_CORRUPT;
+    }
+    const uint64_t table_end = sizeof h + (uint64_t)h.count * sizeof(ingot_gpu_code_entry_t);
+    if (table_end > size) {
+      snprintf(why, why_cap, "code set truncated: %u entries need %llu bytes, the section has %zu", h.count,
+               (unsigned long long)table_end, size);
+      return INGOT_RT_CUDA_CODE_CORRUPT;
+    }
+    for (uint32_t i = 0; i < h.count; ++i) {
+      ingot_gpu_code_entry_t e;
+      memcpy(&e, p + sizeof h + (size_t)i * sizeof e, sizeof e);
+      const char* kind = e.kind == INGOT_GPU_CODE_CUBIN ? "CUBIN" : "PTX";
+      if (e.kind != INGOT_GPU_CODE_CUBIN && e.kind != INGOT_GPU_CODE_PTX) {
+        snprintf(why, why_cap, "code set entry %u: kind %u (1 CUBIN, 2 PTX)", i, e.kind);
+        return INGOT_RT_CUDA_CODE_CORRUPT;
+      }
+      if (e.arch < 10 || e.arch > 999) {
+        snprintf(why, why_cap, "code set entry %u: architecture %u", i, e.arch);
+        return INGOT_RT_CUDA_CODE_CORRUPT;
+      }
+      if (e.offset % 16 != 0 || e.offset < table_end || e.offset > size || e.size == 0 || e.size > size - e.offset) {
+        snprintf(why, why_cap, "code set entry %u (%s): bytes %llu..+%llu outside the section's %llu..%zu or not "
+                 "16-aligned", i, kind, (unsigned long long)e.offset, (unsigned long long)e.size,
+                 (unsigned long long)table_end, size);
+        return INGOT_RT_CUDA_CODE_CORRUPT;
+      }
+      const uint8_t* data = p + e.offset;
+      if (e.kind == INGOT_GPU_CODE_CUBIN) {
+        if (!is_cubin(data, (size_t)e.size)) {
+          snprintf(why, why_cap, "code set entry %u: not a CUBIN (an ELF of machine EM_CUDA)", i);
+          return INGOT_RT_CUDA_CODE_CORRUPT;
+        }
+        uint32_t elf_sm = cubin_sm(data, (size_t)e.size);
+        if (elf_sm && elf_sm != e.arch) {
+          snprintf(why, why_cap, "code set entry %u: a CUBIN for sm_%u, the entry says sm_%u", i, elf_sm, e.arch);
+          return INGOT_RT_CUDA_CODE_CORRUPT;
+        }
+      } else if (data[e.size - 1] != '\0' || !is_ptx(data, (size_t)e.size)) {
+        snprintf(why, why_cap, "code set entry %u: not PTX text ending in a NUL", i);
+        return INGOT_RT_CUDA_CODE_CORRUPT;
+      }
+      for (uint32_t j = 0; j < count; ++j)
+        if (found[j].kind == e.kind && found[j].arch == e.arch) {
+          snprintf(why, why_cap, "code set entries %u and %u: both %s for %u", j, i, kind, e.arch);
+          return INGOT_RT_CUDA_CODE_CORRUPT;
+        }
+      found[count++] = (ingot_rt_cuda_code_t){data, (size_t)e.size, e.kind, e.arch};
+    }
+  } else if (is_cubin(p, size)) {
+    found[count++] = (ingot_rt_cuda_code_t){p, size, INGOT_GPU_CODE_CUBIN, cubin_sm(p, size)};
+  } else if (is_ptx(p, size)) {
+    found[count++] = (ingot_rt_cuda_code_t){p, size, INGOT_GPU_CODE_PTX, ptx_sm(p, size)};
+  } else {
+    snprintf(why, why_cap, "neither a code set, a CUBIN nor PTX");
+    return INGOT_RT_CUDA_CODE_CORRUPT;
+  }
+  if (device_sm == 0) return INGOT_RT_CUDA_CODE_OK; /* validated; no device to choose for */
+
+  /* The CUBIN of the device's major with the highest minor it runs, else the
+   * PTX of the highest architecture it runs. A bare code whose architecture
+   * cannot be read (arch 0) is left to the driver. */
+  int best = -1;
+  for (uint32_t k = 0; k < count; ++k)
+    if (found[k].kind == INGOT_GPU_CODE_CUBIN && (found[k].arch == 0 || cubin_runs(found[k].arch, device_sm)) &&
+        (best < 0 || found[k].arch > found[best].arch))
+      best = (int)k;
+  for (uint32_t k = 0; best < 0 && k < count; ++k)
+    if (found[k].kind == INGOT_GPU_CODE_PTX && (found[k].arch == 0 || ptx_runs(found[k].arch, device_sm)))
+      best = (int)k;
+  for (uint32_t k = 0; k < count; ++k)
+    if (best >= 0 && found[best].kind == INGOT_GPU_CODE_PTX && found[k].kind == INGOT_GPU_CODE_PTX &&
+        ptx_runs(found[k].arch, device_sm) && found[k].arch > found[best].arch)
+      best = (int)k;
+  if (best < 0) {
+    size_t n = (size_t)snprintf(why, why_cap, "device sm_%u runs none of its code (", device_sm);
+    for (uint32_t k = 0; k < count && n < why_cap; ++k)
+      n += (size_t)snprintf(why + n, why_cap - n, "%s%s %s_%u", k ? ", " : "",
+                            found[k].kind == INGOT_GPU_CODE_CUBIN ? "CUBIN" : "PTX",
+                            found[k].kind == INGOT_GPU_CODE_CUBIN ? "sm" : "compute", found[k].arch);
+    if (n < why_cap) snprintf(why + n, why_cap - n, ")");
+    return INGOT_RT_CUDA_CODE_NO_MATCH;
+  }
+  *out_code = found[best];
+  if (found[best].kind == INGOT_GPU_CODE_CUBIN)
+    snprintf(why, why_cap, "CUBIN sm_%u for device sm_%u", found[best].arch, device_sm);
+  else
+    snprintf(why, why_cap, "PTX compute_%u, compiled by the driver for device sm_%u", found[best].arch, device_sm);
+  return INGOT_RT_CUDA_CODE_OK;
+}
+
+int ingot_rt_cuda_rank_for(const char* target, uint32_t device_sm, char* why, size_t why_cap) {
+  char dummy[8];
+  if (!why || why_cap == 0) {
+    why = dummy;
+    why_cap = sizeof dummy;
+  }
+  int want = target ? target_sm(target) : -1;
+  if (want < 0) {
+    snprintf(why, why_cap, "not a CUDA target '%.32s'", target ? target : "");
+    return 0;
+  }
+  /* The compiler ships a CUBIN for the target's sm and PTX for it: the same
+   * rule as ingot_rt_cuda_code_pick on that code set. A CUBIN that runs ranks
+   * above PTX that the driver must compile; both above every CPU rank. */
+  if (cubin_runs((uint32_t)want, device_sm)) {
+    snprintf(why, why_cap, "CUBIN sm_%d runs on device sm_%u", want, device_sm);
+    return 2000000 + want;
+  }
+  if (ptx_runs((uint32_t)want, device_sm)) {
+    snprintf(why, why_cap, "PTX compute_%d runs on device sm_%u (compiled at load)", want, device_sm);
+    return 1000000 + want;
+  }
+  snprintf(why, why_cap, "device sm_%u, code for sm_%d", device_sm, want);
+  return 0;
 }
 
 static int cuda_rank(const char* target, char* why, size_t why_cap) {
@@ -168,9 +355,8 @@ static int cuda_rank(const char* target, char* why, size_t why_cap) {
     why = dummy;
     why_cap = sizeof dummy;
   }
-  int want = target_sm(target);
-  if (want < 0) {
-    snprintf(why, why_cap, "not a CUDA target '%.32s'", target);
+  if (!target || target_sm(target) < 0) {
+    snprintf(why, why_cap, "not a CUDA target '%.32s'", target ? target : "");
     return 0;
   }
   const cuda_driver_t* d = cuda_driver();
@@ -178,26 +364,17 @@ static int cuda_rank(const char* target, char* why, size_t why_cap) {
     snprintf(why, why_cap, "%s", g_cuda.why);
     return 0;
   }
-  /* A CUBIN runs on its own major architecture at an equal or later minor;
-   * later majors need the PTX that the codegen ships beside it. The driver
-   * has the last word at load (code_fits cannot tell without loading). */
-  if (want && d->sm < want) {
-    snprintf(why, why_cap, "device sm_%d, code for sm_%d", d->sm, want);
-    return 0;
-  }
-  snprintf(why, why_cap, "%s", d->why);
-  /* Above every CPU rank: a GPU variant that runs is preferred. */
-  return 1000000 + (want ? want : 1);
+  int rank = ingot_rt_cuda_rank_for(target, (uint32_t)d->sm, why, why_cap);
+  if (rank > 0) snprintf(why, why_cap, "%s%s", d->why, rank < 2000000 ? "; PTX, compiled at load" : "");
+  return rank;
 }
 
-/* An ELF of machine EM_CUDA (190), or PTX text (".version" near the start). */
+/* A code set, a CUBIN or PTX that the device runs by the rule above; with
+ * no usable driver, whether it is well formed at all. */
 static int cuda_code_fits(const void* code, size_t size) {
-  const uint8_t* p = (const uint8_t*)code;
-  if (size >= 20 && memcmp(p, "\177ELF", 4) == 0) return p[18] == 190 && p[19] == 0;
-  size_t look = size < 4096 ? size : 4096;
-  for (size_t i = 0; i + 8 <= look; ++i)
-    if (memcmp(p + i, ".version", 8) == 0) return 1;
-  return 0;
+  const cuda_driver_t* d = cuda_driver();
+  ingot_rt_cuda_code_t pick;
+  return ingot_rt_cuda_code_pick(code, size, d ? (uint32_t)d->sm : 0, &pick, NULL, 0) == INGOT_RT_CUDA_CODE_OK;
 }
 
 struct ingot_rt_module_t {
@@ -237,12 +414,18 @@ static ingot_status_t cuda_load(const void* code, size_t size, ingot_allocator_t
   const cuda_driver_t* d = NULL;
   ingot_status_t status = cuda_current(&d);
   if (status != INGOT_OK) return status;
-  if (size == 0) return ingot_rt_fail(INGOT_ERROR_CORRUPT, "cuda: empty code");
+  ingot_rt_cuda_code_t pick;
+  char why[192];
+  int found = ingot_rt_cuda_code_pick(code, size, (uint32_t)d->sm, &pick, why, sizeof why);
+  if (found == INGOT_RT_CUDA_CODE_CORRUPT) return ingot_rt_fail(INGOT_ERROR_CORRUPT, "cuda: %s", why);
+  if (found != INGOT_RT_CUDA_CODE_OK) return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "cuda: %s", why);
+  code = pick.data;
+  size = pick.size;
   /* cuModuleLoadData reads PTX as a C string: a copy with a NUL when the
-   * section has none (a CUBIN is an ELF and carries its own sizes). */
+   * code has none (a CUBIN is an ELF and carries its own sizes). */
   const uint8_t* p = (const uint8_t*)code;
   uint8_t* text = NULL;
-  if ((size < 4 || memcmp(p, "\177ELF", 4) != 0) && p[size - 1] != '\0') {
+  if (pick.kind == INGOT_GPU_CODE_PTX && p[size - 1] != '\0') {
     if (size == SIZE_MAX) return ingot_rt_fail(INGOT_ERROR_LIMIT, "cuda: code too large");
     text = (uint8_t*)ingot_rt_alloc(allocator, size + 1);
     if (!text) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "out of memory");

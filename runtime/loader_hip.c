@@ -121,12 +121,13 @@ int ingot_rt_hip_probe(char* why, size_t why_cap) {
   return h ? h->gfx : 0;
 }
 
-/* The gfx number a target names ("rocm -mcpu=gfx90a" -> 910, gfx942 -> 942),
- * 0 when none, -1 when malformed. gfx9 minor letters count on from 0 (a=10). */
+/* The gfx number a target names ("rocm -mcpu=gfx90a" -> 910, gfx942 -> 942;
+ * plain "rocm" is gfx90a, as the compiler reads it), -1 when malformed.
+ * gfx9 minor letters count on from 0 (a=10). */
 static int target_gfx(const char* target) {
   if (strncmp(target, "rocm", 4) != 0 && strncmp(target, "hip", 3) != 0) return -1;
   const char* a = strstr(target, "-mcpu=gfx");
-  if (!a) return 0;
+  if (!a) return strstr(target, "-mcpu=") ? -1 : 910;
   a += 9;
   size_t n = strspn(a, "0123456789abcdef");
   if (n < 3 || n > 4) return -1;

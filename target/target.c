@@ -1,6 +1,7 @@
 /* Target strings -> target descriptions, from the one table of this folder
  * (target_arches.def, target_levels.def, target_cpus.def,
- * target_features.def; runtime/cpu.c includes the same rows).
+ * target_features.def, target_gpus.def; runtime/cpu.c includes the same
+ * CPU rows).
  *
  * The canonical string is what a bundle stores in its CODE section (at most
  * INGOT_TARGET_NAME_BYTES - 1 bytes) and what the runtime reads to decide
@@ -84,6 +85,23 @@ static const cpu_row_t k_cpus[] = {
 };
 #define CPU_COUNT (sizeof(k_cpus) / sizeof(k_cpus[0]))
 
+typedef struct gpu_row_t {
+  ingot_target_kind_t kind;
+  const char* arch;
+  uint32_t number, warp, shared, threads, units, lanes, fp32_gflops, mem_gbps;
+  bool mma;
+  const char* reference;
+} gpu_row_t;
+
+static const gpu_row_t k_gpus[INGOT_TARGET_GPU_COUNT_] = {
+    [INGOT_TARGET_GPU_NONE] = {0, "", 0, 0, 0, 0, 0, 0, 0, 0, false, ""},
+#define INGOT_TARGET_GPU(id, kind, arch, number, warp, shared, threads, units, lanes, gflops, gbps, mma, ref) \
+  [INGOT_TARGET_GPU_##id] = {INGOT_TARGET_##kind, arch, number, warp, shared, threads, units, lanes, gflops, gbps, \
+                             mma != 0, ref},
+#include "target/target_gpus.def"
+#undef INGOT_TARGET_GPU
+};
+
 typedef struct target_kind_info_t {
   const char* name;                 /* first word of the target string */
   ingot_target_kind_t kind;
@@ -93,8 +111,8 @@ typedef struct target_kind_info_t {
 static const target_kind_info_t k_target_kinds[] = {
     {"c", INGOT_TARGET_C, true},
     {"llvm", INGOT_TARGET_LLVM, true},
-    {"cuda", INGOT_TARGET_CUDA, false},
-    {"rocm", INGOT_TARGET_ROCM, false},
+    {"cuda", INGOT_TARGET_CUDA, true},
+    {"rocm", INGOT_TARGET_ROCM, true},
 };
 
 /* ---- Lookups. */
@@ -108,6 +126,10 @@ const char* ingot_target_level_name(ingot_target_level_t level) {
 
 const char* ingot_target_arch_name(ingot_target_arch_t arch) {
   return arch > INGOT_TARGET_ARCH_NONE && arch < INGOT_TARGET_ARCH_COUNT_ ? k_arches[arch].triple_arch : NULL;
+}
+
+const char* ingot_target_gpu_name(ingot_target_gpu_id_t gpu) {
+  return gpu > INGOT_TARGET_GPU_NONE && gpu < INGOT_TARGET_GPU_COUNT_ ? k_gpus[gpu].arch : NULL;
 }
 
 bool ingot_target_has_feature(const ingot_target_t* target, ingot_target_feature_t feature) {
@@ -148,6 +170,19 @@ const char* ingot_target_cpu_level(const char* cpu) {
   return row ? k_levels[row->level].name : NULL;
 }
 
+/* ", \"cuda [-arch=sm_80|sm_90]\"" for the GPU rows of `kind`. */
+static void append_gpu_forms(ingot_strbuf_t* sb, ingot_target_kind_t kind, const char* word, const char* option,
+                             bool last) {
+  ingot_strbuf_appendf(sb, ",%s \"%s [%s=", last ? " and" : "", word, option);
+  bool first = true;
+  for (int g = INGOT_TARGET_GPU_NONE + 1; g < INGOT_TARGET_GPU_COUNT_; ++g)
+    if (k_gpus[g].kind == kind) {
+      ingot_strbuf_appendf(sb, "%s%s", first ? "" : "|", k_gpus[g].arch);
+      first = false;
+    }
+  ingot_strbuf_append(sb, "]\"");
+}
+
 /* "accepted: ..." for error messages, from the rows. */
 static void append_accepted(ingot_strbuf_t* sb) {
   ingot_strbuf_append(sb, "accepted: \"c\", \"c -mcpu=LEVEL\" (LEVEL:");
@@ -156,7 +191,7 @@ static void append_accepted(ingot_strbuf_t* sb) {
   ingot_strbuf_append(sb, "), \"llvm\" (this machine), the short names");
   for (int i = INGOT_TARGET_LEVEL_NONE + 1; i < INGOT_TARGET_LEVEL_COUNT_; ++i)
     ingot_strbuf_appendf(sb, "%s \"%s\"", i == INGOT_TARGET_LEVEL_NONE + 1 ? "" : ",", k_levels[i].name);
-  ingot_strbuf_append(sb, ", and \"llvm [-mtriple=");
+  ingot_strbuf_append(sb, ", \"llvm [-mtriple=");
   bool first = true;
   for (int a = INGOT_TARGET_ARCH_NONE + 1; a < INGOT_TARGET_ARCH_COUNT_; ++a)
     if (arch_baseline((ingot_target_arch_t)a) != INGOT_TARGET_LEVEL_NONE) {
@@ -164,6 +199,8 @@ static void append_accepted(ingot_strbuf_t* sb) {
       first = false;
     }
   ingot_strbuf_append(sb, "] [-mcpu=LEVEL|CPU] [-mattr=+f1,-f2]\"");
+  append_gpu_forms(sb, INGOT_TARGET_CUDA, "cuda", "-arch", false);
+  append_gpu_forms(sb, INGOT_TARGET_ROCM, "rocm", "-mcpu", true);
 }
 
 /* Fails with `code` and the message, followed by what is accepted. */
@@ -479,6 +516,64 @@ static ingot_status_t parse_llvm(const char* text, char** words, int first, int 
   return INGOT_OK;
 }
 
+/* "cuda [-arch=sm_XX]", "rocm [-mcpu=gfxNNN]": words[1..count) are the
+ * options after the kind. */
+static ingot_status_t parse_gpu(const char* text, ingot_target_kind_t kind, char** words, int count,
+                                ingot_target_t* out) {
+  const char* option = kind == INGOT_TARGET_CUDA ? "-arch=" : "-mcpu=";
+  const char* kind_name = kind == INGOT_TARGET_CUDA ? "cuda" : "rocm";
+  const char* what = kind == INGOT_TARGET_CUDA ? "CUDA architecture" : "AMD GPU";
+  const size_t option_len = strlen(option);
+  ingot_target_gpu_id_t gpu = INGOT_TARGET_GPU_NONE;
+  for (int w = 1; w < count; ++w) {
+    if (strncmp(words[w], option, option_len) != 0)
+      return refuse(INGOT_ERROR_INVALID_ARGUMENT, "target '%s': unknown option '%s' for %s", text, words[w],
+                    kind_name);
+    if (gpu != INGOT_TARGET_GPU_NONE)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "target '%s': %s given twice", text, option);
+    const char* name = words[w] + option_len;
+    for (int g = INGOT_TARGET_GPU_NONE + 1; g < INGOT_TARGET_GPU_COUNT_; ++g)
+      if (k_gpus[g].kind == kind && strcmp(k_gpus[g].arch, name) == 0) gpu = (ingot_target_gpu_id_t)g;
+    if (gpu == INGOT_TARGET_GPU_NONE) {
+      ingot_strbuf_t sb = {0};
+      for (int g = INGOT_TARGET_GPU_NONE + 1; g < INGOT_TARGET_GPU_COUNT_; ++g)
+        if (k_gpus[g].kind == kind) ingot_strbuf_appendf(&sb, " %s", k_gpus[g].arch);
+      ingot_status_t st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "target '%s': unknown %s '%s' (accepted:%s)",
+                                     text, what, name, sb.data ? sb.data : "");
+      ingot_strbuf_free(&sb);
+      return st;
+    }
+  }
+  if (gpu == INGOT_TARGET_GPU_NONE) /* the kind's first row is its default */
+    for (int g = INGOT_TARGET_GPU_COUNT_ - 1; g > INGOT_TARGET_GPU_NONE; --g)
+      if (k_gpus[g].kind == kind) gpu = (ingot_target_gpu_id_t)g;
+  const gpu_row_t* row = &k_gpus[gpu];
+  ingot_target_arch_t arch = kind == INGOT_TARGET_CUDA ? INGOT_TARGET_ARCH_NVPTX : INGOT_TARGET_ARCH_AMDGPU;
+  out->kind = kind;
+  out->arch = arch;
+  out->level = INGOT_TARGET_LEVEL_NONE;
+  snprintf(out->triple, sizeof(out->triple), "%s", k_arches[arch].triple);
+  snprintf(out->cpu, sizeof(out->cpu), "%s", row->arch);
+  snprintf(out->name, sizeof(out->name), "%s %s%s", kind_name, option, row->arch);
+  /* The widest load one thread issues (float4), and the FFMA / V_FMA every
+   * row has; no CPU features, caches or host threads. */
+  out->vector_bytes = 16;
+  out->has_fma = true;
+  ingot_target_gpu_t* g = &out->gpu;
+  snprintf(g->arch, sizeof(g->arch), "%s", row->arch);
+  g->warp_size = row->warp;
+  g->shared_bytes_per_block = row->shared;
+  g->max_threads_per_block = row->threads;
+  g->id = gpu;
+  g->number = row->number;
+  g->units = row->units;
+  g->fp32_lanes_per_unit = row->lanes;
+  g->peak_fp32_gflops = row->fp32_gflops;
+  g->peak_mem_gbps = row->mem_gbps;
+  g->has_mma = row->mma;
+  return INGOT_OK;
+}
+
 ingot_status_t ingot_target_parse(const char* text, ingot_target_t* out_target) {
   if (!out_target) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_target_parse: no output");
   memset(out_target, 0, sizeof(*out_target));
@@ -508,8 +603,11 @@ ingot_status_t ingot_target_parse(const char* text, ingot_target_t* out_target) 
     if (!info) return refuse(INGOT_ERROR_INVALID_ARGUMENT, "unknown target '%s'", text);
     if (!info->supported)
       return refuse(INGOT_ERROR_UNSUPPORTED, "target '%s': the %s target is not implemented yet", text, info->name);
-    st = info->kind == INGOT_TARGET_C ? parse_c(text, words, count, out_target)
-                                      : parse_llvm(text, words, 1, count, out_target);
+    if (info->kind == INGOT_TARGET_CUDA || info->kind == INGOT_TARGET_ROCM)
+      st = parse_gpu(text, info->kind, words, count, out_target);
+    else
+      st = info->kind == INGOT_TARGET_C ? parse_c(text, words, count, out_target)
+                                        : parse_llvm(text, words, 1, count, out_target);
   }
   if (st != INGOT_OK) memset(out_target, 0, sizeof(*out_target));
   return st;

@@ -21,8 +21,8 @@
 typedef enum ingot_target_kind_t {
   INGOT_TARGET_C = 1,          /* portable C99 built by the system C compiler */
   INGOT_TARGET_LLVM = 2,       /* LLVM IR through the LLVM-C API, linked by ld.lld */
-  INGOT_TARGET_CUDA = 3,       /* reserved */
-  INGOT_TARGET_ROCM = 4,       /* reserved */
+  INGOT_TARGET_CUDA = 3,       /* CUDA C through NVRTC: a CUBIN plus PTX */
+  INGOT_TARGET_ROCM = 4,       /* HIP through hiprtc: an AMD GPU code object */
 } ingot_target_kind_t;
 
 /* Architectures (target_arches.def). */
@@ -53,12 +53,31 @@ typedef enum ingot_target_feature_t {
 
 _Static_assert(INGOT_TARGET_FEATURE_COUNT_ <= 64, "feature_bits holds at most 64 features");
 
-/* A GPU's facts; all zero (and arch "") for a CPU target. */
+/* GPUs (target_gpus.def). */
+typedef enum ingot_target_gpu_id_t {
+  INGOT_TARGET_GPU_NONE = 0,   /* a CPU target */
+#define INGOT_TARGET_GPU(id, ...) INGOT_TARGET_GPU_##id,
+#include "target/target_gpus.def"
+#undef INGOT_TARGET_GPU
+  INGOT_TARGET_GPU_COUNT_
+} ingot_target_gpu_id_t;
+
+/* A GPU's facts (its row of target_gpus.def); all zero (and arch "") for a
+ * CPU target. Schedules read warp_size, shared_bytes_per_block and
+ * max_threads_per_block; the rest describes the row's reference part, for
+ * reports (fractions of peak), never for correctness. */
 typedef struct ingot_target_gpu_t {
   char arch[16];                   /* "sm_90", "gfx90a" */
   uint32_t warp_size;              /* threads that run in lock step: 32, 64 */
   uint32_t shared_bytes_per_block; /* shared memory one block may use */
   uint32_t max_threads_per_block;
+  ingot_target_gpu_id_t id;        /* the row */
+  uint32_t number;                 /* as drivers report it: 90 (sm_90), 910 (gfx90a) */
+  uint32_t units;                  /* SMs / CUs of the reference part */
+  uint32_t fp32_lanes_per_unit;    /* fp32 FMA lanes of one SM / CU */
+  uint32_t peak_fp32_gflops;       /* reference part, non-tensor fp32 */
+  uint32_t peak_mem_gbps;          /* reference part, GB/s */
+  bool has_mma;                    /* fp16/bf16/tf32 matrix instructions */
 } ingot_target_gpu_t;
 
 typedef struct ingot_target_t {
@@ -103,6 +122,12 @@ typedef struct ingot_target_t {
  *                                       implies its level: x86-64-v4 here; it
  *                                       only tunes the code)
  *   llvm x86-64-v3 -mattr=+avx512vnni   llvm x86-64-v3 -mattr=+avx512vnni
+ *   cuda                                cuda -arch=sm_80  (the first cuda row)
+ *   cuda -arch=sm_80|sm_86|sm_89|sm_90  cuda -arch=sm_90 ...
+ *   rocm                                rocm -mcpu=gfx90a (the first rocm row)
+ *   rocm -mcpu=gfx90a|gfx942            rocm -mcpu=gfx942 ...
+ * (the GPUs are the rows of target_gpus.def; a GPU target fills `gpu`, the
+ * triple and arch of its target_arches.def row, cpu = the GPU's arch name)
  * -mcpu=native is refused: a bundle must not depend on the build machine.
  * *out_target is zeroed first and fully filled on success. */
 ingot_status_t ingot_target_parse(const char* text, ingot_target_t* out_target);
@@ -118,5 +143,7 @@ bool ingot_target_has_feature(const ingot_target_t* target, ingot_target_feature
 const char* ingot_target_feature_name(ingot_target_feature_t feature);
 const char* ingot_target_level_name(ingot_target_level_t level);
 const char* ingot_target_arch_name(ingot_target_arch_t arch);
+/* The GPU architecture name of a row ("sm_90", "gfx90a"); NULL out of range. */
+const char* ingot_target_gpu_name(ingot_target_gpu_id_t gpu);
 
 #endif /* INGOT_TARGET_H_ */

@@ -590,7 +590,10 @@ static void test_backends(void) {
   CHECK(c && strcmp(c->name, "c") == 0 && c->emit && c->build, "row for c");
   const ingot_codegen_backend_t* l = ingot_codegen_backend_find(INGOT_TARGET_LLVM);
   CHECK(l && strcmp(l->name, "llvm") == 0 && l->emit && l->build, "row for llvm");
-  CHECK(ingot_codegen_backend_find(INGOT_TARGET_CUDA) == NULL, "no row for cuda yet");
+  const ingot_codegen_backend_t* cu = ingot_codegen_backend_find(INGOT_TARGET_CUDA);
+  CHECK(cu && strcmp(cu->name, "cuda") == 0 && cu->vectors == INGOT_CODEGEN_VECTOR_NONE, "row for cuda");
+  const ingot_codegen_backend_t* ro = ingot_codegen_backend_find(INGOT_TARGET_ROCM);
+  CHECK(ro && strcmp(ro->name, "rocm") == 0 && ro->vectors == INGOT_CODEGEN_VECTOR_NONE, "row for rocm");
 
   ingot_ir_func_t* f = ingot_ir_func_create("twice");
   int64_t d[1] = {8};
@@ -607,16 +610,18 @@ static void test_backends(void) {
   CHECK(strstr(a.data, "twice") != NULL, "the function is in the text");
   ingot_strbuf_free(&a);
   ingot_strbuf_free(&b);
-  /* A kind without a row fails cleanly, naming the target. */
+  /* A cuda target without its GPU facts fails cleanly, naming the target
+   * (tests/gpu_codegen covers the GPU backends themselves). */
   ingot_target_t cuda = *host_target();
   cuda.kind = INGOT_TARGET_CUDA;
   snprintf(cuda.name, sizeof(cuda.name), "cuda");
   uint8_t* obj = (uint8_t*)1;
   size_t size = 1;
-  CHECK(ingot_codegen_build(&f, 1, &cuda, NULL, NULL, &obj, &size) == INGOT_ERROR_UNSUPPORTED, "no cuda backend");
+  CHECK(ingot_codegen_build(&f, 1, &cuda, NULL, NULL, &obj, &size) == INGOT_ERROR_INVALID_ARGUMENT,
+        "cuda without GPU facts");
   CHECK(obj == NULL && size == 0, "outputs cleared on failure");
   CHECK(strstr(ingot_compiler_error(), "cuda") != NULL, "message names the target: %s", ingot_compiler_error());
-  CHECK(ingot_codegen_emit(&f, 1, &cuda, &a) == INGOT_ERROR_UNSUPPORTED && a.length == 0, "no cuda emit");
+  CHECK(ingot_codegen_emit(&f, 1, &cuda, &a) == INGOT_ERROR_INVALID_ARGUMENT && a.length == 0, "no cuda emit");
   ingot_strbuf_free(&a);
   ingot_ir_func_destroy(f);
 }

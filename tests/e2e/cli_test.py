@@ -14,6 +14,9 @@ CASE is one of:
   npy       bad inputs: a garbage .npy, a Fortran-order one, a shape or dtype
             mismatch, an unknown input name: one error line that says what
   run       run with and without --output, random inputs, --bench, threads
+  targets   --target with its options unquoted (--target cuda -arch=sm_90
+            --target llvm -mcpu=x86-64-v3) as with them quoted, in compile and
+            tune; unknown GPU architectures refused with what is accepted
 """
 import argparse
 import json
@@ -406,8 +409,66 @@ def case_log():
     check(p.returncode == 0 and "usage: ingot log" in p.stdout, "log --help")
 
 
+def inspect_targets(bundle):
+    p = ingot("inspect", "--json", bundle)
+    if not check(p.returncode == 0, f"inspect {bundle}: {p.stderr.strip()}"):
+        return []
+    return [v["target"] for v in json.loads(p.stdout)["variants"]]
+
+
+def case_targets():
+    shape = ["--input-shape", "input=1x1x8x8"]
+    quoted = os.path.join(ARGS.work, "quoted.ingot")
+    unquoted = os.path.join(ARGS.work, "unquoted.ingot")
+    p = ingot("compile", ARGS.model, "-o", quoted, *shape, "--target", "llvm -mcpu=x86-64-v3 -mattr=+avx2",
+              "--target", "c -mcpu=x86-64-v2")
+    check(p.returncode == 0, f"quoted targets: {p.stderr.strip()}")
+    p = ingot("compile", ARGS.model, "-o", unquoted, *shape, "--target", "llvm", "-mcpu=x86-64-v3",
+              "-mattr=+avx2", "--target", "c", "-mcpu=x86-64-v2")
+    check(p.returncode == 0, f"unquoted targets: {p.stderr.strip()}")
+    if os.path.exists(quoted) and os.path.exists(unquoted):
+        want = ["llvm x86-64-v3 -mattr=+avx2", "c -mcpu=x86-64-v2"]
+        check(inspect_targets(unquoted) == want, f"unquoted: variants {inspect_targets(unquoted)}, want {want}")
+        with open(quoted, "rb") as a, open(unquoted, "rb") as b:
+            check(a.read() == b.read(), "quoted and unquoted targets give different bundles")
+        # inspect --extract-code takes a target the same two ways.
+        for i, form in enumerate((["c -mcpu=x86-64-v2"], ["c", "-mcpu=x86-64-v2"])):
+            code = os.path.join(ARGS.work, f"code{i}.so")
+            p = ingot("inspect", unquoted, "--extract-code", *form, "-o", code)
+            check(p.returncode == 0 and os.path.getsize(code) > 0, f"extract-code {form}: {p.stderr.strip()}")
+    # A GPU target joined with its option: a three-variant bundle once the GPU
+    # back ends are in this build, else one error line that names the whole
+    # target (never "unknown option '-arch=sm_90'").
+    gpu = os.path.join(ARGS.work, "gpu.ingot")
+    p = ingot("compile", ARGS.model, "-o", gpu, *shape, "--target", "cuda", "-arch=sm_90", "--target", "rocm",
+              "-mcpu=gfx90a", "--target", "llvm")
+    if p.returncode == 0:
+        got = inspect_targets(gpu)
+        check(got[:2] == ["cuda -arch=sm_90", "rocm -mcpu=gfx90a"] and len(got) == 3, f"gpu variants {got}")
+    else:
+        expect_error(p, "compile cuda+rocm+llvm", 1, ["cuda -arch=sm_90"])
+        check("unknown option" not in p.stderr, f"-arch= not joined: {p.stderr.strip()}")
+        check(not os.path.exists(gpu), "a failed GPU compile left a file")
+    expect_error(ingot("compile", ARGS.model, "-o", gpu, *shape, "--target", "cuda", "-arch=sm_75"),
+                 "cuda sm_75", 1, ["sm_75", "sm_80 sm_86 sm_89 sm_90"])
+    expect_error(ingot("compile", ARGS.model, "-o", gpu, *shape, "--target", "rocm", "-mcpu=gfx1100"),
+                 "rocm gfx1100", 1, ["gfx1100", "gfx90a gfx942"])
+    # Only right after a --target value (or another target option).
+    expect_error(ingot("compile", ARGS.model, "-o", gpu, "-arch=sm_90"), "a stray -arch=", 2,
+                 ["unknown option '-arch=sm_90'"])
+    expect_error(ingot("compile", ARGS.model, "-o", gpu, "--target", "llvm", "-mcpu=x86-64-v3", "-mcpu=x86-64-v2"),
+                 "llvm with two cpus", 1, ["llvm -mcpu=x86-64-v3 -mcpu=x86-64-v2"])
+    # tune takes the same form (both spellings of --target).
+    log = os.path.join(ARGS.work, "tune.log")
+    for flag in (["--target", "llvm"], ["--target=llvm"]):
+        expect_error(ingot("tune", ARGS.model, "-o", log, *shape, *flag, "-mcpu=pentium", "--trials", "1"),
+                     f"tune {flag} -mcpu=pentium", None, ["llvm -mcpu=pentium", "pentium"])
+    check(not os.path.exists(gpu), "a failed compile left a file")
+
+
 CASES = {"flags": case_flags, "inspect": case_inspect, "corrupt": case_corrupt,
-         "npy": case_npy, "run": case_run, "tuning": case_tuning, "log": case_log}
+         "npy": case_npy, "run": case_run, "tuning": case_tuning, "log": case_log,
+         "targets": case_targets}
 
 
 def finish():

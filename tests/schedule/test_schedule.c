@@ -748,7 +748,7 @@ static void test_targets(void) {
   CHECK(ingot_target_parse("c -O3", &t) == INGOT_ERROR_INVALID_ARGUMENT);
   CHECK(ingot_target_parse("", &t) == INGOT_ERROR_INVALID_ARGUMENT);
   CHECK(ingot_target_parse("wasm", &t) == INGOT_ERROR_INVALID_ARGUMENT);
-  CHECK(ingot_target_parse("cuda", &t) == INGOT_ERROR_UNSUPPORTED);
+  CHECK(ingot_target_parse("cuda -arch=sm_75", &t) == INGOT_ERROR_INVALID_ARGUMENT);
   CHECK(ingot_target_parse(NULL, &t) == INGOT_ERROR_INVALID_ARGUMENT);
 }
 

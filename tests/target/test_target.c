@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/loader.h" /* the GPU loader rows read the same target strings */
 #include "runtime/runtime_internal.h"
 #include "target/target.h"
 
@@ -220,12 +221,133 @@ static void test_runtime_sees_the_same_table(void) {
          cpu);
 }
 
+/* GPU targets: every row of target_gpus.def parses to its canonical string
+ * with its facts, the defaults, the refusals with what is accepted, and the
+ * runtime's GPU loader rows read every canonical string as their own. */
+typedef struct gpu_case_t {
+  const char* text;
+  const char* canonical;
+  ingot_target_kind_t kind;
+  ingot_target_arch_t arch;
+  uint32_t warp, number;
+} gpu_case_t;
+
+static void test_gpus(void) {
+  static const gpu_case_t cases[] = {
+      {"cuda", "cuda -arch=sm_80", INGOT_TARGET_CUDA, INGOT_TARGET_ARCH_NVPTX, 32, 80},
+      {"cuda -arch=sm_80", "cuda -arch=sm_80", INGOT_TARGET_CUDA, INGOT_TARGET_ARCH_NVPTX, 32, 80},
+      {"cuda -arch=sm_86", "cuda -arch=sm_86", INGOT_TARGET_CUDA, INGOT_TARGET_ARCH_NVPTX, 32, 86},
+      {" cuda   -arch=sm_89 ", "cuda -arch=sm_89", INGOT_TARGET_CUDA, INGOT_TARGET_ARCH_NVPTX, 32, 89},
+      {"cuda -arch=sm_90", "cuda -arch=sm_90", INGOT_TARGET_CUDA, INGOT_TARGET_ARCH_NVPTX, 32, 90},
+      {"rocm", "rocm -mcpu=gfx90a", INGOT_TARGET_ROCM, INGOT_TARGET_ARCH_AMDGPU, 64, 910},
+      {"rocm -mcpu=gfx90a", "rocm -mcpu=gfx90a", INGOT_TARGET_ROCM, INGOT_TARGET_ARCH_AMDGPU, 64, 910},
+      {"rocm -mcpu=gfx942", "rocm -mcpu=gfx942", INGOT_TARGET_ROCM, INGOT_TARGET_ARCH_AMDGPU, 64, 942},
+  };
+  const ingot_rt_loader_t* cuda = ingot_rt_loader_find(INGOT_LOADER_CUDA);
+  const ingot_rt_loader_t* hip = ingot_rt_loader_find(INGOT_LOADER_HIP);
+  CHECK(cuda && hip, "the runtime has both GPU loader rows");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    const gpu_case_t* c = &cases[i];
+    ingot_target_t t;
+    if (!parse(c->text, &t)) continue;
+    CHECK(t.kind == c->kind && t.arch == c->arch && strcmp(t.name, c->canonical) == 0, "'%s': kind %d arch %d '%s'",
+          c->text, (int)t.kind, (int)t.arch, t.name);
+    CHECK(strcmp(t.triple, c->kind == INGOT_TARGET_CUDA ? "nvptx64-nvidia-cuda" : "amdgcn-amd-amdhsa") == 0,
+          "'%s': triple %s", c->text, t.triple);
+    const char* arch = strchr(c->canonical, '=') + 1;
+    CHECK(strcmp(t.gpu.arch, arch) == 0 && strcmp(t.cpu, arch) == 0 && strcmp(ingot_target_gpu_name(t.gpu.id), arch) == 0,
+          "'%s': gpu arch '%s', cpu '%s'", c->text, t.gpu.arch, t.cpu);
+    CHECK(t.gpu.warp_size == c->warp && t.gpu.number == c->number && t.gpu.shared_bytes_per_block == 49152 &&
+              t.gpu.max_threads_per_block == 1024,
+          "'%s': warp %u number %u shared %u threads %u", c->text, t.gpu.warp_size, t.gpu.number,
+          t.gpu.shared_bytes_per_block, t.gpu.max_threads_per_block);
+    /* The reference part's figures hang together: peak fp32 is units x lanes
+     * x 2 flops x a clock between 1 and 3 GHz. */
+    double ghz = (double)t.gpu.peak_fp32_gflops / (2.0 * t.gpu.units * t.gpu.fp32_lanes_per_unit);
+    CHECK(ghz > 1.0 && ghz < 3.0 && t.gpu.peak_mem_gbps >= 300 && t.gpu.has_mma, "'%s': %.2f GHz, %u GB/s", c->text,
+          ghz, t.gpu.peak_mem_gbps);
+    CHECK(t.level == INGOT_TARGET_LEVEL_NONE && t.feature_bits == 0 && t.l1_bytes == 0 && t.tune[0] == 0 &&
+              t.features[0] == 0 && t.vector_bytes == 16,
+          "'%s': no CPU facts", c->text);
+    /* The canonical string parses to itself. */
+    ingot_target_t again;
+    if (parse(t.name, &again)) CHECK(memcmp(&again, &t, sizeof t) == 0, "'%s' is a fixed point", t.name);
+    /* The runtime reads it as a target of its row (no driver here: the
+     * reason is the driver's absence, never "not a ... target"). */
+    const ingot_rt_loader_t* row = c->kind == INGOT_TARGET_CUDA ? cuda : hip;
+    const ingot_rt_loader_t* other = c->kind == INGOT_TARGET_CUDA ? hip : cuda;
+    char why[160] = "";
+    if (row) {
+      row->rank(t.name, why, sizeof why);
+      CHECK(strstr(why, "not a ") == NULL, "runtime %s row on '%s': %s", row->name, t.name, why);
+    }
+    if (other)
+      CHECK(other->rank(t.name, why, sizeof why) == 0 && strstr(why, "not a ") != NULL, "runtime %s row on '%s': %s",
+            other->name, t.name, why);
+    /* The CPU rank refuses GPU code. */
+    CHECK(ingot_rt_variant_rank(t.name, why, sizeof why) == 0, "cpu rank of '%s': %s", t.name, why);
+  }
+  /* Strings the compiler refuses are not the runtime rows' either. */
+  static const char* const not_gpu[] = {"rocm -mcpu=foo", "rocm -mcpu=", "cuda -arch=compute_90", "cuda -arch=sm_"};
+  for (size_t i = 0; i < sizeof not_gpu / sizeof not_gpu[0]; ++i) {
+    const ingot_rt_loader_t* row = not_gpu[i][0] == 'c' ? cuda : hip;
+    char why[160] = "";
+    ingot_target_t t;
+    CHECK(ingot_target_parse(not_gpu[i], &t) != INGOT_OK, "compiler refuses '%s'", not_gpu[i]);
+    if (row)
+      CHECK(row->rank(not_gpu[i], why, sizeof why) == 0 && strstr(why, "not a "), "runtime %s row on '%s': %s",
+            row->name, not_gpu[i], why);
+  }
+  /* Every row is reachable through its kind. */
+  int rows = 0;
+  for (int g = INGOT_TARGET_GPU_NONE + 1; g < INGOT_TARGET_GPU_COUNT_; ++g, ++rows) {
+    const char* name = ingot_target_gpu_name((ingot_target_gpu_id_t)g);
+    char text[64];
+    snprintf(text, sizeof text, "%s %s", name[0] == 's' ? "cuda -arch=" : "rocm -mcpu=", name);
+    for (char* sp = strchr(text, '='); sp && sp[1] == ' ';) memmove(sp + 1, sp + 2, strlen(sp + 2) + 1);
+    ingot_target_t t;
+    if (parse(text, &t)) CHECK(t.gpu.id == (ingot_target_gpu_id_t)g, "%s: row %d", text, (int)t.gpu.id);
+  }
+  CHECK(ingot_target_gpu_name(INGOT_TARGET_GPU_NONE) == NULL && ingot_target_gpu_name(INGOT_TARGET_GPU_COUNT_) == NULL,
+        "gpu names out of range");
+
+  /* Refusals: one message naming what is wrong and what is accepted. */
+  static const struct {
+    const char* text;
+    const char* says[3];
+  } bad[] = {
+      {"cuda -arch=sm_75", {"unknown CUDA architecture 'sm_75'", "sm_80 sm_86 sm_89 sm_90", NULL}},
+      {"cuda -arch=gfx90a", {"unknown CUDA architecture 'gfx90a'", NULL, NULL}},
+      {"rocm -mcpu=gfx1100", {"unknown AMD GPU 'gfx1100'", "gfx90a gfx942", NULL}},
+      {"rocm -arch=sm_90", {"unknown option '-arch=sm_90' for rocm", "\"rocm [-mcpu=gfx90a|gfx942]\"", NULL}},
+      {"cuda -mcpu=sm_90", {"unknown option '-mcpu=sm_90' for cuda", "\"cuda [-arch=sm_80|sm_86|sm_89|sm_90]\"",
+                            NULL}},
+      {"cuda -arch=sm_80 -arch=sm_90", {"-arch= given twice", NULL, NULL}},
+      {"cuda -arch=", {"unknown CUDA architecture ''", NULL, NULL}},
+      {"vulkan", {"unknown target 'vulkan'", "\"cuda [-arch=", "\"rocm [-mcpu="}},
+      {"llvm -mtriple=nvptx64-nvidia-cuda", {"not supported", NULL, NULL}},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    ingot_target_t t;
+    ingot_status_t st = ingot_target_parse(bad[i].text, &t);
+    const char* msg = ingot_compiler_error();
+    CHECK(st != INGOT_OK && t.kind == 0 && t.name[0] == 0 && t.gpu.warp_size == 0, "'%s' refused, nothing filled",
+          bad[i].text);
+    CHECK(strchr(msg, '\n') == NULL, "'%s': one line: %s", bad[i].text, msg);
+    for (int k = 0; k < 3 && bad[i].says[k]; ++k)
+      CHECK(strstr(msg, bad[i].says[k]) != NULL, "'%s': message '%s' lacks '%s'", bad[i].text, msg, bad[i].says[k]);
+  }
+  printf("gpus: %d rows, %zu strings, %zu refusals\n", rows, sizeof cases / sizeof cases[0],
+         sizeof bad / sizeof bad[0]);
+}
+
 int main(void) {
   test_levels();
   test_cpus();
   test_mattr();
   test_hosts();
   test_runtime_sees_the_same_table();
+  test_gpus();
   if (g_failures) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);
     return 1;

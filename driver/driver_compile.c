@@ -323,9 +323,10 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
     if ((s = ingot_codegen_build(funcs, unique, &st->targets[t], o->cc, t == 0 ? o->emit_source_path : NULL,
                                  &st->objects[t], &size)))
       return nt > 1 ? ingot_fail_prefix(s, "target '%s'", st->targets[t].name) : s;
-    st->codes[t] = (ingot_bundle_code_t){.target = st->targets[t].name, .data = st->objects[t], .size = size,
-                                         .loader = INGOT_LOADER_CPU_ELF};
     st->object_count = t + 1;
+    if ((s = driver_code_record(&st->arena, funcs, unique, &st->targets[t], step_kernel, n, st->objects[t], size,
+                                &st->codes[t])))
+      return nt > 1 ? ingot_fail_prefix(s, "target '%s'", st->targets[t].name) : s;
   }
 
   ingot_bundle_report_t report;

@@ -30,6 +30,14 @@ char* driver_canonical_text(ingot_ir_func_t* func);
 const char* driver_kernel_symbol(ingot_arena_t* arena, const ingot_graph_t* graph, const ingot_kernel_t* kernel,
                                  const ingot_target_t* target, const char* text);
 
+/* The bundle's record of a target's code object (`object`, `size`, built
+ * from `funcs`): its loader kind and, for a GPU kind, each step's launch
+ * (the grid and block its kernel step_kernel[s] expects, from the codegen's
+ * ingot_codegen_gpu_launches over the same functions), in `arena`. */
+ingot_status_t driver_code_record(ingot_arena_t* arena, ingot_ir_func_t* const* funcs, uint32_t count,
+                                  const ingot_target_t* target, const uint32_t* step_kernel, uint32_t step_count,
+                                  const uint8_t* object, size_t size, ingot_bundle_code_t* out_code);
+
 /* What becomes a bundle: steps (lowered kernels, in execution order) over the
  * values of `graph`. */
 typedef struct driver_package_t {

@@ -98,8 +98,8 @@ static ingot_status_t build(const ingot_graph_t* g, uint32_t node_id, const ingo
   }
   const uint32_t step_kernel = 0;
   const char* names[1] = {symbol};
-  ingot_bundle_code_t code = {.target = target.name, .data = st->object, .size = size,
-                              .loader = INGOT_LOADER_CPU_ELF};
+  ingot_bundle_code_t code;
+  if ((s = driver_code_record(&st->arena, funcs, 1, &target, &step_kernel, 1, st->object, size, &code))) return s;
   driver_package_t package = {
       .graph = g,
       .steps = kernel, .step_count = 1, .step_kernel = &step_kernel,

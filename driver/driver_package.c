@@ -213,6 +213,25 @@ static ingot_status_t pair_variants(ingot_arena_t* A, const driver_package_t* p,
   return INGOT_OK;
 }
 
+ingot_status_t driver_code_record(ingot_arena_t* A, ingot_ir_func_t* const* funcs, uint32_t count,
+                                  const ingot_target_t* target, const uint32_t* step_kernel, uint32_t step_count,
+                                  const uint8_t* object, size_t size, ingot_bundle_code_t* out_code) {
+  *out_code = (ingot_bundle_code_t){.target = target->name, .data = object, .size = size,
+                                    .loader = INGOT_LOADER_CPU_ELF};
+  if (target->kind != INGOT_TARGET_CUDA && target->kind != INGOT_TARGET_ROCM) return INGOT_OK;
+  out_code->loader = target->kind == INGOT_TARGET_CUDA ? INGOT_LOADER_CUDA : INGOT_LOADER_HIP;
+  ingot_launch_record_t* per_kernel = INGOT_ARENA_ARRAY(A, ingot_launch_record_t, count ? count : 1);
+  ingot_status_t s = ingot_codegen_gpu_launches(funcs, count, target, per_kernel);
+  if (s) return s;
+  ingot_launch_record_t* launches = INGOT_ARENA_ARRAY(A, ingot_launch_record_t, step_count ? step_count : 1);
+  for (uint32_t k = 0; k < step_count; ++k) {
+    launches[k] = per_kernel[step_kernel[k]];
+    launches[k].kernel = step_kernel[k];
+  }
+  out_code->launches = launches;
+  return INGOT_OK;
+}
+
 ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8_t** out_data, size_t* out_size,
                               ingot_bundle_report_t* out_report) {
   const ingot_graph_t* g = p->graph;

@@ -160,6 +160,11 @@ static ingot_ir_stmt_t* replace_stmt(ingot_ir_func_t* f, ingot_ir_stmt_t* s, con
   }
 }
 
+ingot_ir_stmt_t* schedule_replace_stmt(ingot_ir_func_t* f, ingot_ir_stmt_t* root, const ingot_ir_stmt_t* target,
+                                       ingot_ir_stmt_t* replacement) {
+  return replace_stmt(f, root, target, replacement);
+}
+
 /* Installs a new body if the loop-kind rules still hold; else keeps the old
  * one (and any variables added are left unused). */
 static ingot_status_t commit(ingot_ir_func_t* f, ingot_ir_stmt_t* body, uint32_t old_var_count) {
@@ -627,6 +632,188 @@ static bool is_first_step(const ingot_ir_expr_t* cond, const ingot_ir_stmt_t* co
   return seen == count;
 }
 
+/* The store under a chain of guards (NULL if something else is there). */
+static const ingot_ir_stmt_t* guard_store(const ingot_ir_stmt_t* s) {
+  while (s && s->kind == INGOT_IR_STMT_IF) s = direct_child(s->u.cond.then_body);
+  return s && s->kind == INGOT_IR_STMT_STORE ? s : NULL;
+}
+
+/* Whether some variable that `e` reads is read by the index of `store`. */
+static bool expr_reads_index_var(const ingot_ir_expr_t* e, const ingot_ir_stmt_t* store) {
+  if (!e) return false;
+  switch (e->kind) {
+    case INGOT_IR_EXPR_VAR: return ingot_ir_expr_uses_var(store->u.store.index, e->u.var);
+    case INGOT_IR_EXPR_LOAD: return expr_reads_index_var(e->u.load.index, store);
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: return expr_reads_index_var(e->u.unary.a, store);
+    case INGOT_IR_EXPR_BINARY: return expr_reads_index_var(e->u.binary.a, store) || expr_reads_index_var(e->u.binary.b, store);
+    case INGOT_IR_EXPR_SELECT:
+      return expr_reads_index_var(e->u.select.cond, store) || expr_reads_index_var(e->u.select.a, store) ||
+             expr_reads_index_var(e->u.select.b, store);
+    default: return false;
+  }
+}
+
+static bool expr_uses_loops(const ingot_ir_expr_t* e, const ingot_ir_stmt_t* const* loops, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (ingot_ir_expr_uses_var(e, loops[i]->u.loop.var)) return true;
+  return false;
+}
+
+static ingot_ir_expr_t* and_expr(ingot_ir_func_t* f, ingot_ir_expr_t* a, ingot_ir_expr_t* b) {
+  return a ? ingot_ir_binary(f, INGOT_IR_AND, a, b) : b;
+}
+
+#define GUARDS_MAX 16
+
+/* ingot_schedule_accumulate_ex on a nest without a vectorized loop: the
+ * unrolled loops hold guards (IFs) and the store (see schedule.h). */
+static ingot_status_t accumulate_guarded(ingot_ir_func_t* f, const char* name, ingot_ir_stmt_t* top,
+                                         const ingot_ir_stmt_t* const* red, uint32_t nred,
+                                         const ingot_ir_stmt_t* const* unr, uint32_t nunr, const ingot_ir_stmt_t* s,
+                                         const ingot_ir_stmt_t* stage_root, bool epilogue) {
+  ingot_ir_expr_t* guards[GUARDS_MAX];
+  bool spatial[GUARDS_MAX];
+  uint32_t ng = 0;
+  while (s && s->kind == INGOT_IR_STMT_IF) {
+    if (ng == GUARDS_MAX || expr_has_load(s->u.cond.cond))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': a guard reads memory (or more than %d guards)",
+                        name, GUARDS_MAX);
+    bool uses_red = expr_uses_loops(s->u.cond.cond, red, nred);
+    const ingot_ir_stmt_t* store = guard_store(s);
+    if (!store)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "accumulate '%s': the unrolled loops hold more than guards and one store", name);
+    if (uses_red && expr_reads_index_var(s->u.cond.cond, store))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "accumulate '%s': a guard reads both a reduce loop and a variable of the store index", name);
+    spatial[ng] = !uses_red;
+    guards[ng++] = s->u.cond.cond;
+    s = direct_child(s->u.cond.then_body);
+  }
+  if (!s || s->kind != INGOT_IR_STMT_STORE)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the unrolled loops hold more than guards and one store",
+                      name);
+  const ingot_ir_expr_t* v = s->u.store.value;
+  ingot_ir_expr_t* idx = s->u.store.index;
+  uint32_t buf = s->u.store.buffer;
+  bool combines = v && v->kind == INGOT_IR_EXPR_BINARY &&
+                  (v->u.binary.op == INGOT_IR_ADD || v->u.binary.op == INGOT_IR_MAX || v->u.binary.op == INGOT_IR_MIN);
+  const ingot_ir_expr_t* start = combines ? v->u.binary.a : NULL;
+  ingot_ir_expr_t* first = NULL;
+  ingot_ir_expr_t* init = NULL;
+  if (start && start->kind == INGOT_IR_EXPR_SELECT) {
+    first = start->u.select.cond;
+    init = start->u.select.a;
+    start = start->u.select.b;
+    if (expr_loads(init, buf) || expr_loads(first, buf))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the start value reads the output", name);
+  }
+  if (!start || start->kind != INGOT_IR_EXPR_LOAD || start->u.load.buffer != buf || !expr_same(start->u.load.index, idx))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store is not y[i] = y[i] op e", name);
+  bool starts_at_init = first && is_first_step(first, red, nred);
+  ingot_ir_expr_t* e = v->u.binary.b;
+  for (uint32_t i = 0; i < nred; ++i)
+    if (ingot_ir_expr_uses_var(idx, red[i]->u.loop.var))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store index moves with '%s'", name,
+                        f->vars[red[i]->u.loop.var].name);
+  if (expr_loads(e, buf))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the update reads the output", name);
+  int64_t combos = 1;
+  for (uint32_t i = 0; i < nunr; ++i) {
+    combos *= unr[i]->u.loop.extent;
+    if (combos > ACCUMULATE_MAX)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': more than %d accumulators", name,
+                        ACCUMULATE_MAX);
+  }
+  const ingot_ir_stmt_t* finish = NULL;
+  uint32_t finish_pos = 0;
+  if (epilogue && !(finish = epilogue_stage(f, stage_root, buf, &finish_pos)))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                      "accumulate '%s': no FINISH stage y[i] = E(y[i]) follows the nest to fold", name);
+  /* The last iteration of the loops around that repeat the reduction. */
+  ingot_ir_expr_t* last = NULL;
+  if (finish) {
+    stmt_vec_t path = {0};
+    ingot_status_t st = locate(f, name, &path);
+    bool inside = false;
+    for (size_t i = 0; st == INGOT_OK && i + 1 < path.count; ++i) {
+      const ingot_ir_stmt_t* a = path.data[i];
+      inside |= a == stage_root;
+      if (!inside || a->kind != INGOT_IR_STMT_FOR || a->u.loop.extent == 1 || ingot_ir_expr_uses_var(idx, a->u.loop.var))
+        continue;
+      last = and_expr(f, last, ingot_ir_binary(f, INGOT_IR_EQ, ingot_ir_var(f, a->u.loop.var),
+                                               ingot_ir_int(f, a->u.loop.extent - 1)));
+    }
+    INGOT_VEC_FREE(path);
+    if (st != INGOT_OK) return st;
+  }
+  ingot_dtype_t dt = f->buffers[buf].dtype;
+  bool is_float = dt == INGOT_DTYPE_F32 || dt == INGOT_DTYPE_F64 || dt == INGOT_DTYPE_F16;
+  ingot_ir_expr_t* zero = is_float ? ingot_ir_float(f, dt, 0.0) : ingot_ir_cast(f, dt, ingot_ir_int(f, 0));
+  INGOT_VEC(ingot_ir_stmt_t*) pre = {0};
+  INGOT_VEC(ingot_ir_stmt_t*) mid = {0};
+  INGOT_VEC(ingot_ir_stmt_t*) post = {0};
+  for (int64_t c = 0; c < combos; ++c) {
+    ingot_ir_expr_t* ic = idx;
+    ingot_ir_expr_t* ec = e;
+    ingot_ir_expr_t* initc = init;
+    ingot_ir_expr_t* firstc = first;
+    ingot_ir_expr_t* gc[GUARDS_MAX];
+    for (uint32_t g = 0; g < ng; ++g) gc[g] = guards[g];
+    int64_t rest = c;
+    for (int32_t u = (int32_t)nunr - 1; u >= 0; --u) {
+      int64_t val = rest % unr[u]->u.loop.extent;
+      rest /= unr[u]->u.loop.extent;
+      ingot_ir_expr_t* value = ingot_ir_int(f, val);
+      uint32_t uv = unr[u]->u.loop.var;
+      ic = ingot_ir_expr_substitute(f, ic, uv, value);
+      ec = ingot_ir_expr_substitute(f, ec, uv, value);
+      if (init) {
+        initc = ingot_ir_expr_substitute(f, initc, uv, value);
+        firstc = ingot_ir_expr_substitute(f, firstc, uv, value);
+      }
+      for (uint32_t g = 0; g < ng; ++g) gc[g] = ingot_ir_expr_substitute(f, gc[g], uv, value);
+    }
+    ingot_ir_expr_t* gs = NULL;
+    for (uint32_t g = 0; g < ng; ++g)
+      if (spatial[g]) gs = and_expr(f, gs, gc[g]);
+    char nm[32];
+    snprintf(nm, sizeof(nm), "acc%lld", (long long)c);
+    uint32_t var = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOCAL, dt);
+    ingot_ir_expr_t* startc = starts_at_init ? initc : ingot_ir_load(f, buf, ic);
+    if (gs) {
+      INGOT_VEC_PUSH(pre, ingot_ir_local(f, var, zero));
+      INGOT_VEC_PUSH(pre, ingot_ir_if(f, gs, ingot_ir_assign(f, var, startc)));
+    } else {
+      INGOT_VEC_PUSH(pre, ingot_ir_local(f, var, startc));
+    }
+    ingot_ir_expr_t* acc = ingot_ir_var(f, var);
+    if (init && !starts_at_init) acc = ingot_ir_select(f, firstc, initc, acc);
+    ingot_ir_stmt_t* step = ingot_ir_assign(f, var, ingot_ir_binary(f, v->u.binary.op, acc, ec));
+    for (uint32_t g = ng; g-- > 0;) step = ingot_ir_if(f, gc[g], step);
+    INGOT_VEC_PUSH(mid, step);
+    ingot_ir_expr_t* result = ingot_ir_var(f, var);
+    if (finish) {
+      ingot_ir_expr_t* fin = epilogue_apply(f, finish->u.store.value, buf, result, ic);
+      result = last ? ingot_ir_select(f, last, fin, result) : fin;
+    }
+    ingot_ir_stmt_t* out = ingot_ir_store(f, buf, ic, result);
+    INGOT_VEC_PUSH(post, gs ? ingot_ir_if(f, gs, out) : out);
+  }
+  ingot_ir_stmt_t* nest = ingot_ir_block(f, mid.data, (uint32_t)mid.count);
+  for (int32_t i = (int32_t)nred - 1; i >= 0; --i) nest = ingot_ir_for_like(f, red[i], nest);
+  INGOT_VEC_PUSH(pre, nest);
+  for (size_t i = 0; i < post.count; ++i) INGOT_VEC_PUSH(pre, post.data[i]);
+  ingot_ir_stmt_t* body = ingot_ir_block(f, pre.data, (uint32_t)pre.count);
+  INGOT_VEC_FREE(pre);
+  INGOT_VEC_FREE(mid);
+  INGOT_VEC_FREE(post);
+  f->body = replace_stmt(f, f->body, top, body);
+  if (finish) drop_body_stmt(f, finish_pos);
+  return INGOT_OK;
+}
+
 ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* f, const char* name) {
   return ingot_schedule_accumulate_ex(f, name, false);
 }
@@ -660,6 +847,8 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
     unr[nunr++] = s;
     s = direct_child(s->u.loop.body);
   }
+  if (nred > 0 && s && (s->kind == INGOT_IR_STMT_IF || s->kind == INGOT_IR_STMT_STORE))
+    return accumulate_guarded(f, name, top, red, nred, unr, nunr, s, stage_root, epilogue);
   if (nred == 0 || !s || s->kind != INGOT_IR_STMT_FOR || s->u.loop.loop_kind != INGOT_IR_LOOP_VECTORIZED)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                       "accumulate '%s': not serial loops, unrolled loops, then a vectorized loop", name);
@@ -1135,6 +1324,11 @@ void ingot_schedule_describe_directive(const ingot_directive_t* d, ingot_strbuf_
       ingot_strbuf_appendf(sb, "reduce %s over %lld threads", loop, (long long)d->factor);
       return;
     case INGOT_DIRECTIVE_ACCUMULATE_LOCAL: ingot_strbuf_appendf(sb, "accumulate %s in a local", loop); return;
+    case INGOT_DIRECTIVE_CACHE_READ:
+      ingot_strbuf_appendf(sb, "cache_read %s at %s -> %s", d->inner ? d->inner : "?", loop,
+                           d->outer_name ? d->outer_name : "(default name)");
+      if (d->factor > 0) ingot_strbuf_appendf(sb, " (shared <= %lld bytes)", (long long)d->factor);
+      return;
   }
   ingot_strbuf_appendf(sb, "unknown directive kind %d", (int)d->kind);
 }
@@ -1167,6 +1361,7 @@ static ingot_status_t apply_one(ingot_ir_func_t* f, const ingot_directive_t* d) 
     case INGOT_DIRECTIVE_BARRIER: return ingot_schedule_barrier_after(f, d->loop);
     case INGOT_DIRECTIVE_REDUCE_THREADS: return ingot_schedule_reduce_threads(f, d->loop, d->factor);
     case INGOT_DIRECTIVE_ACCUMULATE_LOCAL: return ingot_schedule_accumulate_local(f, d->loop);
+    case INGOT_DIRECTIVE_CACHE_READ: return ingot_schedule_cache_read(f, d->loop, d->inner, d->outer_name, d->factor);
   }
   return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "unknown directive kind %d", (int)d->kind);
 }

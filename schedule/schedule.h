@@ -35,20 +35,24 @@ typedef enum ingot_directive_kind_t {
                                           (ingot_schedule_reduce_threads) */
   INGOT_DIRECTIVE_ACCUMULATE_LOCAL = 12, /* loop: the outermost reduce loop of a stage
                                             (ingot_schedule_accumulate_local) */
+  INGOT_DIRECTIVE_CACHE_READ = 13, /* buffer `inner` read inside `loop` -> SHARED buffer `outer_name`
+                                      (NULL: "<buffer>_shared"); factor: shared bytes at most (0: no
+                                      limit); see ingot_schedule_cache_read */
 } ingot_directive_kind_t;
 
 typedef struct ingot_directive_t {
   ingot_directive_kind_t kind;
   const char* loop;             /* the loop acted on (FUSE: the outer one) */
-  const char* inner;            /* FUSE: the inner loop */
+  const char* inner;            /* FUSE: the inner loop; CACHE_READ: the buffer */
   int64_t factor;               /* SPLIT: inner extent */
-  const char* outer_name;       /* SPLIT/FUSE: name of the new outer / fused loop */
+  const char* outer_name;       /* SPLIT/FUSE: name of the new outer / fused loop;
+                                   CACHE_READ: name of the SHARED buffer */
   const char* inner_name;       /* SPLIT: name of the new inner loop */
   const char* const* order;     /* REORDER: loop names, outer -> inner */
   uint32_t order_count;
 } ingot_directive_t;
 
-#define INGOT_MAX_KNOBS 16
+#define INGOT_MAX_KNOBS 24
 
 typedef struct ingot_schedule_t {
   const char* template_name;    /* "contraction.direct", "injective", ... */
@@ -128,12 +132,58 @@ ingot_status_t ingot_schedule_barrier_after(ingot_ir_func_t* func, const char* l
  * partial results in another order than the serial loop (float sums round
  * differently). Fails, leaving the function as it was, on any other form. */
 ingot_status_t ingot_schedule_reduce_threads(ingot_ir_func_t* func, const char* loop, int64_t threads);
+/* ingot_schedule_accumulate also takes its nest without a vectorized loop
+ * (a GPU thread's tile): the
+ * unrolled loops hold the store directly, maybe under guards (IFs whose
+ * conditions read no buffer, such as split tails):
+ *   for r.. { for u.. (unrolled) { if (g..) y[idx] = start op e } }
+ * becomes, per combination c of the unrolled loops,
+ *   acc_c = 0; if (gs_c) acc_c = start_c; for r.. { if (g_c..) acc_c = acc_c op e_c };
+ *   if (gs_c) y[idx_c] = acc_c
+ * where gs are the guards that read no r loop (a guard reading both an r
+ * loop and a variable of the store index is refused). Loops around the nest whose variable
+ * the store index does not read repeat the whole reduction on the same
+ * outputs (the outer steps of a split reduction): with the epilogue, the
+ * final store is y[idx_c] = E(acc_c) only on their last iteration,
+ * y[idx_c] = acc_c before. */
 /* The same; with `epilogue`, when the statement after this nest in the
  * function body is a FINISH stage y[i] = E(y[i]) that reads nothing else
  * (a fused activation), the final stores become y[i] = E(acc) and that
  * stage is removed (the nest must then be the whole UPDATE). The directive
  * form: ACCUMULATE with factor 1. */
 ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* func, const char* loop, bool epilogue);
+
+/* Stages a buffer in a GPU block's shared memory for the loads inside one
+ * loop. `loop` is any loop outside every GPU thread loop (and every
+ * parallel, vectorized or unrolled one); `buffer` a parameter buffer that
+ * the loop reads and does not write. The loads of `buffer` inside the loop
+ * must all read base + sum(coef_v * v) with the same base (any expression of
+ * the variables outside the loop, no load) and the same non-negative
+ * integer coefficients over the loop variables v bound inside the loop (the
+ * loop's own included): the region they read in one iteration of the loops
+ * outside. The region becomes a new SHARED buffer `shared_name` (NULL:
+ * "<buffer>_shared") of prod(extent_v) elements over the loops with a
+ * non-zero coefficient (ordered by coefficient, so a row of the source is a
+ * row of the copy), and the loop is replaced by
+ *   barrier; fill; barrier; loop'
+ * where loop' reads the copy at sum(v * radix_v) and the fill copies element
+ * e from base + sum(coef_v * digit_v(e)): a loop over e = j * NT + tid
+ * inside GPU thread loops of the same axes and extents as the thread loops
+ * inside `loop` (NT threads; no thread loops inside: one serial loop),
+ * guarded by e < size and, where the region may reach past the buffer (a
+ * tile over the edge of the data), by 0 <= src < numel: such elements are
+ * never read back, as the loads inside keep their guards. The first barrier
+ * is left out when the statement before the loop is already one (two
+ * cache_reads at one loop share it). Refused with a message naming buffer
+ * and loop, leaving the function as it was: an index that is not affine
+ * (a division or modulo of a loop variable, a product of two, a gather, a
+ * local set inside the loop), different bases or coefficients, a falling
+ * index, a loop that writes the buffer, and a region whose bytes with the
+ * function's other SHARED buffers exceed `max_bytes` (> 0; 0: no limit).
+ * No double buffering (one copy, two barriers per iteration of the loop
+ * around). Directive: CACHE_READ. */
+ingot_status_t ingot_schedule_cache_read(ingot_ir_func_t* func, const char* loop, const char* buffer,
+                                         const char* shared_name, int64_t max_bytes);
 
 /* Applies every directive in order; on failure names the directive. */
 ingot_status_t ingot_schedule_apply(ingot_ir_func_t* func, const ingot_schedule_t* schedule);
@@ -264,8 +314,18 @@ typedef struct ingot_schedule_space_t {
 uint32_t ingot_schedule_template_count(void);
 const char* ingot_schedule_template_name(uint32_t index);
 ingot_op_class_t ingot_schedule_template_class(uint32_t index);
-/* The default CPU template of a kernel's op class (NULL for an unknown class). */
+/* The default CPU template of a kernel's op class (NULL for an unknown
+ * class). Templates named "gpu.*" (templates.def) are GPU templates: only
+ * GPU target kinds (INGOT_TARGET_CUDA, _ROCM) see them. */
 const char* ingot_schedule_template_for(ingot_op_class_t op_class);
+/* Whether template `index` may schedule `kernel` on `target`: it serves the
+ * kernel's op class and the target's kind, and (a GPU template, which may
+ * not take every kernel of its class) its space for the kernel is not
+ * empty. */
+bool ingot_schedule_template_applies(const ingot_kernel_t* kernel, const ingot_target_t* target, uint32_t index);
+/* The default template for a kernel on a target: on GPU kinds the first GPU
+ * template that fits it, else (and on CPU kinds) ingot_schedule_template_for. */
+const char* ingot_schedule_template_default(const ingot_kernel_t* kernel, const ingot_target_t* target);
 
 /* GPU templates (names "gpu.*" in templates.def) schedule kernels for GPU
  * target kinds (INGOT_TARGET_CUDA, _ROCM) only, the others CPU kinds only;
@@ -349,7 +409,7 @@ typedef struct ingot_schedule_choice_t {
  * the log for (kernel->workload, target) that applies (see
  * ingot_schedule_choice_t), whose template serves the kernel's op class and
  * whose knobs its space accepts, if any; else the default template with its
- * default knobs for this target. `choice` may be NULL. Fills `out_schedule`
+ * default knobs for this target (ingot_schedule_template_default). `choice` may be NULL. Fills `out_schedule`
  * (init'ed by the caller). */
 ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_target_t* target,
                                      const ingot_tuning_log_t* log, ingot_schedule_choice_t* choice,

@@ -22,6 +22,15 @@ uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest);
 ingot_status_t ingot_schedule_reduce_threads_check(const ingot_ir_func_t* func, const ingot_ir_stmt_t* loop);
 /* Whether ingot_schedule_accumulate_local takes the nest at `loop`. */
 bool ingot_schedule_accumulate_local_check(const ingot_ir_func_t* func, const ingot_ir_stmt_t* loop);
+/* Rebuilds `root` with the statement `target` replaced by `replacement`. */
+ingot_ir_stmt_t* schedule_replace_stmt(ingot_ir_func_t* func, ingot_ir_stmt_t* root, const ingot_ir_stmt_t* target,
+                                       ingot_ir_stmt_t* replacement);
+/* Whether the int64 expression `e` is affine in the variables vars[0..n):
+ * e = c + sum(out_coefs[i] * vars[i]) with integer coefficients, where c
+ * reads none of those variables (anything else, a load included, may appear
+ * in c). False for a division, modulo, product or select that involves
+ * them. */
+bool schedule_affine(const ingot_ir_expr_t* e, const uint32_t* vars, uint32_t n, int64_t* out_coefs);
 /* Sets (or appends) a knob value; names are copied into the schedule. */
 void ingot_schedule_set_knob(ingot_schedule_t* schedule, const char* name, int64_t value);
 

@@ -420,16 +420,12 @@ static bool same_layout(const ingot_node_layout_t* a, const ingot_node_layout_t*
          a->chains == b->chains;
 }
 
-static bool target_is_gpu(const ingot_target_t* t) {
-  return t->kind == INGOT_TARGET_CUDA || t->kind == INGOT_TARGET_ROCM;
-}
-
 /* The layout a target takes where no record says otherwise: the default
  * rule's, except on a GPU: no weight panels (they serve a CPU's vector
  * registers; a GPU's threads read the weight in its ONNX layout). */
 static ingot_node_layout_t target_layout_default(const ingot_target_t* t, const ingot_node_layout_options_t* options) {
   ingot_node_layout_t layout = options->defaults;
-  if (target_is_gpu(t)) layout.pack = false;
+  if (ingot_schedule_target_is_gpu(t)) layout.pack = false;
   return layout;
 }
 
@@ -438,7 +434,7 @@ static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_gr
   ingot_schedule_layout_chooser_t* c = (ingot_schedule_layout_chooser_t*)base;
   *out = options->defaults;
   bool gpu = false;
-  for (uint32_t t = 0; t < c->target_count; ++t) gpu |= target_is_gpu(&c->targets[t]);
+  for (uint32_t t = 0; t < c->target_count; ++t) gpu |= ingot_schedule_target_is_gpu(&c->targets[t]);
   if ((!c->log || c->log->count == 0 || c->target_count == 0) && !gpu) return INGOT_OK;
   char* workload = NULL;
   ingot_status_t s = ingot_lower_node_workload(graph, node, &workload);

@@ -745,6 +745,49 @@ static int test_emu(void) {
     ingot_lowered_destroy(keep[i]);
     ingot_graph_destroy(keep_g[i]);
   }
+
+  /* 4. Contractions scheduled by gpu.gemm (block and thread tiles, operand
+   * tiles in shared memory filled between barriers): the defaults and a K
+   * step of 2 (several fills, each between two barriers), with every thread
+   * of a block a pthread. */
+  graph_fn gemms[] = {g_conv, g_gemm};
+  ingot_ir_func_t* tiled[16];
+  uint32_t nt = 0, staged = 0;
+  nkeep = 0;
+  for (size_t gi = 0; gi < sizeof(gemms) / sizeof(gemms[0]); ++gi)
+    for (int variant = 0; variant < 2; ++variant) {
+      ingot_graph_t* g = gemms[gi]();
+      ingot_lowered_t* l = tg_lower(g);
+      CHECKF(l != NULL, "gemm graph %zu does not lower", gi);
+      if (!l) {
+        ingot_graph_destroy(g);
+        continue;
+      }
+      for (uint32_t k = 0; k < l->kernel_count && nt < 16; ++k) {
+        ingot_kernel_t* kn = &l->kernels[k];
+        ingot_schedule_space_t space;
+        if (ingot_schedule_space(kn, &big, "gpu.gemm", &space) != INGOT_OK) continue;
+        const char* knob = "gpu_k_step";
+        int64_t two = 2;
+        ingot_schedule_t s;
+        ingot_schedule_init(&s);
+        ingot_status_t st = ingot_schedule_from_template(kn, &big, "gpu.gemm", &knob, &two, variant, &s);
+        if (st == INGOT_OK) st = ingot_schedule_apply(kn->func, &s);
+        CHECKF(st == INGOT_OK, "gpu.gemm on %s: %s", kn->func->name, ingot_compiler_error());
+        for (uint32_t d = 0; d < s.directive_count; ++d) staged += s.directives[d].kind == INGOT_DIRECTIVE_CACHE_READ;
+        ingot_schedule_deinit(&s);
+        if (variant) kn->func->name = ingot_arena_printf(&kn->func->arena, "%s_k2", kn->func->name);
+        if (st == INGOT_OK) tiled[nt++] = kn->func;
+      }
+      keep[nkeep] = l;
+      keep_g[nkeep++] = g;
+    }
+  CHECKF(nt >= 4 && staged >= 4, "gpu.gemm scheduled %u kernels, %u shared tiles", nt, staged);
+  emu_check_module("gemm_cuda", tiled, nt, &big, false, &kernels);
+  for (uint32_t i = 0; i < nkeep; ++i) {
+    ingot_lowered_destroy(keep[i]);
+    ingot_graph_destroy(keep_g[i]);
+  }
   printf("%d kernels run on the host emulation\n", kernels);
   return 0;
 }

@@ -183,7 +183,7 @@ static void test_lowered(const char* name, graph_fn make, const ingot_target_t* 
   uint32_t points = 0, distinct = 0, same_features = 0;
   for (uint32_t k = 0; k < kernel_count; ++k) {
     for (uint32_t t = 0; t < ingot_schedule_template_count(); ++t) {
-      if (ingot_schedule_template_class(t) != l->kernels[k].op_class) continue;
+      if (!ingot_schedule_template_applies(&l->kernels[k], target, t)) continue;
       const char* tmpl = ingot_schedule_template_name(t);
       ingot_schedule_space_t space;
       if (ingot_schedule_space(&l->kernels[k], target, tmpl, &space) != INGOT_OK) continue;

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Whole models through the runtime's CUDA path on an emulated GPU.
+
+  run_gpu_emu.py --ingot BUILD/ingot --driver libingot_emu_cuda.so --work DIR
+                 [--cxx g++] [--bert small] [--self-check] MODEL.onnx [...]
+
+For each model: `ingot compile MODEL --target cuda -arch=sm_90 --target llvm
+--emit-c k.cu` (the CUDA C of the bundle's CUDA variant); k.cu built by the
+host C++ compiler with emu_kernel.h and a table of its kernels (name, the
+launch the printer wrote in each kernel's header, whether it has a barrier:
+read from the source, nothing per op) into a shared library; then `ingot run
+--device cuda --verbose` with INGOT_CUDA_DRIVER pointing at the emulated
+driver (emu_cuda_driver.c) and INGOT_EMU_KERNELS at that library, so the
+runtime's CUDA loader, its staged device session and the launch records of
+the bundle run for real; the outputs against ONNX Runtime (CPU provider):
+|got - ref| <= atol + rtol |ref| (1e-4, 1e-3 as tests/e2e/compare.py), and
+--verbose must name the cuda variant.
+
+--self-check (on the first model): the test must be able to fail. (a) every
+launch with a grid above one block runs one block fewer (the driver's
+INGOT_EMU_SHRINK_GRID, as a wrong launch record would) and the launch check
+off: the outputs must differ; (b) one kernel's printed __launch_bounds__ and
+launch comment changed: the run must fail with the driver's launch error;
+(c) where some kernel has a barrier, every __syncthreads() dropped from the
+source: the outputs must differ (else "no barrier in this model").
+
+Exit 0 when all holds, 1 otherwise, 77 when the C++ compiler or NVRTC is
+missing.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAILURES = []
+
+
+class Skip(Exception):
+    pass
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    FAILURES.append(msg)
+
+
+def run(cmd, env=None, timeout=600):
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+# A kernel's header as codegen/codegen_gpu.c prints it: a comment with the
+# launch, then the signature with __launch_bounds__.
+HEADER = re.compile(r"/\* ---- (\w+): grid (\d+) x (\d+) x (\d+), block (\d+) x (\d+) x (\d+) \*/\s*\n"
+                    r"extern \"C\" __global__ void __launch_bounds__\((\d+)\) (\w+)\(")
+SIGNATURE = re.compile(r"extern \"C\" __global__ void (?:__launch_bounds__\((\d+)\) )?(\w+)\(")
+
+
+def kernel_table(source):
+    """[(name, bounds, grid, block, barriers)] of the printed source."""
+    kernels = []
+    sigs = list(SIGNATURE.finditer(source))
+    for i, m in enumerate(sigs):
+        name = m.group(2)
+        body = source[m.end():sigs[i + 1].start() if i + 1 < len(sigs) else len(source)]
+        h = None
+        for hm in HEADER.finditer(source, max(0, m.start() - 200), m.end()):
+            if hm.group(9) == name:
+                h = hm
+        grid = tuple(int(h.group(k)) for k in (2, 3, 4)) if h else (0, 0, 0)
+        block = tuple(int(h.group(k)) for k in (5, 6, 7)) if h else (0, 0, 0)
+        kernels.append((name, int(m.group(1) or 0), grid, block, "__syncthreads" in body))
+    return kernels
+
+
+def build_kernels(args, source_path, lib_path):
+    source = open(source_path).read()
+    kernels = kernel_table(source)
+    if not kernels:
+        raise SystemExit(f"FAIL: no kernels in {source_path}")
+    cpp = lib_path[:-3] + "_emu.cpp"
+    with open(cpp, "w") as f:
+        f.write(f'#include "{os.path.abspath(source_path)}"\n\nINGOT_EMU_TABLE_BEGIN\n')
+        for name, bounds, g, b, barriers in kernels:
+            f.write(f"INGOT_EMU_KERNEL({name}, {bounds}, {g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, "
+                    f"{int(barriers)})\n")
+        f.write("INGOT_EMU_TABLE_END\n")
+    p = run([args.cxx, "-std=c++17", "-O1", "-w", "-fPIC", "-shared", "-include",
+             os.path.join(HERE, "emu_kernel.h"), "-I", HERE, "-o", lib_path, cpp])
+    if p.returncode != 0:
+        fail(f"{source_path}: the host C++ compiler rejects the printed CUDA C:\n{p.stderr[:3000]}")
+        return None
+    return kernels
+
+
+def given_inputs(model):
+    folder = os.path.splitext(model)[0] + "_inputs"
+    if not os.path.isdir(folder):
+        return {}
+    return {f[:-4]: np.load(os.path.join(folder, f)) for f in sorted(os.listdir(folder)) if f.endswith(".npy")}
+
+
+def emu_env(args, lib, **extra):
+    env = dict(os.environ)
+    env["INGOT_CUDA_DRIVER"] = os.path.abspath(args.driver)
+    env["INGOT_EMU_KERNELS"] = os.path.abspath(lib)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run_bundle(args, bundle, flags, out, env):
+    """`ingot run --device cuda --verbose`; (completed process, seconds)."""
+    if os.path.exists(out):
+        os.remove(out)
+    t0 = time.monotonic()
+    p = run([args.ingot, "run", bundle, *flags, "--device", "cuda", "--verbose", "--output", out], env=env)
+    return p, time.monotonic() - t0
+
+
+def max_err(out, names, ref):
+    """max over outputs of |got - ref| / (atol + rtol |ref|), and max |got - ref|."""
+    worst, worst_abs = 0.0, 0.0
+    with np.load(out) as got:
+        for name, want in zip(names, ref):
+            g = got[name].astype(np.float64)
+            w = want.astype(np.float64)
+            if g.shape != w.shape:
+                return float("inf"), float("inf")
+            d = np.abs(g - w)
+            d[np.isnan(d) & ~(np.isnan(g) & np.isnan(w))] = np.inf
+            d[np.isnan(g) & np.isnan(w)] = 0
+            worst = max(worst, float(np.max(d / (args_atol + args_rtol * np.abs(w)))))
+            worst_abs = max(worst_abs, float(np.max(d)))
+    return worst, worst_abs
+
+
+args_atol, args_rtol = 1e-4, 1e-3
+
+
+def check_model(args, model, self_check):
+    import onnxruntime as ort
+    name = os.path.splitext(os.path.basename(model))[0]
+    work = os.path.join(args.work, name)
+    os.makedirs(work, exist_ok=True)
+    bundle, source, lib = (os.path.join(work, f) for f in ("model.ingot", "k.cu", "k.so"))
+    given = given_inputs(model)
+    shapes = [a for n, x in given.items() for a in ("--input-shape", f"{n}={'x'.join(map(str, x.shape))}")]
+    t0 = time.monotonic()
+    p = run([args.ingot, "compile", model, "-o", bundle, "--emit-c", source, *shapes,
+             "--target", "cuda", "-arch=sm_90", "--target", "llvm"])
+    if p.returncode != 0 and "is not available" in p.stderr:
+        raise Skip(p.stderr.strip())
+    if p.returncode != 0:
+        fail(f"{name}: ingot compile exited {p.returncode}: {p.stderr.strip()}")
+        return
+    t_compile = time.monotonic() - t0
+    t0 = time.monotonic()
+    kernels = build_kernels(args, source, lib)
+    if kernels is None:
+        return
+    t_cxx = time.monotonic() - t0
+
+    sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    flags = []
+    feeds = {}
+    for i in sess.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in i.shape]
+        x = given[i.name] if i.name in given else rng.standard_normal(shape).astype(np.float32)
+        feeds[i.name] = x
+        path = os.path.join(work, f"in{len(flags) // 2}.npy")
+        np.save(path, x)
+        flags += ["--input", f"{i.name}={path}"]
+    ref = sess.run(None, feeds)
+    names = [o.name for o in sess.get_outputs()]
+    out = os.path.join(work, "out.npz")
+    p, t_run = run_bundle(args, bundle, flags, out, emu_env(args, lib))
+    text = p.stdout + p.stderr
+    barrier_kernels = sum(1 for k in kernels if k[4])
+    threads = sorted({k[3][0] * k[3][1] * k[3][2] for k in kernels})
+    summary = (f"{len(kernels)} kernels ({barrier_kernels} with barriers; threads per block "
+               f"{threads[0]}..{threads[-1]}); compile {t_compile:.1f}s, g++ {t_cxx:.1f}s, run {t_run:.1f}s")
+    if p.returncode != 0:
+        fail(f"{name}: ingot run --device cuda exited {p.returncode}: {text.strip()[-3000:]}")
+        print(f"{name}: {summary}")
+        return
+    if not re.search(r"picked cuda -arch=sm_90: CUDA device 0: Ingot emulated GPU", text):
+        fail(f"{name}: run --verbose does not say the cuda variant on the emulated GPU was picked:\n{text}")
+    err, err_abs = max_err(out, names, ref)
+    status = "pass" if err <= 1.0 else "FAIL"
+    print(f"{name}: {status}: max |err| {err_abs:.3g}, max |err| / (1e-4 + 1e-3 |ref|) = {err:.3g}; {summary}",
+          flush=True)
+    if err > 1.0:
+        fail(f"{name}: the CUDA variant on the emulated GPU differs from onnxruntime (max |err| {err_abs:.3g})")
+        return
+    if self_check:
+        run_self_check(args, name, work, bundle, source, lib, kernels, flags, names, ref)
+
+
+def run_self_check(args, name, work, bundle, source, lib, kernels, flags, names, ref):
+    out = os.path.join(work, "self.npz")
+    # (a) a wrong grid (one block fewer on every launch of more than one block).
+    if any(k[2][0] > 1 for k in kernels):
+        p, _ = run_bundle(args, bundle, flags, out, emu_env(args, lib, INGOT_EMU_SHRINK_GRID=1, INGOT_EMU_CHECK_DIMS=0))
+        err = max_err(out, names, ref)[1] if p.returncode == 0 else None
+        if p.returncode == 0 and err is not None and max_err(out, names, ref)[0] <= 1.0:
+            fail(f"{name} self-check: launches one block short still match onnxruntime: the test cannot fail")
+        else:
+            print(f"  self-check (a): grids one block short -> "
+                  f"{'outputs differ, max |err| %.3g' % err if err is not None else 'run fails'} (caught)")
+    else:
+        print("  self-check (a): no kernel has more than one block (skipped)")
+    # (b) a kernel printed for another block size than the bundle launches.
+    src = open(source).read()
+    target = next((k for k in kernels if k[1]), None)
+    if target:
+        kname, bounds = target[0], target[1]
+        wrong = bounds * 2 if bounds < 512 else bounds // 2
+        mutated = src.replace(f"__launch_bounds__({bounds}) {kname}(", f"__launch_bounds__({wrong}) {kname}(")
+        mutated = re.sub(rf"(/\* ---- {kname}: grid \d+ x \d+ x \d+, block )\d+( x \d+ x \d+ \*/)",
+                         lambda m: f"{m.group(1)}{wrong}{m.group(2)}", mutated)
+        msrc, mlib = os.path.join(work, "k_dims.cu"), os.path.join(work, "k_dims.so")
+        open(msrc, "w").write(mutated)
+        if build_kernels(args, msrc, mlib) is not None:
+            p, _ = run_bundle(args, bundle, flags, out, emu_env(args, mlib))
+            if p.returncode == 0 or kname not in p.stderr:
+                fail(f"{name} self-check: kernel {kname} printed for {wrong} threads, launched with {bounds}: "
+                     f"exit {p.returncode}, stderr {p.stderr.strip()[-600:]}")
+            else:
+                line = [l for l in p.stderr.splitlines() if kname in l][0]
+                print(f"  self-check (b): {kname} printed for block {wrong}, launched {bounds} -> caught: {line.strip()}")
+    # (c) barriers dropped.
+    if any(k[4] for k in kernels):
+        msrc, mlib = os.path.join(work, "k_nobarrier.cu"), os.path.join(work, "k_nobarrier.so")
+        open(msrc, "w").write(src.replace("__syncthreads();", ";"))
+        ks = build_kernels(args, msrc, mlib)
+        if ks is not None:
+            # The table is made from the barrier-free source, so the driver
+            # runs those threads without yielding: use the original flags.
+            p, _ = run_bundle(args, bundle, flags, out, emu_env(args, mlib))
+            err = max_err(out, names, ref) if p.returncode == 0 else None
+            if err is not None and err[0] <= 1.0:
+                fail(f"{name} self-check: every __syncthreads dropped and the outputs still match")
+            else:
+                print(f"  self-check (c): every __syncthreads dropped -> "
+                      f"{'outputs differ, max |err| %.3g' % err[1] if err else 'run fails'} (caught)")
+    else:
+        print("  self-check (c): no kernel of this model has a barrier (skipped)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--ingot", required=True)
+    ap.add_argument("--driver", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--cxx", default=shutil.which("g++") or "")
+    ap.add_argument("--bert", metavar="SIZE")
+    ap.add_argument("--self-check", action="store_true")
+    args = ap.parse_args()
+    if not args.cxx or not shutil.which(args.cxx):
+        print("SKIP: no host C++ compiler (g++)")
+        return 77
+    os.makedirs(args.work, exist_ok=True)
+    if args.bert:
+        root = os.path.dirname(os.path.dirname(HERE))
+        bert = os.path.join(args.work, f"bert_{args.bert}.onnx")
+        if not os.path.exists(bert):
+            p = run([sys.executable, os.path.join(root, "models", "make_bert.py"), "--out", args.work,
+                     "--size", args.bert])
+            if p.returncode != 0:
+                raise SystemExit(f"FAIL: make_bert.py: {p.stderr}")
+        args.models.append(bert)
+    t0 = time.monotonic()
+    try:
+        for i, model in enumerate(args.models):
+            check_model(args, model, args.self_check and i == 0)
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return 77
+    print(f"{len(args.models)} models in {time.monotonic() - t0:.0f}s")
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    print("every model's CUDA variant matches onnxruntime on the emulated GPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -35,7 +35,8 @@
  *
  * Environment: INGOT_EMU_KERNELS (required to load a module),
  * INGOT_EMU_SM, INGOT_EMU_CHECK_DIMS=0 (do not compare launches with the
- * printed ones), INGOT_EMU_SHRINK_GRID=1 (test of the test: every launch
+ * printed ones), INGOT_EMU_REVERSE=1 (threads in descending order on even
+ * phases, ascending on odd ones), INGOT_EMU_SHRINK_GRID=1 (test of the test: every launch
  * whose grid x is above 1 runs one block fewer, as a wrong launch record
  * would), INGOT_EMU_TRACE=1 (one stderr line per launch). */
 #define _GNU_SOURCE 1
@@ -227,6 +228,7 @@ static struct {
   void* const* params;
   ingot_emu_env_t* env;
   unsigned threads;
+  unsigned reverse; /* INGOT_EMU_REVERSE=1: the first phase runs descending */
   int direct; /* threads run as plain calls: a barrier there is a fault */
   int fault;
 } g_run;
@@ -277,9 +279,10 @@ static int run_block_fibers(unsigned n) {
     f->ctx.uc_link = &g_run.scheduler;
     makecontext(&f->ctx, fiber_main, 0);
   }
+  unsigned flip = g_run.reverse;
   for (unsigned phase = 0;; ++phase) {
     for (unsigned k = 0; k < n; ++k) {
-      fiber_t* f = &g_run.fibers[phase % 2 ? n - 1 - k : k];
+      fiber_t* f = &g_run.fibers[(phase + flip) % 2 ? n - 1 - k : k];
       if (f->state != FIBER_RUNNABLE) continue;
       g_run.current = f;
       set_thread(g_run.env, f->tid);
@@ -523,6 +526,7 @@ EXPORT int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsig
   g_run.params = params;
   g_run.env = env;
   g_run.threads = n;
+  g_run.reverse = env_flag("INGOT_EMU_REVERSE", 0) != 0;
   g_run.direct = !k->barriers || n == 1;
   if (!g_run.direct && !fibers_reserve(n)) r = CU_OUT_OF_MEMORY;
   for (unsigned z = 0; z < g[2] && r == CU_OK; ++z)

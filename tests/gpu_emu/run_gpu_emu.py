@@ -16,6 +16,10 @@ the bundle run for real; the outputs against ONNX Runtime (CPU provider):
 |got - ref| <= atol + rtol |ref| (1e-4, 1e-3 as tests/e2e/compare.py), and
 --verbose must name the cuda variant.
 
+A model with barriers runs a second time with each block's threads in the
+reverse order (INGOT_EMU_REVERSE): the outputs must be the same bit for bit
+(a race between the threads of a block would change them).
+
 --self-check (on the first model): the test must be able to fail. (a) every
 launch with a grid above one block runs one block fewer (the driver's
 INGOT_EMU_SHRINK_GRID, as a wrong launch record would) and the launch check
@@ -199,6 +203,20 @@ def check_model(args, model, self_check):
     if err > 1.0:
         fail(f"{name}: the CUDA variant on the emulated GPU differs from onnxruntime (max |err| {err_abs:.3g})")
         return
+    if barrier_kernels:
+        # The threads of each block in the other order: a race between the
+        # threads of a block (a missing barrier) changes the outputs.
+        rev = os.path.join(work, "reverse.npz")
+        p, _ = run_bundle(args, bundle, flags, rev, emu_env(args, lib, INGOT_EMU_REVERSE=1))
+        if p.returncode != 0:
+            fail(f"{name}: the run with the threads in reverse order exited {p.returncode}: {p.stderr.strip()[-2000:]}")
+        else:
+            with np.load(out) as a, np.load(rev) as b:
+                diff = [n for n in a.files if not np.array_equal(a[n], b[n], equal_nan=True)]
+            if diff:
+                fail(f"{name}: outputs {diff} change when each block's threads run in reverse order (a race)")
+            else:
+                print(f"  threads of each block in reverse order: the same outputs, bit for bit")
     if self_check:
         return run_self_check(args, name, work, bundle, source, lib, kernels, flags, names, ref, self_check)
     return None
@@ -238,7 +256,8 @@ def run_self_check(args, name, work, bundle, source, lib, kernels, flags, names,
                      f"exit {p.returncode}, stderr {p.stderr.strip()[-600:]}")
             else:
                 line = [l for l in p.stderr.splitlines() if kname in l][0]
-                print(f"  self-check (b): {kname} printed for block {wrong}, launched {bounds} -> caught: {line.strip()}")
+                print(f"  self-check (b): {kname} printed for __launch_bounds__({wrong}) (block x changed to match), "
+                      f"launched with {bounds} threads -> caught: {line.strip()}")
     return drop_barriers(args, name, work, bundle, src, kernels, flags, names, ref, out)
 
 

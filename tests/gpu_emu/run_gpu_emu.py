@@ -28,6 +28,10 @@ launch comment changed: the run must fail with the driver's launch error;
 (c) where some kernel has a barrier, every __syncthreads() dropped from the
 source: the outputs must differ (else "no barrier in this model").
 
+When a model differs, localize(): the model again with every float node
+output a graph output, node by node against onnxruntime: the first nodes
+that differ, with the kernels named after their ops.
+
 Exit 0 when all holds, 1 otherwise, 77 when the C++ compiler or NVRTC is
 missing.
 """
@@ -202,6 +206,7 @@ def check_model(args, model, self_check):
           flush=True)
     if err > 1.0:
         fail(f"{name}: the CUDA variant on the emulated GPU differs from onnxruntime (max |err| {err_abs:.3g})")
+        localize(args, model, work, given, shapes, feeds)
         return
     if barrier_kernels:
         # The threads of each block in the other order: a race between the
@@ -220,6 +225,71 @@ def check_model(args, model, self_check):
     if self_check:
         return run_self_check(args, name, work, bundle, source, lib, kernels, flags, names, ref, self_check)
     return None
+
+
+def localize(args, model, work, given, shapes, feeds, extra_env=None):
+    """Which node goes wrong first: the model again with every float node
+    output made a graph output (fusion then keeps them), on the emulated GPU
+    against onnxruntime, node by node in graph order. Prints the first nodes
+    whose outputs differ and the printed kernels named after their ops."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import shape_inference
+    m = shape_inference.infer_shapes(onnx.load(model))
+    known = {v.name: v for v in list(m.graph.value_info) + list(m.graph.output)}
+    have = {o.name for o in m.graph.output}
+    order = []
+    for node in m.graph.node:
+        for o in node.output:
+            v = known.get(o)
+            if v is not None and v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+                if o not in have:
+                    m.graph.output.append(v)
+                    have.add(o)
+                order.append((o, node.op_type, node.name))
+    dbg = os.path.join(work, "localize")
+    os.makedirs(dbg, exist_ok=True)
+    path = os.path.join(dbg, "all_outputs.onnx")
+    onnx.save(m, path)
+    bundle, source, lib = (os.path.join(dbg, f) for f in ("model.ingot", "k.cu", "k.so"))
+    p = run([args.ingot, "compile", path, "-o", bundle, "--emit-c", source, *shapes,
+             "--target", "cuda", "-arch=sm_90", "--target", "llvm"])
+    if p.returncode != 0 or build_kernels(args, source, lib) is None:
+        print(f"  localize: cannot compile the model with every node output: {p.stderr.strip()[-500:]}")
+        return
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    ref = dict(zip(names, sess.run(None, feeds)))
+    flags = []
+    for i, (n, x) in enumerate(feeds.items()):
+        np.save(os.path.join(dbg, f"in{i}.npy"), x)
+        flags += ["--input", f"{n}={os.path.join(dbg, f'in{i}.npy')}"]
+    out = os.path.join(dbg, "out.npz")
+    env = emu_env(args, lib, **(extra_env or {}))
+    p, _ = run_bundle(args, bundle, flags, out, env)
+    if p.returncode != 0:
+        print(f"  localize: the run fails: {p.stderr.strip()[-800:]}")
+        return
+    kernels = [k[0] for k in kernel_table(open(source).read())]
+    shown = 0
+    with np.load(out) as got:
+        for o, op, node in order:
+            member = "".join("_" if (c in "/\\" or ord(c) < 0x20 or ord(c) == 0x7F) else c for c in o)
+            if member not in got.files:
+                continue
+            g, w = got[member].astype(np.float64), ref[o].astype(np.float64)
+            d = np.abs(g - w) if g.shape == w.shape else np.array([np.inf])
+            d[np.isnan(d)] = np.inf
+            e = float(np.max(d / (args_atol + args_rtol * np.abs(w)))) if g.shape == w.shape else np.inf
+            if e > 1.0:
+                like = [k for k in kernels if k.lower().startswith(op.lower())][:6]
+                print(f"  localize: node '{node}' ({op}) output '{o}': max |err| {float(np.max(d)):.3g} "
+                      f"(shape {list(w.shape)}); kernels for {op}: {like}")
+                shown += 1
+                if shown == 3:
+                    break
+    if not shown:
+        print("  localize: every node output matches when each is a graph output (the bug needs a fusion)")
 
 
 def run_self_check(args, name, work, bundle, source, lib, kernels, flags, names, ref, which):

@@ -13,7 +13,7 @@
 #ifndef INGOT_TESTS_GPU_EMU_ABI_H_
 #define INGOT_TESTS_GPU_EMU_ABI_H_
 
-#define INGOT_EMU_ABI_VERSION 1u
+#define INGOT_EMU_ABI_VERSION 2u
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +26,7 @@ typedef struct ingot_emu_dim3_t {
 typedef struct ingot_emu_env_t {
   ingot_emu_dim3_t thread_idx, block_idx, block_dim, grid_dim;
   void (*sync)(void); /* __syncthreads(): every thread of the block waits */
+  unsigned block_serial; /* changes with every block run (never 0) */
 } ingot_emu_env_t;
 
 typedef struct ingot_emu_kernel_t {

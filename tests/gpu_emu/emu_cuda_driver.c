@@ -16,7 +16,8 @@
  *    kernels from the host library named by $INGOT_EMU_KERNELS (Ingot's
  *    printed CUDA C built by g++ with emu_kernel.h, see emu_abi.h).
  *    cuModuleGetFunction finds a kernel only if both the code and the
- *    library have it.
+ *    library have it. A new block starts with its __shared__ arrays filled
+ *    with 0xff bytes (emu_kernel.h), as undefined as a GPU's.
  *  - cuLaunchKernel checks the launch (limits of the device; the block and
  *    grid the kernel was printed for; every parameter a pointer into device
  *    memory), then runs the grid: blocks one after another; the threads of
@@ -533,6 +534,7 @@ EXPORT int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsig
     for (unsigned y = 0; y < g[1] && r == CU_OK; ++y)
       for (unsigned x = 0; x < g[0] && r == CU_OK; ++x) {
         env->block_idx = (ingot_emu_dim3_t){x, y, z};
+        if (++env->block_serial == 0) env->block_serial = 1;
         if (g_run.direct) {
           for (unsigned t = 0; t < n; ++t) {
             set_thread(env, t);

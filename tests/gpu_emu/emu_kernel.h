@@ -9,7 +9,11 @@
 // driver runs each GPU thread itself and writes its indices into
 // ingot_emu_env first; __syncthreads() calls back into the driver.
 // __shared__ arrays are function-static: one copy, which is enough because
-// the driver runs the blocks of a launch one after another. Test only.
+// the driver runs the blocks of a launch one after another; the build
+// follows each declaration with INGOT_EMU_SHARED_FRESH(name), which fills the
+// array with 0xff bytes (NaN as floats) when a new block starts, so that a
+// read before any write of the block shows instead of seeing the last
+// block's data. Test only.
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +41,18 @@ static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f
 static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
 static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
 static inline long long __double_as_longlong(double d) { long long i; memcpy(&i, &d, 8); return i; }
+
+static inline void ingot_emu_shared_fresh(void* p, size_t bytes, unsigned* seen) {
+  if (*seen != ingot_emu_env.block_serial) {
+    memset(p, 0xff, bytes);
+    *seen = ingot_emu_env.block_serial;
+  }
+}
+#define INGOT_EMU_SHARED_FRESH(name)                                \
+  do {                                                              \
+    static unsigned ingot_emu_seen_ = 0;                            \
+    ingot_emu_shared_fresh((name), sizeof(name), &ingot_emu_seen_); \
+  } while (0)
 
 // A kernel's parameters from cuLaunchKernel's kernelParams: params[i]
 // points at the value of parameter i (here always a pointer), whatever its type.

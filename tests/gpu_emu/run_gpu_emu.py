@@ -91,9 +91,15 @@ def build_kernels(args, source_path, lib_path):
     kernels = kernel_table(source)
     if not kernels:
         raise SystemExit(f"FAIL: no kernels in {source_path}")
+    # Each __shared__ array made undefined (0xff bytes) when a block starts.
+    host_source = re.sub(r"^(\s*__shared__ [^;\[]+ (\w+)\[\d+\];)$", r"\1 INGOT_EMU_SHARED_FRESH(\2);", source,
+                         flags=re.M)
+    host_path = lib_path[:-3] + "_host.cu"
+    with open(host_path, "w") as f:
+        f.write(host_source)
     cpp = lib_path[:-3] + "_emu.cpp"
     with open(cpp, "w") as f:
-        f.write(f'#include "{os.path.abspath(source_path)}"\n\nINGOT_EMU_TABLE_BEGIN\n')
+        f.write(f'#include "{os.path.abspath(host_path)}"\n\nINGOT_EMU_TABLE_BEGIN\n')
         for name, bounds, g, b, barriers in kernels:
             f.write(f"INGOT_EMU_KERNEL({name}, {bounds}, {g[0]}, {g[1]}, {g[2]}, {b[0]}, {b[1]}, {b[2]}, "
                     f"{int(barriers)})\n")

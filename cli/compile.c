@@ -205,7 +205,7 @@ static ingot_status_t list_space(void* self, const ingot_driver_kernel_info_t* i
   h->workloads[h->workload_count++] = kn->workload;
   ingot_status_t s = INGOT_OK;
   for (uint32_t i = 0; i < ingot_schedule_template_count() && s == INGOT_OK; ++i) {
-    if (ingot_schedule_template_class(i) != kn->op_class) continue;
+    if (!ingot_schedule_template_applies(kn, info->target, i)) continue;
     ingot_strbuf_append(&h->space, h->space_objects++ ? ",\n" : "\n");
     s = ingot_schedule_space_format(kn, info->target, ingot_schedule_template_name(i), &h->space);
   }

@@ -15,7 +15,8 @@ ingot_status_t driver_schedule_kernel(ingot_kernel_t* kernel, const ingot_target
   ingot_status_t s;
   if ((s = ingot_ir_verify(kernel->func))) return s;
   if (request) {
-    const char* name = request->template_name ? request->template_name : ingot_schedule_template_for(kernel->op_class);
+    const char* name =
+        request->template_name ? request->template_name : ingot_schedule_template_default(kernel, target);
     if (!name)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "kernel '%s': no schedule template for op class %d",
                         kernel->func->name, (int)kernel->op_class);

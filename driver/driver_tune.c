@@ -500,7 +500,7 @@ static ingot_status_t make_tasks(tune_state_t* st, ingot_arena_t* arena) {
     memset(&task, 0, sizeof(task));
     task.workload = ingot_arena_strdup(arena, kn->workload);
     task.weight = 1;
-    const char* first = ingot_schedule_template_for(kn->op_class);
+    const char* first = ingot_schedule_template_default(kn, &st->target);
     if (!first) continue;
     double points = 0;
     if ((s = ingot_schedule_space(kn, &st->target, first, &task.spaces[0]))) break;
@@ -508,7 +508,7 @@ static ingot_status_t make_tasks(tune_state_t* st, ingot_arena_t* arena) {
     task.space_count = 1;
     for (uint32_t i = 0; i < ingot_schedule_template_count() && task.space_count < INGOT_TUNE_MAX_SPACES; ++i) {
       const char* name = ingot_schedule_template_name(i);
-      if (ingot_schedule_template_class(i) != kn->op_class || !strcmp(name, first)) continue;
+      if (!ingot_schedule_template_applies(kn, &st->target, i) || !strcmp(name, first)) continue;
       if (ingot_schedule_space(kn, &st->target, name, &task.spaces[task.space_count]) != INGOT_OK) continue;
       points += ingot_schedule_space_size(&task.spaces[task.space_count++]);
     }

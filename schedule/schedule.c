@@ -765,6 +765,342 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
   return INGOT_OK;
 }
 
+/* ---- GPU: barriers and reductions shared by a block's threads ---- */
+
+/* The position in the body block of the statement holding `path`'s loop. */
+static bool stage_position(const ingot_ir_func_t* f, const stmt_vec_t* path, uint32_t* out_pos) {
+  if (!f->body || f->body->kind != INGOT_IR_STMT_BLOCK) return false;
+  for (size_t i = 0; i < path->count; ++i)
+    for (uint32_t j = 0; j < f->body->u.block.count; ++j)
+      if (f->body->u.block.stmts[j] == path->data[i]) {
+        *out_pos = j;
+        return true;
+      }
+  return false;
+}
+
+ingot_status_t ingot_schedule_barrier_after(ingot_ir_func_t* f, const char* loop) {
+  if (!f) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "barrier: no function");
+  stmt_vec_t path = {0};
+  ingot_status_t st = locate(f, loop, &path);
+  uint32_t pos = 0;
+  bool found = st == INGOT_OK && stage_position(f, &path, &pos);
+  INGOT_VEC_FREE(path);
+  if (st != INGOT_OK) return st;
+  if (!found)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "barrier after '%s': the loop is not in a stage of the body block",
+                      loop);
+  uint32_t n = f->body->u.block.count;
+  if (pos + 1 >= n)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "barrier after '%s': its stage is the last, nothing waits", loop);
+  ingot_ir_stmt_t** stmts = ingot_xmalloc(sizeof(*stmts) * (n + 1));
+  for (uint32_t i = 0, k = 0; i < n; ++i) {
+    stmts[k++] = f->body->u.block.stmts[i];
+    if (i == pos) stmts[k++] = ingot_ir_barrier(f);
+  }
+  ingot_ir_stmt_t* old_body = f->body;
+  f->body = ingot_ir_block(f, stmts, n + 1);
+  free(stmts);
+  if ((st = ingot_ir_verify(f)) != INGOT_OK) {
+    f->body = old_body;
+    return ingot_fail_prefix(st, "barrier after %s", loop);
+  }
+  return INGOT_OK;
+}
+
+/* Whether `e` loads a buffer that some store of `s` writes. */
+static bool reads_stored(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, const ingot_ir_stmt_t* s) {
+  ingot_ir_uses_t uses;
+  ingot_ir_uses_collect(f, s, &uses);
+  bool hit = false;
+  for (uint32_t b = 0; b < f->buffer_count && !hit; ++b) hit = uses.stored[b] && expr_loads(e, b);
+  ingot_ir_uses_free(&uses);
+  return hit;
+}
+
+/* e with each reduce loop var r_i replaced by lin / stride_i % extent_i
+ * (the reduce loops' linear position lin, r_0 outermost). */
+static ingot_ir_expr_t* reduce_term(ingot_ir_func_t* f, ingot_ir_expr_t* e, const ingot_ir_stmt_t* const* red,
+                                    uint32_t nred, ingot_ir_expr_t* lin) {
+  int64_t stride = 1;
+  for (int32_t i = (int32_t)nred - 1; i >= 0; --i) {
+    ingot_ir_expr_t* r = stride == 1 ? lin : ingot_ir_binary(f, INGOT_IR_DIV, lin, ingot_ir_int(f, stride));
+    if (i > 0) r = ingot_ir_binary(f, INGOT_IR_MOD, r, ingot_ir_int(f, red[i]->u.loop.extent));
+    e = ingot_ir_expr_substitute(f, e, red[i]->u.loop.var, r);
+    stride *= red[i]->u.loop.extent;
+  }
+  return e;
+}
+
+/* The form ingot_schedule_reduce_threads takes, read from the nest at `top`. */
+typedef struct reduce_form_t {
+  const ingot_ir_stmt_t* red[INGOT_MAX_STAGE_AXES * 2];
+  uint32_t nred;
+  int64_t total;
+  ingot_ir_binary_op_t op;
+  ingot_ir_expr_t* init; /* the select form's init, else NULL */
+  ingot_ir_expr_t* e;
+  ingot_ir_expr_t* idx;
+  uint32_t buf;
+} reduce_form_t;
+
+static ingot_status_t reduce_form(const ingot_ir_func_t* f, const ingot_ir_stmt_t* top, reduce_form_t* out) {
+  const char* name = f->vars[top->u.loop.var].name;
+  memset(out, 0, sizeof(*out));
+  const ingot_ir_stmt_t* s = top;
+  out->total = 1;
+  while (s && s->kind == INGOT_IR_STMT_FOR && s->u.loop.loop_kind == INGOT_IR_LOOP_SERIAL &&
+         out->nred < INGOT_MAX_STAGE_AXES * 2) {
+    out->red[out->nred++] = s;
+    if (out->total > INT64_MAX / s->u.loop.extent)
+      return ingot_fail(INGOT_ERROR_LIMIT, "reduce %s over threads: the extent overflows", name);
+    out->total *= s->u.loop.extent;
+    s = direct_child(s->u.loop.body);
+  }
+  if (!s || s->kind != INGOT_IR_STMT_STORE)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reduce %s over threads: not serial loops around one store", name);
+  const ingot_ir_expr_t* v = s->u.store.value;
+  out->idx = s->u.store.index;
+  out->buf = s->u.store.buffer;
+  bool combines = v && v->kind == INGOT_IR_EXPR_BINARY &&
+                  (v->u.binary.op == INGOT_IR_ADD || v->u.binary.op == INGOT_IR_MAX || v->u.binary.op == INGOT_IR_MIN);
+  const ingot_ir_expr_t* start = combines ? v->u.binary.a : NULL;
+  if (start && start->kind == INGOT_IR_EXPR_SELECT) {
+    if (!is_first_step(start->u.select.cond, out->red, out->nred) || expr_loads(start->u.select.a, out->buf))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "reduce %s over threads: the start is not select(first step, init, y[i])", name);
+    out->init = start->u.select.a;
+    start = start->u.select.b;
+  }
+  if (!start || start->kind != INGOT_IR_EXPR_LOAD || start->u.load.buffer != out->buf ||
+      !expr_same(start->u.load.index, out->idx))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reduce %s over threads: the store is not y[i] = y[i] op e", name);
+  out->op = v->u.binary.op;
+  out->e = v->u.binary.b;
+  for (uint32_t i = 0; i < out->nred; ++i)
+    if (ingot_ir_expr_uses_var(out->idx, out->red[i]->u.loop.var) ||
+        (out->init && ingot_ir_expr_uses_var(out->init, out->red[i]->u.loop.var)))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reduce %s over threads: the store index or start moves with '%s'",
+                        name, f->vars[out->red[i]->u.loop.var].name);
+  /* Threads read e at other threads' positions: nothing the function
+   * writes may be read there. */
+  if (reads_stored(f, out->e, f->body))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reduce %s over threads: the update reads a buffer the kernel writes",
+                      name);
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_schedule_reduce_threads_check(const ingot_ir_func_t* f, const ingot_ir_stmt_t* loop) {
+  reduce_form_t form;
+  if (!f || !loop || loop->kind != INGOT_IR_STMT_FOR)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reduce over threads: no loop");
+  return reduce_form(f, loop, &form);
+}
+
+ingot_status_t ingot_schedule_reduce_threads(ingot_ir_func_t* f, const char* name, int64_t threads) {
+  if (!f) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reduce_threads: no function");
+  if (threads < 1 || threads > 1024 || (threads & (threads - 1)))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "reduce %s over threads: %lld threads is not a power of two in 1..1024",
+                      name ? name : "?", (long long)threads);
+  stmt_vec_t path = {0};
+  ingot_status_t st = locate(f, name, &path);
+  if (st != INGOT_OK) {
+    INGOT_VEC_FREE(path);
+    return st;
+  }
+  ingot_ir_stmt_t* top = path.data[path.count - 1];
+  bool in_block = false, in_thread = false;
+  for (size_t i = 0; i + 1 < path.count; ++i) {
+    const ingot_ir_stmt_t* a = path.data[i];
+    if (a->kind != INGOT_IR_STMT_FOR) continue;
+    in_block |= a->u.loop.loop_kind == INGOT_IR_LOOP_GPU_BLOCK;
+    in_thread |= a->u.loop.loop_kind == INGOT_IR_LOOP_GPU_THREAD;
+  }
+  INGOT_VEC_FREE(path);
+  if (!in_block || in_thread)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                      "reduce %s over threads: the loop must be inside a GPU block loop and outside thread loops", name);
+  reduce_form_t form;
+  if ((st = reduce_form(f, top, &form)) != INGOT_OK) return st;
+  const ingot_ir_stmt_t* const* red = form.red;
+  uint32_t nred = form.nred;
+  int64_t total = form.total;
+  ingot_ir_expr_t* init = form.init;
+  ingot_ir_expr_t* e = form.e;
+  ingot_ir_expr_t* idx = form.idx;
+  uint32_t buf = form.buf;
+  ingot_ir_binary_op_t op = form.op;
+  ingot_dtype_t dt = f->buffers[buf].dtype;
+  int64_t p = threads < total ? threads : total;
+  int64_t chunks = (total + p - 1) / p;
+  uint32_t old_vars = f->var_count, old_buffers = f->buffer_count;
+  ingot_ir_stmt_t* old_body = f->body;
+  char nm[160];
+  snprintf(nm, sizeof(nm), "%s_red", f->buffers[buf].name ? f->buffers[buf].name : "y");
+  int64_t dims[1] = {p};
+  uint32_t sh = ingot_ir_add_buffer(f, nm, dt, INGOT_IR_BUFFER_SHARED, 1, dims);
+  snprintf(nm, sizeof(nm), "%s_t", name);
+  uint32_t tv = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  snprintf(nm, sizeof(nm), "%s_k", name);
+  uint32_t kv = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  snprintf(nm, sizeof(nm), "%s_acc", name);
+  uint32_t acc = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOCAL, dt);
+
+  ingot_ir_expr_t* t = ingot_ir_var(f, tv);
+  ingot_ir_stmt_t* part[3];
+  uint32_t np = 0;
+  part[np++] = ingot_ir_local(f, acc, reduce_term(f, e, red, nred, t));
+  if (chunks > 1) {
+    /* lin = t + (k + 1) * P */
+    ingot_ir_expr_t* lin =
+        ingot_ir_add(f, t, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_var(f, kv), ingot_ir_int(f, 1)), ingot_ir_int(f, p)));
+    ingot_ir_stmt_t* step =
+        ingot_ir_assign(f, acc, ingot_ir_binary(f, op, ingot_ir_var(f, acc), reduce_term(f, e, red, nred, lin)));
+    if (total % p) step = ingot_ir_if(f, ingot_ir_binary(f, INGOT_IR_LT, lin, ingot_ir_int(f, total)), step);
+    part[np++] = ingot_ir_for(f, kv, chunks - 1, step);
+  }
+  part[np++] = ingot_ir_store(f, sh, t, ingot_ir_var(f, acc));
+  INGOT_VEC(ingot_ir_stmt_t*) out = {0};
+  ingot_ir_stmt_t* partial = ingot_ir_for(f, tv, p, ingot_ir_block(f, part, np));
+  partial->u.loop.loop_kind = INGOT_IR_LOOP_GPU_THREAD;
+  INGOT_VEC_PUSH(out, partial);
+  INGOT_VEC_PUSH(out, ingot_ir_barrier(f));
+  int64_t half = 1;
+  while (half < p) half *= 2;
+  for (half /= 2; half >= 1; half /= 2) {
+    snprintf(nm, sizeof(nm), "%s_t", name);
+    uint32_t sv = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* st_t = ingot_ir_var(f, sv);
+    ingot_ir_expr_t* other = ingot_ir_add(f, st_t, ingot_ir_int(f, half));
+    ingot_ir_stmt_t* comb = ingot_ir_store(
+        f, sh, st_t, ingot_ir_binary(f, op, ingot_ir_load(f, sh, st_t), ingot_ir_load(f, sh, other)));
+    if (half * 2 > p) comb = ingot_ir_if(f, ingot_ir_binary(f, INGOT_IR_LT, other, ingot_ir_int(f, p)), comb);
+    ingot_ir_stmt_t* level = ingot_ir_for(f, sv, half, comb);
+    level->u.loop.loop_kind = INGOT_IR_LOOP_GPU_THREAD;
+    INGOT_VEC_PUSH(out, level);
+    INGOT_VEC_PUSH(out, ingot_ir_barrier(f));
+  }
+  snprintf(nm, sizeof(nm), "%s_t", name);
+  uint32_t fv = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  ingot_ir_expr_t* first_value = init ? init : ingot_ir_load(f, buf, idx);
+  ingot_ir_stmt_t* fin =
+      ingot_ir_store(f, buf, idx, ingot_ir_binary(f, op, first_value, ingot_ir_load(f, sh, ingot_ir_int(f, 0))));
+  ingot_ir_stmt_t* last = ingot_ir_for(f, fv, 1, fin);
+  last->u.loop.loop_kind = INGOT_IR_LOOP_GPU_THREAD;
+  INGOT_VEC_PUSH(out, last);
+  /* The block loop may run this again (a grid smaller than its extent):
+   * nobody writes red before thread 0 has read it. */
+  INGOT_VEC_PUSH(out, ingot_ir_barrier(f));
+  ingot_ir_stmt_t* block = ingot_ir_block(f, out.data, (uint32_t)out.count);
+  INGOT_VEC_FREE(out);
+  f->body = replace_stmt(f, f->body, top, block);
+  if ((st = ingot_ir_verify(f)) != INGOT_OK) {
+    f->body = old_body;
+    f->var_count = old_vars;
+    f->buffer_count = old_buffers;
+    return ingot_fail_prefix(st, "reduce %s over threads", name);
+  }
+  return INGOT_OK;
+}
+
+/* The nest ingot_schedule_accumulate_local takes, read from `top`. */
+typedef struct local_form_t {
+  const ingot_ir_stmt_t* red[INGOT_MAX_STAGE_AXES * 2];
+  uint32_t nred;
+  const ingot_ir_expr_t* v;
+  ingot_ir_expr_t* idx;
+  uint32_t buf;
+  ingot_ir_expr_t* first;
+  ingot_ir_expr_t* init;
+  ingot_ir_expr_t* e;
+} local_form_t;
+
+static ingot_status_t local_form(const ingot_ir_func_t* f, const ingot_ir_stmt_t* top, local_form_t* o) {
+  const char* name = f->vars[top->u.loop.var].name;
+  memset(o, 0, sizeof(*o));
+  const ingot_ir_stmt_t* s = top;
+  while (s && s->kind == INGOT_IR_STMT_FOR && s->u.loop.loop_kind == INGOT_IR_LOOP_SERIAL &&
+         o->nred < INGOT_MAX_STAGE_AXES * 2) {
+    o->red[o->nred++] = s;
+    s = direct_child(s->u.loop.body);
+  }
+  if (o->nred == 0 || !s || s->kind != INGOT_IR_STMT_STORE)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s' in a local: not serial loops around one store",
+                      name);
+  const ingot_ir_expr_t* v = o->v = s->u.store.value;
+  o->idx = s->u.store.index;
+  o->buf = s->u.store.buffer;
+  bool combines = v && v->kind == INGOT_IR_EXPR_BINARY &&
+                  (v->u.binary.op == INGOT_IR_ADD || v->u.binary.op == INGOT_IR_MUL || v->u.binary.op == INGOT_IR_MAX ||
+                   v->u.binary.op == INGOT_IR_MIN);
+  const ingot_ir_expr_t* start = combines ? v->u.binary.a : NULL;
+  if (start && start->kind == INGOT_IR_EXPR_SELECT) {
+    o->first = start->u.select.cond;
+    o->init = start->u.select.a;
+    start = start->u.select.b;
+    if (expr_loads(o->init, o->buf) || expr_loads(o->first, o->buf))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s' in a local: the start value reads the output",
+                        name);
+  }
+  if (!start || start->kind != INGOT_IR_EXPR_LOAD || start->u.load.buffer != o->buf ||
+      !expr_same(start->u.load.index, o->idx))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s' in a local: the store is not y[i] = y[i] op e", name);
+  o->e = v->u.binary.b;
+  for (uint32_t i = 0; i < o->nred; ++i)
+    if (ingot_ir_expr_uses_var(o->idx, o->red[i]->u.loop.var))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s' in a local: the store index moves with '%s'", name,
+                        f->vars[o->red[i]->u.loop.var].name);
+  if (expr_loads(o->e, o->buf))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s' in a local: the update reads the output", name);
+  return INGOT_OK;
+}
+
+bool ingot_schedule_accumulate_local_check(const ingot_ir_func_t* f, const ingot_ir_stmt_t* loop) {
+  local_form_t form;
+  if (!f || !loop || loop->kind != INGOT_IR_STMT_FOR) return false;
+  bool ok = local_form(f, loop, &form) == INGOT_OK;
+  ingot_compiler_error_clear();
+  return ok;
+}
+
+ingot_status_t ingot_schedule_accumulate_local(ingot_ir_func_t* f, const char* name) {
+  if (!f) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate: no function");
+  stmt_vec_t path = {0};
+  ingot_status_t st = locate(f, name, &path);
+  ingot_ir_stmt_t* top = st == INGOT_OK ? path.data[path.count - 1] : NULL;
+  INGOT_VEC_FREE(path);
+  if (st != INGOT_OK) return st;
+  local_form_t form;
+  if ((st = local_form(f, top, &form)) != INGOT_OK) return st;
+  const ingot_ir_stmt_t* const* red = form.red;
+  uint32_t nred = form.nred;
+  const ingot_ir_expr_t* v = form.v;
+  ingot_ir_expr_t* idx = form.idx;
+  uint32_t buf = form.buf;
+  ingot_ir_expr_t* first = form.first;
+  ingot_ir_expr_t* init = form.init;
+  ingot_ir_expr_t* e = form.e;
+  bool starts_at_init = first && is_first_step(first, red, nred);
+  char nm[160];
+  snprintf(nm, sizeof(nm), "%s_acc", name);
+  uint32_t acc = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOCAL, f->buffers[buf].dtype);
+  ingot_ir_expr_t* a = ingot_ir_var(f, acc);
+  if (first && !starts_at_init) a = ingot_ir_select(f, first, init, a);
+  ingot_ir_stmt_t* nest = ingot_ir_assign(f, acc, ingot_ir_binary(f, v->u.binary.op, a, e));
+  for (int32_t i = (int32_t)nred - 1; i >= 0; --i) nest = ingot_ir_for_like(f, red[i], nest);
+  ingot_ir_stmt_t* parts[3] = {ingot_ir_local(f, acc, starts_at_init ? init : ingot_ir_load(f, buf, idx)), nest,
+                               ingot_ir_store(f, buf, idx, ingot_ir_var(f, acc))};
+  ingot_ir_stmt_t* old_body = f->body;
+  uint32_t old_vars = f->var_count - 1;
+  f->body = replace_stmt(f, f->body, top, ingot_ir_block(f, parts, 3));
+  if ((st = ingot_ir_verify(f)) != INGOT_OK) {
+    f->body = old_body;
+    f->var_count = old_vars;
+    return ingot_fail_prefix(st, "accumulate %s in a local", name);
+  }
+  return INGOT_OK;
+}
+
 void ingot_schedule_describe_directive(const ingot_directive_t* d, ingot_strbuf_t* sb) {
   const char* loop = d->loop ? d->loop : "?";
   switch (d->kind) {
@@ -794,6 +1130,11 @@ void ingot_schedule_describe_directive(const ingot_directive_t* d, ingot_strbuf_
     case INGOT_DIRECTIVE_ACCUMULATE:
       ingot_strbuf_appendf(sb, "accumulate %s%s", loop, d->factor == 1 ? " with the epilogue" : "");
       return;
+    case INGOT_DIRECTIVE_BARRIER: ingot_strbuf_appendf(sb, "barrier after the stage of %s", loop); return;
+    case INGOT_DIRECTIVE_REDUCE_THREADS:
+      ingot_strbuf_appendf(sb, "reduce %s over %lld threads", loop, (long long)d->factor);
+      return;
+    case INGOT_DIRECTIVE_ACCUMULATE_LOCAL: ingot_strbuf_appendf(sb, "accumulate %s in a local", loop); return;
   }
   ingot_strbuf_appendf(sb, "unknown directive kind %d", (int)d->kind);
 }
@@ -823,6 +1164,9 @@ static ingot_status_t apply_one(ingot_ir_func_t* f, const ingot_directive_t* d) 
     case INGOT_DIRECTIVE_BIND_THREAD:
       return ingot_schedule_bind(f, d->loop, INGOT_IR_LOOP_GPU_THREAD, d->factor < 0 ? 3u : (uint32_t)d->factor);
     case INGOT_DIRECTIVE_ACCUMULATE: return ingot_schedule_accumulate_ex(f, d->loop, d->factor == 1);
+    case INGOT_DIRECTIVE_BARRIER: return ingot_schedule_barrier_after(f, d->loop);
+    case INGOT_DIRECTIVE_REDUCE_THREADS: return ingot_schedule_reduce_threads(f, d->loop, d->factor);
+    case INGOT_DIRECTIVE_ACCUMULATE_LOCAL: return ingot_schedule_accumulate_local(f, d->loop);
   }
   return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "unknown directive kind %d", (int)d->kind);
 }

@@ -28,6 +28,13 @@ typedef enum ingot_directive_kind_t {
                                     with the epilogue (ingot_schedule_accumulate_ex) */
   INGOT_DIRECTIVE_BIND_BLOCK = 8,  /* loop -> a GPU grid's blocks, axis `factor` (0 x, 1 y, 2 z) */
   INGOT_DIRECTIVE_BIND_THREAD = 9, /* loop -> a GPU block's threads, axis `factor` */
+  INGOT_DIRECTIVE_BARRIER = 10,    /* loop: a barrier after the stage holding it
+                                      (ingot_schedule_barrier_after) */
+  INGOT_DIRECTIVE_REDUCE_THREADS = 11, /* loop: the outermost reduce loop of a stage,
+                                          shared by `factor` threads of a block
+                                          (ingot_schedule_reduce_threads) */
+  INGOT_DIRECTIVE_ACCUMULATE_LOCAL = 12, /* loop: the outermost reduce loop of a stage
+                                            (ingot_schedule_accumulate_local) */
 } ingot_directive_kind_t;
 
 typedef struct ingot_directive_t {
@@ -87,6 +94,40 @@ ingot_status_t ingot_schedule_mark(ingot_ir_func_t* func, const char* loop,
 ingot_status_t ingot_schedule_bind(ingot_ir_func_t* func, const char* loop, ingot_ir_loop_kind_t kind,
                                    uint32_t axis);
 ingot_status_t ingot_schedule_accumulate(ingot_ir_func_t* func, const char* loop);
+/* Register accumulation without vectors (one GPU thread's reduction):
+ * `loop` heads a perfect nest of serial reduce loops r.. around one store
+ * y[idx] = start op e (op add, mul, max or min; start y[idx] or
+ * select(first, init, y[idx]); idx not using the r loops; e not reading
+ * y). It becomes { acc = start0; for r.. { acc = acc op e }; y[idx] = acc }
+ * with start0 init when `first` is exactly "every r loop at 0" (else
+ * y[idx], and the select stays in the loop): the same operations in the
+ * same order, y read and written once. */
+ingot_status_t ingot_schedule_accumulate_local(ingot_ir_func_t* func, const char* loop);
+/* Inserts a barrier (INGOT_IR_STMT_BARRIER: every thread of the block waits)
+ * right after the statement of the function's body block that holds loop
+ * `loop` (a stage). For kernels that run as one block whose threads stride
+ * over every stage: a later stage may then read what other threads of the
+ * block wrote in an earlier one. Fails when the body is not a block, or
+ * when the stage is the last statement (nothing to wait for). */
+ingot_status_t ingot_schedule_barrier_after(ingot_ir_func_t* func, const char* loop);
+/* A reduction shared by the threads of a GPU block. `loop` heads a perfect
+ * nest of serial reduce loops r.. around one store
+ *   y[idx] = start op e      (op add, max or min; idx not using the r loops;
+ *                             start y[idx], or select(first, init, y[idx])
+ *                             with first exactly "every r loop at 0")
+ * inside a GPU_BLOCK loop and outside every GPU_THREAD loop; e reads no
+ * buffer the function stores. With P = min(threads, R) threads (R the
+ * reduce loops' total extent, `threads` a power of two), it becomes
+ *   for t < P (GPU_THREAD x) { acc = e(t); for k { acc = acc op e(t + k*P) }
+ *                              red[t] = acc }
+ *   BARRIER; then for s = P/2 .. 1 (halving, rounded up to a power of two):
+ *   for t < s (GPU_THREAD x) { if (t + s < P) red[t] = red[t] op red[t + s] } BARRIER
+ *   for t < 1 (GPU_THREAD x) { y[idx] = start' op red[0] }  BARRIER
+ * with red a new SHARED buffer of P elements of y's dtype (named after y)
+ * and start' init (the select form) or y[idx]. The tree combines the
+ * partial results in another order than the serial loop (float sums round
+ * differently). Fails, leaving the function as it was, on any other form. */
+ingot_status_t ingot_schedule_reduce_threads(ingot_ir_func_t* func, const char* loop, int64_t threads);
 /* The same; with `epilogue`, when the statement after this nest in the
  * function body is a FINISH stage y[i] = E(y[i]) that reads nothing else
  * (a fused activation), the final stores become y[i] = E(acc) and that
@@ -223,8 +264,22 @@ typedef struct ingot_schedule_space_t {
 uint32_t ingot_schedule_template_count(void);
 const char* ingot_schedule_template_name(uint32_t index);
 ingot_op_class_t ingot_schedule_template_class(uint32_t index);
-/* The default template of a kernel's op class (NULL for an unknown class). */
+/* The default CPU template of a kernel's op class (NULL for an unknown class). */
 const char* ingot_schedule_template_for(ingot_op_class_t op_class);
+
+/* GPU templates (names "gpu.*" in templates.def) schedule kernels for GPU
+ * target kinds (INGOT_TARGET_CUDA, _ROCM) only, the others CPU kinds only;
+ * a GPU template may serve every op class (gpu.simt). */
+bool ingot_schedule_target_is_gpu(const ingot_target_t* target);
+/* Whether template `index` may schedule `kernel` on `target`: of the
+ * target's kind, serving the kernel's op class, and (GPU templates) its
+ * space opens for the kernel (gpu.row wants one long reduction). */
+bool ingot_schedule_template_applies(const ingot_kernel_t* kernel, const ingot_target_t* target, uint32_t index);
+/* The default template of `kernel` on `target`: on CPU kinds the class's
+ * (ingot_schedule_template_for); on GPU kinds the first GPU template of the
+ * kernel's own class that applies, else the first serving every class.
+ * NULL when none. */
+const char* ingot_schedule_template_default(const ingot_kernel_t* kernel, const ingot_target_t* target);
 
 /* Lists, for `kernel` on `target`, each knob of template `template_name`
  * that applies to it with its legal values and default: powers of two up

@@ -17,6 +17,11 @@ bool ingot_schedule_is_epilogue(const ingot_ir_func_t* func, const ingot_ir_stmt
 bool ingot_schedule_nest_accumulates(const ingot_ir_stmt_t* nest);
 /* The buffer the innermost store of a perfect nest writes, UINT32_MAX if none. */
 uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest);
+/* Whether the nest at `loop` has the form ingot_schedule_reduce_threads
+ * takes (its GPU binding aside); fails saying why not. */
+ingot_status_t ingot_schedule_reduce_threads_check(const ingot_ir_func_t* func, const ingot_ir_stmt_t* loop);
+/* Whether ingot_schedule_accumulate_local takes the nest at `loop`. */
+bool ingot_schedule_accumulate_local_check(const ingot_ir_func_t* func, const ingot_ir_stmt_t* loop);
 /* Sets (or appends) a knob value; names are copied into the schedule. */
 void ingot_schedule_set_knob(ingot_schedule_t* schedule, const char* name, int64_t value);
 

@@ -68,9 +68,24 @@ static const template_info_t* find_template(const char* name) {
   return NULL;
 }
 
+/* A GPU template: its name starts "gpu." (templates.def). */
+static bool template_is_gpu(const template_info_t* t) { return strncmp(t->name, "gpu.", 4) == 0; }
+
+bool ingot_schedule_target_is_gpu(const ingot_target_t* target) {
+  return target && (target->kind == INGOT_TARGET_CUDA || target->kind == INGOT_TARGET_ROCM);
+}
+
+/* Whether template t is of the target's kind (GPU templates for GPU target
+ * kinds only, the others for CPU kinds only) and serves the op class (op
+ * class 0: every class). */
+static bool template_fits(const template_info_t* t, ingot_op_class_t op_class, const ingot_target_t* target) {
+  return template_is_gpu(t) == ingot_schedule_target_is_gpu(target) &&
+         (t->op_class == op_class || t->op_class == SCHEDULE_ANY_CLASS);
+}
+
 const char* ingot_schedule_template_for(ingot_op_class_t op_class) {
   for (size_t i = 0; i < TEMPLATE_COUNT; ++i)
-    if (k_templates[i].op_class == op_class) return k_templates[i].name;
+    if (k_templates[i].op_class == op_class && !template_is_gpu(&k_templates[i])) return k_templates[i].name;
   return NULL;
 }
 
@@ -97,9 +112,13 @@ static ingot_status_t open_space(const ingot_kernel_t* kernel, const ingot_targe
   if (!t)
     return ingot_fail(INGOT_ERROR_NOT_FOUND, "kernel '%s': unknown schedule template '%s'", kernel->func->name,
                       name ? name : "(null)");
-  if (t->op_class != kernel->op_class)
+  if (t->op_class != kernel->op_class && t->op_class != SCHEDULE_ANY_CLASS)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "kernel '%s': template '%s' does not fit its op class %d",
                       kernel->func->name, t->name, (int)kernel->op_class);
+  if (template_is_gpu(t) != ingot_schedule_target_is_gpu(target))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "kernel '%s': template '%s' is for %s targets; '%s' is a %s target",
+                      kernel->func->name, t->name, template_is_gpu(t) ? "GPU" : "CPU", target->name,
+                      ingot_schedule_target_is_gpu(target) ? "GPU" : "CPU");
   memset(p, 0, sizeof(*p));
   p->kernel = kernel;
   p->f = kernel->func;
@@ -127,6 +146,33 @@ ingot_status_t ingot_schedule_space(const ingot_kernel_t* kernel, const ingot_ta
   const template_info_t* t;
   plan_t p;
   return open_space(kernel, target, template_name, &t, &p, out_space);
+}
+
+bool ingot_schedule_template_applies(const ingot_kernel_t* kernel, const ingot_target_t* target, uint32_t index) {
+  if (!kernel || !kernel->func || !target || index >= TEMPLATE_COUNT) return false;
+  const template_info_t* t = &k_templates[index];
+  if (!template_fits(t, kernel->op_class, target)) return false;
+  if (!template_is_gpu(t)) return true; /* a CPU template's space opens for every kernel of its class */
+  const template_info_t* opened;
+  plan_t p;
+  ingot_schedule_space_t space;
+  bool ok = open_space(kernel, target, t->name, &opened, &p, &space) == INGOT_OK;
+  ingot_compiler_error_clear();
+  return ok;
+}
+
+const char* ingot_schedule_template_default(const ingot_kernel_t* kernel, const ingot_target_t* target) {
+  if (!kernel) return NULL;
+  if (!ingot_schedule_target_is_gpu(target)) return ingot_schedule_template_for(kernel->op_class);
+  /* GPU: the first GPU template of the kernel's own class that applies,
+   * then the first that serves every class (gpu.simt). */
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint32_t i = 0; i < TEMPLATE_COUNT; ++i) {
+      const template_info_t* t = &k_templates[i];
+      if (!template_is_gpu(t) || t->op_class != (pass == 0 ? kernel->op_class : SCHEDULE_ANY_CLASS)) continue;
+      if (ingot_schedule_template_applies(kernel, target, i)) return t->name;
+    }
+  return NULL;
 }
 
 double ingot_schedule_space_size(const ingot_schedule_space_t* space) {
@@ -284,7 +330,7 @@ ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_t
     choice->tuned = false;
     choice->line = 0;
   }
-  const char* name = ingot_schedule_template_for(kernel->op_class);
+  const char* name = ingot_schedule_template_default(kernel, target);
   if (!name)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "kernel '%s': no schedule template for op class %d",
                       kernel->func->name, (int)kernel->op_class);
@@ -302,8 +348,11 @@ ingot_status_t ingot_schedule_choose(const ingot_kernel_t* kernel, const ingot_t
       if (ok && !t) {
         snprintf(why, sizeof why, "unknown template '%s'", r->template_name);
         ok = false;
-      } else if (ok && t->op_class != kernel->op_class) {
+      } else if (ok && t->op_class != kernel->op_class && t->op_class != SCHEDULE_ANY_CLASS) {
         snprintf(why, sizeof why, "template '%s' serves another op class", r->template_name);
+        ok = false;
+      } else if (ok && template_is_gpu(t) != ingot_schedule_target_is_gpu(target)) {
+        snprintf(why, sizeof why, "template '%s' is for %s targets", r->template_name, template_is_gpu(t) ? "GPU" : "CPU");
         ok = false;
       }
       if (ok && !(best && !record_faster(r, best))) {

@@ -21,6 +21,10 @@ typedef enum schedule_knob_t {
 
 _Static_assert(SCHEDULE_KNOB_COUNT <= INGOT_MAX_KNOBS, "INGOT_MAX_KNOBS is below the knob count of knobs.def");
 #define TK(id) (1u << SCHEDULE_KNOB_##id)
+_Static_assert(SCHEDULE_KNOB_COUNT <= 32, "a template's knob mask holds 32 knobs");
+
+/* The op class of a template that serves every class (templates.def). */
+#define SCHEDULE_ANY_CLASS ((ingot_op_class_t)0)
 
 /* The knob's stable name and whether it acts before lowering. */
 const char* schedule_knob_name(schedule_knob_t knob);

@@ -274,7 +274,7 @@ static void sweep_space(const char* name, graph_fn make, const ingot_target_t* t
   INGOT_VEC(uint64_t) keys = {0}; /* points giving a program already run are skipped */
   for (uint32_t k = 0; k < l->kernel_count; ++k) {
     for (uint32_t t = 0; t < ingot_schedule_template_count(); ++t) {
-      if (ingot_schedule_template_class(t) != l->kernels[k].op_class) continue;
+      if (!ingot_schedule_template_applies(&l->kernels[k], target, t)) continue;
       ingot_schedule_space_t space;
       if (ingot_schedule_space(&l->kernels[k], target, ingot_schedule_template_name(t), &space) != INGOT_OK) {
         fprintf(stderr, "%s: space: %s\n", name, ingot_compiler_error());

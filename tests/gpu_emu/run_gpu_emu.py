@@ -26,7 +26,9 @@ INGOT_EMU_SHRINK_GRID, as a wrong launch record would) and the launch check
 off: the outputs must differ; (b) one kernel's printed __launch_bounds__ and
 launch comment changed: the run must fail with the driver's launch error;
 (c) where some kernel has a barrier, every __syncthreads() dropped from the
-source: the outputs must differ (else "no barrier in this model").
+source: the outputs must differ; (d) thread 1 of the first kernel with a
+barrier returns at its start: the run must fail naming the barrier that the
+other threads wait at ((c) and (d) on the first model that has a barrier).
 
 When a model differs, localize(): the model again with every float node
 output a graph output, node by node against onnxruntime: the first nodes
@@ -353,6 +355,20 @@ def drop_barriers(args, name, work, bundle, src, kernels, flags, names, ref, out
             else:
                 print(f"  self-check (c) on {name}: every __syncthreads dropped -> "
                       f"{'outputs differ, max |err| %.3g' % err[1] if err else 'run fails'} (caught)")
+        # (d) one thread of a barrier kernel leaves before the first barrier.
+        kname = next(k[0] for k in kernels if k[4])
+        head = re.search(rf"extern \"C\" __global__ void [^\n]*\b{kname}\([^\n]*\{{", src)
+        msrc, mlib = os.path.join(work, "k_diverge.cu"), os.path.join(work, "k_diverge.so")
+        open(msrc, "w").write(src[:head.end()] + " if (threadIdx.x == 1u) return;" + src[head.end():])
+        if build_kernels(args, msrc, mlib) is not None:
+            p, _ = run_bundle(args, bundle, flags, out, emu_env(args, mlib))
+            line = [l for l in p.stderr.splitlines() if "without it" in l]
+            if p.returncode == 0 or not line:
+                fail(f"{name} self-check: thread 1 of {kname} skips the barriers and the run does not say so: "
+                     f"exit {p.returncode}, {p.stderr.strip()[-600:]}")
+            else:
+                print(f"  self-check (d) on {name}: thread 1 of {kname} returns before its barriers -> caught: "
+                      f"{line[0].strip()}")
         return None
     print(f"  self-check (c): no kernel of {name} has a barrier (tried on the next model)")
     return "barriers"

@@ -377,9 +377,11 @@ def drop_barriers(args, name, work, bundle, src, kernels, flags, names, ref, out
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models", nargs="*")
-    ap.add_argument("--ingot", required=True)
-    ap.add_argument("--driver", required=True)
-    ap.add_argument("--work", required=True)
+    ap.add_argument("--ingot")
+    ap.add_argument("--driver")
+    ap.add_argument("--work")
+    ap.add_argument("--build-kernels", nargs=2, metavar=("K.cu", "K.so"),
+                    help="only build the kernel library of a printed source (for emu_ingot.sh)")
     ap.add_argument("--cxx", default=shutil.which("g++") or "")
     ap.add_argument("--bert", metavar="SIZE")
     ap.add_argument("--self-check", action="store_true")
@@ -387,6 +389,11 @@ def main():
     if not args.cxx or not shutil.which(args.cxx):
         print("SKIP: no host C++ compiler (g++)")
         return 77
+    if args.build_kernels:
+        ok = build_kernels(args, *args.build_kernels) is not None
+        return 0 if ok else 2
+    if not (args.ingot and args.driver and args.work):
+        ap.error("--ingot, --driver and --work are required")
     os.makedirs(args.work, exist_ok=True)
     if args.bert:
         root = os.path.dirname(os.path.dirname(HERE))

@@ -93,9 +93,10 @@ typedef struct ingot_rt_loader_t {
   ingot_status_t (*buffer_copy)(ingot_rt_device_t* device, void* dst, const void* src,
                                 uint64_t bytes, ingot_rt_copy_t direction);
 
-  /* ---- Running (session.c): one step, synchronously; 0 on success, else the
-   * kernel's (or the device's) non-zero code. Allocates nothing. */
-  int32_t (*launch)(ingot_rt_device_t* device, ingot_rt_kernel_t kernel,
+  /* ---- Running (session.c): one step; INGOT_OK, else a status with the
+   * message set (a kernel's non-zero code, or the device's refusal). A
+   * device loader may only queue the step. Allocates nothing. */
+  ingot_status_t (*launch)(ingot_rt_device_t* device, ingot_rt_kernel_t kernel,
                     const ingot_launch_record_t* launch, void* const* args, uint32_t arg_count);
   /* Waits until every launch queued so far is done (a device loader's launch
    * may only queue the step); NULL when launch is synchronous. */

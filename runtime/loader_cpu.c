@@ -173,11 +173,12 @@ static ingot_status_t cpu_buffer_copy(ingot_rt_device_t* d, void* dst, const voi
   return INGOT_OK;
 }
 
-static int32_t cpu_launch(ingot_rt_device_t* d, ingot_rt_kernel_t kernel,
-                          const ingot_launch_record_t* launch, void* const* args, uint32_t arg_count) {
+static ingot_status_t cpu_launch(ingot_rt_device_t* d, ingot_rt_kernel_t kernel,
+                                 const ingot_launch_record_t* launch, void* const* args, uint32_t arg_count) {
   (void)launch; /* CPU launch records carry the kernel index only */
   (void)arg_count;
-  return kernel.cpu_fn(&d->env, args);
+  int32_t rc = kernel.cpu_fn(&d->env, args);
+  return rc ? ingot_rt_fail(INGOT_ERROR_INTERNAL, "the kernel returned %d", (int)rc) : INGOT_OK;
 }
 
 const ingot_rt_loader_t ingot_rt_loader_cpu_elf = {

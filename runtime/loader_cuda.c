@@ -527,16 +527,20 @@ static ingot_status_t cuda_buffer_copy(ingot_rt_device_t* dev, void* dst, const 
 
 /* Queues one step on the session's stream; kernel errors surface at the
  * next synchronizing copy (or here, when the launch itself is refused). */
-static int32_t cuda_launch(ingot_rt_device_t* dev, ingot_rt_kernel_t kernel, const ingot_launch_record_t* launch,
-                           void* const* args, uint32_t arg_count) {
+static ingot_status_t cuda_launch(ingot_rt_device_t* dev, ingot_rt_kernel_t kernel,
+                                  const ingot_launch_record_t* launch, void* const* args, uint32_t arg_count) {
   const cuda_driver_t* d = NULL;
-  if (arg_count > INGOT_RT_CUDA_MAX_ARGS || cuda_current(&d) != INGOT_OK) return -1;
+  if (arg_count > INGOT_RT_CUDA_MAX_ARGS)
+    return ingot_rt_fail(INGOT_ERROR_LIMIT, "cuda: %u kernel arguments, at most %d", arg_count,
+                         INGOT_RT_CUDA_MAX_ARGS);
+  ingot_status_t status = cuda_current(&d);
+  if (status != INGOT_OK) return status;
   for (uint32_t i = 0; i < arg_count; ++i) dev->params[i] = (void*)(uintptr_t)&args[i];
   cu_function_t f = (cu_function_t)(uintptr_t)kernel.handle;
   cu_result_t r = d->launch_kernel(f, launch->grid[0], launch->grid[1], launch->grid[2], launch->block[0],
                                    launch->block[1], launch->block[2], launch->shared_bytes, dev->stream,
                                    dev->params, NULL);
-  return (int32_t)r;
+  return r ? cuda_fail("cuLaunchKernel", r) : INGOT_OK;
 }
 
 static ingot_status_t cuda_finish(ingot_rt_device_t* dev) {

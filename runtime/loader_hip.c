@@ -297,15 +297,20 @@ static ingot_status_t hip_buffer_copy(ingot_rt_device_t* dev, void* dst, const v
   return r ? hip_fail("copy", r) : INGOT_OK;
 }
 
-static int32_t hip_launch(ingot_rt_device_t* dev, ingot_rt_kernel_t kernel, const ingot_launch_record_t* launch,
-                          void* const* args, uint32_t arg_count) {
+static ingot_status_t hip_launch(ingot_rt_device_t* dev, ingot_rt_kernel_t kernel,
+                                 const ingot_launch_record_t* launch, void* const* args, uint32_t arg_count) {
   const hip_runtime_t* h = NULL;
-  if (arg_count > INGOT_RT_HIP_MAX_ARGS || hip_current(&h) != INGOT_OK) return -1;
+  if (arg_count > INGOT_RT_HIP_MAX_ARGS)
+    return ingot_rt_fail(INGOT_ERROR_LIMIT, "hip: %u kernel arguments, at most %d", arg_count,
+                         INGOT_RT_HIP_MAX_ARGS);
+  ingot_status_t status = hip_current(&h);
+  if (status != INGOT_OK) return status;
   for (uint32_t i = 0; i < arg_count; ++i) dev->params[i] = (void*)(uintptr_t)&args[i];
   hip_function_t f = (hip_function_t)(uintptr_t)kernel.handle;
-  return (int32_t)h->module_launch_kernel(f, launch->grid[0], launch->grid[1], launch->grid[2], launch->block[0],
+  hip_result_t r = h->module_launch_kernel(f, launch->grid[0], launch->grid[1], launch->grid[2], launch->block[0],
                                           launch->block[1], launch->block[2], launch->shared_bytes, dev->stream,
                                           dev->params, NULL);
+  return r ? hip_fail("hipModuleLaunchKernel", r) : INGOT_OK;
 }
 
 static ingot_status_t hip_finish(ingot_rt_device_t* dev) {

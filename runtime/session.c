@@ -8,6 +8,7 @@
  * for inputs and outputs: a run copies the inputs in, launches every step,
  * waits, and copies the outputs out. */
 #define _DEFAULT_SOURCE 1
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -144,17 +145,24 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   for (uint32_t i = 0; i < b->step_count; ++i) {
     const ingot_rt_step_t* step = &b->steps[i];
     uint64_t t0 = step_ns ? monotonic_ns() : 0;
-    int32_t rc = loader->launch(s->device, step->kernel, &step->launch, s->args + step->arg_begin,
-                                step->arg_count);
-    /* A queued launch is timed to its end when profiling. */
-    if (rc == 0 && step_ns && loader->finish) status = loader->finish(s->device);
+    status = loader->launch(s->device, step->kernel, &step->launch, s->args + step->arg_begin, step->arg_count);
+    /* A queued launch is timed to its end when profiling, so a device
+     * fault is then pinned to its step. */
+    if (status == INGOT_OK && step_ns && loader->finish) status = loader->finish(s->device);
     if (step_ns) step_ns[i] += monotonic_ns() - t0;
-    if (rc != 0)
-      return ingot_rt_fail(INGOT_ERROR_INTERNAL, "session: step %u (node '%s', kernel '%s') returned %d",
-                           i, step->node_name, step->kernel_name, (int)rc);
-    if (status != INGOT_OK) return status;
+    if (status != INGOT_OK) {
+      char why[384];
+      snprintf(why, sizeof why, "%s", ingot_last_error());
+      return ingot_rt_fail(status, "session: step %u (node '%s', kernel '%s'): %s", i, step->node_name,
+                           step->kernel_name, why);
+    }
   }
-  if (loader->finish && (status = loader->finish(s->device)) != INGOT_OK) return status;
+  if (loader->finish && (status = loader->finish(s->device)) != INGOT_OK) {
+    char why[384];
+    snprintf(why, sizeof why, "%s", ingot_last_error());
+    return ingot_rt_fail(status, "session: %s (a device fault shows at the end of the run; a profiled run names its step)",
+                         why);
+  }
   for (uint32_t i = 0; s->staging && i < b->output_count && status == INGOT_OK; ++i) {
     uint32_t t = b->outputs[i];
     status = loader->buffer_copy(s->device, s->staging[b->input_count + i], tensor_data(s, t),

@@ -643,95 +643,54 @@ static const char k_prelude[] =
     ;
 
 /* ---- Emitter state for one module. */
-typedef INGOT_VEC(uint32_t) cg_u32_vec_t;
-
 typedef struct cg_t {
-  const ingot_ir_func_t* f;
+  ingot_cprint_t p;             /* names, scopes, expressions */
   const char* cname;            /* C name of the kernel function */
-  char** var_names;             /* per var: C identifier */
-  char** buf_names;             /* per buffer: C identifier */
-  uint8_t* in_scope;            /* per var: declared at the current point */
-  cg_u32_vec_t scope;           /* declared vars, innermost last */
   ingot_strbuf_t outlined;      /* outlined parallel bodies of this kernel */
   uint32_t par_count;           /* module-wide counter for outlined bodies */
   bool in_parallel;             /* emitting inside an outlined body */
-  size_t max_bytes;             /* refuse to emit beyond this (DAG blow-up) */
 } cg_t;
 
-static ingot_status_t cg_fail(cg_t* cg, ingot_status_t code, const char* fmt, ...)
-    INGOT_PRINTF(3, 4);
-static ingot_status_t cg_fail(cg_t* cg, ingot_status_t code, const char* fmt, ...) {
-  char msg[1024];
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, args);
-  va_end(args);
-  return ingot_fail(code, "codegen c: function '%s': %s", cg->f->name ? cg->f->name : "?", msg);
-}
+#define CG_PAIR(fn) \
+  { fn "f", fn }
 
-#define CG_CHECK(expr)                          \
-  do {                                          \
-    ingot_status_t st_ = (expr);                \
-    if (st_ != INGOT_OK) return st_;            \
+/* How C spells what expressions need (codegen_cprint.c prints them): the
+ * prelude's helpers, the compiler's builtins. */
+static const ingot_cprint_dialect_t k_c_dialect = {
+    .target = "c",
+    .types = {[INGOT_DTYPE_F32] = "float",
+              [INGOT_DTYPE_F64] = "double",
+              [INGOT_DTYPE_I8] = "int8_t",
+              [INGOT_DTYPE_U8] = "uint8_t",
+              [INGOT_DTYPE_I32] = "int32_t",
+              [INGOT_DTYPE_I64] = "int64_t",
+              [INGOT_DTYPE_BOOL] = "_Bool"},
+    .unary = {[INGOT_IR_ABS] = CG_PAIR("__builtin_fabs"), [INGOT_IR_SQRT] = CG_PAIR("__builtin_sqrt"),
+              [INGOT_IR_FLOOR] = CG_PAIR("ingot_floor"),  [INGOT_IR_CEIL] = CG_PAIR("ingot_ceil"),
+              [INGOT_IR_ROUND] = CG_PAIR("ingot_round"),  [INGOT_IR_EXP] = CG_PAIR("ingot_exp"),
+              [INGOT_IR_LOG] = CG_PAIR("ingot_log"),      [INGOT_IR_TANH] = CG_PAIR("ingot_tanh"),
+              [INGOT_IR_ERF] = CG_PAIR("ingot_erf"),      [INGOT_IR_SIN] = CG_PAIR("ingot_sin"),
+              [INGOT_IR_COS] = CG_PAIR("ingot_cos"),      [INGOT_IR_TAN] = CG_PAIR("ingot_tan"),
+              [INGOT_IR_ASIN] = CG_PAIR("ingot_asin"),    [INGOT_IR_ACOS] = CG_PAIR("ingot_acos"),
+              [INGOT_IR_ATAN] = CG_PAIR("ingot_atan"),    [INGOT_IR_SINH] = CG_PAIR("ingot_sinh"),
+              [INGOT_IR_COSH] = CG_PAIR("ingot_cosh"),    [INGOT_IR_ASINH] = CG_PAIR("ingot_asinh"),
+              [INGOT_IR_ACOSH] = CG_PAIR("ingot_acosh"),  [INGOT_IR_ATANH] = CG_PAIR("ingot_atanh")},
+    /* float pow goes to the runtime's powf (env), double pow to the prelude. */
+    .binary = {[INGOT_IR_MOD] = CG_PAIR("ingot_fmod"),
+               [INGOT_IR_MIN] = CG_PAIR("ingot_fmin"),
+               [INGOT_IR_MAX] = CG_PAIR("ingot_fmax"),
+               [INGOT_IR_POW] = {"env->powf", "ingot_pow"}},
+    .square = CG_PAIR("ingot_sq"),
+    .nan = {"__builtin_nanf(\"\")", "__builtin_nan(\"\")"},
+    .inf = {"__builtin_inff()", "__builtin_inf()"},
+    .int_helper = "ingot_",
+};
+
+#define CG_CHECK(expr)               \
+  do {                               \
+    ingot_status_t st_ = (expr);     \
+    if (st_ != INGOT_OK) return st_; \
   } while (0)
-
-static const char* cg_ctype(ingot_dtype_t t) {
-  switch (t) {
-    case INGOT_DTYPE_F32: return "float";
-    case INGOT_DTYPE_F64: return "double";
-    case INGOT_DTYPE_I8: return "int8_t";
-    case INGOT_DTYPE_U8: return "uint8_t";
-    case INGOT_DTYPE_I32: return "int32_t";
-    case INGOT_DTYPE_I64: return "int64_t";
-    case INGOT_DTYPE_BOOL: return "_Bool";
-    default: return NULL;
-  }
-}
-
-static bool cg_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
-static bool cg_is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I64;
-}
-static ingot_status_t cg_type(cg_t* cg, ingot_dtype_t t, const char** out) {
-  *out = cg_ctype(t);
-  if (!*out)
-    return cg_fail(cg, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported by the C target",
-                   ingot_dtype_name(t));
-  return INGOT_OK;
-}
-
-/* ---- Identifiers. */
-static char* cg_sanitize(const char* prefix, const char* name) {
-  ingot_strbuf_t sb = {0};
-  ingot_strbuf_append(&sb, prefix);
-  if (!name || !*name) name = "_";
-  for (const char* p = name; *p; ++p) {
-    char c = *p;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    ingot_strbuf_append_bytes(&sb, ok ? &c : "_", 1);
-  }
-  return sb.data;
-}
-
-static bool cg_name_taken(char* const* names, uint32_t count, const char* name) {
-  for (uint32_t i = 0; i < count; ++i)
-    if (names[i] && strcmp(names[i], name) == 0) return true;
-  return false;
-}
-
-/* names[i] = prefix + sanitized(raw[i]), made unique with a numeric suffix. */
-static void cg_unique_name(char** names, uint32_t i, const char* prefix, const char* raw) {
-  char* base = cg_sanitize(prefix, raw);
-  char* name = ingot_xstrdup(base);
-  for (uint32_t n = i; cg_name_taken(names, i, name); ++n) {
-    free(name);
-    ingot_strbuf_t sb = {0};
-    ingot_strbuf_appendf(&sb, "%s_%u", base, n);
-    name = sb.data;
-  }
-  free(base);
-  names[i] = name;
-}
 
 static void cg_append_c_string(ingot_strbuf_t* sb, const char* s) {
   ingot_strbuf_append(sb, "\"");
@@ -741,220 +700,6 @@ static void cg_append_c_string(ingot_strbuf_t* sb, const char* s) {
     else ingot_strbuf_append_bytes(sb, p, 1);
   }
   ingot_strbuf_append(sb, "\"");
-}
-
-static void cg_indent(ingot_strbuf_t* sb, int depth) {
-  for (int i = 0; i < depth; ++i) ingot_strbuf_append(sb, "  ");
-}
-
-/* ---- Constants. */
-static void cg_float_literal(ingot_strbuf_t* sb, ingot_dtype_t t, double v) {
-  bool f32 = t == INGOT_DTYPE_F32;
-  if (f32) v = (double)(float)v;
-  if (v != v) {
-    ingot_strbuf_append(sb, f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")");
-  } else if (v == 1.0 / 0.0 || v == -1.0 / 0.0) {
-    ingot_strbuf_appendf(sb, "(%s%s)", v < 0 ? "-" : "", f32 ? "__builtin_inff()" : "__builtin_inf()");
-  } else {
-    ingot_strbuf_appendf(sb, "(%a%s)", v, f32 ? "f" : "");
-  }
-}
-
-static void cg_int_literal(ingot_strbuf_t* sb, int64_t v) {
-  if (v == INT64_MIN) ingot_strbuf_append(sb, "(-9223372036854775807LL - 1)");
-  else if (v < 0) ingot_strbuf_appendf(sb, "(%lldLL)", (long long)v);
-  else ingot_strbuf_appendf(sb, "%lldLL", (long long)v);
-}
-
-/* ---- Expressions. */
-
-static ingot_status_t cg_expr(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e);
-
-static ingot_status_t cg_call1(cg_t* cg, ingot_strbuf_t* sb, const char* fn, const ingot_ir_expr_t* a) {
-  ingot_strbuf_appendf(sb, "%s(", fn);
-  CG_CHECK(cg_expr(cg, sb, a));
-  ingot_strbuf_append(sb, ")");
-  return INGOT_OK;
-}
-
-static ingot_status_t cg_call2(cg_t* cg, ingot_strbuf_t* sb, const char* fn, const ingot_ir_expr_t* a,
-                               const ingot_ir_expr_t* b) {
-  ingot_strbuf_appendf(sb, "%s(", fn);
-  CG_CHECK(cg_expr(cg, sb, a));
-  ingot_strbuf_append(sb, ", ");
-  CG_CHECK(cg_expr(cg, sb, b));
-  ingot_strbuf_append(sb, ")");
-  return INGOT_OK;
-}
-
-static ingot_status_t cg_infix(cg_t* cg, ingot_strbuf_t* sb, const char* op, const ingot_ir_expr_t* a,
-                               const ingot_ir_expr_t* b) {
-  ingot_strbuf_append(sb, "(");
-  CG_CHECK(cg_expr(cg, sb, a));
-  ingot_strbuf_appendf(sb, " %s ", op);
-  CG_CHECK(cg_expr(cg, sb, b));
-  ingot_strbuf_append(sb, ")");
-  return INGOT_OK;
-}
-
-/* cg_unary() and cg_binary() below switch over every op of lower/ir_ops.def:
- * a new row there changes these counts and stops the build until it is
- * handled. */
-_Static_assert(INGOT_IR_UNARY_COUNT_ == 23, "cg_unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 15, "cg_binary(): handle the new op of lower/ir_ops.def");
-
-static ingot_status_t cg_unsupported_op(cg_t* cg, const char* what, ingot_dtype_t t) {
-  return cg_fail(cg, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the C target", what,
-                 ingot_dtype_name(t));
-}
-
-static ingot_status_t cg_unary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
-  const ingot_ir_expr_t* a = e->u.unary.a;
-  ingot_dtype_t t = a->dtype;
-  bool f32 = t == INGOT_DTYPE_F32, f64 = t == INGOT_DTYPE_F64;
-  const char* ty;
-  CG_CHECK(cg_type(cg, e->dtype, &ty));
-  ingot_ir_unary_op_t op = e->u.unary.op;
-  const char* name = (op > 0 && op < INGOT_IR_UNARY_COUNT_) ? ingot_ir_unary_op_name(op) : "unknown unary op";
-  switch (op) {
-    case INGOT_IR_NEG:
-      if (t == INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
-      ingot_strbuf_appendf(sb, "((%s)(-", ty);
-      CG_CHECK(cg_expr(cg, sb, a));
-      ingot_strbuf_append(sb, "))");
-      return INGOT_OK;
-    case INGOT_IR_ABS:
-      if (f32) return cg_call1(cg, sb, "__builtin_fabsf", a);
-      if (f64) return cg_call1(cg, sb, "__builtin_fabs", a);
-      if (!cg_is_int(t)) return cg_unsupported_op(cg, name, t);
-      ingot_strbuf_appendf(sb, "((%s)", ty);
-      CG_CHECK(cg_call1(cg, sb, "ingot_abs_i64", a));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    case INGOT_IR_SQRT:
-      if (f32) return cg_call1(cg, sb, "__builtin_sqrtf", a);
-      if (f64) return cg_call1(cg, sb, "__builtin_sqrt", a);
-      return cg_unsupported_op(cg, name, t);
-    case INGOT_IR_FLOOR:
-    case INGOT_IR_CEIL:
-      if (f32) return cg_call1(cg, sb, op == INGOT_IR_FLOOR ? "ingot_floorf" : "ingot_ceilf", a);
-      if (f64) return cg_call1(cg, sb, op == INGOT_IR_FLOOR ? "ingot_floor" : "ingot_ceil", a);
-      if (cg_is_int(t)) return cg_call1(cg, sb, "", a);
-      return cg_unsupported_op(cg, name, t);
-    case INGOT_IR_EXP:
-    case INGOT_IR_LOG:
-    case INGOT_IR_TANH:
-    case INGOT_IR_ERF: {
-      if (!f32 && !f64) return cg_unsupported_op(cg, name, t);
-      const char* fn = op == INGOT_IR_EXP ? "ingot_exp" : op == INGOT_IR_LOG ? "ingot_log"
-                       : op == INGOT_IR_TANH ? "ingot_tanh" : "ingot_erf";
-      ingot_strbuf_appendf(sb, "%s%s(", fn, f32 ? "f" : "");
-      CG_CHECK(cg_expr(cg, sb, a));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    }
-    case INGOT_IR_ROUND:
-      if (f32) return cg_call1(cg, sb, "ingot_roundf", a);
-      if (f64) return cg_call1(cg, sb, "ingot_round", a);
-      if (cg_is_int(t)) return cg_call1(cg, sb, "", a);
-      return cg_unsupported_op(cg, name, t);
-    case INGOT_IR_SIN:
-    case INGOT_IR_COS:
-    case INGOT_IR_TAN:
-    case INGOT_IR_ASIN:
-    case INGOT_IR_ACOS:
-    case INGOT_IR_ATAN:
-    case INGOT_IR_SINH:
-    case INGOT_IR_COSH:
-    case INGOT_IR_ASINH:
-    case INGOT_IR_ACOSH:
-    case INGOT_IR_ATANH:
-      /* ingot_sin / ingot_sinf, ... (prelude): named after the op. */
-      if (!f32 && !f64) return cg_unsupported_op(cg, name, t);
-      ingot_strbuf_appendf(sb, "ingot_%s%s(", name, f32 ? "f" : "");
-      CG_CHECK(cg_expr(cg, sb, a));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    case INGOT_IR_NOT:
-      if (t != INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
-      return cg_call1(cg, sb, "!", a);
-    default:
-      return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown unary op %d", (int)op);
-  }
-}
-
-static ingot_status_t cg_binary(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
-  const ingot_ir_expr_t* a = e->u.binary.a;
-  const ingot_ir_expr_t* b = e->u.binary.b;
-  ingot_dtype_t t = a->dtype;
-  ingot_ir_binary_op_t op = e->u.binary.op;
-  const char* name = (op > 0 && op < INGOT_IR_BINARY_COUNT_) ? ingot_ir_binary_op_name(op) : "unknown binary op";
-  if (op <= 0 || op >= INGOT_IR_BINARY_COUNT_)
-    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown binary op %d", (int)op);
-  if (b->dtype != t)
-    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "%s of %s and %s: operand dtypes differ", name,
-                   ingot_dtype_name(t), ingot_dtype_name(b->dtype));
-  const char* ty;
-  CG_CHECK(cg_type(cg, e->dtype, &ty));
-  bool f32 = t == INGOT_DTYPE_F32, fl = cg_is_float(t), in = cg_is_int(t);
-  switch (op) {
-    case INGOT_IR_LT: return cg_infix(cg, sb, "<", a, b);
-    case INGOT_IR_LE: return cg_infix(cg, sb, "<=", a, b);
-    case INGOT_IR_EQ: return cg_infix(cg, sb, "==", a, b);
-    case INGOT_IR_NE: return cg_infix(cg, sb, "!=", a, b);
-    case INGOT_IR_AND:
-    case INGOT_IR_OR:
-      if (t != INGOT_DTYPE_BOOL) return cg_unsupported_op(cg, name, t);
-      ingot_strbuf_append(sb, "((_Bool)");
-      CG_CHECK(cg_infix(cg, sb, op == INGOT_IR_AND ? "&" : "|", a, b));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    default: break;
-  }
-  if (!fl && !in) return cg_unsupported_op(cg, name, t);
-  if (fl) {
-    switch (op) {
-      case INGOT_IR_ADD: return cg_infix(cg, sb, "+", a, b);
-      case INGOT_IR_SUB: return cg_infix(cg, sb, "-", a, b);
-      case INGOT_IR_MUL: return cg_infix(cg, sb, "*", a, b);
-      case INGOT_IR_DIV: return cg_infix(cg, sb, "/", a, b);
-      case INGOT_IR_MOD:
-        return cg_call2(cg, sb, f32 ? "ingot_fmodf" : "ingot_fmod", a, b);
-      case INGOT_IR_MIN: return cg_call2(cg, sb, f32 ? "ingot_fminf" : "ingot_fmin", a, b);
-      case INGOT_IR_MAX: return cg_call2(cg, sb, f32 ? "ingot_fmaxf" : "ingot_fmax", a, b);
-      case INGOT_IR_POW:
-        if (b->kind == INGOT_IR_EXPR_FLOAT && b->u.f == 1.0) return cg_call1(cg, sb, "", a);
-        if (b->kind == INGOT_IR_EXPR_FLOAT && b->u.f == 2.0)
-          return cg_call1(cg, sb, f32 ? "ingot_sqf" : "ingot_sq", a);
-        return cg_call2(cg, sb, f32 ? "env->powf" : "ingot_pow", a, b);
-      default: return cg_unsupported_op(cg, name, t);
-    }
-  }
-  /* Integers: arithmetic in C's promoted type (int for int8/uint8), helpers
-   * in int64; converted back where those differ from the expression's type. */
-  bool helper = op == INGOT_IR_MIN || op == INGOT_IR_MAX || op == INGOT_IR_POW ||
-                ((op == INGOT_IR_DIV || op == INGOT_IR_MOD) &&
-                 !(ingot_ir_expr_nonneg(cg->f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0));
-  bool convert = t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || (helper && t != INGOT_DTYPE_I64);
-  if (convert) ingot_strbuf_appendf(sb, "((%s)", ty);
-  switch (op) {
-    case INGOT_IR_ADD: CG_CHECK(cg_infix(cg, sb, "+", a, b)); break;
-    case INGOT_IR_SUB: CG_CHECK(cg_infix(cg, sb, "-", a, b)); break;
-    case INGOT_IR_MUL: CG_CHECK(cg_infix(cg, sb, "*", a, b)); break;
-    case INGOT_IR_DIV:
-    case INGOT_IR_MOD:
-      if (!helper)
-        CG_CHECK(cg_infix(cg, sb, op == INGOT_IR_DIV ? "/" : "%", a, b));
-      else
-        CG_CHECK(cg_call2(cg, sb, op == INGOT_IR_DIV ? "ingot_floordiv" : "ingot_floormod", a, b));
-      break;
-    case INGOT_IR_MIN: CG_CHECK(cg_call2(cg, sb, "ingot_min_i64", a, b)); break;
-    case INGOT_IR_MAX: CG_CHECK(cg_call2(cg, sb, "ingot_max_i64", a, b)); break;
-    case INGOT_IR_POW: CG_CHECK(cg_call2(cg, sb, "ingot_ipow", a, b)); break;
-    default: return cg_unsupported_op(cg, name, t);
-  }
-  if (convert) ingot_strbuf_append(sb, ")");
-  return INGOT_OK;
 }
 
 /* The ABI declarations arrive as one line (a stringified macro); lay them out
@@ -979,99 +724,14 @@ static void cg_append_decls(ingot_strbuf_t* sb, const char* text) {
   }
 }
 
-static ingot_status_t cg_expr(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
-  const ingot_ir_func_t* f = cg->f;
-  if (!e) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing expression");
-  if (sb->length > cg->max_bytes)
-    return cg_fail(cg, INGOT_ERROR_LIMIT, "generated source exceeds %zu bytes (shared expressions?)",
-                   cg->max_bytes);
-  switch (e->kind) {
-    case INGOT_IR_EXPR_INT:
-      if (e->dtype == INGOT_DTYPE_I64) {
-        cg_int_literal(sb, e->u.i);
-      } else {
-        const char* ty;
-        CG_CHECK(cg_type(cg, e->dtype, &ty));
-        ingot_strbuf_appendf(sb, "((%s)", ty);
-        cg_int_literal(sb, e->u.i);
-        ingot_strbuf_append(sb, ")");
-      }
-      return INGOT_OK;
-    case INGOT_IR_EXPR_FLOAT:
-      if (!cg_is_float(e->dtype)) return cg_unsupported_op(cg, "float constant", e->dtype);
-      cg_float_literal(sb, e->dtype, e->u.f);
-      return INGOT_OK;
-    case INGOT_IR_EXPR_VAR:
-      if (e->u.var >= f->var_count)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "variable index %u out of range", e->u.var);
-      if (!cg->in_scope[e->u.var])
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "variable '%s' used out of its scope",
-                       f->vars[e->u.var].name);
-      ingot_strbuf_append(sb, cg->var_names[e->u.var]);
-      return INGOT_OK;
-    case INGOT_IR_EXPR_LOAD:
-      if (e->u.load.buffer >= f->buffer_count)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "buffer index %u out of range", e->u.load.buffer);
-      if (!e->u.load.index || e->u.load.index->dtype != INGOT_DTYPE_I64)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "load from '%s': index is not int64",
-                       f->buffers[e->u.load.buffer].name);
-      ingot_strbuf_appendf(sb, "%s[", cg->buf_names[e->u.load.buffer]);
-      CG_CHECK(cg_expr(cg, sb, e->u.load.index));
-      ingot_strbuf_append(sb, "]");
-      return INGOT_OK;
-    case INGOT_IR_EXPR_UNARY:
-      if (!e->u.unary.a) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
-      return cg_unary(cg, sb, e);
-    case INGOT_IR_EXPR_BINARY:
-      if (!e->u.binary.a || !e->u.binary.b)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
-      return cg_binary(cg, sb, e);
-    case INGOT_IR_EXPR_SELECT: {
-      if (!e->u.select.cond || !e->u.select.a || !e->u.select.b)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
-      const char* ty;
-      CG_CHECK(cg_type(cg, e->dtype, &ty));
-      ingot_strbuf_appendf(sb, "((%s)(", ty);
-      CG_CHECK(cg_expr(cg, sb, e->u.select.cond));
-      ingot_strbuf_append(sb, " ? ");
-      CG_CHECK(cg_expr(cg, sb, e->u.select.a));
-      ingot_strbuf_append(sb, " : ");
-      CG_CHECK(cg_expr(cg, sb, e->u.select.b));
-      ingot_strbuf_append(sb, "))");
-      return INGOT_OK;
-    }
-    case INGOT_IR_EXPR_CAST: {
-      if (!e->u.unary.a) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
-      const char* ty;
-      const char* from;
-      CG_CHECK(cg_type(cg, e->dtype, &ty));
-      CG_CHECK(cg_type(cg, e->u.unary.a->dtype, &from));
-      ingot_strbuf_appendf(sb, "((%s)", ty);
-      CG_CHECK(cg_expr(cg, sb, e->u.unary.a));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    }
-  }
-  return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown expression kind %d", (int)e->kind);
-}
-
 /* ---- Statements. */
 static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth);
-
-static void cg_declare(cg_t* cg, uint32_t var) {
-  cg->in_scope[var] = 1;
-  INGOT_VEC_PUSH(cg->scope, var);
-}
-
-static void cg_scope_pop(cg_t* cg, size_t mark) {
-  while (cg->scope.count > mark) cg->in_scope[cg->scope.data[--cg->scope.count]] = 0;
-}
 
 /* Emits `s` as the contents of a C block (the braces are the caller's): a
  * BLOCK's statements inline, anything else as one statement. Declarations made
  * inside go out of scope at the end. */
 static ingot_status_t cg_body(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
-  size_t mark = cg->scope.count;
+  size_t mark = cg->p.scope.count;
   ingot_status_t st = INGOT_OK;
   if (s && s->kind == INGOT_IR_STMT_BLOCK) {
     for (uint32_t i = 0; i < s->u.block.count && st == INGOT_OK; ++i)
@@ -1079,23 +739,23 @@ static ingot_status_t cg_body(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_
   } else {
     st = cg_stmt(cg, sb, s, depth);
   }
-  cg_scope_pop(cg, mark);
+  ingot_cprint_scope_pop(&cg->p, mark);
   return st;
 }
 
 static ingot_status_t cg_check_loop(cg_t* cg, const ingot_ir_stmt_t* s) {
-  const ingot_ir_func_t* f = cg->f;
+  const ingot_ir_func_t* f = cg->p.f;
   uint32_t v = s->u.loop.var;
   if (v >= f->var_count)
-    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop variable index %u out of range", v);
+    return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "loop variable index %u out of range", v);
   if (f->vars[v].kind != INGOT_IR_VAR_LOOP)
-    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop over '%s', which is not a loop variable",
-                   f->vars[v].name);
-  if (cg->in_scope[v])
-    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop variable '%s' bound twice", f->vars[v].name);
+    return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "loop over '%s', which is not a loop variable",
+                             f->vars[v].name);
+  if (cg->p.in_scope[v])
+    return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "loop variable '%s' bound twice", f->vars[v].name);
   if (s->u.loop.extent <= 0)
-    return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has extent %lld", f->vars[v].name,
-                   (long long)s->u.loop.extent);
+    return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has extent %lld", f->vars[v].name,
+                             (long long)s->u.loop.extent);
   return INGOT_OK;
 }
 
@@ -1103,7 +763,7 @@ static ingot_status_t cg_check_loop(cg_t* cg, const ingot_ir_stmt_t* s) {
  * a context struct holding the env, the buffers it touches and the enclosing
  * variables it reads; the kernel fills the struct and calls parallel_for. */
 static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
-  const ingot_ir_func_t* f = cg->f;
+  const ingot_ir_func_t* f = cg->p.f;
   ingot_ir_uses_t u;
   ingot_ir_uses_collect(f, s->u.loop.body, &u);
   uint32_t k = cg->par_count++;
@@ -1111,18 +771,18 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
   ingot_strbuf_t call = {0};
   ingot_strbuf_appendf(&fn, "typedef struct par%u_%s_ctx {\n  const ingot_kernel_env_t* env;\n", k,
                        cg->cname);
-  cg_indent(&call, depth);
+  ingot_cprint_indent(&call, depth);
   ingot_strbuf_appendf(&call, "{\n");
-  cg_indent(&call, depth + 1);
+  ingot_cprint_indent(&call, depth + 1);
   ingot_strbuf_appendf(&call, "par%u_%s_ctx ctx%u_;\n", k, cg->cname, k);
-  cg_indent(&call, depth + 1);
+  ingot_cprint_indent(&call, depth + 1);
   ingot_strbuf_appendf(&call, "ctx%u_.env = env;\n", k);
   ingot_strbuf_t unpack = {0};
   ingot_strbuf_append(&unpack, "  const ingot_kernel_env_t* env = c_->env;\n  (void)env;\n");
   for (uint32_t i = 0; i < f->buffer_count; ++i) {
     if (!(u.loaded[i] || u.stored[i])) continue;
     const char* ty;
-    ingot_status_t st = cg_type(cg, f->buffers[i].dtype, &ty);
+    ingot_status_t st = ingot_cprint_type(&cg->p, f->buffers[i].dtype, &ty);
     if (st != INGOT_OK) {
       ingot_ir_uses_free(&u);
       ingot_strbuf_free(&fn);
@@ -1131,20 +791,19 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
       return st;
     }
     const char* cq = f->buffers[i].role == INGOT_IR_BUFFER_INPUT ? "const " : "";
-    ingot_strbuf_appendf(&fn, "  %s%s* %s;\n", cq, ty, cg->buf_names[i]);
-    ingot_strbuf_appendf(&unpack, "  %s%s* restrict %s = c_->%s;\n", cq, ty, cg->buf_names[i],
-                         cg->buf_names[i]);
-    cg_indent(&call, depth + 1);
-    ingot_strbuf_appendf(&call, "ctx%u_.%s = %s;\n", k, cg->buf_names[i], cg->buf_names[i]);
+    ingot_strbuf_appendf(&fn, "  %s%s* %s;\n", cq, ty, cg->p.buf_names[i]);
+    ingot_strbuf_appendf(&unpack, "  %s%s* restrict %s = c_->%s;\n", cq, ty, cg->p.buf_names[i], cg->p.buf_names[i]);
+    ingot_cprint_indent(&call, depth + 1);
+    ingot_strbuf_appendf(&call, "ctx%u_.%s = %s;\n", k, cg->p.buf_names[i], cg->p.buf_names[i]);
   }
   for (uint32_t v = 0; v < f->var_count; ++v) {
-    if (!u.vars[v] || !cg->in_scope[v]) continue;
-    const char* ty = cg_ctype(f->vars[v].dtype);
+    if (!u.vars[v] || !cg->p.in_scope[v]) continue;
+    const char* ty = ingot_cprint_ctype(&k_c_dialect, f->vars[v].dtype);
     if (!ty) ty = "int64_t";
-    ingot_strbuf_appendf(&fn, "  %s %s;\n", ty, cg->var_names[v]);
-    ingot_strbuf_appendf(&unpack, "  %s %s = c_->%s;\n", ty, cg->var_names[v], cg->var_names[v]);
-    cg_indent(&call, depth + 1);
-    ingot_strbuf_appendf(&call, "ctx%u_.%s = %s;\n", k, cg->var_names[v], cg->var_names[v]);
+    ingot_strbuf_appendf(&fn, "  %s %s;\n", ty, cg->p.var_names[v]);
+    ingot_strbuf_appendf(&unpack, "  %s %s = c_->%s;\n", ty, cg->p.var_names[v], cg->p.var_names[v]);
+    ingot_cprint_indent(&call, depth + 1);
+    ingot_strbuf_appendf(&call, "ctx%u_.%s = %s;\n", k, cg->p.var_names[v], cg->p.var_names[v]);
   }
   ingot_ir_uses_free(&u);
   ingot_strbuf_appendf(&fn, "} par%u_%s_ctx;\n\n", k, cg->cname);
@@ -1154,22 +813,21 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
                        cg->cname);
   ingot_strbuf_append_bytes(&fn, unpack.data, unpack.length);
   ingot_strbuf_free(&unpack);
-  size_t mark = cg->scope.count;
-  cg_declare(cg, s->u.loop.var);
-  ingot_strbuf_appendf(&fn, "  for (int64_t %s = begin_; %s < end_; ++%s) {\n",
-                       cg->var_names[s->u.loop.var], cg->var_names[s->u.loop.var],
-                       cg->var_names[s->u.loop.var]);
+  size_t mark = cg->p.scope.count;
+  ingot_cprint_declare(&cg->p, s->u.loop.var);
+  ingot_strbuf_appendf(&fn, "  for (int64_t %s = begin_; %s < end_; ++%s) {\n", cg->p.var_names[s->u.loop.var],
+                       cg->p.var_names[s->u.loop.var], cg->p.var_names[s->u.loop.var]);
   cg->in_parallel = true;
   ingot_status_t st = cg_body(cg, &fn, s->u.loop.body, 2);
   cg->in_parallel = false;
-  cg_scope_pop(cg, mark);
+  ingot_cprint_scope_pop(&cg->p, mark);
   if (st == INGOT_OK) {
     ingot_strbuf_append(&fn, "  }\n}\n\n");
     ingot_strbuf_append_bytes(&cg->outlined, fn.data, fn.length);
-    cg_indent(&call, depth + 1);
+    ingot_cprint_indent(&call, depth + 1);
     ingot_strbuf_appendf(&call, "env->parallel_for(env->pool, %lldLL, par%u_%s, &ctx%u_);\n",
                          (long long)s->u.loop.extent, k, cg->cname, k);
-    cg_indent(&call, depth);
+    ingot_cprint_indent(&call, depth);
     ingot_strbuf_append(&call, "}\n");
     ingot_strbuf_append_bytes(sb, call.data, call.length);
   }
@@ -1179,156 +837,134 @@ static ingot_status_t cg_parallel(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_s
 }
 
 static ingot_status_t cg_stmt(cg_t* cg, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
-  const ingot_ir_func_t* f = cg->f;
-  if (!s) return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "missing statement");
-  if (sb->length > cg->max_bytes)
-    return cg_fail(cg, INGOT_ERROR_LIMIT, "generated source exceeds %zu bytes", cg->max_bytes);
+  const ingot_ir_func_t* f = cg->p.f;
+  if (!s) return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "missing statement");
+  if (sb->length > cg->p.max_bytes)
+    return ingot_cprint_fail(&cg->p, INGOT_ERROR_LIMIT, "generated source exceeds %zu bytes", cg->p.max_bytes);
   switch (s->kind) {
     case INGOT_IR_STMT_FOR: {
       CG_CHECK(cg_check_loop(cg, s));
       uint32_t v = s->u.loop.var;
-      const char* name = cg->var_names[v];
+      const char* name = cg->p.var_names[v];
       ingot_ir_loop_kind_t kind = s->u.loop.loop_kind;
       /* ingot_codegen_prepare left PARALLEL only on loops to outline and
        * VECTORIZED only on loops whose iterations are independent. */
       if (kind == INGOT_IR_LOOP_PARALLEL) {
         if (cg->in_parallel)
-          return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s': PARALLEL inside an outlined loop (not prepared)",
-                         f->vars[v].name);
+          return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT,
+                                   "loop '%s': PARALLEL inside an outlined loop (not prepared)", f->vars[v].name);
         return cg_parallel(cg, sb, s, depth);
       } else if (kind == INGOT_IR_LOOP_VECTORIZED) {
-        cg_indent(sb, depth);
+        ingot_cprint_indent(sb, depth);
         /* (gcc accepts only one loop pragma before a for; omp simd
          * already asserts the iterations independent, as ivdep would.) */
         ingot_strbuf_append(sb, "#pragma omp simd\n");
       } else if (kind == INGOT_IR_LOOP_UNROLLED) {
         int64_t n = s->u.loop.extent < 65534 ? s->u.loop.extent : 65534;
-        cg_indent(sb, depth);
+        ingot_cprint_indent(sb, depth);
         ingot_strbuf_appendf(sb, "#pragma GCC unroll %lld\n", (long long)n);
       } else if (kind != INGOT_IR_LOOP_SERIAL) {
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has unknown kind %d",
-                       f->vars[v].name, (int)kind);
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has unknown kind %d", f->vars[v].name,
+                                 (int)kind);
       }
-      cg_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_appendf(sb, "for (int64_t %s = 0; %s < %lldLL; ++%s) {\n", name, name,
                            (long long)s->u.loop.extent, name);
-      size_t mark = cg->scope.count;
-      cg_declare(cg, v);
+      size_t mark = cg->p.scope.count;
+      ingot_cprint_declare(&cg->p, v);
       ingot_status_t st = cg_body(cg, sb, s->u.loop.body, depth + 1);
-      cg_scope_pop(cg, mark);
+      ingot_cprint_scope_pop(&cg->p, mark);
       CG_CHECK(st);
-      cg_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "}\n");
       return INGOT_OK;
     }
     case INGOT_IR_STMT_BLOCK:
-      cg_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "{\n");
       CG_CHECK(cg_body(cg, sb, s, depth + 1));
-      cg_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "}\n");
       return INGOT_OK;
     case INGOT_IR_STMT_STORE: {
       uint32_t b = s->u.store.buffer;
       if (b >= f->buffer_count)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "store to buffer index %u out of range", b);
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "store to buffer index %u out of range", b);
       if (f->buffers[b].role != INGOT_IR_BUFFER_OUTPUT)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "store to input buffer '%s'", f->buffers[b].name);
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "store to input buffer '%s'",
+                                 f->buffers[b].name);
       if (!s->u.store.index || s->u.store.index->dtype != INGOT_DTYPE_I64)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "store to '%s': index is not int64",
-                       f->buffers[b].name);
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "store to '%s': index is not int64",
+                                 f->buffers[b].name);
       if (!s->u.store.value || s->u.store.value->dtype != f->buffers[b].dtype)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "store to '%s' (%s): value of another dtype",
-                       f->buffers[b].name, ingot_dtype_name(f->buffers[b].dtype));
-      cg_indent(sb, depth);
-      ingot_strbuf_appendf(sb, "%s[", cg->buf_names[b]);
-      CG_CHECK(cg_expr(cg, sb, s->u.store.index));
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "store to '%s' (%s): value of another dtype",
+                                 f->buffers[b].name, ingot_dtype_name(f->buffers[b].dtype));
+      ingot_cprint_indent(sb, depth);
+      ingot_strbuf_appendf(sb, "%s[", cg->p.buf_names[b]);
+      CG_CHECK(ingot_cprint_expr(&cg->p, sb, s->u.store.index));
       ingot_strbuf_append(sb, "] = ");
-      CG_CHECK(cg_expr(cg, sb, s->u.store.value));
+      CG_CHECK(ingot_cprint_expr(&cg->p, sb, s->u.store.value));
       ingot_strbuf_append(sb, ";\n");
       return INGOT_OK;
     }
     case INGOT_IR_STMT_IF:
       if (!s->u.cond.cond || s->u.cond.cond->dtype != INGOT_DTYPE_BOOL)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "if: condition is not bool");
-      cg_indent(sb, depth);
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "if: condition is not bool");
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "if (");
-      CG_CHECK(cg_expr(cg, sb, s->u.cond.cond));
+      CG_CHECK(ingot_cprint_expr(&cg->p, sb, s->u.cond.cond));
       ingot_strbuf_append(sb, ") {\n");
       CG_CHECK(cg_body(cg, sb, s->u.cond.then_body, depth + 1));
-      cg_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "}\n");
       return INGOT_OK;
-    case INGOT_IR_STMT_BARRIER:
-      return cg_fail(cg, INGOT_ERROR_UNSUPPORTED, "a GPU barrier in CPU code");
+    case INGOT_IR_STMT_BARRIER: return ingot_cprint_fail(&cg->p, INGOT_ERROR_UNSUPPORTED, "a GPU barrier in CPU code");
     case INGOT_IR_STMT_LOCAL:
     case INGOT_IR_STMT_ASSIGN: {
       uint32_t v = s->u.local.var;
       if (v >= f->var_count)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "variable index %u out of range", v);
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "variable index %u out of range", v);
       const ingot_ir_var_t* var = &f->vars[v];
       if (var->kind != INGOT_IR_VAR_LOCAL)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "'%s' is not a local", var->name);
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "'%s' is not a local", var->name);
       if (!s->u.local.value || s->u.local.value->dtype != var->dtype)
-        return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "local '%s' (%s): value of another dtype",
-                       var->name, ingot_dtype_name(var->dtype));
+        return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "local '%s' (%s): value of another dtype",
+                                 var->name, ingot_dtype_name(var->dtype));
       const char* ty;
-      CG_CHECK(cg_type(cg, var->dtype, &ty));
-      cg_indent(sb, depth);
+      CG_CHECK(ingot_cprint_type(&cg->p, var->dtype, &ty));
+      ingot_cprint_indent(sb, depth);
       if (s->kind == INGOT_IR_STMT_LOCAL) {
-        if (cg->in_scope[v])
-          return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "local '%s' declared twice", var->name);
-        ingot_strbuf_appendf(sb, "%s %s = ", ty, cg->var_names[v]);
-        CG_CHECK(cg_expr(cg, sb, s->u.local.value));
-        cg_declare(cg, v);
+        if (cg->p.in_scope[v])
+          return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "local '%s' declared twice", var->name);
+        ingot_strbuf_appendf(sb, "%s %s = ", ty, cg->p.var_names[v]);
+        CG_CHECK(ingot_cprint_expr(&cg->p, sb, s->u.local.value));
+        ingot_cprint_declare(&cg->p, v);
       } else {
-        if (!cg->in_scope[v])
-          return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "assignment to '%s' out of its scope",
-                         var->name);
-        ingot_strbuf_appendf(sb, "%s = ", cg->var_names[v]);
-        CG_CHECK(cg_expr(cg, sb, s->u.local.value));
+        if (!cg->p.in_scope[v])
+          return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "assignment to '%s' out of its scope",
+                                   var->name);
+        ingot_strbuf_appendf(sb, "%s = ", cg->p.var_names[v]);
+        CG_CHECK(ingot_cprint_expr(&cg->p, sb, s->u.local.value));
       }
       ingot_strbuf_append(sb, ";\n");
       return INGOT_OK;
     }
   }
-  return cg_fail(cg, INGOT_ERROR_INVALID_ARGUMENT, "unknown statement kind %d", (int)s->kind);
+  return ingot_cprint_fail(&cg->p, INGOT_ERROR_INVALID_ARGUMENT, "unknown statement kind %d", (int)s->kind);
 }
 
 /* ---- Functions and the module. */
-static void cg_func_free(cg_t* cg) {
-  const ingot_ir_func_t* f = cg->f;
-  if (cg->var_names)
-    for (uint32_t i = 0; i < f->var_count; ++i) free(cg->var_names[i]);
-  if (cg->buf_names)
-    for (uint32_t i = 0; i < f->buffer_count; ++i) free(cg->buf_names[i]);
-  free(cg->var_names);
-  free(cg->buf_names);
-  free(cg->in_scope);
-  INGOT_VEC_FREE(cg->scope);
-  ingot_strbuf_free(&cg->outlined);
-  cg->var_names = cg->buf_names = NULL;
-  cg->in_scope = NULL;
-}
-
-static ingot_status_t cg_func(cg_t* cg, ingot_strbuf_t* module) {
-  const ingot_ir_func_t* f = cg->f;
-  cg->var_names = ingot_xcalloc(f->var_count ? f->var_count : 1, sizeof(char*));
-  cg->buf_names = ingot_xcalloc(f->buffer_count ? f->buffer_count : 1, sizeof(char*));
-  cg->in_scope = ingot_xcalloc(f->var_count ? f->var_count : 1, 1);
-  for (uint32_t i = 0; i < f->var_count; ++i) cg_unique_name(cg->var_names, i, "v_", f->vars[i].name);
-  for (uint32_t i = 0; i < f->buffer_count; ++i)
-    cg_unique_name(cg->buf_names, i, "b_", f->buffers[i].name);
+static ingot_status_t cg_func(cg_t* cg, const ingot_ir_func_t* f, ingot_strbuf_t* module) {
+  ingot_cprint_begin(&cg->p, &k_c_dialect, f, f->buffer_count);
 
   ingot_strbuf_t body = {0};
   ingot_status_t st = INGOT_OK;
   for (uint32_t i = 0; i < f->buffer_count && st == INGOT_OK; ++i) {
     const char* ty;
-    st = cg_type(cg, f->buffers[i].dtype, &ty);
+    st = ingot_cprint_type(&cg->p, f->buffers[i].dtype, &ty);
     if (st != INGOT_OK) break;
     const char* cq = f->buffers[i].role == INGOT_IR_BUFFER_INPUT ? "const " : "";
-    ingot_strbuf_appendf(&body, "  %s%s* restrict %s = (%s%s*)args[%u];\n", cq, ty, cg->buf_names[i], cq,
-                         ty, i);
+    ingot_strbuf_appendf(&body, "  %s%s* restrict %s = (%s%s*)args[%u];\n", cq, ty, cg->p.buf_names[i], cq, ty, i);
   }
   if (st == INGOT_OK) {
     ingot_strbuf_append(&body, "  (void)env;\n  (void)args;\n");
@@ -1343,7 +979,8 @@ static ingot_status_t cg_func(cg_t* cg, ingot_strbuf_t* module) {
     ingot_strbuf_append(module, "  return 0;\n}\n\n");
   }
   ingot_strbuf_free(&body);
-  cg_func_free(cg);
+  ingot_cprint_end(&cg->p);
+  ingot_strbuf_free(&cg->outlined);
   return st;
 }
 
@@ -1385,16 +1022,14 @@ ingot_status_t ingot_codegen_c_emit(ingot_ir_func_t* const* funcs, uint32_t coun
   ingot_strbuf_append(&m, "\n\n");
 
   char** cnames = ingot_xcalloc(count ? count : 1, sizeof(char*));
-  for (uint32_t i = 0; i < count; ++i) cg_unique_name(cnames, i, "k_", funcs[i]->name);
+  for (uint32_t i = 0; i < count; ++i) ingot_cprint_unique_name(cnames, i, "k_", funcs[i]->name);
   ingot_status_t st = INGOT_OK;
   uint32_t par_count = 0;
   for (uint32_t i = 0; i < count && st == INGOT_OK; ++i) {
     cg_t cg = {0};
-    cg.f = funcs[i];
     cg.cname = cnames[i];
     cg.par_count = par_count;
-    cg.max_bytes = (size_t)1 << 30;
-    st = cg_func(&cg, &m);
+    st = cg_func(&cg, funcs[i], &m);
     par_count = cg.par_count;
   }
   if (st == INGOT_OK) {

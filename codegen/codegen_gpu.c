@@ -272,94 +272,52 @@ static const char k_prelude[] =
     "\n";
 
 /* ---- Printer state for one function. */
-typedef INGOT_VEC(uint32_t) gp_u32_vec_t;
-
 typedef struct gp_t {
-  const ingot_ir_func_t* f;
+  ingot_cprint_t p; /* names, scopes, expressions */
   const ingot_target_t* target;
   gpu_dialect_t dialect;
   gpu_plan_t plan;
-  char** var_names;
-  char** buf_names;
-  uint8_t* in_scope;
-  gp_u32_vec_t scope;
   uint32_t bound_blocks, bound_threads;  /* axes bound by enclosing loops (bit per axis) */
-  size_t max_bytes;
 } gp_t;
 
-static ingot_status_t gp_fail(gp_t* g, ingot_status_t code, const char* fmt, ...) INGOT_PRINTF(3, 4);
-static ingot_status_t gp_fail(gp_t* g, ingot_status_t code, const char* fmt, ...) {
-  char msg[1024];
-  va_list args;
-  va_start(args, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, args);
-  va_end(args);
-  return ingot_fail(code, "codegen %s: function '%s': %s", g->dialect == GPU_HIP ? "rocm" : "cuda",
-                    g->f->name ? g->f->name : "?", msg);
-}
+#define GP_PAIR(fn) \
+  { fn "f", fn }
+
+/* How CUDA C and HIP spell what expressions need (codegen_cprint.c prints
+ * them): the device math library, the prelude's ingot_gpu_* helpers. */
+#define GP_DIALECT(TARGET)                                                                                             \
+  {                                                                                                                    \
+    .target = TARGET,                                                                                                  \
+    .types =                                                                                                           \
+        {[INGOT_DTYPE_F32] = "float",       [INGOT_DTYPE_F64] = "double",        [INGOT_DTYPE_I8] = "ingot_gpu_i8",    \
+         [INGOT_DTYPE_U8] = "ingot_gpu_u8", [INGOT_DTYPE_I32] = "ingot_gpu_i32", [INGOT_DTYPE_I64] = "ingot_gpu_i64",  \
+         [INGOT_DTYPE_BOOL] = "bool"},                                                                                 \
+    .f16_note = "yet (half-precision kernels are a later step); compute in float32",                                   \
+    .unary =                                                                                                           \
+        {[INGOT_IR_ABS] = GP_PAIR("fabs"),    [INGOT_IR_SQRT] = GP_PAIR("sqrt"),  [INGOT_IR_FLOOR] = GP_PAIR("floor"), \
+         [INGOT_IR_CEIL] = GP_PAIR("ceil"),   [INGOT_IR_ROUND] = GP_PAIR("rint"), [INGOT_IR_EXP] = GP_PAIR("exp"),     \
+         [INGOT_IR_LOG] = GP_PAIR("log"),     [INGOT_IR_TANH] = GP_PAIR("tanh"),  [INGOT_IR_ERF] = GP_PAIR("erf"),     \
+         [INGOT_IR_SIN] = GP_PAIR("sin"),     [INGOT_IR_COS] = GP_PAIR("cos"),    [INGOT_IR_TAN] = GP_PAIR("tan"),     \
+         [INGOT_IR_ASIN] = GP_PAIR("asin"),   [INGOT_IR_ACOS] = GP_PAIR("acos"),  [INGOT_IR_ATAN] = GP_PAIR("atan"),   \
+         [INGOT_IR_SINH] = GP_PAIR("sinh"),   [INGOT_IR_COSH] = GP_PAIR("cosh"),  [INGOT_IR_ASINH] = GP_PAIR("asinh"), \
+         [INGOT_IR_ACOSH] = GP_PAIR("acosh"), [INGOT_IR_ATANH] = GP_PAIR("atanh")},                                    \
+    .binary = {[INGOT_IR_MOD] = GP_PAIR("fmod"),                                                                       \
+               [INGOT_IR_MIN] = GP_PAIR("ingot_gpu_fmin"),                                                             \
+               [INGOT_IR_MAX] = GP_PAIR("ingot_gpu_fmax"),                                                             \
+               [INGOT_IR_POW] = GP_PAIR("pow")},                                                                       \
+    .square = GP_PAIR("ingot_gpu_sq"), .nan = {"ingot_gpu_nanf()", "ingot_gpu_nan()"},                                 \
+    .inf = {"ingot_gpu_inff()", "ingot_gpu_inf()"}, .int_helper = "ingot_gpu_", .float_to_int = "ingot_gpu_f2i",       \
+    .lazy_logic = true,                                                                                                \
+  }
+static const ingot_cprint_dialect_t k_cuda_dialect = GP_DIALECT("cuda");
+static const ingot_cprint_dialect_t k_hip_dialect = GP_DIALECT("rocm");
+#undef GP_DIALECT
 
 #define GP_CHECK(expr)               \
   do {                               \
     ingot_status_t st_ = (expr);     \
     if (st_ != INGOT_OK) return st_; \
   } while (0)
-
-static const char* gp_ctype(ingot_dtype_t t) {
-  switch (t) {
-    case INGOT_DTYPE_F32: return "float";
-    case INGOT_DTYPE_F64: return "double";
-    case INGOT_DTYPE_I8: return "ingot_gpu_i8";
-    case INGOT_DTYPE_U8: return "ingot_gpu_u8";
-    case INGOT_DTYPE_I32: return "ingot_gpu_i32";
-    case INGOT_DTYPE_I64: return "ingot_gpu_i64";
-    case INGOT_DTYPE_BOOL: return "bool";
-    default: return NULL;
-  }
-}
-
-static bool gp_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
-static bool gp_is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I64;
-}
-
-static ingot_status_t gp_type(gp_t* g, ingot_dtype_t t, const char** out) {
-  *out = gp_ctype(t);
-  if (*out) return INGOT_OK;
-  if (t == INGOT_DTYPE_F16)
-    return gp_fail(g, INGOT_ERROR_UNSUPPORTED,
-                   "dtype float16 is not supported by the GPU targets yet (half-precision kernels are a "
-                   "later step); compute in float32");
-  return gp_fail(g, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported by the GPU targets", ingot_dtype_name(t));
-}
-
-/* ---- Identifiers (prefix + the IR name made a C identifier, unique). */
-static char* gp_sanitize(const char* prefix, const char* name) {
-  ingot_strbuf_t sb = {0};
-  ingot_strbuf_append(&sb, prefix);
-  if (!name || !*name) name = "_";
-  for (const char* p = name; *p; ++p) {
-    char c = *p;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    ingot_strbuf_append_bytes(&sb, ok ? &c : "_", 1);
-  }
-  return sb.data;
-}
-
-static void gp_unique_name(char** names, uint32_t i, const char* prefix, const char* raw) {
-  char* base = gp_sanitize(prefix, raw);
-  char* name = ingot_xstrdup(base);
-  for (uint32_t n = i;; ++n) {
-    bool taken = false;
-    for (uint32_t k = 0; k < i && !taken; ++k) taken = names[k] && strcmp(names[k], name) == 0;
-    if (!taken) break;
-    free(name);
-    ingot_strbuf_t sb = {0};
-    ingot_strbuf_appendf(&sb, "%s_%u", base, n);
-    name = sb.data;
-  }
-  free(base);
-  names[i] = name;
-}
 
 /* Kernel names are the functions' own (the loaders look them up). */
 static bool gp_identifier_ok(const char* s) {
@@ -373,303 +331,19 @@ static bool gp_identifier_ok(const char* s) {
   return strncmp(s, "ingot_gpu_", 10) != 0 && strncmp(s, "__", 2) != 0;
 }
 
-static void gp_indent(ingot_strbuf_t* sb, int depth) {
-  for (int i = 0; i < depth; ++i) ingot_strbuf_append(sb, "  ");
-}
-
-static void gp_float_literal(ingot_strbuf_t* sb, ingot_dtype_t t, double v) {
-  bool f32 = t == INGOT_DTYPE_F32;
-  if (f32) v = (double)(float)v;
-  if (v != v)
-    ingot_strbuf_append(sb, f32 ? "ingot_gpu_nanf()" : "ingot_gpu_nan()");
-  else if (v == 1.0 / 0.0 || v == -1.0 / 0.0)
-    ingot_strbuf_appendf(sb, "(%s%s)", v < 0 ? "-" : "", f32 ? "ingot_gpu_inff()" : "ingot_gpu_inf()");
-  else
-    ingot_strbuf_appendf(sb, "(%a%s)", v, f32 ? "f" : "");
-}
-
-static void gp_int_literal(ingot_strbuf_t* sb, int64_t v) {
-  if (v == INT64_MIN) ingot_strbuf_append(sb, "(-9223372036854775807LL - 1)");
-  else if (v < 0) ingot_strbuf_appendf(sb, "(%lldLL)", (long long)v);
-  else ingot_strbuf_appendf(sb, "%lldLL", (long long)v);
-}
-
-/* ---- Expressions. */
-static ingot_status_t gp_expr(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_expr_t* e);
-
-static ingot_status_t gp_call1(gp_t* g, ingot_strbuf_t* sb, const char* fn, const ingot_ir_expr_t* a) {
-  ingot_strbuf_appendf(sb, "%s(", fn);
-  GP_CHECK(gp_expr(g, sb, a));
-  ingot_strbuf_append(sb, ")");
-  return INGOT_OK;
-}
-
-static ingot_status_t gp_call2(gp_t* g, ingot_strbuf_t* sb, const char* fn, const ingot_ir_expr_t* a,
-                               const ingot_ir_expr_t* b) {
-  ingot_strbuf_appendf(sb, "%s(", fn);
-  GP_CHECK(gp_expr(g, sb, a));
-  ingot_strbuf_append(sb, ", ");
-  GP_CHECK(gp_expr(g, sb, b));
-  ingot_strbuf_append(sb, ")");
-  return INGOT_OK;
-}
-
-static ingot_status_t gp_infix(gp_t* g, ingot_strbuf_t* sb, const char* op, const ingot_ir_expr_t* a,
-                               const ingot_ir_expr_t* b) {
-  ingot_strbuf_append(sb, "(");
-  GP_CHECK(gp_expr(g, sb, a));
-  ingot_strbuf_appendf(sb, " %s ", op);
-  GP_CHECK(gp_expr(g, sb, b));
-  ingot_strbuf_append(sb, ")");
-  return INGOT_OK;
-}
-
-/* gp_unary() and gp_binary() switch over every op of lower/ir_ops.def. */
-_Static_assert(INGOT_IR_UNARY_COUNT_ == 23, "gp_unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 15, "gp_binary(): handle the new op of lower/ir_ops.def");
-
-static ingot_status_t gp_unsupported_op(gp_t* g, const char* what, ingot_dtype_t t) {
-  return gp_fail(g, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the GPU targets", what,
-                 ingot_dtype_name(t));
-}
-
-static ingot_status_t gp_unary(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
-  const ingot_ir_expr_t* a = e->u.unary.a;
-  ingot_dtype_t t = a->dtype;
-  bool f32 = t == INGOT_DTYPE_F32, f64 = t == INGOT_DTYPE_F64;
-  const char* ty;
-  GP_CHECK(gp_type(g, t, &ty));
-  GP_CHECK(gp_type(g, e->dtype, &ty));
-  ingot_ir_unary_op_t op = e->u.unary.op;
-  const char* name = (op > 0 && op < INGOT_IR_UNARY_COUNT_) ? ingot_ir_unary_op_name(op) : "unknown unary op";
-  switch (op) {
-    case INGOT_IR_NEG:
-      if (t == INGOT_DTYPE_BOOL) return gp_unsupported_op(g, name, t);
-      ingot_strbuf_appendf(sb, "((%s)(-", ty);
-      GP_CHECK(gp_expr(g, sb, a));
-      ingot_strbuf_append(sb, "))");
-      return INGOT_OK;
-    case INGOT_IR_ABS:
-      if (f32) return gp_call1(g, sb, "fabsf", a);
-      if (f64) return gp_call1(g, sb, "fabs", a);
-      if (!gp_is_int(t)) return gp_unsupported_op(g, name, t);
-      ingot_strbuf_appendf(sb, "((%s)", ty);
-      GP_CHECK(gp_call1(g, sb, "ingot_gpu_abs_i64", a));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    case INGOT_IR_FLOOR:
-    case INGOT_IR_CEIL:
-    case INGOT_IR_ROUND: {
-      if (gp_is_int(t)) return gp_call1(g, sb, "", a);
-      if (!f32 && !f64) return gp_unsupported_op(g, name, t);
-      const char* fn = op == INGOT_IR_FLOOR ? "floor" : op == INGOT_IR_CEIL ? "ceil" : "rint";
-      ingot_strbuf_appendf(sb, "%s%s(", fn, f32 ? "f" : "");
-      GP_CHECK(gp_expr(g, sb, a));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    }
-    case INGOT_IR_SQRT:
-    case INGOT_IR_EXP:
-    case INGOT_IR_LOG:
-    case INGOT_IR_TANH:
-    case INGOT_IR_ERF:
-    case INGOT_IR_SIN:
-    case INGOT_IR_COS:
-    case INGOT_IR_TAN:
-    case INGOT_IR_ASIN:
-    case INGOT_IR_ACOS:
-    case INGOT_IR_ATAN:
-    case INGOT_IR_SINH:
-    case INGOT_IR_COSH:
-    case INGOT_IR_ASINH:
-    case INGOT_IR_ACOSH:
-    case INGOT_IR_ATANH:
-      /* The device library's function of the op's name: expf / exp, ... */
-      if (!f32 && !f64) return gp_unsupported_op(g, name, t);
-      ingot_strbuf_appendf(sb, "%s%s(", name, f32 ? "f" : "");
-      GP_CHECK(gp_expr(g, sb, a));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    case INGOT_IR_NOT:
-      if (t != INGOT_DTYPE_BOOL) return gp_unsupported_op(g, name, t);
-      return gp_call1(g, sb, "!", a);
-    default:
-      return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "unknown unary op %d", (int)op);
-  }
-}
-
-static ingot_status_t gp_binary(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
-  const ingot_ir_expr_t* a = e->u.binary.a;
-  const ingot_ir_expr_t* b = e->u.binary.b;
-  ingot_dtype_t t = a->dtype;
-  ingot_ir_binary_op_t op = e->u.binary.op;
-  if (op <= 0 || op >= INGOT_IR_BINARY_COUNT_)
-    return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "unknown binary op %d", (int)op);
-  const char* name = ingot_ir_binary_op_name(op);
-  if (b->dtype != t)
-    return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "%s of %s and %s: operand dtypes differ", name,
-                   ingot_dtype_name(t), ingot_dtype_name(b->dtype));
-  const char* ty;
-  GP_CHECK(gp_type(g, t, &ty));
-  GP_CHECK(gp_type(g, e->dtype, &ty));
-  bool f32 = t == INGOT_DTYPE_F32, fl = gp_is_float(t), in = gp_is_int(t);
-  switch (op) {
-    case INGOT_IR_LT: return gp_infix(g, sb, "<", a, b);
-    case INGOT_IR_LE: return gp_infix(g, sb, "<=", a, b);
-    case INGOT_IR_EQ: return gp_infix(g, sb, "==", a, b);
-    case INGOT_IR_NE: return gp_infix(g, sb, "!=", a, b);
-    case INGOT_IR_AND:
-    case INGOT_IR_OR:
-      if (t != INGOT_DTYPE_BOOL) return gp_unsupported_op(g, name, t);
-      return gp_infix(g, sb, op == INGOT_IR_AND ? "&&" : "||", a, b);
-    default: break;
-  }
-  if (!fl && !in) return gp_unsupported_op(g, name, t);
-  if (fl) {
-    switch (op) {
-      case INGOT_IR_ADD: return gp_infix(g, sb, "+", a, b);
-      case INGOT_IR_SUB: return gp_infix(g, sb, "-", a, b);
-      case INGOT_IR_MUL: return gp_infix(g, sb, "*", a, b);
-      case INGOT_IR_DIV: return gp_infix(g, sb, "/", a, b);
-      case INGOT_IR_MOD: return gp_call2(g, sb, f32 ? "fmodf" : "fmod", a, b);
-      case INGOT_IR_MIN: return gp_call2(g, sb, f32 ? "ingot_gpu_fminf" : "ingot_gpu_fmin", a, b);
-      case INGOT_IR_MAX: return gp_call2(g, sb, f32 ? "ingot_gpu_fmaxf" : "ingot_gpu_fmax", a, b);
-      case INGOT_IR_POW:
-        if (b->kind == INGOT_IR_EXPR_FLOAT && b->u.f == 1.0) return gp_call1(g, sb, "", a);
-        if (b->kind == INGOT_IR_EXPR_FLOAT && b->u.f == 2.0)
-          return gp_call1(g, sb, f32 ? "ingot_gpu_sqf" : "ingot_gpu_sq", a);
-        return gp_call2(g, sb, f32 ? "powf" : "pow", a, b);
-      default: return gp_unsupported_op(g, name, t);
-    }
-  }
-  /* Integers: arithmetic in C++'s promoted type (int for int8/uint8),
-   * helpers in 64 bits; converted back where those differ from the type. */
-  bool helper = op == INGOT_IR_MIN || op == INGOT_IR_MAX || op == INGOT_IR_POW ||
-                ((op == INGOT_IR_DIV || op == INGOT_IR_MOD) &&
-                 !(ingot_ir_expr_nonneg(g->f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0));
-  bool convert = t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || (helper && t != INGOT_DTYPE_I64);
-  if (convert) ingot_strbuf_appendf(sb, "((%s)", ty);
-  switch (op) {
-    case INGOT_IR_ADD: GP_CHECK(gp_infix(g, sb, "+", a, b)); break;
-    case INGOT_IR_SUB: GP_CHECK(gp_infix(g, sb, "-", a, b)); break;
-    case INGOT_IR_MUL: GP_CHECK(gp_infix(g, sb, "*", a, b)); break;
-    case INGOT_IR_DIV:
-    case INGOT_IR_MOD:
-      if (!helper)
-        GP_CHECK(gp_infix(g, sb, op == INGOT_IR_DIV ? "/" : "%", a, b));
-      else
-        GP_CHECK(gp_call2(g, sb, op == INGOT_IR_DIV ? "ingot_gpu_floordiv" : "ingot_gpu_floormod", a, b));
-      break;
-    case INGOT_IR_MIN: GP_CHECK(gp_call2(g, sb, "ingot_gpu_min_i64", a, b)); break;
-    case INGOT_IR_MAX: GP_CHECK(gp_call2(g, sb, "ingot_gpu_max_i64", a, b)); break;
-    case INGOT_IR_POW: GP_CHECK(gp_call2(g, sb, "ingot_gpu_ipow", a, b)); break;
-    default: return gp_unsupported_op(g, name, t);
-  }
-  if (convert) ingot_strbuf_append(sb, ")");
-  return INGOT_OK;
-}
-
-static ingot_status_t gp_expr(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
-  const ingot_ir_func_t* f = g->f;
-  if (!e) return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "missing expression");
-  if (sb->length > g->max_bytes)
-    return gp_fail(g, INGOT_ERROR_LIMIT, "generated source exceeds %zu bytes (shared expressions?)", g->max_bytes);
-  const char* ty;
-  switch (e->kind) {
-    case INGOT_IR_EXPR_INT:
-      if (e->dtype == INGOT_DTYPE_I64) {
-        gp_int_literal(sb, e->u.i);
-      } else {
-        GP_CHECK(gp_type(g, e->dtype, &ty));
-        ingot_strbuf_appendf(sb, "((%s)", ty);
-        gp_int_literal(sb, e->u.i);
-        ingot_strbuf_append(sb, ")");
-      }
-      return INGOT_OK;
-    case INGOT_IR_EXPR_FLOAT:
-      if (!gp_is_float(e->dtype)) {
-        GP_CHECK(gp_type(g, e->dtype, &ty));
-        return gp_unsupported_op(g, "float constant", e->dtype);
-      }
-      gp_float_literal(sb, e->dtype, e->u.f);
-      return INGOT_OK;
-    case INGOT_IR_EXPR_VAR:
-      if (e->u.var >= f->var_count)
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "variable index %u out of range", e->u.var);
-      if (!g->in_scope[e->u.var])
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "variable '%s' used out of its scope",
-                       f->vars[e->u.var].name);
-      ingot_strbuf_append(sb, g->var_names[e->u.var]);
-      return INGOT_OK;
-    case INGOT_IR_EXPR_LOAD:
-      if (e->u.load.buffer >= f->buffer_count)
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "buffer index %u out of range", e->u.load.buffer);
-      ingot_strbuf_appendf(sb, "%s[", g->buf_names[e->u.load.buffer]);
-      GP_CHECK(gp_expr(g, sb, e->u.load.index));
-      ingot_strbuf_append(sb, "]");
-      return INGOT_OK;
-    case INGOT_IR_EXPR_UNARY:
-      if (!e->u.unary.a) return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
-      return gp_unary(g, sb, e);
-    case INGOT_IR_EXPR_BINARY:
-      if (!e->u.binary.a || !e->u.binary.b) return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
-      return gp_binary(g, sb, e);
-    case INGOT_IR_EXPR_SELECT:
-      if (!e->u.select.cond || !e->u.select.a || !e->u.select.b)
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
-      GP_CHECK(gp_type(g, e->dtype, &ty));
-      ingot_strbuf_appendf(sb, "((%s)(", ty);
-      GP_CHECK(gp_expr(g, sb, e->u.select.cond));
-      ingot_strbuf_append(sb, " ? ");
-      GP_CHECK(gp_expr(g, sb, e->u.select.a));
-      ingot_strbuf_append(sb, " : ");
-      GP_CHECK(gp_expr(g, sb, e->u.select.b));
-      ingot_strbuf_append(sb, "))");
-      return INGOT_OK;
-    case INGOT_IR_EXPR_CAST: {
-      const ingot_ir_expr_t* a = e->u.unary.a;
-      if (!a) return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "missing operand");
-      const char* from;
-      GP_CHECK(gp_type(g, e->dtype, &ty));
-      GP_CHECK(gp_type(g, a->dtype, &from));
-      if (gp_is_float(a->dtype) && gp_is_int(e->dtype)) {
-        /* Through int64 with the interpreter's NaN and range rules. */
-        ingot_strbuf_appendf(sb, "((%s)ingot_gpu_f2i((double)", ty);
-        GP_CHECK(gp_expr(g, sb, a));
-        ingot_strbuf_append(sb, "))");
-        return INGOT_OK;
-      }
-      ingot_strbuf_appendf(sb, "((%s)", ty);
-      GP_CHECK(gp_expr(g, sb, a));
-      ingot_strbuf_append(sb, ")");
-      return INGOT_OK;
-    }
-  }
-  return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "unknown expression kind %d", (int)e->kind);
-}
-
 /* ---- Statements. */
 static ingot_status_t gp_stmt(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth);
 
-static void gp_declare(gp_t* g, uint32_t var) {
-  g->in_scope[var] = 1;
-  INGOT_VEC_PUSH(g->scope, var);
-}
-
-static void gp_scope_pop(gp_t* g, size_t mark) {
-  while (g->scope.count > mark) g->in_scope[g->scope.data[--g->scope.count]] = 0;
-}
-
 /* `s` as the contents of a C block (a BLOCK's statements inline). */
 static ingot_status_t gp_body(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
-  size_t mark = g->scope.count;
+  size_t mark = g->p.scope.count;
   ingot_status_t st = INGOT_OK;
   if (s && s->kind == INGOT_IR_STMT_BLOCK) {
     for (uint32_t i = 0; i < s->u.block.count && st == INGOT_OK; ++i) st = gp_stmt(g, sb, s->u.block.stmts[i], depth);
   } else {
     st = gp_stmt(g, sb, s, depth);
   }
-  gp_scope_pop(g, mark);
+  ingot_cprint_scope_pop(&g->p, mark);
   return st;
 }
 
@@ -681,85 +355,86 @@ static ingot_status_t gp_bound_loop(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_
   int64_t extent = s->u.loop.extent;
   int64_t launch = block ? g->plan.grid[a] : g->plan.block[a];
   const char* idx = block ? "blockIdx" : "threadIdx";
-  const char* v = g->var_names[s->u.loop.var];
+  const char* v = g->p.var_names[s->u.loop.var];
   uint32_t* mask = block ? &g->bound_blocks : &g->bound_threads;
   uint32_t saved = *mask;
   *mask |= 1u << a;
-  gp_indent(sb, depth);
+  ingot_cprint_indent(sb, depth);
   int inner = depth + 1;
   if (extent > launch) {
     ingot_strbuf_appendf(sb, "for (long long %s = (long long)%s.%c; %s < %lldLL; %s += %lldLL) {  /* %s stride */\n",
                          v, idx, axis, v, (long long)extent, v, (long long)launch, block ? "grid" : "block");
   } else {
     ingot_strbuf_appendf(sb, "{\n");
-    gp_indent(sb, depth + 1);
+    ingot_cprint_indent(sb, depth + 1);
     ingot_strbuf_appendf(sb, "const long long %s = (long long)%s.%c;\n", v, idx, axis);
     if (extent < launch) {
-      gp_indent(sb, depth + 1);
+      ingot_cprint_indent(sb, depth + 1);
       ingot_strbuf_appendf(sb, "if (%s < %lldLL) {\n", v, (long long)extent);
       inner = depth + 2;
     }
   }
-  size_t mark = g->scope.count;
-  gp_declare(g, s->u.loop.var);
+  size_t mark = g->p.scope.count;
+  ingot_cprint_declare(&g->p, s->u.loop.var);
   ingot_status_t st = gp_body(g, sb, s->u.loop.body, inner);
-  gp_scope_pop(g, mark);
+  ingot_cprint_scope_pop(&g->p, mark);
   *mask = saved;
   GP_CHECK(st);
   if (extent < launch) {
-    gp_indent(sb, depth + 1);
+    ingot_cprint_indent(sb, depth + 1);
     ingot_strbuf_append(sb, "}\n");
   }
-  gp_indent(sb, depth);
+  ingot_cprint_indent(sb, depth);
   ingot_strbuf_append(sb, "}\n");
   return INGOT_OK;
 }
 
 static ingot_status_t gp_stmt(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_stmt_t* s, int depth) {
-  const ingot_ir_func_t* f = g->f;
-  if (!s) return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "missing statement");
-  if (sb->length > g->max_bytes)
-    return gp_fail(g, INGOT_ERROR_LIMIT, "generated source exceeds %zu bytes", g->max_bytes);
+  const ingot_ir_func_t* f = g->p.f;
+  if (!s) return ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT, "missing statement");
+  if (sb->length > g->p.max_bytes)
+    return ingot_cprint_fail(&g->p, INGOT_ERROR_LIMIT, "generated source exceeds %zu bytes", g->p.max_bytes);
   switch (s->kind) {
     case INGOT_IR_STMT_FOR: {
       uint32_t v = s->u.loop.var;
-      if (v >= f->var_count || f->vars[v].kind != INGOT_IR_VAR_LOOP || g->in_scope[v] || s->u.loop.extent <= 0)
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "malformed loop (variable %u)", v);
+      if (v >= f->var_count || f->vars[v].kind != INGOT_IR_VAR_LOOP || g->p.in_scope[v] || s->u.loop.extent <= 0)
+        return ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT, "malformed loop (variable %u)", v);
       ingot_ir_loop_kind_t kind = s->u.loop.loop_kind;
       if (kind == INGOT_IR_LOOP_GPU_BLOCK || kind == INGOT_IR_LOOP_GPU_THREAD) return gp_bound_loop(g, sb, s, depth);
       if (kind == INGOT_IR_LOOP_UNROLLED) {
-        gp_indent(sb, depth);
+        ingot_cprint_indent(sb, depth);
         ingot_strbuf_append(sb, "#pragma unroll\n");
       } else if (kind != INGOT_IR_LOOP_SERIAL && kind != INGOT_IR_LOOP_PARALLEL &&
                  kind != INGOT_IR_LOOP_VECTORIZED) {
         /* (PARALLEL and VECTORIZED only reach here unprepared; serial is
          * what they mean on one thread.) */
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has unknown kind %d", f->vars[v].name, (int)kind);
+        return ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT, "loop '%s' has unknown kind %d", f->vars[v].name,
+                                 (int)kind);
       }
-      const char* name = g->var_names[v];
-      gp_indent(sb, depth);
+      const char* name = g->p.var_names[v];
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_appendf(sb, "for (long long %s = 0; %s < %lldLL; ++%s) {\n", name, name,
                            (long long)s->u.loop.extent, name);
-      size_t mark = g->scope.count;
-      gp_declare(g, v);
+      size_t mark = g->p.scope.count;
+      ingot_cprint_declare(&g->p, v);
       ingot_status_t st = gp_body(g, sb, s->u.loop.body, depth + 1);
-      gp_scope_pop(g, mark);
+      ingot_cprint_scope_pop(&g->p, mark);
       GP_CHECK(st);
-      gp_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "}\n");
       return INGOT_OK;
     }
     case INGOT_IR_STMT_BLOCK:
-      gp_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "{\n");
       GP_CHECK(gp_body(g, sb, s, depth + 1));
-      gp_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "}\n");
       return INGOT_OK;
     case INGOT_IR_STMT_STORE: {
       uint32_t b = s->u.store.buffer;
       if (b >= f->buffer_count || f->buffers[b].role == INGOT_IR_BUFFER_INPUT)
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "store to buffer %u, not an output", b);
+        return ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT, "store to buffer %u, not an output", b);
       /* Rule 3: one thread stores. */
       ingot_strbuf_t guard = {0};
       for (int a = 0; a < 3; ++a) {
@@ -770,42 +445,43 @@ static ingot_status_t gp_stmt(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_stmt_t
         if (g->plan.grid[a] > 1 && !(g->bound_blocks & (1u << a)))
           ingot_strbuf_appendf(&guard, "%sblockIdx.%c == 0u", guard.length ? " && " : "", "xyz"[a]);
       }
-      gp_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       if (guard.length) ingot_strbuf_appendf(sb, "if (%s) ", guard.data);
       ingot_strbuf_free(&guard);
-      ingot_strbuf_appendf(sb, "%s[", g->buf_names[b]);
-      GP_CHECK(gp_expr(g, sb, s->u.store.index));
+      ingot_strbuf_appendf(sb, "%s[", g->p.buf_names[b]);
+      GP_CHECK(ingot_cprint_expr(&g->p, sb, s->u.store.index));
       ingot_strbuf_append(sb, "] = ");
-      GP_CHECK(gp_expr(g, sb, s->u.store.value));
+      GP_CHECK(ingot_cprint_expr(&g->p, sb, s->u.store.value));
       ingot_strbuf_append(sb, ";\n");
       return INGOT_OK;
     }
     case INGOT_IR_STMT_IF:
-      gp_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "if (");
-      GP_CHECK(gp_expr(g, sb, s->u.cond.cond));
+      GP_CHECK(ingot_cprint_expr(&g->p, sb, s->u.cond.cond));
       ingot_strbuf_append(sb, ") {\n");
       GP_CHECK(gp_body(g, sb, s->u.cond.then_body, depth + 1));
-      gp_indent(sb, depth);
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "}\n");
       return INGOT_OK;
     case INGOT_IR_STMT_LOCAL:
     case INGOT_IR_STMT_ASSIGN: {
       uint32_t v = s->u.local.var;
       if (v >= f->var_count || f->vars[v].kind != INGOT_IR_VAR_LOCAL)
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "assignment to variable %u, not a local", v);
+        return ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT, "assignment to variable %u, not a local", v);
       const char* ty;
-      GP_CHECK(gp_type(g, f->vars[v].dtype, &ty));
-      gp_indent(sb, depth);
+      GP_CHECK(ingot_cprint_type(&g->p, f->vars[v].dtype, &ty));
+      ingot_cprint_indent(sb, depth);
       if (s->kind == INGOT_IR_STMT_LOCAL) {
-        ingot_strbuf_appendf(sb, "%s %s = ", ty, g->var_names[v]);
-        GP_CHECK(gp_expr(g, sb, s->u.local.value));
-        gp_declare(g, v);
+        ingot_strbuf_appendf(sb, "%s %s = ", ty, g->p.var_names[v]);
+        GP_CHECK(ingot_cprint_expr(&g->p, sb, s->u.local.value));
+        ingot_cprint_declare(&g->p, v);
       } else {
-        if (!g->in_scope[v])
-          return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "assignment to '%s' out of its scope", f->vars[v].name);
-        ingot_strbuf_appendf(sb, "%s = ", g->var_names[v]);
-        GP_CHECK(gp_expr(g, sb, s->u.local.value));
+        if (!g->p.in_scope[v])
+          return ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT, "assignment to '%s' out of its scope",
+                                   f->vars[v].name);
+        ingot_strbuf_appendf(sb, "%s = ", g->p.var_names[v]);
+        GP_CHECK(ingot_cprint_expr(&g->p, sb, s->u.local.value));
       }
       ingot_strbuf_append(sb, ";\n");
       return INGOT_OK;
@@ -813,61 +489,47 @@ static ingot_status_t gp_stmt(gp_t* g, ingot_strbuf_t* sb, const ingot_ir_stmt_t
     case INGOT_IR_STMT_BARRIER:
       /* Rule 5 (the verifier keeps it outside thread loops). */
       if (g->bound_threads)
-        return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "a barrier inside a loop bound to threads");
-      gp_indent(sb, depth);
+        return ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT, "a barrier inside a loop bound to threads");
+      ingot_cprint_indent(sb, depth);
       ingot_strbuf_append(sb, "__syncthreads();\n");
       return INGOT_OK;
   }
-  return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT, "unknown statement kind %d", (int)s->kind);
+  return ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT, "unknown statement kind %d", (int)s->kind);
 }
 
-static void gp_func_free(gp_t* g) {
-  const ingot_ir_func_t* f = g->f;
-  if (g->var_names)
-    for (uint32_t i = 0; i < f->var_count; ++i) free(g->var_names[i]);
-  if (g->buf_names)
-    for (uint32_t i = 0; i < f->buffer_count; ++i) free(g->buf_names[i]);
-  free(g->var_names);
-  free(g->buf_names);
-  free(g->in_scope);
-  INGOT_VEC_FREE(g->scope);
-}
-
-static ingot_status_t gp_func(gp_t* g, ingot_strbuf_t* module) {
-  const ingot_ir_func_t* f = g->f;
-  if (!gp_identifier_ok(f->name))
-    return gp_fail(g, INGOT_ERROR_INVALID_ARGUMENT,
-                   "the name is not a C identifier free for a kernel (the loaders look kernels up by it; "
-                   "names starting with ingot_gpu_ or __ are taken)");
-  ingot_status_t plan_st = gpu_plan(f, g->target, &g->plan);
-  if (plan_st != INGOT_OK) return ingot_fail_prefix(plan_st, "codegen %s", g->dialect == GPU_HIP ? "rocm" : "cuda");
+static ingot_status_t gp_func(gp_t* g, const ingot_ir_func_t* f, ingot_strbuf_t* module) {
   uint32_t params = gpu_param_count(f);
-  g->var_names = ingot_xcalloc(f->var_count ? f->var_count : 1, sizeof(char*));
-  g->buf_names = ingot_xcalloc(f->buffer_count ? f->buffer_count : 1, sizeof(char*));
-  g->in_scope = ingot_xcalloc(f->var_count ? f->var_count : 1, 1);
-  for (uint32_t i = 0; i < f->var_count; ++i) gp_unique_name(g->var_names, i, "v_", f->vars[i].name);
-  for (uint32_t i = 0; i < f->buffer_count; ++i)
-    gp_unique_name(g->buf_names, i, i < params ? "b_" : "s_", f->buffers[i].name);
+  ingot_cprint_begin(&g->p, g->dialect == GPU_HIP ? &k_hip_dialect : &k_cuda_dialect, f, params);
+  ingot_status_t st = INGOT_OK;
+  if (!gp_identifier_ok(f->name))
+    st = ingot_cprint_fail(&g->p, INGOT_ERROR_INVALID_ARGUMENT,
+                           "the name is not a C identifier free for a kernel (the loaders look kernels up by it; "
+                           "names starting with ingot_gpu_ or __ are taken)");
+  if (st == INGOT_OK && (st = gpu_plan(f, g->target, &g->plan)) != INGOT_OK)
+    st = ingot_fail_prefix(st, "codegen %s", g->p.dialect->target);
+  if (st != INGOT_OK) {
+    ingot_cprint_end(&g->p);
+    return st;
+  }
 
   ingot_strbuf_t head = {0}, body = {0};
   uint32_t threads = g->plan.block[0] * g->plan.block[1] * g->plan.block[2];
   ingot_strbuf_appendf(&head, "/* ---- %s: grid %u x %u x %u, block %u x %u x %u */\n", f->name, g->plan.grid[0],
                        g->plan.grid[1], g->plan.grid[2], g->plan.block[0], g->plan.block[1], g->plan.block[2]);
   ingot_strbuf_appendf(&head, "extern \"C\" __global__ void __launch_bounds__(%u) %s(", threads, f->name);
-  ingot_status_t st = INGOT_OK;
   for (uint32_t i = 0; i < params && st == INGOT_OK; ++i) {
     const char* ty;
-    st = gp_type(g, f->buffers[i].dtype, &ty);
+    st = ingot_cprint_type(&g->p, f->buffers[i].dtype, &ty);
     if (st != INGOT_OK) break;
     ingot_strbuf_appendf(&head, "%s%s%s* __restrict__ %s", i ? ", " : "",
-                         f->buffers[i].role == INGOT_IR_BUFFER_INPUT ? "const " : "", ty, g->buf_names[i]);
+                         f->buffers[i].role == INGOT_IR_BUFFER_INPUT ? "const " : "", ty, g->p.buf_names[i]);
   }
   ingot_strbuf_append(&head, ") {\n");
   for (uint32_t i = params; i < f->buffer_count && st == INGOT_OK; ++i) {
     const char* ty;
-    st = gp_type(g, f->buffers[i].dtype, &ty);
+    st = ingot_cprint_type(&g->p, f->buffers[i].dtype, &ty);
     if (st != INGOT_OK) break;
-    ingot_strbuf_appendf(&head, "  __shared__ %s %s[%lld];\n", ty, g->buf_names[i],
+    ingot_strbuf_appendf(&head, "  __shared__ %s %s[%lld];\n", ty, g->p.buf_names[i],
                          (long long)ingot_ir_buffer_numel(&f->buffers[i]));
   }
   if (st == INGOT_OK) st = gp_body(g, &body, f->body, 1);
@@ -878,7 +540,7 @@ static ingot_status_t gp_func(gp_t* g, ingot_strbuf_t* module) {
   }
   ingot_strbuf_free(&head);
   ingot_strbuf_free(&body);
-  gp_func_free(g);
+  ingot_cprint_end(&g->p);
   return st;
 }
 
@@ -911,11 +573,9 @@ static ingot_status_t gpu_emit(ingot_ir_func_t* const* funcs, uint32_t count, co
   ingot_strbuf_append(&m, k_prelude);
   for (uint32_t i = 0; i < count && st == INGOT_OK; ++i) {
     gp_t g = {0};
-    g.f = funcs[i];
     g.target = target;
     g.dialect = dialect;
-    g.max_bytes = (size_t)1 << 30;
-    st = gp_func(&g, &m);
+    st = gp_func(&g, funcs[i], &m);
   }
   if (st == INGOT_OK) ingot_strbuf_append_bytes(out_text, m.data, m.length);
   ingot_strbuf_free(&m);

@@ -75,4 +75,50 @@ bool ingot_codegen_expr_equal(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b
 /* The dtype of the first store in a statement (INVALID if none). */
 ingot_dtype_t ingot_codegen_first_store_dtype(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s);
 
+/* ---- The C-family printer (codegen_cprint.c), shared by the c target and
+ * the cuda/rocm targets: loop-IR expressions as C, with one function's C
+ * names and scopes. Statements stay with each backend. */
+
+/* How a dialect spells what an expression needs. Pairs are {float, double}. */
+typedef struct ingot_cprint_dialect_t {
+  const char* target;                           /* errors say "codegen TARGET" */
+  const char* types[INGOT_DTYPE_COUNT_];        /* NULL: the dtype is refused */
+  const char* f16_note;                         /* added to a float16 refusal, or NULL */
+  const char* unary[INGOT_IR_UNARY_COUNT_][2];  /* float math (abs, sqrt, exp, ...) */
+  const char* binary[INGOT_IR_BINARY_COUNT_][2]; /* float mod, min, max, pow */
+  const char* square[2];                        /* pow(x, 2) */
+  const char* nan[2];
+  const char* inf[2];
+  const char* int_helper;  /* prefix of abs_i64, floordiv, floormod, min_i64, max_i64, ipow */
+  const char* float_to_int; /* a helper float to integer casts go through, NULL: a C cast */
+  bool lazy_logic;          /* and/or as && and ||; else branch-free & and | (vectorizable loops) */
+} ingot_cprint_dialect_t;
+
+typedef struct ingot_cprint_t {
+  const ingot_cprint_dialect_t* dialect;
+  const ingot_ir_func_t* f;
+  char** var_names;  /* per var: v_NAME, unique */
+  char** buf_names;  /* per buffer: b_NAME (parameters), s_NAME (the rest) */
+  uint8_t* in_scope; /* per var: declared at the current point */
+  INGOT_VEC(uint32_t) scope; /* declared vars, innermost last */
+  size_t max_bytes;  /* refuse to print beyond this (a DAG printed as a tree) */
+} ingot_cprint_t;
+
+/* Names `f`'s variables and buffers (the first `params` buffers are
+ * parameters); _end frees them. */
+void ingot_cprint_begin(ingot_cprint_t* p, const ingot_cprint_dialect_t* dialect, const ingot_ir_func_t* f,
+                        uint32_t params);
+void ingot_cprint_end(ingot_cprint_t* p);
+ingot_status_t ingot_cprint_expr(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingot_ir_expr_t* e);
+/* The C type of a dtype, NULL when the dialect has none; _type fails then. */
+const char* ingot_cprint_ctype(const ingot_cprint_dialect_t* d, ingot_dtype_t t);
+ingot_status_t ingot_cprint_type(ingot_cprint_t* p, ingot_dtype_t t, const char** out);
+/* "codegen TARGET: function 'NAME': " + the message. */
+ingot_status_t ingot_cprint_fail(ingot_cprint_t* p, ingot_status_t code, const char* fmt, ...) INGOT_PRINTF(3, 4);
+void ingot_cprint_declare(ingot_cprint_t* p, uint32_t var);
+void ingot_cprint_scope_pop(ingot_cprint_t* p, size_t mark);
+void ingot_cprint_indent(ingot_strbuf_t* sb, int depth);
+/* names[i] = prefix + raw made a C identifier, unique among names[0..i). */
+void ingot_cprint_unique_name(char** names, uint32_t i, const char* prefix, const char* raw);
+
 #endif /* INGOT_CODEGEN_INTERNAL_H_ */

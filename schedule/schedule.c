@@ -664,6 +664,70 @@ static ingot_ir_expr_t* and_expr(ingot_ir_func_t* f, ingot_ir_expr_t* a, ingot_i
   return a ? ingot_ir_binary(f, INGOT_IR_AND, a, b) : b;
 }
 
+/* The store of an accumulation nest, y[i] = y[i] op e or y[i] =
+ * select(first, init, y[i]) op e (lower_update_start), op one of add, max,
+ * min: what ingot_schedule_accumulate_ex's rewrites need. */
+typedef struct accum_t {
+  ingot_ir_binary_op_t op;
+  ingot_ir_expr_t* idx; /* i */
+  uint32_t buf;         /* y */
+  ingot_ir_expr_t* e;
+  ingot_ir_expr_t *first, *init; /* NULL without the select */
+  bool starts_at_init;
+  int64_t combos; /* accumulators: the product of the unrolled extents */
+} accum_t;
+
+static ingot_status_t accum_match(const ingot_ir_func_t* f, const char* name, const ingot_ir_stmt_t* store,
+                                  const ingot_ir_stmt_t* const* red, uint32_t nred, const ingot_ir_stmt_t* const* unr,
+                                  uint32_t nunr, accum_t* out) {
+  const ingot_ir_expr_t* v = store->u.store.value;
+  ingot_ir_expr_t* idx = store->u.store.index;
+  uint32_t buf = store->u.store.buffer;
+  bool combines = v && v->kind == INGOT_IR_EXPR_BINARY &&
+                  (v->u.binary.op == INGOT_IR_ADD || v->u.binary.op == INGOT_IR_MAX || v->u.binary.op == INGOT_IR_MIN);
+  const ingot_ir_expr_t* start = combines ? v->u.binary.a : NULL;
+  ingot_ir_expr_t* first = NULL;
+  ingot_ir_expr_t* init = NULL;
+  if (start && start->kind == INGOT_IR_EXPR_SELECT) {
+    first = start->u.select.cond;
+    init = start->u.select.a;
+    start = start->u.select.b;
+    if (expr_loads(init, buf) || expr_loads(first, buf))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the start value reads the output", name);
+  }
+  if (!start || start->kind != INGOT_IR_EXPR_LOAD || start->u.load.buffer != buf ||
+      !expr_same(start->u.load.index, idx))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store is not y[i] = y[i] op e", name);
+  /* The accumulators start at init when `first` holds exactly on the first
+   * step of the nest's reduce loops (each reduce loop var == 0); otherwise
+   * they start at y[i] and keep the select. */
+  bool starts_at_init = first && is_first_step(first, red, nred);
+  ingot_ir_expr_t* e = v->u.binary.b;
+  for (uint32_t i = 0; i < nred; ++i)
+    if (ingot_ir_expr_uses_var(idx, red[i]->u.loop.var))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store index moves with '%s'", name,
+                        f->vars[red[i]->u.loop.var].name);
+  /* e must not read the output: the accumulators would hide its updates. */
+  if (expr_loads(e, buf))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the update reads the output", name);
+  int64_t combos = 1;
+  for (uint32_t i = 0; i < nunr; ++i) {
+    combos *= unr[i]->u.loop.extent;
+    if (combos > ACCUMULATE_MAX)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': more than %d accumulators", name,
+                        ACCUMULATE_MAX);
+  }
+  *out = (accum_t){.op = v->u.binary.op,
+                   .idx = idx,
+                   .buf = buf,
+                   .e = e,
+                   .first = first,
+                   .init = init,
+                   .starts_at_init = starts_at_init,
+                   .combos = combos};
+  return INGOT_OK;
+}
+
 #define GUARDS_MAX 16
 
 /* ingot_schedule_accumulate_ex on a nest without a vectorized loop: the
@@ -694,38 +758,13 @@ static ingot_status_t accumulate_guarded(ingot_ir_func_t* f, const char* name, i
   if (!s || s->kind != INGOT_IR_STMT_STORE)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the unrolled loops hold more than guards and one store",
                       name);
-  const ingot_ir_expr_t* v = s->u.store.value;
-  ingot_ir_expr_t* idx = s->u.store.index;
-  uint32_t buf = s->u.store.buffer;
-  bool combines = v && v->kind == INGOT_IR_EXPR_BINARY &&
-                  (v->u.binary.op == INGOT_IR_ADD || v->u.binary.op == INGOT_IR_MAX || v->u.binary.op == INGOT_IR_MIN);
-  const ingot_ir_expr_t* start = combines ? v->u.binary.a : NULL;
-  ingot_ir_expr_t* first = NULL;
-  ingot_ir_expr_t* init = NULL;
-  if (start && start->kind == INGOT_IR_EXPR_SELECT) {
-    first = start->u.select.cond;
-    init = start->u.select.a;
-    start = start->u.select.b;
-    if (expr_loads(init, buf) || expr_loads(first, buf))
-      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the start value reads the output", name);
-  }
-  if (!start || start->kind != INGOT_IR_EXPR_LOAD || start->u.load.buffer != buf || !expr_same(start->u.load.index, idx))
-    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store is not y[i] = y[i] op e", name);
-  bool starts_at_init = first && is_first_step(first, red, nred);
-  ingot_ir_expr_t* e = v->u.binary.b;
-  for (uint32_t i = 0; i < nred; ++i)
-    if (ingot_ir_expr_uses_var(idx, red[i]->u.loop.var))
-      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store index moves with '%s'", name,
-                        f->vars[red[i]->u.loop.var].name);
-  if (expr_loads(e, buf))
-    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the update reads the output", name);
-  int64_t combos = 1;
-  for (uint32_t i = 0; i < nunr; ++i) {
-    combos *= unr[i]->u.loop.extent;
-    if (combos > ACCUMULATE_MAX)
-      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': more than %d accumulators", name,
-                        ACCUMULATE_MAX);
-  }
+  accum_t match;
+  ingot_status_t mst = accum_match(f, name, s, red, nred, unr, nunr, &match);
+  if (mst != INGOT_OK) return mst;
+  ingot_ir_expr_t *idx = match.idx, *e = match.e, *first = match.first, *init = match.init;
+  uint32_t buf = match.buf;
+  bool starts_at_init = match.starts_at_init;
+  int64_t combos = match.combos;
   const ingot_ir_stmt_t* finish = NULL;
   uint32_t finish_pos = 0;
   if (epilogue && !(finish = epilogue_stage(f, stage_root, buf, &finish_pos)))
@@ -790,7 +829,7 @@ static ingot_status_t accumulate_guarded(ingot_ir_func_t* f, const char* name, i
     }
     ingot_ir_expr_t* acc = ingot_ir_var(f, var);
     if (init && !starts_at_init) acc = ingot_ir_select(f, firstc, initc, acc);
-    ingot_ir_stmt_t* step = ingot_ir_assign(f, var, ingot_ir_binary(f, v->u.binary.op, acc, ec));
+    ingot_ir_stmt_t* step = ingot_ir_assign(f, var, ingot_ir_binary(f, match.op, acc, ec));
     for (uint32_t g = ng; g-- > 0;) step = ingot_ir_if(f, gc[g], step);
     INGOT_VEC_PUSH(mid, step);
     ingot_ir_expr_t* result = ingot_ir_var(f, var);
@@ -856,44 +895,13 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
   const ingot_ir_stmt_t* store = direct_child(vloop->u.loop.body);
   if (!store || store->kind != INGOT_IR_STMT_STORE)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the vectorized loop is not one store", name);
-  const ingot_ir_expr_t* v = store->u.store.value;
-  ingot_ir_expr_t* idx = store->u.store.index;
-  uint32_t buf = store->u.store.buffer;
-  /* y[i] = y[i] op e, or y[i] = select(first, init, y[i]) op e
-   * (lower_update_start), op one of add, max, min */
-  bool combines = v && v->kind == INGOT_IR_EXPR_BINARY &&
-                  (v->u.binary.op == INGOT_IR_ADD || v->u.binary.op == INGOT_IR_MAX || v->u.binary.op == INGOT_IR_MIN);
-  const ingot_ir_expr_t* start = combines ? v->u.binary.a : NULL;
-  ingot_ir_expr_t* first = NULL;
-  ingot_ir_expr_t* init = NULL;
-  if (start && start->kind == INGOT_IR_EXPR_SELECT) {
-    first = start->u.select.cond;
-    init = start->u.select.a;
-    start = start->u.select.b;
-    if (expr_loads(init, buf) || expr_loads(first, buf))
-      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the start value reads the output", name);
-  }
-  if (!start || start->kind != INGOT_IR_EXPR_LOAD || start->u.load.buffer != buf || !expr_same(start->u.load.index, idx))
-    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store is not y[i] = y[i] op e", name);
-  /* The accumulators start at init when `first` holds exactly on the first
-   * step of the nest's reduce loops (each reduce loop var == 0); otherwise
-   * they start at y[i] and keep the select. */
-  bool starts_at_init = first && is_first_step(first, red, nred);
-  ingot_ir_expr_t* e = v->u.binary.b;
-  for (uint32_t i = 0; i < nred; ++i)
-    if (ingot_ir_expr_uses_var(idx, red[i]->u.loop.var))
-      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the store index moves with '%s'", name,
-                        f->vars[red[i]->u.loop.var].name);
-  /* e must not read the output: the accumulators would hide its updates. */
-  if (expr_loads(e, buf))
-    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': the update reads the output", name);
-  int64_t combos = 1;
-  for (uint32_t i = 0; i < nunr; ++i) {
-    combos *= unr[i]->u.loop.extent;
-    if (combos > ACCUMULATE_MAX)
-      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "accumulate '%s': more than %d accumulators", name,
-                        ACCUMULATE_MAX);
-  }
+  accum_t match;
+  ingot_status_t mst = accum_match(f, name, store, red, nred, unr, nunr, &match);
+  if (mst != INGOT_OK) return mst;
+  ingot_ir_expr_t *idx = match.idx, *e = match.e, *first = match.first, *init = match.init;
+  uint32_t buf = match.buf;
+  bool starts_at_init = match.starts_at_init;
+  int64_t combos = match.combos;
   ingot_dtype_t dt = f->buffers[buf].dtype;
   uint32_t old_vars = f->var_count;
   /* With the epilogue: the FINISH stage right after this nest is folded into
@@ -930,7 +938,7 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
     ingot_ir_expr_t* acc = ingot_ir_var(f, var);
     pre[c] = ingot_ir_local(f, var, starts_at_init ? initc : ingot_ir_load(f, buf, ic));
     if (init && !starts_at_init) acc = ingot_ir_select(f, firstc, initc, acc);
-    mid[c] = ingot_ir_assign(f, var, ingot_ir_binary(f, v->u.binary.op, acc, ec));
+    mid[c] = ingot_ir_assign(f, var, ingot_ir_binary(f, match.op, acc, ec));
     ingot_ir_expr_t* result = ingot_ir_var(f, var);
     if (finish) result = epilogue_apply(f, finish->u.store.value, buf, result, ic);
     post[c] = ingot_ir_store(f, buf, ic, result);

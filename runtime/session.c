@@ -160,7 +160,8 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   if (loader->finish && (status = loader->finish(s->device)) != INGOT_OK) {
     char why[384];
     snprintf(why, sizeof why, "%s", ingot_last_error());
-    return ingot_rt_fail(status, "session: %s (a device fault shows at the end of the run; a profiled run names its step)",
+    return ingot_rt_fail(status,
+                         "session: %s (a device fault shows at the end of the run; a profiled run names its step)",
                          why);
   }
   for (uint32_t i = 0; s->staging && i < b->output_count && status == INGOT_OK; ++i) {

@@ -14,7 +14,11 @@ that the tables print).
    (`ingot run --bench RUNS`, one warm-up then RUNS timed runs), then ONNX
    Runtime (one warm run, RUNS timed runs, intra-op threads = T), then TVM.
    A row reports the median over rounds of each round's median, and the
-   ratios ingot / ort and tvm / ort.
+   ratio ingot / ort as the median of the per-round ratios with their spread
+   (lowest-highest round, and the quartiles): the machine's speed jumps
+   between levels for seconds to minutes, and a ratio taken within one round
+   is what both engines saw at one level. A spread that crosses 1.0 is
+   flagged: that row cannot say which engine is faster.
 2. FMA peak: bench/fma_peak.c, built now with the system cc and
    -march=native: independent FMA chains on the widest vector type, on one
    core and on every core (pthreads).
@@ -293,18 +297,47 @@ def peak_for(peak, threads):
 # ---------------------------------------------------------------- main
 
 def cpu_name():
+    """The model name, with the family and model numbers (a VM may only say
+    "AMD EPYC": family 25 is Zen 3/4, 26 Zen 5) and the widest vector and
+    matrix extensions."""
+    info = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if ":" in line:
+                    k, v = (x.strip() for x in line.split(":", 1))
+                    info.setdefault(k, v)
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    if "model name" not in info:
+        return platform.processor() or platform.machine()
+    flags = set(info.get("flags", "").split())
+    isa = [x for x in ("avx512f", "amx_tile") if x in flags] or [x for x in ("avx2",) if x in flags]
+    return (f"{info['model name']} (family {info.get('cpu family', '?')} model {info.get('model', '?')}"
+            + (", " + " ".join(isa) if isa else "") + ")")
 
 
 def fmt(v, spec=".2f"):
     return "-" if v is None else format(v, spec)
+
+
+def spread(ratios):
+    """Per-round ratios -> (median, lowest, highest, first quartile, third
+    quartile); None for none."""
+    if not ratios:
+        return None
+    r = sorted(ratios)
+    q = statistics.quantiles(r, n=4, method="inclusive") if len(r) > 1 else [r[0], r[0], r[0]]
+    return statistics.median(r), r[0], r[-1], q[0], q[2]
+
+
+def fmt_spread(sp):
+    """'0.91 (0.85-0.97, IQR 0.88-0.94)', with ' crosses 1.0' where it does."""
+    if sp is None:
+        return "-", "-"
+    med, lo, hi, q1, q3 = sp
+    flag = " **crosses 1.0**" if lo < 1.0 < hi else ""
+    return f"{med:.2f}", f"{lo:.2f}-{hi:.2f} (IQR {q1:.2f}-{q3:.2f}){flag}"
 
 
 def main():
@@ -313,8 +346,8 @@ def main():
     ap.add_argument("--models", nargs="+", default=None,
                     help=f"from {', '.join(ALL_MODELS)} (and NAME_small, bert_small); default all")
     ap.add_argument("--threads", nargs="+", type=int, default=None, help="default: 1 2")
-    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5)")
-    ap.add_argument("--runs", type=int, default=None, help="timed runs per round (default 10)")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 12)")
+    ap.add_argument("--runs", type=int, default=None, help="timed runs per round (default 5)")
     ap.add_argument("--target", action="append", default=[],
                     help="passed to `ingot compile --target`; repeat for a bundle with variants "
                          "(default: ingot's own default)")
@@ -338,8 +371,8 @@ def main():
     q = args.quick
     models = args.models or (QUICK_MODELS if q else ALL_MODELS)
     threads = args.threads or ([1] if q else [1, 2])
-    rounds = args.rounds or (2 if q else 5)
-    runs = args.runs or (3 if q else 10)
+    rounds = args.rounds or (2 if q else 12)
+    runs = args.runs or (3 if q else 5)
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     if args.baseline and args.defaults:
@@ -410,29 +443,33 @@ def main():
                 continue
             mi, mo = statistics.median(ing), statistics.median(onx)
             mt = statistics.median(tv) if tv else None
-            rows.append((name, t, mi, mo, mt, ctime, tvm_ctime, loaded, tvm_err))
+            sp = spread([a / b for a, b in zip(ing, onx)])
+            spt = spread([a / b for a, b in zip(tv, onx)]) if tv else None
+            rows.append((name, t, mi, mo, mt, ctime, tvm_ctime, loaded, tvm_err, sp, spt))
             if bas:
                 per_round = sorted(a / b for a, b in zip(ing, bas))
                 base_rows.append((name, t, mi, statistics.median(bas), mo, statistics.median(per_round),
                                   per_round[0], per_round[-1]))
-            log(f"{name:20s} threads={t}  ingot {mi:8.2f} ms  ort {mo:8.2f} ms  ratio {mi / mo:5.2f}"
+            log(f"{name:20s} threads={t}  ingot {mi:8.2f} ms  ort {mo:8.2f} ms  ratio {' '.join(fmt_spread(sp))}"
                 + (f"  tvm {mt:8.2f} ms" if mt is not None else "")
                 + (f"  {base_name} {statistics.median(bas):8.2f} ms" if bas else ""))
 
     print(f"\n{header}")
     print(f"command: {' '.join([os.path.basename(sys.executable), 'bench/bench.py', *sys.argv[1:]])}")
-    print(f"{rounds} interleaved rounds x {runs} warm runs; medians of round medians; "
+    print(f"{rounds} interleaved rounds x {runs} warm runs; ms: medians of round medians; ratios: median of "
+          f"the per-round ratios, spread: lowest-highest round (IQR: quartiles); "
           f"ingot target(s): {', '.join(args.target) or 'default'}")
     tvm_note = f"TVM {tvm.version} (relax default pipeline, llvm -mcpu={tvm.cpu}, untuned)" \
         if tvm is not None else f"TVM: not measured: {tvm_why}"
     print(tvm_note)
-    print("\n| model | threads | ingot ms | onnxruntime ms | ingot / ort | tvm ms | tvm / ort "
+    print("\n| model | threads | ingot ms | onnxruntime ms | ingot / ort | spread over rounds | tvm ms | tvm / ort "
           "| ingot compile s | ingot code |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name, t, mi, mo, mt, ct, tct, loaded, terr in rows:
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, t, mi, mo, mt, ct, tct, loaded, terr, sp, spt in rows:
         tcol = fmt(mt) if mt is not None else ("build failed" if terr else "n/a")
-        print(f"| {name} | {t} | {mi:.2f} | {mo:.2f} | {mi / mo:.2f} | {tcol} | "
-              f"{fmt(mt / mo if mt is not None else None)} | {ct:.2f} | {loaded} |")
+        ratio, rng = fmt_spread(sp)
+        print(f"| {name} | {t} | {mi:.2f} | {mo:.2f} | {ratio} | {rng} | {tcol} | "
+              f"{fmt_spread(spt)[0]} | {ct:.2f} | {loaded} |")
     if base_rows:
         what = ("the same ingot with --tuning-log none (schedule defaults); ingot is compiled with "
                 + (f"--tuning-log {args.tuning_log}" if args.tuning_log else "the built-in pre-tuned logs")
@@ -458,8 +495,9 @@ def main():
             print(f"\nFMA peak: not measured: {why}")
         kernels = [("gemm", *g) for g in (QUICK_GEMMS if q else GEMMS)] + \
                   [("conv", *c) for c in (QUICK_CONVS if q else CONVS)]
-        print("\n| kernel | threads | ingot ms | ingot GFLOP/s | of peak | ort GFLOP/s | of peak |")
-        print("|---|---|---|---|---|---|---|")
+        print("\n| kernel | threads | ingot ms | ingot GFLOP/s | of peak | ort GFLOP/s | of peak | ingot / ort "
+              "| spread over rounds |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for kind, label, *shape in kernels:
             try:
                 path, feeds, flops = make_gemm(work, *shape) if kind == "gemm" else make_conv(work, *shape)
@@ -469,7 +507,7 @@ def main():
                 input_args = save_feeds(feeds, work, stem)
             except Exception as e:
                 failures.append(f"{label}: {e}")
-                print(f"| {label} | - | failed: {e} | | | | |")
+                print(f"| {label} | - | failed: {e} | | | | | | |")
                 continue
             for t in threads:
                 sess = ort_session(path, t)
@@ -481,13 +519,14 @@ def main():
                         onx.append(timed_median(lambda: sess.run(None, feeds), runs))
                 except Exception as e:
                     failures.append(f"{label} threads={t}: {e}")
-                    print(f"| {label} | {t} | failed: {e} | | | | |")
+                    print(f"| {label} | {t} | failed: {e} | | | | | | |")
                     continue
                 mi, mo = statistics.median(ing), statistics.median(onx)
                 gi, go = flops / mi * 1e-6, flops / mo * 1e-6
                 p = peak_for(peak, t)
+                ratio, rng = fmt_spread(spread([a / b for a, b in zip(ing, onx)]))
                 print(f"| {label} | {t} | {mi:.3f} | {gi:.1f} | {fmt(gi / p if p else None, '.0%')} | "
-                      f"{go:.1f} | {fmt(go / p if p else None, '.0%')} |", flush=True)
+                      f"{go:.1f} | {fmt(go / p if p else None, '.0%')} | {ratio} | {rng} |", flush=True)
 
     if failures:
         print("\nfailures:\n  " + "\n  ".join(failures))

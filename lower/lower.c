@@ -303,6 +303,50 @@ void lower_mark_vector_loop(lower_ctx_t* ctx, uint32_t var) {
     stage->vector_loops[stage->vector_loop_count++] = var;
 }
 
+/* ---- row reductions ---- */
+
+static ingot_ir_expr_t* row_combine(ingot_ir_func_t* f, lower_reduce_kind_t kind, ingot_ir_expr_t* a,
+                                    ingot_ir_expr_t* b) {
+  return kind == LOWER_REDUCE_MAX ? ingot_ir_binary(f, INGOT_IR_MAX, a, b) : ingot_ir_add(f, a, b);
+}
+
+void lower_row_reduce(lower_ctx_t* ctx, const lower_row_term_t* t, lower_reduce_kind_t kind, uint32_t acc,
+                      ingot_dtype_t dt, ingot_ir_stmt_t** body, uint32_t* nb, int chains) {
+  ingot_ir_func_t* f = ctx->f;
+  int64_t len = t->len;
+  if (len < 2 * chains) {
+    uint32_t j = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    body[(*nb)++] = ingot_ir_local(f, acc, kind == LOWER_REDUCE_MAX ? t->at(t, ingot_ir_int(f, 0)) : ingot_ir_float(f, dt, 0.0));
+    body[(*nb)++] =
+        ingot_ir_for(f, j, len, ingot_ir_assign(f, acc, row_combine(f, kind, ingot_ir_var(f, acc), t->at(t, ingot_ir_var(f, j)))));
+    return;
+  }
+  uint32_t part[LOWER_ROW_CHAINS_MAX];
+  ingot_ir_stmt_t* step[LOWER_ROW_CHAINS_MAX];
+  uint32_t jo = lower_add_var(ctx, "jo", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  int64_t blocks = len / chains;
+  for (int c = 0; c < chains; ++c) {
+    part[c] = lower_add_var(ctx, "part", INGOT_IR_VAR_LOCAL, dt);
+    body[(*nb)++] = ingot_ir_local(f, part[c], t->at(t, ingot_ir_int(f, c)));
+    /* j = (jo + 1) * chains + c */
+    ingot_ir_expr_t* j = ingot_ir_add(
+        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_var(f, jo), ingot_ir_int(f, 1)), ingot_ir_int(f, chains)), ingot_ir_int(f, c));
+    step[c] = ingot_ir_assign(f, part[c], row_combine(f, kind, ingot_ir_var(f, part[c]), t->at(t, j)));
+  }
+  body[(*nb)++] = ingot_ir_for(f, jo, blocks - 1, ingot_ir_block(f, step, chains));
+  if (len % chains) {
+    uint32_t jt = lower_add_var(ctx, "jt", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* j = ingot_ir_add(f, ingot_ir_var(f, jt), ingot_ir_int(f, blocks * chains));
+    body[(*nb)++] = ingot_ir_for(
+        f, jt, len % chains, ingot_ir_assign(f, part[0], row_combine(f, kind, ingot_ir_var(f, part[0]), t->at(t, j))));
+  }
+  ingot_ir_expr_t* v[LOWER_ROW_CHAINS_MAX];
+  for (int c = 0; c < chains; ++c) v[c] = ingot_ir_var(f, part[c]);
+  for (int w = chains; w > 1; w /= 2)
+    for (int c = 0; c < w / 2; ++c) v[c] = row_combine(f, kind, v[c], v[c + w / 2]);
+  body[(*nb)++] = ingot_ir_local(f, acc, v[0]);
+}
+
 /* ---- index helpers ---- */
 
 ingot_ir_expr_t* lower_broadcast_index(lower_ctx_t* ctx, uint32_t buffer, int32_t out_rank,

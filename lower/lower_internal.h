@@ -111,6 +111,25 @@ void lower_emit_other(lower_ctx_t* ctx, ingot_ir_stmt_t* loop);
  * whose iterations are independent (stage.vector_loops). */
 void lower_mark_vector_loop(lower_ctx_t* ctx, uint32_t var);
 
+/* ---- row reductions ---- */
+/* One row's terms: at(t, j) is the term at element j (0 <= j < len). An op
+ * embeds this as the first member of its own struct to carry more. */
+typedef struct lower_row_term_t {
+  ingot_ir_expr_t* (*at)(const struct lower_row_term_t* t, ingot_ir_expr_t* j);
+  int64_t len;
+} lower_row_term_t;
+typedef enum lower_reduce_kind_t { LOWER_REDUCE_MAX, LOWER_REDUCE_SUM } lower_reduce_kind_t;
+#define LOWER_ROW_CHAINS_MAX 16
+/* Appends to body[*nb] statements that leave the reduction of t over the row
+ * in local `acc` (declared by them): one chain for a row shorter than
+ * 2 * chains, else `chains` (a power of two up to LOWER_ROW_CHAINS_MAX)
+ * partial results seeded with the first terms, a loop over the rest in
+ * blocks of `chains`, a tail, and a combining tree; so the latency of one
+ * add or max does not serialize the row, and the chains pack into vectors.
+ * Appends at most LOWER_ROW_CHAINS_MAX + 3 statements. */
+void lower_row_reduce(lower_ctx_t* ctx, const lower_row_term_t* t, lower_reduce_kind_t kind, uint32_t acc,
+                      ingot_dtype_t dt, ingot_ir_stmt_t** body, uint32_t* nb, int chains);
+
 /* ---- index helpers ---- */
 /* Flat index into `buffer` for output indices `out_idx` (out_rank of them),
  * numpy broadcasting: the buffer's dims align right; a dim of 1 reads index 0. */

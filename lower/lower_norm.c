@@ -7,7 +7,9 @@
  *     local mean = sum(x[row, j]) / L
  *     local var  = sum((x[row, j] - mean)^2) / L
  *     local inv  = 1 / sqrt(var + epsilon)
- *     for j: y[row, j] = (x[row, j] - mean) * inv * scale[..] + bias[..]
+ *     for j: y[row, j] = (x[row, j] - mean) * inv * scale[..] + bias[..]   (vectorizable)
+ *
+ * The sums keep NORM_CHAINS partial results (lower_row_reduce).
  *
  * LayerNormalization: a row is everything from `axis` on (L = product of
  * those dims); Scale and B broadcast to those dims; the optional outputs Mean
@@ -59,31 +61,44 @@ typedef struct norm_args_t {
   bool rms;           /* RMSNormalization: no centering */
 } norm_args_t;
 
+/* Partial sums a row's mean and variance keep (lower_row_reduce): enough
+ * independent adds to cover an add's latency on any of today's targets. */
+#define NORM_CHAINS 8
+
+/* A term of a row's sums: x[row * len + j], or its square after subtracting
+ * `center` (NULL: none). */
+typedef struct norm_term_t {
+  lower_row_term_t base;
+  ingot_ir_func_t* f;
+  uint32_t bx;
+  ingot_ir_expr_t* row_base;
+  bool square;
+  ingot_ir_expr_t* center;
+} norm_term_t;
+
+static ingot_ir_expr_t* norm_term_at(const lower_row_term_t* base, ingot_ir_expr_t* j) {
+  const norm_term_t* t = (const norm_term_t*)base;
+  ingot_ir_expr_t* v = ingot_ir_load(t->f, t->bx, ingot_ir_add(t->f, t->row_base, j));
+  if (!t->square) return v;
+  if (t->center) v = ingot_ir_binary(t->f, INGOT_IR_SUB, v, t->center);
+  return ingot_ir_mul(t->f, v, v);
+}
+
 static void emit_norm(lower_ctx_t* ctx, const norm_args_t* a) {
   ingot_ir_func_t* f = ctx->f;
   ingot_dtype_t dt = a->xv->dtype;
   uint32_t row = lower_add_var(ctx, "row", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t j1 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t j2 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t j3 = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t mean = lower_add_var(ctx, "mean", INGOT_IR_VAR_LOCAL, dt);
   uint32_t var = lower_add_var(ctx, "var", INGOT_IR_VAR_LOCAL, dt);
   uint32_t inv = lower_add_var(ctx, "inv", INGOT_IR_VAR_LOCAL, dt);
-  uint32_t d = lower_add_var(ctx, "d", INGOT_IR_VAR_LOCAL, dt);
   ingot_ir_expr_t* r = ingot_ir_var(f, row);
   ingot_ir_expr_t* base = ingot_ir_mul(f, r, ingot_ir_int(f, a->len));
-  ingot_ir_expr_t* x1 = ingot_ir_load(f, a->bx, ingot_ir_add(f, base, ingot_ir_var(f, j1)));
-  ingot_ir_expr_t* x2 = ingot_ir_load(f, a->bx, ingot_ir_add(f, base, ingot_ir_var(f, j2)));
   ingot_ir_expr_t* at3 = ingot_ir_add(f, base, ingot_ir_var(f, j3));
   ingot_ir_expr_t* x3 = ingot_ir_load(f, a->bx, at3);
   ingot_ir_expr_t* vmean = ingot_ir_var(f, mean);
   ingot_ir_expr_t* vvar = ingot_ir_var(f, var);
   ingot_ir_expr_t* len = ingot_ir_float(f, dt, (double)a->len);
-  ingot_ir_expr_t* dd = ingot_ir_var(f, d);
-  ingot_ir_stmt_t* pass2[2] = {
-      ingot_ir_local(f, d, a->rms ? x2 : ingot_ir_binary(f, INGOT_IR_SUB, x2, vmean)),
-      ingot_ir_assign(f, var, ingot_ir_add(f, vvar, ingot_ir_mul(f, dd, dd))),
-  };
   ingot_ir_expr_t* yv =
       ingot_ir_mul(f, a->rms ? x3 : ingot_ir_binary(f, INGOT_IR_SUB, x3, vmean), ingot_ir_var(f, inv));
   ingot_ir_expr_t* pidx = NULL;
@@ -103,15 +118,17 @@ static void emit_norm(lower_ctx_t* ctx, const norm_args_t* a) {
     ingot_ir_expr_t* bi = pidx ? pidx : param_index(ctx, a->bbias, a->xv, a->axis, ingot_ir_var(f, j3));
     yv = ingot_ir_add(f, yv, ingot_ir_load(f, a->bbias, bi));
   }
-  ingot_ir_stmt_t* body[10];
+  ingot_ir_stmt_t* body[2 * (LOWER_ROW_CHAINS_MAX + 3) + 8];
   uint32_t n = 0;
-  body[n++] = ingot_ir_local(f, mean, ingot_ir_float(f, dt, 0.0));
-  if (!a->rms) {
-    body[n++] = ingot_ir_for(f, j1, a->len, ingot_ir_assign(f, mean, ingot_ir_add(f, vmean, x1)));
+  if (a->rms) {
+    body[n++] = ingot_ir_local(f, mean, ingot_ir_float(f, dt, 0.0));
+  } else {
+    norm_term_t sum = {{norm_term_at, a->len}, f, a->bx, base, false, NULL};
+    lower_row_reduce(ctx, &sum.base, LOWER_REDUCE_SUM, mean, dt, body, &n, NORM_CHAINS);
     body[n++] = ingot_ir_assign(f, mean, ingot_ir_binary(f, INGOT_IR_DIV, vmean, len));
   }
-  body[n++] = ingot_ir_local(f, var, ingot_ir_float(f, dt, 0.0));
-  body[n++] = ingot_ir_for(f, j2, a->len, ingot_ir_block(f, pass2, 2));
+  norm_term_t squares = {{norm_term_at, a->len}, f, a->bx, base, true, a->rms ? NULL : vmean};
+  lower_row_reduce(ctx, &squares.base, LOWER_REDUCE_SUM, var, dt, body, &n, NORM_CHAINS);
   body[n++] = ingot_ir_local(
       f, inv,
       ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_float(f, dt, 1.0),
@@ -130,6 +147,8 @@ static void emit_norm(lower_ctx_t* ctx, const norm_args_t* a) {
     body[n++] = ingot_ir_store(f, a->binv, r, v);
   }
   lower_emit_other(ctx, ingot_ir_for(f, row, a->rows, ingot_ir_block(f, body, n)));
+  /* The output pass's elements are independent: the template vectorizes it. */
+  lower_mark_vector_loop(ctx, j3);
   ctx->op_class = INGOT_OP_CLASS_ROW;
 }
 

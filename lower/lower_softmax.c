@@ -27,13 +27,11 @@
 
 #include "lower_internal.h"
 
-#define CHAINS_MAX 16
-
-typedef enum reduce_kind_t { REDUCE_MAX, REDUCE_SUM } reduce_kind_t;
+#define CHAINS_MAX LOWER_ROW_CHAINS_MAX
 
 /* What a row reduction combines at element j. */
 typedef struct row_term_t {
-  ingot_ir_expr_t* (*at)(const struct row_term_t* t, ingot_ir_expr_t* j);
+  lower_row_term_t base;
   uint32_t buffer;
   ingot_ir_expr_t *o, *in;        /* the row */
   int64_t len, inner;
@@ -44,55 +42,11 @@ typedef struct row_term_t {
 static ingot_ir_expr_t* row_at(ingot_ir_func_t* f, ingot_ir_expr_t* o, ingot_ir_expr_t* in, int64_t len, int64_t inner,
                                ingot_ir_expr_t* j);
 
-static ingot_ir_expr_t* term_at(const row_term_t* t, ingot_ir_expr_t* j) {
+static ingot_ir_expr_t* term_at(const lower_row_term_t* base, ingot_ir_expr_t* j) {
+  const row_term_t* t = (const row_term_t*)base;
   ingot_ir_expr_t* v = ingot_ir_load(t->f, t->buffer, row_at(t->f, t->o, t->in, t->len, t->inner, j));
   if (t->shift == UINT32_MAX) return v;
   return ingot_ir_unary(t->f, INGOT_IR_EXP, ingot_ir_binary(t->f, INGOT_IR_SUB, v, ingot_ir_var(t->f, t->shift)));
-}
-
-static ingot_ir_expr_t* combine(ingot_ir_func_t* f, reduce_kind_t kind, ingot_ir_expr_t* a, ingot_ir_expr_t* b) {
-  return kind == REDUCE_MAX ? ingot_ir_binary(f, INGOT_IR_MAX, a, b) : ingot_ir_add(f, a, b);
-}
-
-/* Appends to body[*nb] statements that leave the reduction of t over the row
- * in local `acc` (declared here): one chain for a short row, else `chains`
- * partial results seeded with the first ones, a loop over the rest
- * in blocks of `chains`, a tail, and a combining tree. */
-static void emit_row_reduce(lower_ctx_t* ctx, const row_term_t* t, reduce_kind_t kind, uint32_t acc, ingot_dtype_t dt,
-                            ingot_ir_stmt_t** body, uint32_t* nb, int chains) {
-  ingot_ir_func_t* f = ctx->f;
-  int64_t len = t->len;
-  if (len < 2 * chains) {
-    uint32_t j = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-    body[(*nb)++] = ingot_ir_local(f, acc, kind == REDUCE_MAX ? t->at(t, ingot_ir_int(f, 0)) : ingot_ir_float(f, dt, 0.0));
-    body[(*nb)++] =
-        ingot_ir_for(f, j, len, ingot_ir_assign(f, acc, combine(f, kind, ingot_ir_var(f, acc), t->at(t, ingot_ir_var(f, j)))));
-    return;
-  }
-  uint32_t part[CHAINS_MAX];
-  ingot_ir_stmt_t* step[CHAINS_MAX];
-  uint32_t jo = lower_add_var(ctx, "jo", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  int64_t blocks = len / chains;
-  for (int c = 0; c < chains; ++c) {
-    part[c] = lower_add_var(ctx, "part", INGOT_IR_VAR_LOCAL, dt);
-    body[(*nb)++] = ingot_ir_local(f, part[c], t->at(t, ingot_ir_int(f, c)));
-    /* j = (jo + 1) * chains + c */
-    ingot_ir_expr_t* j = ingot_ir_add(
-        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_var(f, jo), ingot_ir_int(f, 1)), ingot_ir_int(f, chains)), ingot_ir_int(f, c));
-    step[c] = ingot_ir_assign(f, part[c], combine(f, kind, ingot_ir_var(f, part[c]), t->at(t, j)));
-  }
-  body[(*nb)++] = ingot_ir_for(f, jo, blocks - 1, ingot_ir_block(f, step, chains));
-  if (len % chains) {
-    uint32_t jt = lower_add_var(ctx, "jt", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-    ingot_ir_expr_t* j = ingot_ir_add(f, ingot_ir_var(f, jt), ingot_ir_int(f, blocks * chains));
-    body[(*nb)++] = ingot_ir_for(
-        f, jt, len % chains, ingot_ir_assign(f, part[0], combine(f, kind, ingot_ir_var(f, part[0]), t->at(t, j))));
-  }
-  ingot_ir_expr_t* v[CHAINS_MAX];
-  for (int c = 0; c < chains; ++c) v[c] = ingot_ir_var(f, part[c]);
-  for (int w = chains; w > 1; w /= 2)
-    for (int c = 0; c < w / 2; ++c) v[c] = combine(f, kind, v[c], v[c + w / 2]);
-  body[(*nb)++] = ingot_ir_local(f, acc, v[0]);
 }
 
 /* Flat index of element j of the row (o, in): (o * len + j) * inner + in. */
@@ -163,24 +117,24 @@ ingot_status_t lower_softmax(lower_ctx_t* ctx) {
   ingot_ir_stmt_t* rowbody[2 * CHAINS_MAX + 16];
   uint32_t nb = 0;
   if (kind != kHardmax) {
-    row_term_t t = {term_at, bx, o, in, len, inner, UINT32_MAX, f};
-    emit_row_reduce(ctx, &t, REDUCE_MAX, mx, dt, rowbody, &nb, chains);
+    row_term_t t = {{term_at, len}, bx, o, in, len, inner, UINT32_MAX, f};
+    lower_row_reduce(ctx, &t.base, LOWER_REDUCE_MAX, mx, dt, rowbody, &nb, chains);
     uint32_t vector_loops[2];
     if (kind == kSoftmax) {
       /* y = exp(x - mx); sum over y; y = y / sum */
       ingot_ir_expr_t* ex =
           ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at2), vmx));
       rowbody[nb++] = ingot_ir_for(f, j2, len, ingot_ir_store(f, by, at2, ex));
-      row_term_t ty = {term_at, by, o, in, len, inner, UINT32_MAX, f};
-      emit_row_reduce(ctx, &ty, REDUCE_SUM, sum, dt, rowbody, &nb, chains);
+      row_term_t ty = {{term_at, len}, by, o, in, len, inner, UINT32_MAX, f};
+      lower_row_reduce(ctx, &ty.base, LOWER_REDUCE_SUM, sum, dt, rowbody, &nb, chains);
       rowbody[nb++] = ingot_ir_for(
           f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, by, at3), vsum)));
       vector_loops[0] = j2;
       vector_loops[1] = j3;
     } else {
       /* sum of exp(x - mx); y = x - (mx + log(sum)) */
-      row_term_t te = {term_at, bx, o, in, len, inner, mx, f};
-      emit_row_reduce(ctx, &te, REDUCE_SUM, sum, dt, rowbody, &nb, chains);
+      row_term_t te = {{term_at, len}, bx, o, in, len, inner, mx, f};
+      lower_row_reduce(ctx, &te.base, LOWER_REDUCE_SUM, sum, dt, rowbody, &nb, chains);
       ingot_ir_expr_t* shift = ingot_ir_add(f, vmx, ingot_ir_unary(f, INGOT_IR_LOG, vsum));
       rowbody[nb++] = ingot_ir_for(
           f, j3, len, ingot_ir_store(f, by, at3, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at3), shift)));

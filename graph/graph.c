@@ -432,6 +432,7 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
     }
     const ingot_epilogue_t* ep = &n->epilogue;
     if (ep->residual_input) ingot_strbuf_append(sb, " +residual");
+    if (ep->bias_input) ingot_strbuf_append(sb, " +bias");
     if (ep->output_padded) {
       ingot_strbuf_appendf(sb, " output_pads=[%lld,%lld,%lld,%lld]", (long long)ep->output_pads[0],
                            (long long)ep->output_pads[1], (long long)ep->output_pads[2], (long long)ep->output_pads[3]);

@@ -123,6 +123,10 @@ typedef struct ingot_epilogue_t {
   /* 0, or the node input slot holding a tensor of the output's shape added
    * before the activation (input 0 is never a residual). */
   uint32_t residual_input;
+  /* 0, or the node input slot holding a vector as long as the output's last
+   * axis, added to every row first: y = A x B + bias (a MatMul; the
+   * accumulators start at it). */
+  uint32_t bias_input;
   /* The output is written into a zero-bordered tensor output_pads larger
    * (begin of each spatial axis, then end; 2-D producers only). */
   bool output_padded;
@@ -436,6 +440,13 @@ ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
  * the output's shape and dtype and is computed before the conv, and the conv has no activation yet, so
  * that a following Relu then fuses too: y = act(conv(x) + bias + r). */
 ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph);
+/* Fuses Add(matmul_out, bias) into a float32 MatMul with a 2-D (or packed)
+ * B when the MatMul output has no other consumer and bias is a weight or
+ * graph input whose elements run along the output's last axis only (dims of
+ * 1 before it): bias becomes the MatMul's input 2 (epilogue.bias_input), so
+ * the product's accumulators start at it and the Add's pass over memory
+ * goes (a transformer's projections). */
+ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph);
 /* Fuses Relu / Clip(constant bounds) into a preceding Conv or Gemm whose output
  * has no other consumer (sets node.epilogue.activation and its bounds). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);

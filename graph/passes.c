@@ -651,6 +651,53 @@ ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) {
   return INGOT_OK;
 }
 
+ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* add = &graph->nodes[i];
+    if (add->dead || add->op != INGOT_OP_ADD || add->input_count != 2 || add->output_count != 1) continue;
+    for (uint32_t side = 0; side < 2; ++side) {
+      uint32_t x = add->inputs[side], c = add->inputs[1 - side];
+      if (x == INGOT_NO_VALUE || c == INGOT_NO_VALUE || x == c) continue;
+      ingot_value_t* xv = &graph->values[x];
+      const ingot_value_t* cv = &graph->values[c];
+      if (xv->producer == INGOT_NO_VALUE || xv->is_output || uses[x] != 1 || xv->dtype != INGOT_DTYPE_F32) continue;
+      if (cv->producer != INGOT_NO_VALUE || cv->dtype != INGOT_DTYPE_F32 || cv->rank < 1 || cv->rank > xv->rank ||
+          xv->rank < 2 || !same_shape(xv, &graph->values[add->outputs[0]])) {
+        continue;
+      }
+      bool along_last = cv->dims[cv->rank - 1] == xv->dims[xv->rank - 1];
+      for (int32_t d = 0; along_last && d + 1 < cv->rank; ++d) along_last = cv->dims[d] == 1;
+      if (!along_last) continue;
+      uint32_t p_id = xv->producer;
+      ingot_node_t* p = &graph->nodes[p_id];
+      if (p->dead || p->op != INGOT_OP_MATMUL || p->input_count != 2 || p->output_count != 1 || p->outputs[0] != x ||
+          p->epilogue.bias_input || p->epilogue.residual_input || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
+          p->inputs[1] == INGOT_NO_VALUE || graph->values[p->inputs[1]].rank < 2) {
+        continue;
+      }
+      uint32_t* inputs = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 3);
+      inputs[0] = p->inputs[0];
+      inputs[1] = p->inputs[1];
+      inputs[2] = c;
+      p->inputs = inputs;
+      p->input_count = 3;
+      p->epilogue.bias_input = 2;
+      uint32_t y = add->outputs[0];
+      p->outputs[0] = y;
+      graph->values[y].producer = p_id;
+      xv->producer = INGOT_NO_VALUE;
+      add->dead = true;
+      uses[x] = 0;
+      break;
+    }
+  }
+  free(uses);
+  return INGOT_OK;
+}
+
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
   ingot_status_t s = rebuild_producers(graph);
   if (s) return s;
@@ -773,6 +820,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_fold_batchnorm(graph))) return s;
   if ((s = ingot_graph_fuse_residual_add(graph))) return s;
+  if ((s = ingot_graph_fuse_matmul_bias(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
   if ((s = ingot_graph_pad_conv_inputs(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;

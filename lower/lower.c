@@ -546,6 +546,8 @@ ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ing
   if ((node->epilogue.residual_input || node->epilogue.output_padded) && node->op != INGOT_OP_CONV) {
     return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "a fused residual or padded output on this op is not supported");
   }
+  if (node->epilogue.bias_input && node->op != INGOT_OP_MATMUL)
+    return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "a fused bias on this op is not supported");
   ctx.f = ingot_ir_func_create(ingot_arena_printf(ctx.arena, "%s_%u", lower_op_lower(&ctx), node_id));
   ingot_status_t status = kLowerers[node->op](&ctx);
   if (status != INGOT_OK || ctx.no_kernel) {

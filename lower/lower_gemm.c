@@ -16,7 +16,8 @@
  *
  * MatMul (numpy): batch axes broadcast; a 1-D A is [1,K] with the 1 dropped
  * from the result, a 1-D B is [K,1] likewise.
- *   UPDATE y = (k == 0 ? 0 : y) + A[..,i,k] * B[..,k,j]; FINISH only for an activation
+ *   UPDATE y = (k == 0 ? bias[j] or 0 : y) + A[..,i,k] * B[..,k,j]; FINISH only for an activation
+ * (bias: a fused Add, node.epilogue.bias_input).
  * MatMulInteger: the same nest over uint8/int8 operands into int32, each
  * operand widened and its zero point (a scalar, or per row of A / per column
  * of B) subtracted. */
@@ -169,6 +170,11 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
       return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the output must be int32 (and no fused activation)");
     }
   }
+  /* A fused bias (ingot_graph_fuse_matmul_bias): one value per output column. */
+  uint32_t bias = node->epilogue.bias_input ? lower_input(ctx, node->epilogue.bias_input) : INGOT_NO_VALUE;
+  if (node->epilogue.bias_input && (integer || bias == INGOT_NO_VALUE))
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a fused bias needs a float MatMul and its input");
+  if (bias != INGOT_NO_VALUE && (s = lower_check_value(ctx, bias, true))) return s;
   const ingot_value_t* av = lower_value(ctx, a);
   ingot_value_t b_logical;
   const ingot_value_t* bv = ingot_node_logical_input(node, 1, lower_value(ctx, b), &b_logical);
@@ -211,6 +217,10 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   uint32_t bb = lower_add_input(ctx, b, "b");
   uint32_t bazp = azp != INGOT_NO_VALUE ? lower_add_input(ctx, azp, "a_zero") : UINT32_MAX;
   uint32_t bbzp = bzp != INGOT_NO_VALUE ? lower_add_input(ctx, bzp, "b_zero") : UINT32_MAX;
+  if (bias != INGOT_NO_VALUE && (b_vec || ingot_value_numel(lower_value(ctx, bias)) != n))
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "fused bias %s is not one value per output column (%lld)",
+                      lower_shape_str(ctx, bias), (long long)n);
+  uint32_t bbias = bias != INGOT_NO_VALUE ? lower_add_input(ctx, bias, "bias") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   static const char* const kBatch[INGOT_MAX_RANK] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
@@ -302,17 +312,21 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   }
   ingot_ir_expr_t* prod = ingot_ir_mul(f, av_e, bv_e);
   ingot_ir_expr_t* yi;
+  ingot_ir_expr_t* col; /* the output column j */
   if (block) {
     ingot_ir_expr_t* yidx[INGOT_MAX_RANK];
     uint32_t ny = 0;
     for (int32_t i = 0; i < batch; ++i) yidx[ny++] = sp.idx[i];
     if (!a_vec) yidx[ny++] = sp.idx[i_pos];
-    yidx[ny++] = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[batch], ingot_ir_int(f, block)), sp.idx[sp.count - 1]);
+    col = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[batch], ingot_ir_int(f, block)), sp.idx[sp.count - 1]);
+    yidx[ny++] = col;
     yi = ingot_ir_flat_index(f, by, yidx);
   } else {
+    col = b_vec ? NULL : sp.idx[ns - 1];
     yi = ingot_ir_flat_index(f, by, sp.idx);
   }
-  ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, zero), prod));
+  ingot_ir_expr_t* init = bbias != UINT32_MAX ? ingot_ir_load(f, bbias, col) : zero;
+  ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, init), prod));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
   if (block && !a_vec) ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */
   if (block && n % block) lower_emit_remainder(ctx, &sp, &red, update, (uint32_t)batch, sp.count - 1, n / block, n % block);
@@ -325,13 +339,13 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s",
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s%s",
                                      integer ? ingot_arena_printf(ctx->arena, "matmulinteger %s.%s zp%lld.%lld",
                                                                   ingot_dtype_name(lower_value(ctx, a)->dtype),
                                                                   ingot_dtype_name(lower_value(ctx, b)->dtype),
                                                                   (long long)azp_n, (long long)bzp_n)
                                              : "matmul f32",
                                      lower_shape_str(ctx, a), logical_shape_str(ctx, bv), (long long)m, (long long)n,
-                                     (long long)kk, lower_activation_name(ctx));
+                                     (long long)kk, lower_activation_name(ctx), bbias != UINT32_MAX ? " bias" : "");
   return INGOT_OK;
 }

@@ -610,6 +610,51 @@ static void test_fuse_activations(void) {
   destroy(g);
 }
 
+/* MatMul + Add(bias along the last axis) fuses; a bias along another axis,
+ * a MatMul output read twice, and an Add of two computed values do not. */
+static void test_fuse_matmul_bias(void) {
+  ingot_graph_t* g = new_graph();
+  int64_t xd[] = {1, 4, 8}, wd[] = {8, 6}, bd[] = {6}, rd[] = {4, 1};
+  uint32_t x = input(g, "x", 3, xd);
+  uint32_t w = weight(g, "w", INGOT_DTYPE_F32, 2, wd, NULL);
+  uint32_t b = weight(g, "b", INGOT_DTYPE_F32, 1, bd, NULL);
+  uint32_t rb = weight(g, "rb", INGOT_DTYPE_F32, 2, rd, NULL); /* [4,1]: along rows */
+  uint32_t ins[] = {x, w};
+  uint32_t m1 = value(g, "m1"), y1 = value(g, "y1");
+  node1(g, INGOT_OP_MATMUL, "mm1", ins, 2, m1);
+  uint32_t a1[] = {b, m1}; /* bias first, as exporters write it */
+  node1(g, INGOT_OP_ADD, "add1", a1, 2, y1);
+  uint32_t m2 = value(g, "m2"), y2 = value(g, "y2");
+  node1(g, INGOT_OP_MATMUL, "mm2", ins, 2, m2);
+  uint32_t a2[] = {m2, rb};
+  node1(g, INGOT_OP_ADD, "add2", a2, 2, y2);
+  uint32_t m3 = value(g, "m3"), y3 = value(g, "y3");
+  node1(g, INGOT_OP_MATMUL, "mm3", ins, 2, m3);
+  uint32_t a3[] = {m3, b};
+  node1(g, INGOT_OP_ADD, "add3", a3, 2, y3);
+  mark_output(g, y1);
+  mark_output(g, y2);
+  mark_output(g, y3);
+  mark_output(g, m3); /* read twice: stays */
+  CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
+  uint32_t fused = 0, adds = 0;
+  for (uint32_t i = 0; i < g->node_count; ++i) {
+    const ingot_node_t* n = &g->nodes[i];
+    if (n->op == INGOT_OP_ADD) ++adds;
+    if (n->op != INGOT_OP_MATMUL || !n->epilogue.bias_input) continue;
+    ++fused;
+    CHECK(strcmp(n->name, "mm1") == 0 && n->input_count == 3 && strcmp(g->values[n->inputs[2]].name, "b") == 0);
+    CHECK(strcmp(g->values[n->outputs[0]].name, "y1") == 0);
+    CHECK(shape_is(&g->values[n->outputs[0]], 3, (const int64_t[]){1, 4, 6}));
+  }
+  CHECK(fused == 1 && adds == 2);
+  ingot_strbuf_t sb = {0};
+  ingot_graph_print(g, &sb);
+  CHECK(sb.data && strstr(sb.data, "+bias"));
+  ingot_strbuf_free(&sb);
+  destroy(g);
+}
+
 static void test_fold_constants(void) {
   ingot_graph_t* g = new_graph();
   int64_t xd[] = {2, 3};
@@ -917,6 +962,7 @@ int main(void) {
   test_fold_batchnorm(true);
   test_dead_code();
   test_fuse_activations();
+  test_fuse_matmul_bias();
   test_fold_constants();
   test_sort();
   test_op_params();

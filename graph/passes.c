@@ -609,6 +609,27 @@ static bool same_shape(const ingot_value_t* a, const ingot_value_t* b) {
   return true;
 }
 
+/* Node p_id takes over `consumer`'s output: the consumer reads p's output x,
+ * which nothing else reads, and dies; with `extra` (not INGOT_NO_VALUE) p's
+ * inputs grow to slot + 1 with extra at `slot`. */
+static void absorb_consumer(ingot_graph_t* graph, uint32_t p_id, ingot_node_t* consumer, uint32_t x, uint32_t extra,
+                            uint32_t slot, uint32_t* uses) {
+  ingot_node_t* p = &graph->nodes[p_id];
+  if (extra != INGOT_NO_VALUE) {
+    uint32_t* inputs = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, slot + 1);
+    for (uint32_t k = 0; k <= slot; ++k) inputs[k] = k < p->input_count ? p->inputs[k] : INGOT_NO_VALUE;
+    inputs[slot] = extra;
+    p->inputs = inputs;
+    p->input_count = slot + 1;
+  }
+  uint32_t y = consumer->outputs[0];
+  p->outputs[0] = y;
+  graph->values[y].producer = p_id;
+  graph->values[x].producer = INGOT_NO_VALUE;
+  consumer->dead = true;
+  uses[x] = 0;
+}
+
 ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) {
   ingot_status_t s = rebuild_producers(graph);
   if (s) return s;
@@ -632,18 +653,8 @@ ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) {
         continue;
       }
       if (rv->producer != INGOT_NO_VALUE && rv->producer >= p_id) continue;
-      uint32_t* inputs = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 4);
-      for (uint32_t k = 0; k < 4; ++k) inputs[k] = k < p->input_count ? p->inputs[k] : INGOT_NO_VALUE;
-      inputs[3] = r;
-      p->inputs = inputs;
-      p->input_count = 4;
       p->epilogue.residual_input = 3;
-      uint32_t y = add->outputs[0];
-      p->outputs[0] = y;
-      graph->values[y].producer = p_id;
-      xv->producer = INGOT_NO_VALUE;
-      add->dead = true;
-      uses[x] = 0;
+      absorb_consumer(graph, p_id, add, x, r, 3, uses);
       break;
     }
   }
@@ -678,19 +689,8 @@ ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph) {
           p->inputs[1] == INGOT_NO_VALUE || graph->values[p->inputs[1]].rank < 2) {
         continue;
       }
-      uint32_t* inputs = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 3);
-      inputs[0] = p->inputs[0];
-      inputs[1] = p->inputs[1];
-      inputs[2] = c;
-      p->inputs = inputs;
-      p->input_count = 3;
       p->epilogue.bias_input = 2;
-      uint32_t y = add->outputs[0];
-      p->outputs[0] = y;
-      graph->values[y].producer = p_id;
-      xv->producer = INGOT_NO_VALUE;
-      add->dead = true;
-      uses[x] = 0;
+      absorb_consumer(graph, p_id, add, x, c, 2, uses);
       break;
     }
   }
@@ -725,12 +725,7 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
     p->epilogue.activation = kind;
     p->epilogue.act_min = lo;
     p->epilogue.act_max = hi;
-    uint32_t y = act->outputs[0];
-    p->outputs[0] = y;
-    graph->values[y].producer = p_id;
-    xv->producer = INGOT_NO_VALUE;
-    act->dead = true;
-    uses[x] = 0;
+    absorb_consumer(graph, p_id, act, x, INGOT_NO_VALUE, 0, uses);
   }
   free(uses);
   return INGOT_OK;

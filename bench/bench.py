@@ -120,6 +120,48 @@ def model_and_feeds(name, work):
     return path, feeds
 
 
+def model_flops(path, feeds):
+    """Floating-point operations of one run (2 per multiply-add) of the
+    model's Conv, Gemm and MatMul nodes, from ONNX shape inference with the
+    inputs fixed to the feeds' shapes (an axis it cannot settle counts 1: the
+    benchmark's batch); None when a node has no shape at all. Elementwise
+    work is left out: with the FMA peak this gives a bound, not a
+    prediction."""
+    m = onnx.load(path, load_external_data=False)
+    for i in m.graph.input:
+        if i.name in feeds:
+            dims = i.type.tensor_type.shape.dim
+            for d, n in zip(dims, feeds[i.name].shape):
+                d.ClearField("dim_param")
+                d.dim_value = int(n)
+    m = onnx.shape_inference.infer_shapes(m, data_prop=True)  # Reshape targets computed from shapes
+    shapes = {}
+    for v in list(m.graph.input) + list(m.graph.value_info) + list(m.graph.output):
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim]
+        shapes[v.name] = dims
+    for t in m.graph.initializer:
+        shapes[t.name] = list(t.dims)
+    total = 0
+    for n in m.graph.node:
+        if n.op_type not in ("Conv", "Gemm", "MatMul"):
+            continue
+        y, a, b = shapes.get(n.output[0]), shapes.get(n.input[0]), shapes.get(n.input[1])
+        if not y or not a or not b:
+            return None
+        # ONNX's inference can lose a batch axis that an exporter's shape
+        # arithmetic rebuilds; the benchmark runs batch 1.
+        y, a, b = ([1 if d is None else d for d in v] for v in (y, a, b))
+        out = int(np.prod(y))
+        if n.op_type == "Conv":
+            total += 2 * out * int(np.prod(b[1:]))  # C/group x kernel taps per output
+        elif n.op_type == "Gemm":
+            trans_a = any(x.name == "transA" and x.i for x in n.attribute)
+            total += 2 * out * (a[0] if trans_a else a[1])
+        else:
+            total += 2 * out * a[-1]
+    return total
+
+
 def save_feeds(feeds, work, stem):
     args = []
     for n, x in feeds.items():
@@ -395,6 +437,10 @@ def main():
     log(header)
     failures = []
 
+    # The FMA peak first: the model rows give the time their multiply-adds
+    # take at it, and the kernel rows their fraction of it.
+    peak, peak_why = fma_peak(work, 0.05 if q else 0.3)
+
     # -------- models
     rows = []
     base_rows = []
@@ -412,6 +458,11 @@ def main():
             continue
         loaded = ingot.loaded_target(bundle)
         input_args = save_feeds(feeds, work, name)
+        try:
+            flops = model_flops(model, feeds)
+        except Exception as e:  # a count is a note, never a failure
+            log(f"{name}: cannot count its multiply-adds: {e}")
+            flops = None
         tvm_fn, tvm_ctime, tvm_err = None, None, None
         if tvm is not None:
             try:
@@ -445,7 +496,9 @@ def main():
             mt = statistics.median(tv) if tv else None
             sp = spread([a / b for a, b in zip(ing, onx)])
             spt = spread([a / b for a, b in zip(tv, onx)]) if tv else None
-            rows.append((name, t, mi, mo, mt, ctime, tvm_ctime, loaded, tvm_err, sp, spt))
+            p = peak_for(peak, t)
+            bound = flops / p * 1e-6 if flops and p else None
+            rows.append((name, t, mi, mo, mt, ctime, tvm_ctime, loaded, tvm_err, sp, spt, flops, bound))
             if bas:
                 per_round = sorted(a / b for a, b in zip(ing, bas))
                 base_rows.append((name, t, mi, statistics.median(bas), mo, statistics.median(per_round),
@@ -463,13 +516,17 @@ def main():
         if tvm is not None else f"TVM: not measured: {tvm_why}"
     print(tvm_note)
     print("\n| model | threads | ingot ms | onnxruntime ms | ingot / ort | spread over rounds | tvm ms | tvm / ort "
-          "| ingot compile s | ingot code |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, t, mi, mo, mt, ct, tct, loaded, terr, sp, spt in rows:
+          "| GFLOP | at FMA peak ms | ingot, ort of peak | ingot compile s | ingot code |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, t, mi, mo, mt, ct, tct, loaded, terr, sp, spt, flops, bound in rows:
         tcol = fmt(mt) if mt is not None else ("build failed" if terr else "n/a")
         ratio, rng = fmt_spread(sp)
+        of_peak = f"{bound / mi:.0%}, {bound / mo:.0%}" if bound else "-"
         print(f"| {name} | {t} | {mi:.2f} | {mo:.2f} | {ratio} | {rng} | {tcol} | "
-              f"{fmt_spread(spt)[0]} | {ct:.2f} | {loaded} |")
+              f"{fmt_spread(spt)[0]} | {fmt(flops * 1e-9 if flops else None)} | {fmt(bound)} | {of_peak} | "
+              f"{ct:.2f} | {loaded} |")
+    print("(GFLOP: the Conv, Gemm and MatMul multiply-adds of one run, x2; at FMA peak: that work at the "
+          "measured peak for the thread count, a bound no fp32 direct convolution or GEMM beats)")
     if base_rows:
         what = ("the same ingot with --tuning-log none (schedule defaults); ingot is compiled with "
                 + (f"--tuning-log {args.tuning_log}" if args.tuning_log else "the built-in pre-tuned logs")
@@ -486,13 +543,12 @@ def main():
 
     # -------- peak and kernels
     if not args.no_kernels:
-        peak, why = fma_peak(work, 0.05 if q else 0.3)
         if peak:
             print(f"\nFMA peak ({peak['isa']}, {peak['lanes']} float lanes, fp32): "
                   f"{peak['g1']:.1f} GFLOP/s on 1 core, {peak['gall']:.1f} GFLOP/s on "
                   f"{peak['ncpu']} cores (bench/fma_peak.c, best of 5)")
         else:
-            print(f"\nFMA peak: not measured: {why}")
+            print(f"\nFMA peak: not measured: {peak_why}")
         kernels = [("gemm", *g) for g in (QUICK_GEMMS if q else GEMMS)] + \
                   [("conv", *c) for c in (QUICK_CONVS if q else CONVS)]
         print("\n| kernel | threads | ingot ms | ingot GFLOP/s | of peak | ort GFLOP/s | of peak | ingot / ort "

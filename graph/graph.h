@@ -447,6 +447,12 @@ ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph);
  * the product's accumulators start at it and the Add's pass over memory
  * goes (a transformer's projections). */
 ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph);
+/* Replaces the erf form of GELU that exporters write, 0.5 * x * (1 +
+ * erf(x / sqrt(2))) (Div by sqrt(2) or Mul by its inverse; the products in
+ * either order), by one Gelu node (approximate none) when every
+ * intermediate has that chain as its only reader: five passes over memory
+ * become one. */
+ingot_status_t ingot_graph_fuse_gelu(ingot_graph_t* graph);
 /* Fuses Relu / Clip(constant bounds) into a preceding Conv or Gemm whose output
  * has no other consumer (sets node.epilogue.activation and its bounds). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
@@ -499,7 +505,8 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph);
 void ingot_graph_compact(ingot_graph_t* graph);
 
 /* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
- * fold batchnorm, fuse residual adds, fuse activations, pad conv inputs, DCE,
+ * fold batchnorm, fuse residual adds, GELU chains, MatMul biases and
+ * activations, pad conv inputs, DCE,
  * sort, infer again, pads into producers, pack weights, DCE, compact. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size

@@ -578,6 +578,101 @@ ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph) {
   return INGOT_OK;
 }
 
+/* ---- GELU ---- */
+
+/* Whether value id is a scalar float32 weight within 1e-4 (relative) of v. */
+static bool is_scalar_near(const ingot_graph_t* g, uint32_t id, double v) {
+  if (!is_f32_weight(g, id, 1)) return false;
+  double x = *(const float*)g->values[id].data;
+  return fabs(x - v) <= 1e-4 * fabs(v);
+}
+
+/* The node that reads value id, when it is the only reader and id is not a
+ * graph output; else NULL. */
+static ingot_node_t* sole_reader(ingot_graph_t* g, const uint32_t* uses, uint32_t id, ingot_op_t op) {
+  if (id == INGOT_NO_VALUE || uses[id] != 1 || g->values[id].is_output) return NULL;
+  for (uint32_t i = 0; i < g->node_count; ++i) {
+    ingot_node_t* n = &g->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->input_count; ++k)
+      if (n->inputs[k] == id) return n->op == op && n->output_count == 1 ? n : NULL;
+  }
+  return NULL;
+}
+
+/* The other input of a two-input node than `id` (INGOT_NO_VALUE if none). */
+static uint32_t other_input(const ingot_node_t* n, uint32_t id) {
+  if (n->input_count != 2) return INGOT_NO_VALUE;
+  return n->inputs[0] == id ? n->inputs[1] : n->inputs[1] == id ? n->inputs[0] : INGOT_NO_VALUE;
+}
+
+ingot_status_t ingot_graph_fuse_gelu(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* erf = &graph->nodes[i];
+    if (erf->dead || erf->op != INGOT_OP_ERF || erf->input_count != 1 || erf->output_count != 1) continue;
+    /* d = x / sqrt(2) or x * (1 / sqrt(2)), read only by the Erf. */
+    uint32_t d = erf->inputs[0];
+    if (d == INGOT_NO_VALUE || graph->values[d].producer == INGOT_NO_VALUE || uses[d] != 1 ||
+        graph->values[d].is_output || graph->values[d].dtype != INGOT_DTYPE_F32) {
+      continue;
+    }
+    ingot_node_t* scale = &graph->nodes[graph->values[d].producer];
+    if (scale->dead || scale->input_count != 2) continue;
+    uint32_t x = INGOT_NO_VALUE;
+    if (scale->op == INGOT_OP_DIV && is_scalar_near(graph, scale->inputs[1], 1.41421356237309505)) {
+      x = scale->inputs[0];
+    } else if (scale->op == INGOT_OP_MUL) {
+      if (is_scalar_near(graph, scale->inputs[1], 0.70710678118654752)) x = scale->inputs[0];
+      else if (is_scalar_near(graph, scale->inputs[0], 0.70710678118654752)) x = scale->inputs[1];
+    }
+    if (x == INGOT_NO_VALUE) continue;
+    /* a = erf(d) + 1; then 0.5 * x * a in either order of the products. */
+    ingot_node_t* add = sole_reader(graph, uses, erf->outputs[0], INGOT_OP_ADD);
+    if (!add || !is_scalar_near(graph, other_input(add, erf->outputs[0]), 1.0)) continue;
+    uint32_t a = add->outputs[0];
+    ingot_node_t* m1 = sole_reader(graph, uses, a, INGOT_OP_MUL);
+    if (!m1) continue;
+    ingot_node_t* last;
+    ingot_node_t* half = NULL; /* Mul(x, 0.5) before the product with a */
+    if (other_input(m1, a) == x) {
+      last = sole_reader(graph, uses, m1->outputs[0], INGOT_OP_MUL);
+      if (!last || !is_scalar_near(graph, other_input(last, m1->outputs[0]), 0.5)) continue;
+    } else {
+      uint32_t h = other_input(m1, a);
+      if (h == INGOT_NO_VALUE || graph->values[h].producer == INGOT_NO_VALUE || uses[h] != 1 ||
+          graph->values[h].is_output) {
+        continue;
+      }
+      half = &graph->nodes[graph->values[h].producer];
+      if (half->dead || half->op != INGOT_OP_MUL || other_input(half, x) == INGOT_NO_VALUE ||
+          !is_scalar_near(graph, other_input(half, x), 0.5)) {
+        continue;
+      }
+      last = m1;
+    }
+    /* The last product becomes Gelu(x); the rest of the chain goes. */
+    uint32_t* in = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 1);
+    in[0] = x;
+    last->op = INGOT_OP_GELU;
+    last->inputs = in;
+    last->input_count = 1;
+    last->attr_count = 0;
+    last->name = ingot_arena_printf(&graph->arena, "%s_gelu", erf->name);
+    ingot_node_t* gone[4] = {scale, erf, add, last == m1 ? half : m1};
+    for (uint32_t k = 0; k < 4; ++k) {
+      gone[k]->dead = true;
+      uses[gone[k]->outputs[0]] = 0;
+      graph->values[gone[k]->outputs[0]].producer = INGOT_NO_VALUE;
+    }
+    uses[x] -= 1; /* read by the scale and by a product before; by the Gelu now */
+  }
+  free(uses);
+  return INGOT_OK;
+}
+
 /* ---- activation fusion ---- */
 
 /* Clip's bounds as floats: attributes (opset < 11) or scalar float32 weights
@@ -815,6 +910,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_fold_batchnorm(graph))) return s;
   if ((s = ingot_graph_fuse_residual_add(graph))) return s;
+  if ((s = ingot_graph_fuse_gelu(graph))) return s;
   if ((s = ingot_graph_fuse_matmul_bias(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
   if ((s = ingot_graph_pad_conv_inputs(graph))) return s;

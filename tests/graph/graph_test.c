@@ -655,6 +655,57 @@ static void test_fuse_matmul_bias(void) {
   destroy(g);
 }
 
+/* The erf GELU chain in both product orders becomes Gelu; a chain whose
+ * Erf output is also read elsewhere, or whose constant is not 0.5, stays. */
+static void test_fuse_gelu(void) {
+  ingot_graph_t* g = new_graph();
+  int64_t xd[] = {2, 8}, sd[] = {0};
+  float sqrt2 = 1.41421356f, inv_sqrt2 = 0.70710678f, one = 1.0f, half = 0.5f, other = 0.6f;
+  uint32_t x = input(g, "x", 2, xd);
+  uint32_t c_sqrt2 = weight(g, "sqrt2", INGOT_DTYPE_F32, 0, sd, &sqrt2);
+  uint32_t c_inv = weight(g, "inv_sqrt2", INGOT_DTYPE_F32, 0, sd, &inv_sqrt2);
+  uint32_t c_one = weight(g, "one", INGOT_DTYPE_F32, 0, sd, &one);
+  uint32_t c_half = weight(g, "half", INGOT_DTYPE_F32, 0, sd, &half);
+  uint32_t c_other = weight(g, "other", INGOT_DTYPE_F32, 0, sd, &other);
+  /* 0: Div, then Mul(x, a), then Mul(., 0.5). 1: Mul by 1/sqrt(2), then
+   * Mul(0.5, x) times a. 2: as 0 but times 0.6. 3: as 0 with erf read twice. */
+  for (int c = 0; c < 4; ++c) {
+    char nm[8][16];
+    for (int k = 0; k < 8; ++k) snprintf(nm[k], sizeof nm[k], "v%d_%d", c, k);
+    uint32_t d = value(g, nm[0]), e = value(g, nm[1]), a = value(g, nm[2]), m = value(g, nm[3]), y = value(g, nm[4]);
+    uint32_t s1[] = {x, c_sqrt2}, s2[] = {c_inv, x};
+    node1(g, c == 1 ? INGOT_OP_MUL : INGOT_OP_DIV, "scale", c == 1 ? s2 : s1, 2, d);
+    node1(g, INGOT_OP_ERF, c == 0 ? "erf0" : "erfn", &d, 1, e);
+    uint32_t ad[] = {e, c_one};
+    node1(g, INGOT_OP_ADD, "add", ad, 2, a);
+    if (c == 1) {
+      uint32_t h[] = {c_half, x}, p[] = {m, a};
+      node1(g, INGOT_OP_MUL, "half", h, 2, m);
+      node1(g, INGOT_OP_MUL, "prod", p, 2, y);
+    } else {
+      uint32_t p[] = {x, a}, h[] = {m, c == 2 ? c_other : c_half};
+      node1(g, INGOT_OP_MUL, "prod", p, 2, m);
+      node1(g, INGOT_OP_MUL, "half", h, 2, y);
+    }
+    mark_output(g, y);
+    if (c == 3) mark_output(g, e);
+  }
+  CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
+  uint32_t gelus = 0, erfs = 0;
+  for (uint32_t i = 0; i < g->node_count; ++i) {
+    const ingot_node_t* n = &g->nodes[i];
+    if (n->op == INGOT_OP_ERF) ++erfs;
+    if (n->op != INGOT_OP_GELU) continue;
+    ++gelus;
+    CHECK(n->input_count == 1 && n->inputs[0] == x);
+    const char* out = g->values[n->outputs[0]].name;
+    CHECK(strcmp(out, "v0_4") == 0 || strcmp(out, "v1_4") == 0);
+  }
+  CHECK(gelus == 2 && erfs == 2);
+  CHECK(strcmp(g->values[g->outputs[0]].name, "v0_4") == 0);
+  destroy(g);
+}
+
 static void test_fold_constants(void) {
   ingot_graph_t* g = new_graph();
   int64_t xd[] = {2, 3};
@@ -963,6 +1014,7 @@ int main(void) {
   test_dead_code();
   test_fuse_activations();
   test_fuse_matmul_bias();
+  test_fuse_gelu();
   test_fold_constants();
   test_sort();
   test_op_params();

@@ -439,6 +439,8 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
     }
     if (n->weight_block) ingot_strbuf_appendf(sb, " panels=%u", n->weight_block);
     if (ep->activation == INGOT_ACTIVATION_RELU) ingot_strbuf_append(sb, " +relu");
+    if (ep->activation == INGOT_ACTIVATION_GELU) ingot_strbuf_append(sb, " +gelu");
+    if (ep->activation == INGOT_ACTIVATION_GELU_TANH) ingot_strbuf_append(sb, " +gelu_tanh");
     if (ep->activation == INGOT_ACTIVATION_CLIP) {
       ingot_strbuf_appendf(sb, " +clip(%g,%g)", (double)ep->act_min, (double)ep->act_max);
     }

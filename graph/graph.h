@@ -81,6 +81,8 @@ typedef enum ingot_activation_t {
   INGOT_ACTIVATION_NONE = 0,
   INGOT_ACTIVATION_RELU = 1,
   INGOT_ACTIVATION_CLIP = 2,  /* clip to [act_min, act_max] */
+  INGOT_ACTIVATION_GELU = 3,  /* 0.5 x (1 + erf(x / sqrt 2)) */
+  INGOT_ACTIVATION_GELU_TANH = 4, /* Gelu's approximate "tanh" form */
 } ingot_activation_t;
 
 /* Layout and lowering choices of a node, made before lowering: the layout
@@ -453,8 +455,9 @@ ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph);
  * intermediate has that chain as its only reader: five passes over memory
  * become one. */
 ingot_status_t ingot_graph_fuse_gelu(ingot_graph_t* graph);
-/* Fuses Relu / Clip(constant bounds) into a preceding Conv or Gemm whose output
- * has no other consumer (sets node.epilogue.activation and its bounds). */
+/* Fuses Relu / Clip(constant bounds) / Gelu into a preceding Conv, Gemm or
+ * float MatMul whose output has no other consumer (sets
+ * node.epilogue.activation and its bounds). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
 /* Moves a Conv's non-zero pads into a Pad node (constant 0) that produces a
  * padded intermediate, and sets the conv's pads to 0, so the conv reads no

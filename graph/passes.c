@@ -799,7 +799,10 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
   uint32_t* uses = ingot_graph_use_counts(graph);
   for (uint32_t i = 0; i < graph->node_count; ++i) {
     ingot_node_t* act = &graph->nodes[i];
-    if (act->dead || (act->op != INGOT_OP_RELU && act->op != INGOT_OP_CLIP) || act->output_count != 1) continue;
+    if (act->dead || (act->op != INGOT_OP_RELU && act->op != INGOT_OP_CLIP && act->op != INGOT_OP_GELU) ||
+        act->output_count != 1) {
+      continue;
+    }
     uint32_t x = act->inputs[0];
     if (x == INGOT_NO_VALUE) continue;
     ingot_value_t* xv = &graph->values[x];
@@ -807,8 +810,8 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
     if (xv->dtype != INGOT_DTYPE_F32 && xv->dtype != INGOT_DTYPE_INVALID) continue;
     uint32_t p_id = xv->producer;
     ingot_node_t* p = &graph->nodes[p_id];
-    if (p->dead || (p->op != INGOT_OP_CONV && p->op != INGOT_OP_GEMM) || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
-        p->outputs[0] != x) {
+    if (p->dead || (p->op != INGOT_OP_CONV && p->op != INGOT_OP_GEMM && p->op != INGOT_OP_MATMUL) ||
+        p->epilogue.activation != INGOT_ACTIVATION_NONE || p->outputs[0] != x) {
       continue;
     }
     float lo = 0.0f, hi = FLT_MAX;
@@ -816,6 +819,10 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
     if (act->op == INGOT_OP_CLIP) {
       if (!clip_bounds_f32(graph, act, &lo, &hi)) continue;
       kind = INGOT_ACTIVATION_CLIP;
+    } else if (act->op == INGOT_OP_GELU) {
+      const char* approx = ingot_node_attr_string(act, "approximate", "none");
+      if (strcmp(approx, "none") != 0 && strcmp(approx, "tanh") != 0) continue;
+      kind = strcmp(approx, "tanh") == 0 ? INGOT_ACTIVATION_GELU_TANH : INGOT_ACTIVATION_GELU;
     }
     p->epilogue.activation = kind;
     p->epilogue.act_min = lo;

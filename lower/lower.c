@@ -452,6 +452,22 @@ bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t
   return true;
 }
 
+ingot_ir_expr_t* lower_gelu(lower_ctx_t* ctx, ingot_ir_expr_t* x, bool tanh_form) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_dtype_t t = x->dtype;
+  ingot_ir_expr_t* inner;
+  if (!tanh_form) {
+    inner = ingot_ir_unary(f, INGOT_IR_ERF, ingot_ir_mul(f, x, lower_const(ctx, t, 0.70710678118654752440)));
+  } else {
+    ingot_ir_expr_t* cube = ingot_ir_mul(f, ingot_ir_mul(f, x, x), x);
+    ingot_ir_expr_t* arg = ingot_ir_add(f, x, ingot_ir_mul(f, lower_const(ctx, t, 0.044715), cube));
+    inner = ingot_ir_unary(f, INGOT_IR_TANH,
+                           ingot_ir_mul(f, lower_const(ctx, t, 0.79788456080286535588), arg)); /* sqrt(2/pi) */
+  }
+  return ingot_ir_mul(f, ingot_ir_mul(f, lower_const(ctx, t, 0.5), x),
+                      ingot_ir_add(f, lower_const(ctx, t, 1.0), inner));
+}
+
 bool lower_has_activation(const lower_ctx_t* ctx) { return ctx->node->epilogue.activation != INGOT_ACTIVATION_NONE; }
 
 ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v) {
@@ -464,6 +480,9 @@ ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v) {
     case INGOT_ACTIVATION_CLIP:
       v = ingot_ir_binary(ctx->f, INGOT_IR_MAX, v, lower_const(ctx, v->dtype, ep->act_min));
       return ingot_ir_binary(ctx->f, INGOT_IR_MIN, v, lower_const(ctx, v->dtype, ep->act_max));
+    case INGOT_ACTIVATION_GELU:
+    case INGOT_ACTIVATION_GELU_TANH:
+      return lower_gelu(ctx, v, ep->activation == INGOT_ACTIVATION_GELU_TANH);
   }
   return v;
 }
@@ -477,6 +496,10 @@ const char* lower_activation_name(lower_ctx_t* ctx) {
       return "relu";
     case INGOT_ACTIVATION_CLIP:
       return ingot_arena_printf(ctx->arena, "clip(%g,%g)", (double)ep->act_min, (double)ep->act_max);
+    case INGOT_ACTIVATION_GELU:
+      return "gelu";
+    case INGOT_ACTIVATION_GELU_TANH:
+      return "gelu_tanh";
   }
   return "?";
 }

@@ -163,6 +163,10 @@ bool lower_weight_scalar(const lower_ctx_t* ctx, uint32_t value, double* out);
 /* Element i of a WEIGHT value as int64 (floats truncated); false when not a
  * weight or i is out of range. */
 bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t* out);
+
+/* GELU of x: 0.5 x (1 + erf(x / sqrt 2)), or with tanh_form Gelu's
+ * approximate "tanh" form (the Gelu op and the GELU epilogues). */
+ingot_ir_expr_t* lower_gelu(lower_ctx_t* ctx, ingot_ir_expr_t* x, bool tanh_form);
 /* Applies node->epilogue's activation (NONE: returns v), in v's dtype. */
 ingot_ir_expr_t* lower_activation(lower_ctx_t* ctx, ingot_ir_expr_t* v);
 bool lower_has_activation(const lower_ctx_t* ctx);

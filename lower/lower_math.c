@@ -209,20 +209,10 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
       extra = ingot_arena_printf(ctx->arena, "alpha=%g", alpha);
       break;
     }
-    case INGOT_OP_GELU: {
-      const char* approx = up->gelu_tanh ? "tanh" : "none";
-      ingot_ir_expr_t* inner;
-      if (!up->gelu_tanh) {
-        inner = un(ctx, INGOT_IR_ERF, bin(ctx, INGOT_IR_MUL, x, K(0.70710678118654752440)));
-      } else {
-        ingot_ir_expr_t* cube = bin(ctx, INGOT_IR_MUL, bin(ctx, INGOT_IR_MUL, x, x), x);
-        ingot_ir_expr_t* arg = bin(ctx, INGOT_IR_ADD, x, bin(ctx, INGOT_IR_MUL, K(0.044715), cube));
-        inner = un(ctx, INGOT_IR_TANH, bin(ctx, INGOT_IR_MUL, K(0.79788456080286535588), arg)); /* sqrt(2/pi) */
-      }
-      v = bin(ctx, INGOT_IR_MUL, bin(ctx, INGOT_IR_MUL, K(0.5), x), bin(ctx, INGOT_IR_ADD, K(1.0), inner));
-      extra = ingot_arena_printf(ctx->arena, "approximate=%s", approx);
+    case INGOT_OP_GELU:
+      v = lower_gelu(ctx, x, up->gelu_tanh);
+      extra = ingot_arena_printf(ctx->arena, "approximate=%s", up->gelu_tanh ? "tanh" : "none");
       break;
-    }
     case INGOT_OP_SOFTPLUS: v = softplus(ctx, t, x); break;
     case INGOT_OP_SOFTSIGN:
       v = bin(ctx, INGOT_IR_DIV, x, bin(ctx, INGOT_IR_ADD, K(1.0), un(ctx, INGOT_IR_ABS, x)));

@@ -706,6 +706,29 @@ static void test_fuse_gelu(void) {
   destroy(g);
 }
 
+/* Gelu after a MatMul becomes the MatMul's activation (both forms). */
+static void test_fuse_gelu_activation(void) {
+  for (int tanh_form = 0; tanh_form < 2; ++tanh_form) {
+    ingot_graph_t* g = new_graph();
+    int64_t xd[] = {4, 8}, wd[] = {8, 6};
+    uint32_t x = input(g, "x", 2, xd);
+    uint32_t w = weight(g, "w", INGOT_DTYPE_F32, 2, wd, NULL);
+    uint32_t m = value(g, "m"), y = value(g, "y");
+    uint32_t ins[] = {x, w};
+    node1(g, INGOT_OP_MATMUL, "mm", ins, 2, m);
+    uint32_t gl = node1(g, INGOT_OP_GELU, "gelu", &m, 1, y);
+    if (tanh_form) set_str(g, gl, "approximate", "tanh");
+    mark_output(g, y);
+    CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
+    CHECK(live_nodes(g) == 1);
+    const ingot_node_t* n = &g->nodes[0];
+    CHECK(n->op == INGOT_OP_MATMUL &&
+          n->epilogue.activation == (tanh_form ? INGOT_ACTIVATION_GELU_TANH : INGOT_ACTIVATION_GELU));
+    CHECK(strcmp(g->values[n->outputs[0]].name, "y") == 0);
+    destroy(g);
+  }
+}
+
 static void test_fold_constants(void) {
   ingot_graph_t* g = new_graph();
   int64_t xd[] = {2, 3};
@@ -1015,6 +1038,7 @@ int main(void) {
   test_fuse_activations();
   test_fuse_matmul_bias();
   test_fuse_gelu();
+  test_fuse_gelu_activation();
   test_fold_constants();
   test_sort();
   test_op_params();

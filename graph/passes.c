@@ -725,73 +725,74 @@ static void absorb_consumer(ingot_graph_t* graph, uint32_t p_id, ingot_node_t* c
   uses[x] = 0;
 }
 
-ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) {
+/* Offers every two-input Add whose input x is a float32 value made by a
+ * node and read by nothing else (x taken from either side) to `fuse` with
+ * the Add's other input; `fuse` absorbs the Add into x's producer and returns
+ * true, or declines. */
+typedef bool (*add_fuser_t)(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* add, uint32_t x, uint32_t other);
+
+static ingot_status_t fuse_adds(ingot_graph_t* graph, add_fuser_t fuse) {
   ingot_status_t s = rebuild_producers(graph);
   if (s) return s;
   uint32_t* uses = ingot_graph_use_counts(graph);
-  /* The graph is sorted: a value made by a node before the conv does not
-   * depend on the conv's output. */
   for (uint32_t i = 0; i < graph->node_count; ++i) {
     ingot_node_t* add = &graph->nodes[i];
     if (add->dead || add->op != INGOT_OP_ADD || add->input_count != 2 || add->output_count != 1) continue;
     for (uint32_t side = 0; side < 2; ++side) {
-      uint32_t x = add->inputs[side], r = add->inputs[1 - side];
-      if (x == INGOT_NO_VALUE || r == INGOT_NO_VALUE || x == r) continue;
-      ingot_value_t* xv = &graph->values[x];
-      const ingot_value_t* rv = &graph->values[r];
+      uint32_t x = add->inputs[side], other = add->inputs[1 - side];
+      if (x == INGOT_NO_VALUE || other == INGOT_NO_VALUE || x == other) continue;
+      const ingot_value_t* xv = &graph->values[x];
       if (xv->producer == INGOT_NO_VALUE || xv->is_output || uses[x] != 1 || xv->dtype != INGOT_DTYPE_F32) continue;
-      if (!same_shape(xv, rv) || !same_shape(xv, &graph->values[add->outputs[0]])) continue;
-      uint32_t p_id = xv->producer;
-      ingot_node_t* p = &graph->nodes[p_id];
-      if (p->dead || p->op != INGOT_OP_CONV || p->epilogue.residual_input || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
-          p->output_count != 1 || p->outputs[0] != x || p->input_count > 3) {
-        continue;
-      }
-      if (rv->producer != INGOT_NO_VALUE && rv->producer >= p_id) continue;
-      p->epilogue.residual_input = 3;
-      absorb_consumer(graph, p_id, add, x, r, 3, uses);
-      break;
+      if (!same_shape(xv, &graph->values[add->outputs[0]])) continue;
+      if (fuse(graph, uses, add, x, other)) break;
     }
   }
   free(uses);
   return INGOT_OK;
 }
 
-ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph) {
-  ingot_status_t s = rebuild_producers(graph);
-  if (s) return s;
-  uint32_t* uses = ingot_graph_use_counts(graph);
-  for (uint32_t i = 0; i < graph->node_count; ++i) {
-    ingot_node_t* add = &graph->nodes[i];
-    if (add->dead || add->op != INGOT_OP_ADD || add->input_count != 2 || add->output_count != 1) continue;
-    for (uint32_t side = 0; side < 2; ++side) {
-      uint32_t x = add->inputs[side], c = add->inputs[1 - side];
-      if (x == INGOT_NO_VALUE || c == INGOT_NO_VALUE || x == c) continue;
-      ingot_value_t* xv = &graph->values[x];
-      const ingot_value_t* cv = &graph->values[c];
-      if (xv->producer == INGOT_NO_VALUE || xv->is_output || uses[x] != 1 || xv->dtype != INGOT_DTYPE_F32) continue;
-      if (cv->producer != INGOT_NO_VALUE || cv->dtype != INGOT_DTYPE_F32 || cv->rank < 1 || cv->rank > xv->rank ||
-          xv->rank < 2 || !same_shape(xv, &graph->values[add->outputs[0]])) {
-        continue;
-      }
-      bool along_last = cv->dims[cv->rank - 1] == xv->dims[xv->rank - 1];
-      for (int32_t d = 0; along_last && d + 1 < cv->rank; ++d) along_last = cv->dims[d] == 1;
-      if (!along_last) continue;
-      uint32_t p_id = xv->producer;
-      ingot_node_t* p = &graph->nodes[p_id];
-      if (p->dead || p->op != INGOT_OP_MATMUL || p->input_count != 2 || p->output_count != 1 || p->outputs[0] != x ||
-          p->epilogue.bias_input || p->epilogue.residual_input || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
-          p->inputs[1] == INGOT_NO_VALUE || graph->values[p->inputs[1]].rank < 2) {
-        continue;
-      }
-      p->epilogue.bias_input = 2;
-      absorb_consumer(graph, p_id, add, x, c, 2, uses);
-      break;
-    }
+/* The graph is sorted: a value made by a node before the conv does not
+ * depend on the conv's output. */
+static bool fuse_residual(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* add, uint32_t x, uint32_t r) {
+  const ingot_value_t* rv = &graph->values[r];
+  if (!same_shape(&graph->values[x], rv)) return false;
+  uint32_t p_id = graph->values[x].producer;
+  ingot_node_t* p = &graph->nodes[p_id];
+  if (p->dead || p->op != INGOT_OP_CONV || p->epilogue.residual_input || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
+      p->output_count != 1 || p->outputs[0] != x || p->input_count > 3) {
+    return false;
   }
-  free(uses);
-  return INGOT_OK;
+  if (rv->producer != INGOT_NO_VALUE && rv->producer >= p_id) return false;
+  p->epilogue.residual_input = 3;
+  absorb_consumer(graph, p_id, add, x, r, 3, uses);
+  return true;
 }
+
+ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) { return fuse_adds(graph, fuse_residual); }
+
+static bool fuse_bias(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* add, uint32_t x, uint32_t c) {
+  const ingot_value_t* xv = &graph->values[x];
+  const ingot_value_t* cv = &graph->values[c];
+  if (cv->producer != INGOT_NO_VALUE || cv->dtype != INGOT_DTYPE_F32 || cv->rank < 1 || cv->rank > xv->rank ||
+      xv->rank < 2) {
+    return false;
+  }
+  bool along_last = cv->dims[cv->rank - 1] == xv->dims[xv->rank - 1];
+  for (int32_t d = 0; along_last && d + 1 < cv->rank; ++d) along_last = cv->dims[d] == 1;
+  if (!along_last) return false;
+  uint32_t p_id = xv->producer;
+  ingot_node_t* p = &graph->nodes[p_id];
+  if (p->dead || p->op != INGOT_OP_MATMUL || p->input_count != 2 || p->output_count != 1 || p->outputs[0] != x ||
+      p->epilogue.bias_input || p->epilogue.residual_input || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
+      p->inputs[1] == INGOT_NO_VALUE || graph->values[p->inputs[1]].rank < 2) {
+    return false;
+  }
+  p->epilogue.bias_input = 2;
+  absorb_consumer(graph, p_id, add, x, c, 2, uses);
+  return true;
+}
+
+ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph) { return fuse_adds(graph, fuse_bias); }
 
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
   ingot_status_t s = rebuild_producers(graph);

@@ -455,6 +455,13 @@ ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph);
  * intermediate has that chain as its only reader: five passes over memory
  * become one. */
 ingot_status_t ingot_graph_fuse_gelu(ingot_graph_t* graph);
+/* Replaces the LayerNorm that exporters write for opsets before 17,
+ * (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma [+ beta] with
+ * the means over the last axis (ReduceMean keepdims, Sub, Pow 2, ReduceMean,
+ * Add eps, Sqrt, Div, Mul, Add; the products and sums in either order), by
+ * one LayerNormalization node (axis -1) when every intermediate has that
+ * chain as its only reader: nine kernels become one two-pass row kernel. */
+ingot_status_t ingot_graph_fuse_layernorm(ingot_graph_t* graph);
 /* Fuses Relu / Clip(constant bounds) / Gelu into a preceding Conv, Gemm or
  * float MatMul whose output has no other consumer (sets
  * node.epilogue.activation and its bounds). */

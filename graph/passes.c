@@ -673,6 +673,108 @@ ingot_status_t ingot_graph_fuse_gelu(ingot_graph_t* graph) {
   return INGOT_OK;
 }
 
+/* ---- LayerNorm ---- */
+
+/* Whether a ReduceMean node averages over the last axis of its rank-r input
+ * only, keeping it (axes as an attribute, or as a constant input from opset
+ * 18 on). */
+static bool mean_of_last_axis(const ingot_graph_t* g, const ingot_node_t* n, int32_t rank) {
+  if (n->dead || n->op != INGOT_OP_REDUCEMEAN || n->output_count != 1 || rank < 1) return false;
+  if (ingot_node_attr_int(n, "keepdims", 1) != 1) return false;
+  uint32_t count = 0;
+  const int64_t* axes = ingot_node_attr_ints(n, "axes", &count);
+  if (!axes && n->input_count >= 2 && n->inputs[1] != INGOT_NO_VALUE) {
+    const ingot_value_t* av = &g->values[n->inputs[1]];
+    if (av->kind != INGOT_VALUE_WEIGHT || !av->data || av->dtype != INGOT_DTYPE_I64) return false;
+    axes = av->data;
+    count = (uint32_t)ingot_value_numel(av);
+  }
+  return axes && count == 1 && (axes[0] == -1 || axes[0] == rank - 1);
+}
+
+/* Whether value id is a 1-D float32 weight of n elements (LayerNorm's
+ * scale and bias shape). */
+static bool is_row_weight(const ingot_graph_t* g, uint32_t id, int64_t n) {
+  return is_f32_weight(g, id, n) && g->values[id].rank == 1;
+}
+
+ingot_status_t ingot_graph_fuse_layernorm(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* pow = &graph->nodes[i];
+    if (pow->dead || pow->op != INGOT_OP_POW || pow->input_count != 2 || pow->output_count != 1 ||
+        !is_scalar_near(graph, pow->inputs[1], 2.0)) {
+      continue;
+    }
+    /* d = Sub(x, ReduceMean(x)), read by the Pow and the Div only. */
+    uint32_t d = pow->inputs[0];
+    if (d == INGOT_NO_VALUE || graph->values[d].producer == INGOT_NO_VALUE || uses[d] != 2 ||
+        graph->values[d].is_output || graph->values[d].dtype != INGOT_DTYPE_F32) {
+      continue;
+    }
+    ingot_node_t* sub = &graph->nodes[graph->values[d].producer];
+    if (sub->dead || sub->op != INGOT_OP_SUB || sub->input_count != 2) continue;
+    uint32_t x = sub->inputs[0], m = sub->inputs[1];
+    if (x == INGOT_NO_VALUE || m == INGOT_NO_VALUE || uses[m] != 1 || graph->values[m].is_output ||
+        graph->values[m].producer == INGOT_NO_VALUE) {
+      continue;
+    }
+    const ingot_value_t* xv = &graph->values[x];
+    if (xv->dtype != INGOT_DTYPE_F32 || xv->rank < 1 || xv->dims[xv->rank - 1] < 1) continue;
+    int64_t len = xv->dims[xv->rank - 1];
+    ingot_node_t* mean = &graph->nodes[graph->values[m].producer];
+    if (!mean_of_last_axis(graph, mean, xv->rank) || mean->inputs[0] != x) continue;
+    /* v = ReduceMean(d^2); e = v + eps; r = Sqrt(e); n = d / r. */
+    ingot_node_t* var = sole_reader(graph, uses, pow->outputs[0], INGOT_OP_REDUCEMEAN);
+    if (!var || !mean_of_last_axis(graph, var, xv->rank)) continue;
+    ingot_node_t* add_eps = sole_reader(graph, uses, var->outputs[0], INGOT_OP_ADD);
+    uint32_t eps_id = add_eps ? other_input(add_eps, var->outputs[0]) : INGOT_NO_VALUE;
+    if (!add_eps || !is_f32_weight(graph, eps_id, 1)) continue;
+    float eps = *(const float*)graph->values[eps_id].data;
+    if (!(eps >= 0.0f && eps < 1.0f)) continue;
+    ingot_node_t* root = sole_reader(graph, uses, add_eps->outputs[0], INGOT_OP_SQRT);
+    if (!root) continue;
+    ingot_node_t* div = sole_reader(graph, uses, root->outputs[0], INGOT_OP_DIV);
+    if (!div || div->inputs[0] != d) continue;
+    /* y = n * gamma (either order), then + beta (either order) if present. */
+    ingot_node_t* mul = sole_reader(graph, uses, div->outputs[0], INGOT_OP_MUL);
+    uint32_t gamma = mul ? other_input(mul, div->outputs[0]) : INGOT_NO_VALUE;
+    if (!mul || !is_row_weight(graph, gamma, len)) continue;
+    ingot_node_t* add_beta = sole_reader(graph, uses, mul->outputs[0], INGOT_OP_ADD);
+    uint32_t beta = add_beta ? other_input(add_beta, mul->outputs[0]) : INGOT_NO_VALUE;
+    if (add_beta && !is_row_weight(graph, beta, len)) add_beta = NULL;
+    /* The last node becomes LayerNormalization(x, gamma[, beta]); the rest
+     * of the chain goes. */
+    ingot_node_t* last = add_beta ? add_beta : mul;
+    uint32_t* in = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 3);
+    in[0] = x;
+    in[1] = gamma;
+    in[2] = beta;
+    ingot_node_t* gone[8] = {mean, sub, pow, var, add_eps, root, div, add_beta ? mul : NULL};
+    last->op = INGOT_OP_LAYERNORMALIZATION;
+    last->inputs = in;
+    last->input_count = add_beta ? 3 : 2;
+    last->attr_count = 0;
+    last->name = ingot_arena_printf(&graph->arena, "%s_layernorm", mean->name);
+    uint32_t last_id = (uint32_t)(last - graph->nodes);
+    for (uint32_t k = 0; k < 8; ++k) {
+      if (!gone[k]) continue;
+      gone[k]->dead = true;
+      uses[gone[k]->outputs[0]] = 0;
+      graph->values[gone[k]->outputs[0]].producer = INGOT_NO_VALUE;
+    }
+    uses[x] -= 1; /* read by the mean and the Sub before; by the LayerNorm now */
+    ingot_attr_t* a = ingot_graph_node_add_attr(graph, last_id, "axis", INGOT_ATTR_INT);
+    a->i = -1;
+    a = ingot_graph_node_add_attr(graph, last_id, "epsilon", INGOT_ATTR_FLOAT);
+    a->f = eps;
+  }
+  free(uses);
+  return INGOT_OK;
+}
+
 /* ---- activation fusion ---- */
 
 /* Clip's bounds as floats: attributes (opset < 11) or scalar float32 weights
@@ -919,6 +1021,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_fold_batchnorm(graph))) return s;
   if ((s = ingot_graph_fuse_residual_add(graph))) return s;
   if ((s = ingot_graph_fuse_gelu(graph))) return s;
+  if ((s = ingot_graph_fuse_layernorm(graph))) return s;
   if ((s = ingot_graph_fuse_matmul_bias(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
   if ((s = ingot_graph_pad_conv_inputs(graph))) return s;

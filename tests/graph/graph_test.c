@@ -706,6 +706,67 @@ static void test_fuse_gelu(void) {
   destroy(g);
 }
 
+/* The decomposed LayerNorm (ReduceMean, Sub, Pow 2, ReduceMean, Add eps,
+ * Sqrt, Div, Mul gamma, Add beta) becomes one LayerNormalization: case 0 as
+ * exporters write it, case 1 with the products and sums the other way round
+ * and no beta; case 2 stays (its means run over axis 0), case 3 stays (the
+ * centred value is also an output). */
+static void test_fuse_layernorm(void) {
+  ingot_graph_t* g = new_graph();
+  int64_t xd[] = {4, 8}, sd[] = {0}, rd[] = {8};
+  float two = 2.0f, eps = 1e-5f, gamma[8], beta[8];
+  for (int k = 0; k < 8; ++k) gamma[k] = 1.0f + 0.1f * (float)k, beta[k] = 0.05f * (float)k;
+  uint32_t x = input(g, "x", 2, xd);
+  uint32_t c_two = weight(g, "two", INGOT_DTYPE_F32, 0, sd, &two);
+  uint32_t c_eps = weight(g, "eps", INGOT_DTYPE_F32, 0, sd, &eps);
+  uint32_t c_gamma = weight(g, "gamma", INGOT_DTYPE_F32, 1, rd, gamma);
+  uint32_t c_beta = weight(g, "beta", INGOT_DTYPE_F32, 1, rd, beta);
+  for (int c = 0; c < 4; ++c) {
+    char nm[9][16];
+    for (int k = 0; k < 9; ++k) snprintf(nm[k], sizeof nm[k], "l%d_%d", c, k);
+    uint32_t v[9];
+    for (int k = 0; k < 9; ++k) v[k] = value(g, nm[k]);
+    int64_t axis = c == 2 ? 0 : -1;
+    uint32_t m = node1(g, INGOT_OP_REDUCEMEAN, "mean", &x, 1, v[0]);
+    set_ints(g, m, "axes", &axis, 1);
+    uint32_t sub_in[] = {x, v[0]}, pow_in[] = {v[1], c_two}, eps_in[] = {c == 1 ? c_eps : v[3], c == 1 ? v[3] : c_eps};
+    node1(g, INGOT_OP_SUB, "sub", sub_in, 2, v[1]);
+    node1(g, INGOT_OP_POW, "pow", pow_in, 2, v[2]);
+    uint32_t var = node1(g, INGOT_OP_REDUCEMEAN, "var", &v[2], 1, v[3]);
+    set_ints(g, var, "axes", &axis, 1);
+    node1(g, INGOT_OP_ADD, "add_eps", eps_in, 2, v[4]);
+    node1(g, INGOT_OP_SQRT, "sqrt", &v[4], 1, v[5]);
+    uint32_t div_in[] = {v[1], v[5]}, mul_in[] = {c == 1 ? c_gamma : v[6], c == 1 ? v[6] : c_gamma};
+    node1(g, INGOT_OP_DIV, "div", div_in, 2, v[6]);
+    node1(g, INGOT_OP_MUL, "mul", mul_in, 2, v[7]);
+    if (c == 1) {
+      mark_output(g, v[7]);
+    } else {
+      uint32_t add_in[] = {v[7], c_beta};
+      node1(g, INGOT_OP_ADD, "add_beta", add_in, 2, v[8]);
+      mark_output(g, v[8]);
+    }
+    if (c == 3) mark_output(g, v[1]);
+  }
+  CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
+  uint32_t norms = 0, pows = 0;
+  for (uint32_t i = 0; i < g->node_count; ++i) {
+    const ingot_node_t* n = &g->nodes[i];
+    if (n->op == INGOT_OP_POW) ++pows;
+    if (n->op != INGOT_OP_LAYERNORMALIZATION) continue;
+    ++norms;
+    const char* out = g->values[n->outputs[0]].name;
+    bool first = strcmp(out, "l0_8") == 0;
+    CHECK(first || strcmp(out, "l1_7") == 0);
+    CHECK(n->inputs[0] == x && n->inputs[1] == c_gamma && n->input_count == (first ? 3u : 2u));
+    CHECK(!first || n->inputs[2] == c_beta);
+    CHECK(fabsf(ingot_node_attr_float(n, "epsilon", 0.0f) - 1e-5f) < 1e-9f);
+    CHECK(ingot_node_attr_int(n, "axis", 0) == -1);
+  }
+  CHECK(norms == 2 && pows == 2);
+  destroy(g);
+}
+
 /* Gelu after a MatMul becomes the MatMul's activation (both forms). */
 static void test_fuse_gelu_activation(void) {
   for (int tanh_form = 0; tanh_form < 2; ++tanh_form) {
@@ -1039,6 +1100,7 @@ int main(void) {
   test_fuse_matmul_bias();
   test_fuse_gelu();
   test_fuse_gelu_activation();
+  test_fuse_layernorm();
   test_fold_constants();
   test_sort();
   test_op_params();

@@ -22,6 +22,7 @@ endif()
 
 set(INGOT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ingot)
 install(EXPORT ingotTargets NAMESPACE ingot:: FILE ingotTargets.cmake DESTINATION ${INGOT_CMAKE_DIR})
+set(INGOT_CONFIG_SIGNATURES ${INGOT_SIGNATURES})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ingotConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/ingotConfig.cmake INSTALL_DESTINATION ${INGOT_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/ingotConfigVersion.cmake VERSION ${PROJECT_VERSION}
@@ -29,5 +30,12 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/ingotConfigVersion.cmake 
 install(FILES ${PROJECT_BINARY_DIR}/ingotConfig.cmake ${PROJECT_BINARY_DIR}/ingotConfigVersion.cmake
         DESTINATION ${INGOT_CMAKE_DIR})
 
+# What libingot needs is what a static consumer links: libsodium only with
+# INGOT_SIGNATURES (the config file reads the same flag).
+if(INGOT_SIGNATURES)
+  set(INGOT_PC_REQUIRES_PRIVATE "libzstd libsodium")
+else()
+  set(INGOT_PC_REQUIRES_PRIVATE "libzstd")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/ingot.pc.in ${PROJECT_BINARY_DIR}/ingot.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ingot.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -20,7 +20,9 @@
  *
  * Linking: libingot needs libc, libm, libdl, pthreads, zstd's decoder and
  * libsodium (Ed25519 signature verification only: crypto_sign_init / _update /
- * _final_verify). GPU drivers are opened at run time (dlopen), never linked.
+ * _final_verify). A libingot built with -DINGOT_SIGNATURES=OFF does not need
+ * libsodium; it answers INGOT_ERROR_UNSUPPORTED where a public key is given.
+ * GPU drivers are opened at run time (dlopen), never linked.
  */
 #ifndef INGOT_H_
 #define INGOT_H_
@@ -120,7 +122,9 @@ typedef struct ingot_bundle_options_t {
    * INGOT_ERROR_SIGNATURE unless the bundle carries a valid signature by that
    * key over all its other bytes (see runtime/ingot_format.h). The check runs
    * right after the header and section table are read: nothing is decoded
-   * and no code is mapped before it passes.
+   * and no code is mapped before it passes. A libingot built without
+   * signature verification (-DINGOT_SIGNATURES=OFF) fails with
+   * INGOT_ERROR_UNSUPPORTED whenever a key is given.
    * Checksums only catch accidents; a bundle from anywhere but your own build
    * should be opened with a key, since its code runs in your process. */
   const uint8_t* signature_public_key;
@@ -149,7 +153,9 @@ void ingot_bundle_release(ingot_bundle_t* bundle);
 /* Checks a bundle's header, section table, section checksums and its
  * signature by `public_key` (INGOT_PUBLIC_KEY_BYTES), without decoding or
  * loading anything: INGOT_OK, or INGOT_ERROR_SIGNATURE (unsigned, another
- * key, altered) or another status for a malformed bundle. Allocates nothing. */
+ * key, altered) or another status for a malformed bundle (or
+ * INGOT_ERROR_UNSUPPORTED from a libingot built with -DINGOT_SIGNATURES=OFF).
+ * Allocates nothing. */
 ingot_status_t ingot_bundle_verify_signature(const void* data, size_t size,
                                              const uint8_t* public_key);
 

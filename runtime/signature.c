@@ -1,26 +1,40 @@
 /* The SIGNATURE section (runtime/ingot_format.h): where it may be, its shape,
  * and the Ed25519ph check against a caller's public key. Verification only:
- * the signing half lives in the compiler's `ingot sign`. */
-#include <sodium.h>
+ * the signing half lives in the compiler's `ingot sign`. Built with
+ * INGOT_RT_SIGNATURES 0 (runtime_config.h), the shape is still checked but no
+ * key can be: libsodium is not linked. */
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime_config.h"
 #include "runtime_internal.h"
 
-_Static_assert(sizeof(ingot_signature_record_t) == 112, "signature record layout");
-_Static_assert(INGOT_PUBLIC_KEY_BYTES == INGOT_SIGNATURE_PUBLIC_KEY_BYTES, "public key size");
+#if INGOT_RT_SIGNATURES
+#include <sodium.h>
 _Static_assert(INGOT_SIGNATURE_PUBLIC_KEY_BYTES == crypto_sign_PUBLICKEYBYTES, "Ed25519 key size");
 _Static_assert(INGOT_SIGNATURE_BYTES == crypto_sign_BYTES, "Ed25519 signature size");
+#endif
+_Static_assert(sizeof(ingot_signature_record_t) == 112, "signature record layout");
+_Static_assert(INGOT_PUBLIC_KEY_BYTES == INGOT_SIGNATURE_PUBLIC_KEY_BYTES, "public key size");
+
+#if INGOT_RT_SIGNATURES
 
 /* "a1b2c3d4": the first four bytes of a key, to tell keys apart in messages. */
 static void key_id(const uint8_t* key, char out[9]) {
   snprintf(out, 9, "%02x%02x%02x%02x", key[0], key[1], key[2], key[3]);
 }
+#endif
 
 ingot_status_t ingot_rt_signature_check(const uint8_t* file, size_t size,
                                         const ingot_bundle_header_t* header,
                                         const ingot_section_entry_t* entries,
                                         const uint8_t* public_key) {
+#if !INGOT_RT_SIGNATURES
+  if (public_key)
+    return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED,
+                         "bundle: this libingot was built without signature verification "
+                         "(-DINGOT_SIGNATURES=OFF), so it cannot check a bundle against a public key");
+#endif
   uint32_t count = header->section_count;
   uint32_t found = count;
   for (uint32_t i = 0; i < count; ++i)
@@ -45,7 +59,7 @@ ingot_status_t ingot_rt_signature_check(const uint8_t* file, size_t size,
     return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: signature algorithm %u (this runtime knows %u)",
                          record.algorithm, INGOT_SIGNATURE_ED25519PH);
   if (!public_key) return INGOT_OK;
-
+#if INGOT_RT_SIGNATURES
   char have[9], want[9];
   key_id(record.public_key, have);
   key_id(public_key, want);
@@ -77,4 +91,7 @@ ingot_status_t ingot_rt_signature_check(const uint8_t* file, size_t size,
                          "after it was signed",
                          have);
   return INGOT_OK;
+#else
+  return INGOT_ERROR_INTERNAL; /* not reached: public_key is NULL here */
+#endif
 }

@@ -4,7 +4,8 @@
   run_aarch64.py --ingot BUILD/ingot --source SRC --build BUILD/aarch64 --work DIR
                  [--zoo BUILD/models]
 
-1. Cross-builds the runtime and the run path of `ingot` (tests/aarch64/cross,
+1. Cross-builds the runtime and the run path of `ingot` (the top-level
+   CMakeLists.txt with -DINGOT_RUNTIME_ONLY=ON -DINGOT_RUN_TOOL=ON and the
    toolchain cmake/aarch64-linux-gnu.cmake) with aarch64-linux-gnu-gcc.
 2. Compiles models on this machine with --target aarch64 (the host `ingot`,
    LLVM), runs them with the AArch64 `ingot` under qemu-aarch64 and compares
@@ -77,10 +78,20 @@ def main():
     os.makedirs(a.work, exist_ok=True)
 
     # 1. The cross build (incremental after the first run).
+    # The project's own top-level CMakeLists.txt, runtime-only with the run
+    # path of `ingot`, and the toolchain file: the build the README shows. A
+    # build folder configured from another source folder is made anew.
     toolchain = os.path.join(a.source, "cmake", "aarch64-linux-gnu.cmake")
-    if not os.path.exists(os.path.join(a.build, "CMakeCache.txt")):
-        run(["cmake", "-S", os.path.join(a.source, "tests", "aarch64", "cross"), "-B", a.build,
-             f"-DCMAKE_TOOLCHAIN_FILE={toolchain}", "-DCMAKE_BUILD_TYPE=Release"], "configure the cross build")
+    cache = os.path.join(a.build, "CMakeCache.txt")
+    if os.path.exists(cache):
+        with open(cache) as f:
+            home = [l.split("=", 1)[1].strip() for l in f if l.startswith("CMAKE_HOME_DIRECTORY:")]
+        if not home or os.path.realpath(home[0]) != os.path.realpath(a.source):
+            shutil.rmtree(a.build)
+    if not os.path.exists(cache):
+        run(["cmake", "-S", a.source, "-B", a.build, f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
+             "-DINGOT_RUNTIME_ONLY=ON", "-DINGOT_RUN_TOOL=ON", "-DCMAKE_BUILD_TYPE=Release"],
+            "configure the cross build")
     run(["cmake", "--build", a.build, "-j2"], "cross-build the runtime and ingot")
     cross = os.path.join(a.build, "ingot")
     p = run(["file", cross], "file") if shutil.which("file") else None

@@ -1,6 +1,7 @@
-/* The subcommands that need the compiler, in a runtime-only build of the
- * `ingot` driver (a cross build for a board): they say where to run them. */
-#include "cli/cli.h"
+/* The subcommands that need the compiler, in the run-only build of the
+ * `ingot` tool (-DINGOT_RUNTIME_ONLY=ON -DINGOT_RUN_TOOL=ON, e.g. a cross
+ * build for a board): they say where to run them. */
+#include "cli.h"
 
 int ingot_cli_compile(int argc, char** argv) {
   (void)argc;

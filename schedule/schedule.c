@@ -728,6 +728,71 @@ static ingot_status_t accum_match(const ingot_ir_func_t* f, const char* name, co
   return INGOT_OK;
 }
 
+/* Collects the variables of `e` when it is a sum of loop variables with
+ * positive coefficients (v, v * c, c * v, a + b), which is 0 exactly when
+ * every one of them is (loop variables count up from 0). */
+static bool sum_of_vars(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, uint32_t* vars, uint32_t* n) {
+  if (e->kind == INGOT_IR_EXPR_VAR) {
+    if (e->u.var >= f->var_count || f->vars[e->u.var].kind != INGOT_IR_VAR_LOOP || *n == 2 * INGOT_MAX_STAGE_AXES)
+      return false;
+    vars[(*n)++] = e->u.var;
+    return true;
+  }
+  if (e->kind != INGOT_IR_EXPR_BINARY) return false;
+  const ingot_ir_expr_t *a = e->u.binary.a, *b = e->u.binary.b;
+  if (e->u.binary.op == INGOT_IR_ADD) return sum_of_vars(f, a, vars, n) && sum_of_vars(f, b, vars, n);
+  if (e->u.binary.op != INGOT_IR_MUL) return false;
+  if (b->kind == INGOT_IR_EXPR_INT && b->u.i > 0) return sum_of_vars(f, a, vars, n);
+  if (a->kind == INGOT_IR_EXPR_INT && a->u.i > 0) return sum_of_vars(f, b, vars, n);
+  return false;
+}
+
+/* A reduction split into cache blocks (k_block) with the block loop outside
+ * the accumulated nest: `first` is (s == 0) && .. with each s a sum of loop
+ * variables, true exactly on the first step of the nest's reduce loops `red`
+ * and of the block loops outside it. Gives the first block's test (every
+ * outside variable 0) and the last block's (every one at its last value);
+ * false when `first` has another form or reads no variable from outside. */
+static bool split_first(ingot_ir_func_t* f, const ingot_ir_expr_t* first, const ingot_ir_stmt_t* const* red,
+                        uint32_t nred, ingot_ir_expr_t** out_first, ingot_ir_expr_t** out_last) {
+  const ingot_ir_expr_t* stack[2 * INGOT_MAX_STAGE_AXES + 4];
+  uint32_t depth = 0, vars[2 * INGOT_MAX_STAGE_AXES], n = 0;
+  stack[depth++] = first;
+  while (depth) {
+    const ingot_ir_expr_t* e = stack[--depth];
+    if (e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_AND) {
+      if (depth + 2 > sizeof(stack) / sizeof(stack[0])) return false;
+      stack[depth++] = e->u.binary.a;
+      stack[depth++] = e->u.binary.b;
+      continue;
+    }
+    if (e->kind != INGOT_IR_EXPR_BINARY || e->u.binary.op != INGOT_IR_EQ || e->u.binary.b->kind != INGOT_IR_EXPR_INT ||
+        e->u.binary.b->u.i != 0 || !sum_of_vars(f, e->u.binary.a, vars, &n))
+      return false;
+  }
+  ingot_ir_expr_t *at_first = NULL, *at_last = NULL;
+  for (uint32_t i = 0; i < nred; ++i) {
+    bool found = false;
+    for (uint32_t j = 0; j < n && !found; ++j) found = vars[j] == red[i]->u.loop.var;
+    if (!found) return false;
+  }
+  for (uint32_t j = 0; j < n; ++j) {
+    bool inside = false, repeated = false;
+    for (uint32_t i = 0; i < nred && !inside; ++i) inside = vars[j] == red[i]->u.loop.var;
+    for (uint32_t i = 0; i < j && !repeated; ++i) repeated = vars[i] == vars[j];
+    if (inside || repeated) continue;
+    const ingot_ir_stmt_t* loop = ingot_schedule_find_loop(f, f->vars[vars[j]].name);
+    if (!loop) return false;
+    ingot_ir_expr_t* v = ingot_ir_var(f, vars[j]);
+    at_first = and_expr(f, at_first, ingot_ir_binary(f, INGOT_IR_EQ, v, ingot_ir_int(f, 0)));
+    at_last = and_expr(f, at_last, ingot_ir_binary(f, INGOT_IR_EQ, v, ingot_ir_int(f, loop->u.loop.extent - 1)));
+  }
+  if (!at_first) return false;
+  *out_first = at_first;
+  *out_last = at_last;
+  return true;
+}
+
 #define GUARDS_MAX 16
 
 /* ingot_schedule_accumulate_ex on a nest without a vectorized loop: the
@@ -903,6 +968,10 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
   bool starts_at_init = match.starts_at_init;
   int64_t combos = match.combos;
   ingot_dtype_t dt = f->buffers[buf].dtype;
+  /* A reduction in cache blocks: the accumulators start at init in the first
+   * block and at y[i] in the others; a folded epilogue applies after the last. */
+  ingot_ir_expr_t *block_first = NULL, *block_last = NULL;
+  if (first && !starts_at_init) split_first(f, first, red, nred, &block_first, &block_last);
   uint32_t old_vars = f->var_count;
   /* With the epilogue: the FINISH stage right after this nest is folded into
    * the final stores, y[i] = E(acc), and dropped. The nest must be all of
@@ -936,11 +1005,16 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
     snprintf(nm, sizeof(nm), "acc%lld", (long long)c);
     uint32_t var = ingot_ir_add_var(f, nm, INGOT_IR_VAR_LOCAL, dt);
     ingot_ir_expr_t* acc = ingot_ir_var(f, var);
-    pre[c] = ingot_ir_local(f, var, starts_at_init ? initc : ingot_ir_load(f, buf, ic));
-    if (init && !starts_at_init) acc = ingot_ir_select(f, firstc, initc, acc);
+    ingot_ir_expr_t* start = starts_at_init ? initc : ingot_ir_load(f, buf, ic);
+    if (block_first) start = ingot_ir_select(f, block_first, initc, start);
+    pre[c] = ingot_ir_local(f, var, start);
+    if (init && !starts_at_init && !block_first) acc = ingot_ir_select(f, firstc, initc, acc);
     mid[c] = ingot_ir_assign(f, var, ingot_ir_binary(f, match.op, acc, ec));
     ingot_ir_expr_t* result = ingot_ir_var(f, var);
-    if (finish) result = epilogue_apply(f, finish->u.store.value, buf, result, ic);
+    if (finish) {
+      result = epilogue_apply(f, finish->u.store.value, buf, result, ic);
+      if (block_last) result = ingot_ir_select(f, block_last, result, ingot_ir_var(f, var));
+    }
     post[c] = ingot_ir_store(f, buf, ic, result);
   }
   ingot_ir_stmt_t* nest = ingot_ir_block(f, mid, (uint32_t)combos);

@@ -129,6 +129,10 @@ typedef struct ingot_epilogue_t {
    * axis, added to every row first: y = A x B + bias (a MatMul; the
    * accumulators start at it). */
   uint32_t bias_input;
+  /* 0 (none), or the factor the product is multiplied by before the bias
+   * and the activation: y = act(scale * (A x B) + bias) (a MatMul; a Mul or
+   * Div by a constant scalar fused in: attention's 1/sqrt(d)). */
+  float scale;
   /* The output is written into a zero-bordered tensor output_pads larger
    * (begin of each spatial axis, then end; 2-D producers only). */
   bool output_padded;
@@ -449,6 +453,12 @@ ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph);
  * the product's accumulators start at it and the Add's pass over memory
  * goes (a transformer's projections). */
 ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph);
+/* Fuses Mul(matmul_out, c) or Div(matmul_out, c), c a constant float32
+ * scalar, into a float MatMul whose output has no other consumer and no
+ * epilogue yet (epilogue.scale = c or 1 / c): the product is scaled in the
+ * MatMul's last pass, and a bias Add after it still fuses (attention's
+ * scores, Q x K^T / sqrt(d) + mask, in one kernel). */
+ingot_status_t ingot_graph_fuse_matmul_scale(ingot_graph_t* graph);
 /* Replaces the erf form of GELU that exporters write, 0.5 * x * (1 +
  * erf(x / sqrt(2))) (Div by sqrt(2) or Mul by its inverse; the products in
  * either order), by one Gelu node (approximate none) when every

@@ -872,11 +872,13 @@ static bool fuse_residual(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* ad
 
 ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) { return fuse_adds(graph, fuse_residual); }
 
+/* The bias is a weight, a graph input or a value made by a node before the
+ * MatMul (the graph is sorted: it does not depend on the product). */
 static bool fuse_bias(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* add, uint32_t x, uint32_t c) {
   const ingot_value_t* xv = &graph->values[x];
   const ingot_value_t* cv = &graph->values[c];
-  if (cv->producer != INGOT_NO_VALUE || cv->dtype != INGOT_DTYPE_F32 || cv->rank < 1 || cv->rank > xv->rank ||
-      xv->rank < 2) {
+  if ((cv->producer != INGOT_NO_VALUE && cv->producer >= xv->producer) || cv->dtype != INGOT_DTYPE_F32 ||
+      cv->rank < 1 || cv->rank > xv->rank || xv->rank < 2) {
     return false;
   }
   bool along_last = cv->dims[cv->rank - 1] == xv->dims[xv->rank - 1];
@@ -895,6 +897,43 @@ static bool fuse_bias(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* add, u
 }
 
 ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph) { return fuse_adds(graph, fuse_bias); }
+
+ingot_status_t ingot_graph_fuse_matmul_scale(ingot_graph_t* graph) {
+  ingot_status_t s = rebuild_producers(graph);
+  if (s) return s;
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* op = &graph->nodes[i];
+    if (op->dead || (op->op != INGOT_OP_MUL && op->op != INGOT_OP_DIV) || op->input_count != 2 ||
+        op->output_count != 1) {
+      continue;
+    }
+    for (uint32_t side = 0; side < (op->op == INGOT_OP_MUL ? 2u : 1u); ++side) {
+      uint32_t x = op->inputs[side], c = op->inputs[1 - side];
+      if (x == INGOT_NO_VALUE || !is_f32_weight(graph, c, 1)) continue;
+      const ingot_value_t* xv = &graph->values[x];
+      if (xv->producer == INGOT_NO_VALUE || xv->is_output || uses[x] != 1 || xv->dtype != INGOT_DTYPE_F32 ||
+          !same_shape(xv, &graph->values[op->outputs[0]])) {
+        continue;
+      }
+      float k = *(const float*)graph->values[c].data;
+      if (op->op == INGOT_OP_DIV) k = 1.0f / k;
+      if (!isfinite(k) || k == 0.0f) continue;
+      uint32_t p_id = xv->producer;
+      ingot_node_t* p = &graph->nodes[p_id];
+      if (p->dead || p->op != INGOT_OP_MATMUL || p->input_count != 2 || p->output_count != 1 || p->outputs[0] != x ||
+          p->epilogue.bias_input || p->epilogue.residual_input || p->epilogue.scale != 0.0f ||
+          p->epilogue.activation != INGOT_ACTIVATION_NONE) {
+        continue;
+      }
+      p->epilogue.scale = k;
+      absorb_consumer(graph, p_id, op, x, INGOT_NO_VALUE, 0, uses);
+      break;
+    }
+  }
+  free(uses);
+  return INGOT_OK;
+}
 
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
   ingot_status_t s = rebuild_producers(graph);
@@ -1022,6 +1061,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_fuse_residual_add(graph))) return s;
   if ((s = ingot_graph_fuse_gelu(graph))) return s;
   if ((s = ingot_graph_fuse_layernorm(graph))) return s;
+  if ((s = ingot_graph_fuse_matmul_scale(graph))) return s;
   if ((s = ingot_graph_fuse_matmul_bias(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
   if ((s = ingot_graph_pad_conv_inputs(graph))) return s;

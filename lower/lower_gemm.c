@@ -325,27 +325,38 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     col = b_vec ? NULL : sp.idx[ns - 1];
     yi = ingot_ir_flat_index(f, by, sp.idx);
   }
-  ingot_ir_expr_t* init = bbias != UINT32_MAX ? ingot_ir_load(f, bbias, col) : zero;
+  /* A fused scale applies to the product alone: the accumulators then start
+   * at 0 and the bias joins in the FINISH pass (folded into the register
+   * tile's stores by the schedule). */
+  float scale = node->epilogue.scale;
+  bool scaled = scale != 0.0f && scale != 1.0f;
+  if (scaled && integer) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a fused scale needs a float MatMul");
+  ingot_ir_expr_t* init = bbias != UINT32_MAX && !scaled ? ingot_ir_load(f, bbias, col) : zero;
   ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, init), prod));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
   if (block && !a_vec) ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */
   if (block && n % block) lower_emit_remainder(ctx, &sp, &red, update, (uint32_t)batch, sp.count - 1, n / block, n % block);
 
-  if (lower_has_activation(ctx)) {
+  if (lower_has_activation(ctx) || scaled) {
     lower_loops_make(ctx, &sp, ns, sext, snames);
     yi = ingot_ir_flat_index(f, by, sp.idx);
-    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL,
-                     ingot_ir_store(f, by, yi, lower_activation(ctx, ingot_ir_load(f, by, yi))));
+    ingot_ir_expr_t* v = ingot_ir_load(f, by, yi);
+    if (scaled) {
+      v = ingot_ir_mul(f, v, lower_const(ctx, yv->dtype, scale));
+      if (bbias != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bbias, b_vec ? ingot_ir_int(f, 0) : sp.idx[ns - 1]));
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s%s",
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s%s%s",
                                      integer ? ingot_arena_printf(ctx->arena, "matmulinteger %s.%s zp%lld.%lld",
                                                                   ingot_dtype_name(lower_value(ctx, a)->dtype),
                                                                   ingot_dtype_name(lower_value(ctx, b)->dtype),
                                                                   (long long)azp_n, (long long)bzp_n)
                                              : "matmul f32",
                                      lower_shape_str(ctx, a), logical_shape_str(ctx, bv), (long long)m, (long long)n,
-                                     (long long)kk, lower_activation_name(ctx), bbias != UINT32_MAX ? " bias" : "");
+                                     (long long)kk, lower_activation_name(ctx), bbias != UINT32_MAX ? " bias" : "",
+                                     scaled ? ingot_arena_printf(ctx->arena, " scale=%.9g", scale) : "");
   return INGOT_OK;
 }

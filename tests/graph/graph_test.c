@@ -767,6 +767,57 @@ static void test_fuse_layernorm(void) {
   destroy(g);
 }
 
+/* Attention's scores: MatMul, Div by a scalar, Add of a mask computed from
+ * an input before the MatMul: all one MatMul (scale 1/8, the mask its bias).
+ * A second MatMul scaled by Mul(c, m) fuses too; a third whose product is
+ * also an output keeps its Mul. */
+static void test_fuse_matmul_scale(void) {
+  ingot_graph_t* g = new_graph();
+  int64_t qd[] = {2, 4, 8}, kd[] = {2, 8, 4}, md[] = {1, 1, 4}, sd[] = {0};
+  float eight = 8.0f, half = 0.5f, ten = -10000.0f;
+  uint32_t q = input(g, "q", 3, qd), k = input(g, "k", 3, kd), mask_in = input(g, "mask_in", 3, md);
+  uint32_t c8 = weight(g, "eight", INGOT_DTYPE_F32, 0, sd, &eight);
+  uint32_t c_half = weight(g, "half", INGOT_DTYPE_F32, 0, sd, &half);
+  uint32_t c_ten = weight(g, "ten", INGOT_DTYPE_F32, 0, sd, &ten);
+  uint32_t mask = value(g, "mask"), s0 = value(g, "s0"), s1 = value(g, "s1"), y0 = value(g, "y0");
+  uint32_t mi[] = {mask_in, c_ten};
+  node1(g, INGOT_OP_MUL, "mask", mi, 2, mask);
+  uint32_t mm[] = {q, k}, dv[] = {s0, c8}, ad[] = {mask, s1};
+  node1(g, INGOT_OP_MATMUL, "scores", mm, 2, s0);
+  node1(g, INGOT_OP_DIV, "scale", dv, 2, s1);
+  node1(g, INGOT_OP_ADD, "masked", ad, 2, y0);
+  mark_output(g, y0);
+  for (int c = 1; c < 3; ++c) {
+    char nm[3][8];
+    for (int j = 0; j < 3; ++j) snprintf(nm[j], sizeof nm[j], "t%d_%d", c, j);
+    uint32_t p = value(g, nm[0]), y = value(g, nm[1]);
+    node1(g, INGOT_OP_MATMUL, "mm", mm, 2, p);
+    uint32_t mu[] = {c_half, p};
+    node1(g, INGOT_OP_MUL, "mul", mu, 2, y);
+    mark_output(g, y);
+    if (c == 2) mark_output(g, p);
+  }
+  CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
+  uint32_t scaled = 0, muls = 0, divs = 0, adds = 0;
+  for (uint32_t i = 0; i < g->node_count; ++i) {
+    const ingot_node_t* n = &g->nodes[i];
+    muls += n->op == INGOT_OP_MUL;
+    divs += n->op == INGOT_OP_DIV;
+    adds += n->op == INGOT_OP_ADD;
+    if (n->op != INGOT_OP_MATMUL || n->epilogue.scale == 0.0f) continue;
+    ++scaled;
+    const char* out = g->values[n->outputs[0]].name;
+    if (strcmp(out, "y0") == 0) {
+      CHECK(n->epilogue.scale == 0.125f && n->epilogue.bias_input == 2 && n->input_count == 3 &&
+            strcmp(g->values[n->inputs[2]].name, "mask") == 0); /* values are renumbered */
+    } else {
+      CHECK(strcmp(out, "t1_1") == 0 && n->epilogue.scale == 0.5f && !n->epilogue.bias_input);
+    }
+  }
+  CHECK(scaled == 2 && divs == 0 && adds == 0 && muls == 2); /* the mask's Mul and t2's */
+  destroy(g);
+}
+
 /* Gelu after a MatMul becomes the MatMul's activation (both forms). */
 static void test_fuse_gelu_activation(void) {
   for (int tanh_form = 0; tanh_form < 2; ++tanh_form) {
@@ -1101,6 +1152,7 @@ int main(void) {
   test_fuse_gelu();
   test_fuse_gelu_activation();
   test_fuse_layernorm();
+  test_fuse_matmul_scale();
   test_fold_constants();
   test_sort();
   test_op_params();

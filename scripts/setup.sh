@@ -7,7 +7,8 @@
 # On Debian (12) as root, missing system packages are installed with apt-get
 # (checked with dpkg-query first; apt is skipped when all are present). The
 # venv is $INGOT_BUILD_DIR/venv, made with whatever `python3` is on PATH; pip
-# runs only when onnx, onnxruntime or numpy cannot be imported from it.
+# runs only when onnx, onnxruntime or numpy cannot be imported from it, or when
+# the ingot package (python/) is not installed into it.
 
 INGOT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$INGOT_ROOT"
@@ -108,6 +109,17 @@ ingot_make_venv() {
   else
     ingot_say "pip installing onnx==1.22.0 onnxruntime numpy"
     "$INGOT_PY" -m pip install -q --disable-pip-version-check 'onnx==1.22.0' onnxruntime numpy
+  fi
+  # The Python package (python/), installed editable: the venv imports this
+  # tree's python/ingot, and finds the tool and libingot of this build through
+  # the venv's place ($INGOT_BUILD_DIR/venv; see python/ingot/_locate.py).
+  # pip runs only when `import ingot` does not already give this tree's.
+  if "$INGOT_PY" -c 'import os, sys, ingot; sys.exit(os.path.dirname(os.path.realpath(ingot.__file__)) != sys.argv[1])' \
+       "$(realpath "$INGOT_ROOT/python/ingot")" >/dev/null 2>&1; then
+    ingot_say "python package ingot: installed (editable, python/)"
+  else
+    ingot_say "pip installing the ingot package (editable, python/)"
+    "$INGOT_PY" -m pip install -q --disable-pip-version-check --no-deps -e "$INGOT_ROOT/python"
   fi
 }
 

@@ -605,31 +605,49 @@ static void drop_body_stmt(ingot_ir_func_t* f, uint32_t pos) {
   free(kept);
 }
 
-/* Whether `cond` is (v == 0) && .. for exactly the loop vars of `loops`
- * (each once, any order): true only on the first step of those loops. */
-static bool is_first_step(const ingot_ir_expr_t* cond, const ingot_ir_stmt_t* const* loops, uint32_t count) {
-  const ingot_ir_expr_t* stack[2 * INGOT_MAX_STAGE_AXES + 4];
-  uint32_t depth = 0, seen = 0;
-  bool hit[2 * INGOT_MAX_STAGE_AXES] = {false};
+#define CONJUNCTS_MAX (2 * INGOT_MAX_STAGE_AXES + 4)
+
+/* The terms of `cond`'s tree of ANDs, at most CONJUNCTS_MAX (else 0). */
+static uint32_t conjuncts(const ingot_ir_expr_t* cond, const ingot_ir_expr_t** out) {
+  const ingot_ir_expr_t* stack[CONJUNCTS_MAX];
+  uint32_t depth = 0, n = 0;
   stack[depth++] = cond;
   while (depth) {
     const ingot_ir_expr_t* e = stack[--depth];
     if (e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_AND) {
-      if (depth + 2 > sizeof(stack) / sizeof(stack[0])) return false;
+      if (depth + 2 > CONJUNCTS_MAX) return 0;
       stack[depth++] = e->u.binary.a;
       stack[depth++] = e->u.binary.b;
-      continue;
+    } else {
+      if (n == CONJUNCTS_MAX) return 0;
+      out[n++] = e;
     }
-    if (e->kind != INGOT_IR_EXPR_BINARY || e->u.binary.op != INGOT_IR_EQ || e->u.binary.a->kind != INGOT_IR_EXPR_VAR ||
-        e->u.binary.b->kind != INGOT_IR_EXPR_INT || e->u.binary.b->u.i != 0)
-      return false;
+  }
+  return n;
+}
+
+/* Whether `e` is (a == 0). */
+static bool is_eq_zero(const ingot_ir_expr_t* e) {
+  return e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_EQ && e->u.binary.b->kind == INGOT_IR_EXPR_INT &&
+         e->u.binary.b->u.i == 0;
+}
+
+/* Whether `cond` is (v == 0) && .. for exactly the loop vars of `loops`
+ * (each once, any order): true only on the first step of those loops. */
+static bool is_first_step(const ingot_ir_expr_t* cond, const ingot_ir_stmt_t* const* loops, uint32_t count) {
+  const ingot_ir_expr_t* terms[CONJUNCTS_MAX];
+  uint32_t n = conjuncts(cond, terms), seen = 0;
+  bool hit[2 * INGOT_MAX_STAGE_AXES] = {false};
+  for (uint32_t t = 0; t < n; ++t) {
+    const ingot_ir_expr_t* e = terms[t];
+    if (!is_eq_zero(e) || e->u.binary.a->kind != INGOT_IR_EXPR_VAR) return false;
     uint32_t k = 0;
     while (k < count && loops[k]->u.loop.var != e->u.binary.a->u.var) ++k;
     if (k == count || hit[k]) return false;
     hit[k] = true;
     ++seen;
   }
-  return seen == count;
+  return n > 0 && seen == count;
 }
 
 /* The store under a chain of guards (NULL if something else is there). */
@@ -755,21 +773,11 @@ static bool sum_of_vars(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, uint
  * false when `first` has another form or reads no variable from outside. */
 static bool split_first(ingot_ir_func_t* f, const ingot_ir_expr_t* first, const ingot_ir_stmt_t* const* red,
                         uint32_t nred, ingot_ir_expr_t** out_first, ingot_ir_expr_t** out_last) {
-  const ingot_ir_expr_t* stack[2 * INGOT_MAX_STAGE_AXES + 4];
-  uint32_t depth = 0, vars[2 * INGOT_MAX_STAGE_AXES], n = 0;
-  stack[depth++] = first;
-  while (depth) {
-    const ingot_ir_expr_t* e = stack[--depth];
-    if (e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_AND) {
-      if (depth + 2 > sizeof(stack) / sizeof(stack[0])) return false;
-      stack[depth++] = e->u.binary.a;
-      stack[depth++] = e->u.binary.b;
-      continue;
-    }
-    if (e->kind != INGOT_IR_EXPR_BINARY || e->u.binary.op != INGOT_IR_EQ || e->u.binary.b->kind != INGOT_IR_EXPR_INT ||
-        e->u.binary.b->u.i != 0 || !sum_of_vars(f, e->u.binary.a, vars, &n))
-      return false;
-  }
+  const ingot_ir_expr_t* terms[CONJUNCTS_MAX];
+  uint32_t count = conjuncts(first, terms), vars[2 * INGOT_MAX_STAGE_AXES], n = 0;
+  if (!count) return false;
+  for (uint32_t t = 0; t < count; ++t)
+    if (!is_eq_zero(terms[t]) || !sum_of_vars(f, terms[t]->u.binary.a, vars, &n)) return false;
   ingot_ir_expr_t *at_first = NULL, *at_last = NULL;
   for (uint32_t i = 0; i < nred; ++i) {
     bool found = false;

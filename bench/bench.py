@@ -23,9 +23,12 @@ that the tables print).
    -march=native: independent FMA chains on the widest vector type, on one
    core and on every core (pthreads).
 3. Kernels: single-op ONNX models (MatMul 1024^3 and BERT's shapes, with the
-   weight as an initializer; a few ResNet convolutions) through
-   `ingot compile` / `ingot run --bench` and ONNX Runtime; GFLOP/s and the
-   fraction of the peak for the same thread count.
+   weight as an initializer; ResNet convolutions, the three CNN stems and
+   MobileNetV2 depthwise convolutions) through `ingot compile` / `ingot run
+   --bench` and ONNX Runtime; GFLOP/s and the fraction of the peak for the
+   same thread count, and GB/s (the op's least traffic over its time) with
+   the fraction of this machine's copy bandwidth at the same working-set
+   size: the bound of the memory-bound stems and depthwise convolutions.
 
   python bench/bench.py                                  # everything, 1 and 2 threads
   python bench/bench.py --models resnet18 bert_base --threads 2 --rounds 3
@@ -71,13 +74,18 @@ GEMMS = [("gemm 1024x1024x1024", 1024, 1024, 1024),
          ("bert ffn1 128x768x3072", 128, 768, 3072),
          ("bert ffn2 128x3072x768", 128, 3072, 768)]
 QUICK_GEMMS = [("gemm 64x64x64", 64, 64, 64)]
-# (name, cin, cout, k, stride, hw)
+# (name, cin, cout, k, stride, hw[, groups, pad]); groups == cin: depthwise
 CONVS = [("resnet stem 7x7/2 3->64 @224", 3, 64, 7, 2, 224),
+         ("squeezenet stem 3x3/2 3->64 @224", 3, 64, 3, 2, 224, 1, 0),
+         ("mobilenetv2 stem 3x3/2 3->32 @224", 3, 32, 3, 2, 224),
          ("resnet18 3x3 64->64 @56", 64, 64, 3, 1, 56),
          ("resnet50 1x1 256->64 @56", 256, 64, 1, 1, 56),
          ("resnet50 3x3/2 128->128 @56", 128, 128, 3, 2, 56),
-         ("resnet50 3x3 256->256 @14", 256, 256, 3, 1, 14)]
-QUICK_CONVS = [("conv 3x3 8->8 @16", 8, 8, 3, 1, 16)]
+         ("resnet50 3x3 256->256 @14", 256, 256, 3, 1, 14),
+         ("mobilenetv2 dw 3x3 32 @112", 32, 32, 3, 1, 112, 32),
+         ("mobilenetv2 dw 3x3/2 144 @56", 144, 144, 3, 2, 56, 144),
+         ("mobilenetv2 dw 3x3 384 @14", 384, 384, 3, 1, 14, 384)]
+QUICK_CONVS = [("conv 3x3 8->8 @16", 8, 8, 3, 1, 16), ("dw 3x3 8 @16", 8, 8, 3, 1, 16, 8)]
 
 
 def log(msg):
@@ -190,22 +198,44 @@ def make_gemm(work, m, k, n):
     return path, {"a": rng.standard_normal((m, k)).astype(np.float32)}, 2.0 * m * k * n
 
 
-def make_conv(work, cin, cout, k, stride, hw):
-    path = os.path.join(work, f"conv_{cin}_{cout}_{k}_{stride}_{hw}.onnx")
+def make_conv(work, cin, cout, k, stride, hw, groups=1, pad=None):
+    """A one-Conv model; returns (path, feeds, flops, bytes): bytes is the
+    least memory traffic of the op (input, weights and output once)."""
+    pad = k // 2 if pad is None else pad
+    path = os.path.join(work, f"conv_{cin}_{cout}_{k}_{stride}_{hw}_g{groups}_p{pad}.onnx")
     rng = np.random.default_rng(cin * 31 + cout * 7 + k + stride + hw)
-    pad = k // 2
     ho = (hw + 2 * pad - k) // stride + 1
+    cg = cin // groups
     if not os.path.exists(path):
-        w = (rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32)
+        w = (rng.standard_normal((cout, cg, k, k)) * np.sqrt(2.0 / (cg * k * k))).astype(np.float32)
         b = (rng.standard_normal(cout) * 0.01).astype(np.float32)
-        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[k, k],
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[k, k], group=groups,
                                 strides=[stride, stride], pads=[pad] * 4)
         single_op_model(path, node,
                         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, hw, hw])],
                         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, cout, ho, ho])],
                         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     x = rng.standard_normal((1, cin, hw, hw)).astype(np.float32)
-    return path, {"x": x}, 2.0 * cout * ho * ho * cin * k * k
+    nbytes = 4 * (cin * hw * hw + cout * cg * k * k + cout + cout * ho * ho)
+    return path, {"x": x}, 2.0 * cout * ho * ho * cg * k * k, nbytes
+
+
+def copy_bandwidth(nbytes, seconds=0.2):
+    """Bytes a second this machine moves reading and writing a working set
+    of `nbytes` (half read, half written: numpy's copy of nbytes / 2, best
+    of repeated copies for about `seconds`): the memory limit a kernel that
+    must read its input and write its output once is held to, at its size
+    (in-cache sets copy faster than ones from DRAM)."""
+    n = max(1024, int(nbytes) // 8)  # float32 elements in each half
+    src = np.ones(n, np.float32)
+    dst = np.empty_like(src)
+    best = float("inf")
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * 4 * n / best
 
 
 # ---------------------------------------------------------------- engines
@@ -551,19 +581,28 @@ def main():
             print(f"\nFMA peak: not measured: {peak_why}")
         kernels = [("gemm", *g) for g in (QUICK_GEMMS if q else GEMMS)] + \
                   [("conv", *c) for c in (QUICK_CONVS if q else CONVS)]
+        print("\n(GB/s: the kernel's least traffic, input + weights + output once, over its time; of bw: that "
+              "over this machine's copy bandwidth at the same working-set size, one thread, numpy copy; "
+              "the bound for stems and depthwise convolutions)")
         print("\n| kernel | threads | ingot ms | ingot GFLOP/s | of peak | ort GFLOP/s | of peak | ingot / ort "
-              "| spread over rounds |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "| spread over rounds | ingot GB/s | of bw | ort GB/s | of bw |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for kind, label, *shape in kernels:
             try:
-                path, feeds, flops = make_gemm(work, *shape) if kind == "gemm" else make_conv(work, *shape)
+                if kind == "gemm":
+                    path, feeds, flops = make_gemm(work, *shape)
+                    m, k, n = shape
+                    nbytes = 4 * (m * k + k * n + m * n)
+                else:
+                    path, feeds, flops, nbytes = make_conv(work, *shape)
+                bw = copy_bandwidth(nbytes, 0.05 if q else 0.2)
                 stem = os.path.splitext(os.path.basename(path))[0]
                 bundle = os.path.join(work, stem + ".ingot")
                 ingot.compile(path, bundle, feeds)
                 input_args = save_feeds(feeds, work, stem)
             except Exception as e:
                 failures.append(f"{label}: {e}")
-                print(f"| {label} | - | failed: {e} | | | | | | |")
+                print(f"| {label} | - | failed: {e} | | | | | | | | | | |")
                 continue
             for t in threads:
                 sess = ort_session(path, t)
@@ -575,14 +614,16 @@ def main():
                         onx.append(timed_median(lambda: sess.run(None, feeds), runs))
                 except Exception as e:
                     failures.append(f"{label} threads={t}: {e}")
-                    print(f"| {label} | {t} | failed: {e} | | | | | | |")
+                    print(f"| {label} | {t} | failed: {e} | | | | | | | | | | |")
                     continue
                 mi, mo = statistics.median(ing), statistics.median(onx)
                 gi, go = flops / mi * 1e-6, flops / mo * 1e-6
                 p = peak_for(peak, t)
                 ratio, rng = fmt_spread(spread([a / b for a, b in zip(ing, onx)]))
+                bi, bo = nbytes / mi * 1e-6, nbytes / mo * 1e-6  # GB/s (times in ms)
                 print(f"| {label} | {t} | {mi:.3f} | {gi:.1f} | {fmt(gi / p if p else None, '.0%')} | "
-                      f"{go:.1f} | {fmt(go / p if p else None, '.0%')} | {ratio} | {rng} |", flush=True)
+                      f"{go:.1f} | {fmt(go / p if p else None, '.0%')} | {ratio} | {rng} | "
+                      f"{bi:.1f} | {bi * 1e9 / bw:.0%} | {bo:.1f} | {bo * 1e9 / bw:.0%} |", flush=True)
 
     if failures:
         print("\nfailures:\n  " + "\n  ".join(failures))

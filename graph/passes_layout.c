@@ -98,9 +98,13 @@ static uint32_t weight_block_for(int64_t outputs) {
   return 0;
 }
 
-/* A conv with a reduction (C x taps) under this (half of it with several
- * taps) is not packed by default. */
+/* A 1x1 conv with a reduction (C) under this is not packed by default. */
 #define PACK_CONV_MIN_REDUCTION 32
+/* Nor is a windowed conv with a reduction (C x taps) under this: a packed
+ * register tile stores each of its rows as one scalar per output channel
+ * (NCHW planes), 16 a vector of AVX-512 float32 lanes, so below 4 x 16
+ * steps those scattered stores outnumber a quarter of its FMAs. */
+#define PACK_WINDOW_MIN_REDUCTION 64
 /* A 1x1 conv lowers as a matrix product by default when its output
  * positions are a multiple of this (the float32 lanes of the widest
  * vectors, so that no vector needs a tail). */
@@ -157,14 +161,18 @@ void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* n
       if ((int64_t)k_panels[i] <= n) out->panels[out->panel_count++] = k_panels[i];
     uint32_t block = weight_block_for(n);
     out->defaults.panel = block ? block : (out->panel_count ? out->panels[0] : 0);
-    /* A conv with a short reduction (C x taps under 32; under 16 when it
+    /* A conv with a short reduction (C under 32; C x taps under 64 when it
      * has several taps) spends more time scattering its accumulators across
      * channels than accumulating; it keeps the ONNX layout and vectorizes
      * along the output row (a 1x1 conv from 16 channels). A windowed conv
-     * from few channels (the 3x3 stem of an image, 27 steps) still gains
-     * from packing, as its NCHW rows load with strides. */
+     * from few channels (the 3x3 stem of an image, 27 steps) is not
+     * packed either: on a Zen 4 core, `ingot run --bench 30` min of three,
+     * 2026-12-01, MobileNetV2's stem (3x3/2, 3 -> 32 at 224) ran 0.26 ms
+     * unpacked and 0.41 packed, SqueezeNet's (3 -> 64, no pads) 0.59 and
+     * 0.73; with 144 steps (3x3, 16 -> 64 at 55) packing won (0.56 against
+     * 0.81), with 147 (ResNet's 7x7/2 stem) the two tied. */
     bool short_reduction = node->op == INGOT_OP_CONV &&
-                           r_count < (taps > 1 ? PACK_CONV_MIN_REDUCTION / 2 : PACK_CONV_MIN_REDUCTION);
+                           r_count < (taps > 1 ? PACK_WINDOW_MIN_REDUCTION : PACK_CONV_MIN_REDUCTION);
     out->defaults.pack = block != 0 && !short_reduction && out->panel_count > 0;
   }
   if (node->op == INGOT_OP_CONV && node->output_count == 1 && node->outputs[0] != INGOT_NO_VALUE &&

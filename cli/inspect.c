@@ -447,37 +447,43 @@ done:
   return rc;
 }
 
+enum { OPT_JSON = 256, OPT_EXTRACT_CODE };
+
+static const struct option kInspectOptions[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"extract-code", required_argument, NULL, OPT_EXTRACT_CODE},
+    {"output", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
+};
+
 int ingot_cli_inspect(int argc, char** argv) {
   const char* path = NULL;
   bool as_json = false;
   const char* extract_target = NULL;
   const char* extract_path = NULL;
   char target_text[INGOT_CLI_TARGET_BYTES];
-  for (int i = 1; i < argc; ++i) {
-    const char* arg = argv[i];
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      fputs(kInspectHelp, stdout);
-      return INGOT_CLI_EXIT_OK;
-    }
-    if (strcmp(arg, "--json") == 0) {
-      as_json = true;
-    } else if (strcmp(arg, "--extract-code") == 0 || strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
-      if (i + 1 >= argc) return ingot_cli_usage_error("inspect", "%s needs a value", arg);
-      if (strcmp(arg, "--extract-code") != 0) {
-        extract_path = argv[++i];
-      } else {
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "inspect", argc, argv, "ho:", kInspectOptions);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': fputs(kInspectHelp, stdout); return INGOT_CLI_EXIT_OK;
+      case OPT_JSON: as_json = true; break;
+      case 'o':
+        if (!*args.value) return ingot_cli_usage_error("inspect", "-o needs a PATH");
+        extract_path = args.value;
+        break;
+      case OPT_EXTRACT_CODE:
         /* The target's options may follow unquoted, as after --target. */
-        int next = i + 2;
-        extract_target = ingot_cli_target_join(argc, argv, &next, argv[i + 1], target_text, sizeof target_text);
-        if (!extract_target) return ingot_cli_usage_error("inspect", "target '%s ...': too long", argv[i + 1]);
-        i = next - 1;
-      }
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return ingot_cli_usage_error("inspect", "unknown option '%s'", arg);
-    } else if (path) {
-      return ingot_cli_usage_error("inspect", "unexpected argument '%s' (one bundle at a time)", arg);
-    } else {
-      path = arg;
+        extract_target = ingot_cli_args_target(&args, target_text, sizeof target_text);
+        if (!extract_target) return ingot_cli_usage_error("inspect", "target '%s ...': too long", args.value);
+        break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        if (path) return ingot_cli_usage_error("inspect", "unexpected argument '%s' (one bundle at a time)", args.value);
+        path = args.value;
+        break;
+      default: return ingot_cli_usage_error("inspect", "unhandled option (a bug)");
     }
   }
   if (!path) return ingot_cli_usage_error("inspect", "no bundle given");

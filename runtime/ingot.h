@@ -191,9 +191,15 @@ const char* ingot_bundle_device(const ingot_bundle_t* bundle);
  * links none. Never crashes without a driver. */
 int ingot_device_probe(const char* device, char* out_why, size_t why_cap);
 
+/* The most threads a session runs (its thread pool, the caller included). */
+#define INGOT_SESSION_THREADS_MAX 256u
+
 typedef struct ingot_session_options_t {
   ingot_allocator_t allocator; /* fn == NULL: the bundle's allocator */
-  uint32_t threads;            /* 0: one per online CPU */
+  uint32_t threads;            /* 0: one per online CPU (at most
+                                  INGOT_SESSION_THREADS_MAX); 1 to
+                                  INGOT_SESSION_THREADS_MAX: that many; more:
+                                  INGOT_ERROR_INVALID_ARGUMENT */
 } ingot_session_options_t;
 
 typedef struct ingot_session_t ingot_session_t;

@@ -17,6 +17,11 @@ CASE is one of:
   targets   --target with its options unquoted (--target cuda -arch=sm_90
             --target llvm -mcpu=x86-64-v3) as with them quoted, in compile and
             tune; unknown GPU architectures refused with what is accepted
+  optforms  every subcommand takes --opt=value as well as --opt value (and
+            -oVALUE): same results, same bundles
+  badvalues a wrong option value is a usage error (exit 2, one line naming
+            the option) in every subcommand; --threads: the limit in --help,
+            the parser's and the runtime's are one number
 """
 import argparse
 import json
@@ -451,14 +456,14 @@ def case_targets():
         check("unknown option" not in p.stderr, f"-arch= not joined: {p.stderr.strip()}")
         check(not os.path.exists(gpu), "a failed GPU compile left a file")
     expect_error(ingot("compile", ARGS.model, "-o", gpu, *shape, "--target", "cuda", "-arch=sm_75"),
-                 "cuda sm_75", 1, ["sm_75", "sm_80 sm_86 sm_89 sm_90"])
+                 "cuda sm_75", 2, ["sm_75", "sm_80 sm_86 sm_89 sm_90"])
     expect_error(ingot("compile", ARGS.model, "-o", gpu, *shape, "--target", "rocm", "-mcpu=gfx1100"),
-                 "rocm gfx1100", 1, ["gfx1100", "gfx90a gfx942"])
+                 "rocm gfx1100", 2, ["gfx1100", "gfx90a gfx942"])
     # Only right after a --target value (or another target option).
     expect_error(ingot("compile", ARGS.model, "-o", gpu, "-arch=sm_90"), "a stray -arch=", 2,
                  ["unknown option '-arch=sm_90'"])
     expect_error(ingot("compile", ARGS.model, "-o", gpu, "--target", "llvm", "-mcpu=x86-64-v3", "-mcpu=x86-64-v2"),
-                 "llvm with two cpus", 1, ["llvm -mcpu=x86-64-v3 -mcpu=x86-64-v2"])
+                 "llvm with two cpus", 2, ["llvm -mcpu=x86-64-v3 -mcpu=x86-64-v2"])
     # tune takes the same form (both spellings of --target).
     log = os.path.join(ARGS.work, "tune.log")
     for flag in (["--target", "llvm"], ["--target=llvm"]):
@@ -467,9 +472,133 @@ def case_targets():
     check(not os.path.exists(gpu), "a failed compile left a file")
 
 
+def same_file(a, b):
+    if not (os.path.exists(a) and os.path.exists(b)):
+        return False
+    with open(a, "rb") as f, open(b, "rb") as g:
+        return f.read() == g.read()
+
+
+def case_optforms():
+    w = ARGS.work
+    shape = "input=1x1x8x8"
+    spaced, equals, short = (os.path.join(w, n + ".ingot") for n in ("spaced", "equals", "short"))
+    p = ingot("compile", ARGS.model, "-o", spaced, "--input-shape", shape, "--target", "llvm -mcpu=x86-64-v3",
+              "--tuning-log", "none", "-q")
+    check(p.returncode == 0, f"compile, spaced options: {p.stderr.strip()}")
+    # --opt=value everywhere, the target's own options still joining it.
+    p = ingot("compile", f"--input-shape={shape}", ARGS.model, f"--output={equals}", "--target=llvm",
+              "-mcpu=x86-64-v3", "--tuning-log=none", "-q")
+    check(p.returncode == 0, f"compile, --opt=value: {p.stderr.strip()}")
+    check(same_file(spaced, equals), "compile: --opt=value gives another bundle than --opt value")
+    p = ingot("compile", ARGS.model, f"-o{short}", f"--input-shape={shape}", "--target=llvm -mcpu=x86-64-v3",
+              "--tuning-log=none", "-q")
+    check(p.returncode == 0 and same_file(spaced, short), f"compile -oPATH: {p.stderr.strip()}")
+    dump = os.path.join(w, "space.json")
+    p = ingot("compile", ARGS.model, "-qo", os.path.join(w, "q.ingot"), f"--input-shape={shape}",
+              f"--dump-space={dump}")
+    check(p.returncode == 0 and not p.stdout and os.path.exists(dump), f"compile -qo, --dump-space=: {p.stderr}")
+
+    # run: the same outputs from both forms.
+    x = os.path.join(w, "x.npy")
+    np.save(x, np.load(os.path.join(os.path.dirname(ARGS.model), "test_x.npy"))[:1])
+    y1, y2 = os.path.join(w, "y1.npz"), os.path.join(w, "y2.npz")
+    p = ingot("run", spaced, "--input", f"input={x}", "--output", y1, "--threads", "1", "--seed", "3")
+    check(p.returncode == 0, f"run, spaced: {p.stderr.strip()}")
+    p = ingot("run", spaced, f"--input=input={x}", f"--output={y2}", "--threads=1", "--seed=3", "--device=cpu")
+    check(p.returncode == 0, f"run, --opt=value: {p.stderr.strip()}")
+    if os.path.exists(y1) and os.path.exists(y2):
+        with np.load(y1) as a, np.load(y2) as b:
+            check(np.array_equal(a["probabilities"], b["probabilities"]), "run: the two forms disagree")
+    p = ingot("run", spaced, "--bench=2", "--threads=1", "--profile")
+    check(p.returncode == 0 and "(2 runs, 1 threads)" in p.stdout, f"run --bench=2: {p.stdout} {p.stderr}")
+
+    # inspect, check, keygen, sign, log.
+    p = ingot("inspect", spaced, "--json")
+    q = ingot("inspect", "--json", spaced)
+    check(p.returncode == 0 and p.stdout == q.stdout, f"inspect: option order matters: {p.stderr}")
+    code1, code2 = os.path.join(w, "c1.so"), os.path.join(w, "c2.so")
+    p = ingot("inspect", spaced, "--extract-code", "llvm x86-64-v3", "-o", code1)
+    q = ingot("inspect", spaced, "--extract-code=llvm x86-64-v3", f"--output={code2}")
+    check(p.returncode == 0 and q.returncode == 0 and same_file(code1, code2),
+          f"inspect --extract-code=: {p.stderr} {q.stderr}")
+    p = ingot("check", ARGS.model, f"--input-shape={shape}", "--json")
+    check(p.returncode == 0 and json.loads(p.stdout or "{}").get("ok") is True, f"check --input-shape=: {p.stderr}")
+    key = os.path.join(w, "k")
+    p = ingot("keygen", f"--output={key}")
+    check(p.returncode == 0 and os.path.exists(key + ".pub"), f"keygen --output=: {p.stderr}")
+    p = ingot("sign", equals, f"--key={key}")
+    check(p.returncode == 0, f"sign --key=: {p.stderr}")
+    log = write_log("opt.jsonl", [record("gemm f32 m1 n4 k4", "llvm x86-64-v3", {"unroll": 2}, 0.5)])
+    best = os.path.join(w, "best.jsonl")
+    p = ingot("log", "best", log, f"--output={best}")
+    check(p.returncode == 0 and os.path.exists(best), f"log best --output=: {p.stderr}")
+    # tune: a value after '=' is read as the value (and checked).
+    p = ingot("tune", ARGS.model, f"--output={os.path.join(w, 't.jsonl')}", "--trials=many")
+    expect_error(p, "tune --trials=many", 2, ["--trials needs", "many"])
+    # Flags take no value; ambiguous prefixes are named.
+    expect_error(ingot("inspect", spaced, "--json=yes"), "inspect --json=yes", 2, ["'--json' takes no value"])
+    expect_error(ingot("compile", ARGS.model, "-o", os.path.join(w, "z.ingot"), "--dump", "x"),
+                 "compile --dump (ambiguous)", 2, ["ambiguous", "--dump-space", "--dump-ir"])
+    check(not os.path.exists(os.path.join(w, "z.ingot")), "a refused command line wrote a bundle")
+
+
+def help_threads_max(command):
+    p = ingot(command, "--help")
+    m = re.search(r"--threads N\s+[^\n]*?1 to (\d+)", p.stdout)
+    check(m is not None, f"{command} --help states no --threads limit: {p.stdout!r}")
+    return int(m.group(1)) if m else None
+
+
+def case_badvalues():
+    w = ARGS.work
+    bundle = compile_digits(1)
+    out = os.path.join(w, "never.ingot")
+    shape = ["--input-shape", "input=1x1x8x8"]
+    tlog = os.path.join(w, "t.jsonl")
+    cases = [
+        (["compile", ARGS.model, "-o", out, "--input-shape", "input=1xfour"], "--input-shape"),
+        (["compile", ARGS.model, "-o", out, "--input-shape=input"], "--input-shape"),
+        (["compile", ARGS.model, "-o", out, *shape, "--target", "llvm", "-mcpu=pentium"], "pentium"),
+        (["compile", ARGS.model, "-o", out, *shape, "--target=vulkan"], "vulkan"),
+        (["compile", ARGS.model, "-o", out, *shape, "--const", "noequals"], "--const"),
+        (["compile", ARGS.model, "-o", out, *shape, "--output="], "--output"),
+        (["run", bundle, "--threads=0"], "--threads"),
+        (["run", bundle, "--threads", "x"], "--threads"),
+        (["run", bundle, "--bench=0"], "--bench"),
+        (["run", bundle, "--seed=-1"], "--seed"),
+        (["run", bundle, "--device=gpu"], "--device"),
+        (["run", bundle, "--input="], "--input"),
+        (["check", ARGS.model, "--input-shape=1x1x8x8"], "--input-shape"),
+        (["tune", ARGS.model, "-o", tlog, "--jobs=0"], "--jobs"),
+        (["tune", ARGS.model, "-o", tlog, "--batch", "65"], "--batch"),
+        (["tune", ARGS.model, "-o", tlog, "--shard=2/2"], "--shard"),
+        (["tune", ARGS.model, "-o", tlog, "--search=best"], "--search"),
+        (["tune", ARGS.model, "-o", tlog, "--timeout=-3"], "--timeout"),
+        (["tune", ARGS.model, "-o", tlog, "--input-shape", "input=1x1xeight"], "--input-shape"),
+        (["tune", ARGS.model, "-o", tlog, "--target", "cuda", "-arch=sm_75"], "sm_75"),
+        (["inspect", bundle, "--extract-code", "c"], "-o"),
+    ]
+    for argv, named in cases:
+        expect_error(ingot(*argv), " ".join(argv[:1] + argv[2:]), 2, [named])
+    check(not os.path.exists(out) and not os.path.exists(tlog), "a refused command line wrote a file")
+
+    # --threads: the number in the help is the one the parser and the runtime take.
+    limit = help_threads_max("run")
+    check(help_threads_max("tune") == limit, "run and tune --help state different --threads limits")
+    if limit:
+        p = ingot("run", bundle, f"--threads={limit}", "--bench=1")
+        check(p.returncode == 0 and f"(1 runs, {limit} threads)" in p.stdout,
+              f"run --threads={limit} (the stated limit): {p.returncode} {p.stderr.strip()}")
+        expect_error(ingot("run", bundle, f"--threads={limit + 1}"), "run --threads above the limit", 2,
+                     ["--threads", f"1 to {limit}"])
+        expect_error(ingot("tune", ARGS.model, "-o", tlog, f"--threads={limit + 1}"),
+                     "tune --threads above the limit", 2, ["--threads", f"1 to {limit}"])
+
+
 CASES = {"flags": case_flags, "inspect": case_inspect, "corrupt": case_corrupt,
          "npy": case_npy, "run": case_run, "tuning": case_tuning, "log": case_log,
-         "targets": case_targets}
+         "targets": case_targets, "optforms": case_optforms, "badvalues": case_badvalues}
 
 
 def finish():

@@ -50,6 +50,7 @@ static ingot_status_t write_new_file(const char* path, const char* text, mode_t 
     free(tmp);
     return s;
   }
+  int slot = ingot_cleanup_add_file(tmp);
   size_t left = strlen(text);
   const char* p = text;
   while (left) {
@@ -72,6 +73,7 @@ static ingot_status_t write_new_file(const char* path, const char* text, mode_t 
             : ingot_fail(INGOT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
   }
   unlink(tmp);
+  ingot_cleanup_drop(slot);
   free(tmp);
   return s;
 }

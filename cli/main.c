@@ -202,6 +202,8 @@ static void print_help(void) {
 }
 
 int main(int argc, char** argv) {
+  /* SIGINT, SIGTERM, SIGHUP: temporary bundles and tool folders go first. */
+  ingot_cleanup_install();
   if (argc < 2) {
     return ingot_cli_usage_error(NULL, "no command given");
   }

@@ -22,6 +22,9 @@ CASE is one of:
   badvalues a wrong option value is a usage error (exit 2, one line naming
             the option) in every subcommand; --threads: the limit in --help,
             the parser's and the runtime's are one number
+  killed    a compile stopped by SIGTERM, SIGINT or SIGHUP (in the C compiler,
+            and at random moments) leaves no temporary bundle or folder in
+            the output folder or in $TMPDIR, and dies of that signal
 """
 import argparse
 import json
@@ -596,9 +599,85 @@ def case_badvalues():
                      "tune --threads above the limit", 2, ["--threads", f"1 to {limit}"])
 
 
+def leftovers(*dirs):
+    found = []
+    for d in dirs:
+        for root, subdirs, files in os.walk(d):
+            found += [os.path.join(root, n) for n in subdirs + files]
+    return found
+
+
+def case_killed():
+    import signal
+    import time
+    w = ARGS.work
+    tmp, out = os.path.join(w, "tmp"), os.path.join(w, "out")
+    started = os.path.join(w, "cc_started")
+    # A C compiler that says it started, then waits: the compile is then
+    # surely in code generation, with its temporary folder under $TMPDIR.
+    slow_cc = os.path.join(w, "slow_cc")
+    with open(slow_cc, "w") as f:
+        f.write(f"#!{sys.executable}\n"
+                "import os, sys, time\n"
+                "if '--version' not in sys.argv:\n"
+                f"    open({started!r}, 'w').close()\n"
+                "    time.sleep(120)\n"
+                "os.execvp('cc', ['cc'] + sys.argv[1:])\n")
+    os.chmod(slow_cc, 0o755)
+    env = dict(os.environ, TMPDIR=tmp)
+    base = [ARGS.ingot, "compile", ARGS.model, "-o", os.path.join(out, "m.ingot"), "--input-shape",
+            "input=1x1x8x8", "-q"]
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for d in (tmp, out):
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+        if os.path.exists(started):
+            os.remove(started)
+        p = subprocess.Popen(base + ["--target", "c", "--cc", slow_cc], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        deadline = time.time() + 120
+        while not os.path.exists(started) and p.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        during = leftovers(tmp)
+        check(any(os.path.basename(n).startswith("ingot-cc-") for n in during),
+              f"{sig.name}: no compiler folder in $TMPDIR while the compiler ran: {during}")
+        p.send_signal(sig)
+        try:
+            p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            check(False, f"{sig.name}: ingot did not end within 60 s")
+        check(p.returncode == -sig, f"{sig.name}: exit {p.returncode}, want death by the signal")
+        check(leftovers(tmp, out) == [], f"{sig.name}: left behind: {leftovers(tmp, out)}")
+    # Killed at moments spread over a whole llvm compile: nothing left, and
+    # the bundle is there whole or not at all.
+    for d in (tmp, out):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    t0 = time.time()
+    p = subprocess.run(base, env=env, capture_output=True)
+    took = time.time() - t0
+    check(p.returncode == 0, f"compile: {p.stderr}")
+    with open(os.path.join(out, "m.ingot"), "rb") as f:
+        good = f.read()
+    for k in range(12):
+        os.remove(os.path.join(out, "m.ingot")) if os.path.exists(os.path.join(out, "m.ingot")) else None
+        p = subprocess.Popen(base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(took * k / 12)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=120)
+        left = [n for n in leftovers(tmp, out) if n != os.path.join(out, "m.ingot")]
+        check(left == [], f"SIGTERM after {took * k / 12:.2f} s: left behind: {left}")
+        if os.path.exists(os.path.join(out, "m.ingot")):
+            with open(os.path.join(out, "m.ingot"), "rb") as f:
+                check(f.read() == good, f"SIGTERM after {took * k / 12:.2f} s: a partial bundle")
+
+
 CASES = {"flags": case_flags, "inspect": case_inspect, "corrupt": case_corrupt,
          "npy": case_npy, "run": case_run, "tuning": case_tuning, "log": case_log,
-         "targets": case_targets, "optforms": case_optforms, "badvalues": case_badvalues}
+         "targets": case_targets, "optforms": case_optforms, "badvalues": case_badvalues,
+         "killed": case_killed}
 
 
 def finish():

@@ -30,6 +30,7 @@ enum {
 int ingot_cli_compile(int argc, char** argv);
 int ingot_cli_run(int argc, char** argv);
 int ingot_cli_inspect(int argc, char** argv);
+int ingot_cli_verify(int argc, char** argv);
 int ingot_cli_check(int argc, char** argv);
 int ingot_cli_log(int argc, char** argv);
 int ingot_cli_tune(int argc, char** argv);

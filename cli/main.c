@@ -182,7 +182,9 @@ static void print_help(void) {
       "commands:\n"
       "  compile   ONNX model -> .ingot bundle\n"
       "  run       run a bundle on .npy inputs; write .npz outputs, or benchmark\n"
-      "  inspect   show a bundle's inputs, outputs, targets, sections and memory plan\n"
+      "  inspect   show a bundle's inputs, outputs, targets, sections, signer and memory plan\n"
+      "  verify    check a bundle through (format, checksums, signature, each variant's\n"
+      "            code loads) without running it\n"
       "  check     list everything in an ONNX model that Ingot cannot compile\n"
       "  tune      search each kernel's schedules, append to a tuning log\n"
       "  log       tuning logs: stats, best records, merge\n"
@@ -221,6 +223,7 @@ int main(int argc, char** argv) {
   if (strcmp(command, "compile") == 0) return ingot_cli_compile(argc - 1, argv + 1);
   if (strcmp(command, "run") == 0) return ingot_cli_run(argc - 1, argv + 1);
   if (strcmp(command, "inspect") == 0) return ingot_cli_inspect(argc - 1, argv + 1);
+  if (strcmp(command, "verify") == 0) return ingot_cli_verify(argc - 1, argv + 1);
   if (strcmp(command, "check") == 0) return ingot_cli_check(argc - 1, argv + 1);
   if (strcmp(command, "keygen") == 0) return ingot_cli_keygen(argc - 1, argv + 1);
   if (strcmp(command, "sign") == 0) return ingot_cli_sign(argc - 1, argv + 1);

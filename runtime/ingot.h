@@ -132,6 +132,13 @@ typedef struct ingot_bundle_options_t {
    * verified and its manifest read, for tools that only look: sessions
    * cannot be created). Another name: INGOT_ERROR_INVALID_ARGUMENT. */
   const char* device;
+  /* NULL: the best variant, as above. Otherwise the target string of one
+   * variant, exactly as ingot_bundle_target and `ingot inspect` spell it
+   * ("llvm x86-64-v3"): only that one is considered; open fails with
+   * INGOT_ERROR_NOT_FOUND when the bundle has no such variant and with
+   * INGOT_ERROR_UNSUPPORTED (saying why) when it does not run here. Read
+   * during the call only. Tools use it to load-check each variant. */
+  const char* target;
 } ingot_bundle_options_t;
 
 typedef struct ingot_bundle_t ingot_bundle_t;

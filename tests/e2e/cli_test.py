@@ -22,6 +22,9 @@ CASE is one of:
   badvalues a wrong option value is a usage error (exit 2, one line naming
             the option) in every subcommand; --threads: the limit in --help,
             the parser's and the runtime's are one number
+  foreign   inspect shows bundles whose only variant is for another machine
+            (aarch64 code; cuda code, skipped with exit 77 where this build
+            cannot compile CUDA), and the signer's key id
   killed    a compile stopped by SIGTERM, SIGINT or SIGHUP (in the C compiler,
             and at random moments) leaves no temporary bundle or folder in
             the output folder or in $TMPDIR, and dies of that signal
@@ -516,7 +519,7 @@ def case_optforms():
     p = ingot("run", spaced, "--bench=2", "--threads=1", "--profile")
     check(p.returncode == 0 and "(2 runs, 1 threads)" in p.stdout, f"run --bench=2: {p.stdout} {p.stderr}")
 
-    # inspect, check, keygen, sign, log.
+    # inspect, check, keygen, sign, verify, log.
     p = ingot("inspect", spaced, "--json")
     q = ingot("inspect", "--json", spaced)
     check(p.returncode == 0 and p.stdout == q.stdout, f"inspect: option order matters: {p.stderr}")
@@ -532,6 +535,8 @@ def case_optforms():
     check(p.returncode == 0 and os.path.exists(key + ".pub"), f"keygen --output=: {p.stderr}")
     p = ingot("sign", equals, f"--key={key}")
     check(p.returncode == 0, f"sign --key=: {p.stderr}")
+    p = ingot("verify", equals, f"--require-signature={key}.pub")
+    check(p.returncode == 0, f"verify --require-signature=: {p.stderr}")
     log = write_log("opt.jsonl", [record("gemm f32 m1 n4 k4", "llvm x86-64-v3", {"unroll": 2}, 0.5)])
     best = os.path.join(w, "best.jsonl")
     p = ingot("log", "best", log, f"--output={best}")
@@ -580,6 +585,7 @@ def case_badvalues():
         (["tune", ARGS.model, "-o", tlog, "--timeout=-3"], "--timeout"),
         (["tune", ARGS.model, "-o", tlog, "--input-shape", "input=1x1xeight"], "--input-shape"),
         (["tune", ARGS.model, "-o", tlog, "--target", "cuda", "-arch=sm_75"], "sm_75"),
+        (["verify", bundle, "--require-signature="], "--require-signature"),
         (["inspect", bundle, "--extract-code", "c"], "-o"),
     ]
     for argv, named in cases:
@@ -597,6 +603,72 @@ def case_badvalues():
                      ["--threads", f"1 to {limit}"])
         expect_error(ingot("tune", ARGS.model, "-o", tlog, f"--threads={limit + 1}"),
                      "tune --threads above the limit", 2, ["--threads", f"1 to {limit}"])
+
+
+def inspect_json(bundle, what):
+    p = ingot("inspect", bundle, "--json")
+    if not check(p.returncode == 0, f"inspect {what}: {p.stderr.strip()}"):
+        return None
+    return json.loads(p.stdout)
+
+
+def check_foreign(bundle, target, what):
+    """`bundle` holds one variant, for `target`, that does not run here."""
+    info = inspect_json(bundle, what)
+    if info is None:
+        return
+    check([v["target"] for v in info["variants"]] == [target], f"{what}: variants {info['variants']}")
+    check(info["loaded_target"] == "" and target in info["target_reason"],
+          f"{what}: loaded '{info['loaded_target']}', reason '{info['target_reason']}'")
+    check(info["inputs"][0]["shape"] == [1, 1, 8, 8], f"{what}: inputs {info['inputs']}")
+    check(info["signature"] == {"signed": False}, f"{what}: signature {info['signature']}")
+    p = ingot("inspect", bundle)
+    check(p.returncode == 0 and target in p.stdout and "signature: none" in p.stdout, f"{what} (text): {p.stderr}")
+    p = ingot("verify", bundle)
+    check(p.returncode == 0 and re.search(rf"variant {re.escape(target)}\s+not load-checked here: \S", p.stdout),
+          f"verify {what}: {p.stdout} {p.stderr}")
+    # Signed: inspect names the signer by the key id that sign printed.
+    key = os.path.join(ARGS.work, "k_" + what.replace(" ", "_"))
+    p = ingot("keygen", "-o", key)
+    check(p.returncode == 0, f"keygen: {p.stderr}")
+    p = ingot("sign", bundle, "--key", key)
+    m = re.search(r"key id ([0-9a-f]{8})", p.stdout)
+    if not check(p.returncode == 0 and m, f"sign {what}: {p.stdout} {p.stderr}"):
+        return
+    with open(key + ".pub") as f:
+        public = f.read().split()[1]
+    info = inspect_json(bundle, what + ", signed")
+    if info is not None:
+        check(info["signature"] == {"signed": True, "key_id": m.group(1), "public_key": public},
+              f"{what}, signed: signature {info['signature']}, signed by {m.group(1)}")
+    p = ingot("inspect", bundle)
+    check(p.returncode == 0 and f"signed by key id {m.group(1)}" in p.stdout, f"{what}, signed (text): {p.stdout}")
+
+
+def case_foreign():
+    shape = ["--input-shape", "input=1x1x8x8"]
+    bundle = os.path.join(ARGS.work, "aarch64.ingot")
+    p = ingot("compile", ARGS.model, "-o", bundle, *shape, "--target", "aarch64", "-q")
+    if check(p.returncode == 0, f"compile --target aarch64: {p.stderr.strip()}"):
+        check_foreign(bundle, "llvm aarch64", "aarch64 bundle")
+
+
+def case_foreign_cuda():
+    shape = ["--input-shape", "input=1x1x8x8"]
+    bundle = os.path.join(ARGS.work, "cuda.ingot")
+    p = ingot("compile", ARGS.model, "-o", bundle, *shape, "--target", "cuda -arch=sm_90", "-q")
+    if p.returncode != 0:
+        print(f"SKIP: this build cannot compile for cuda here: {p.stderr.strip()}")
+        sys.exit(77)
+    probe = inspect_json(bundle, "cuda bundle")
+    if probe is not None and probe["cuda_device"]["usable"]:
+        # A GPU is here: the variant loads, inspect and verify say so.
+        check(probe["loaded_target"] == "cuda -arch=sm_90" or "sm_90" in probe["target_reason"],
+              f"cuda bundle with a GPU: {probe['loaded_target']} {probe['target_reason']}")
+        p = ingot("verify", bundle)
+        check(p.returncode == 0, f"verify cuda bundle with a GPU: {p.stdout} {p.stderr}")
+        return
+    check_foreign(bundle, "cuda -arch=sm_90", "cuda bundle")
 
 
 def leftovers(*dirs):
@@ -677,7 +749,7 @@ def case_killed():
 CASES = {"flags": case_flags, "inspect": case_inspect, "corrupt": case_corrupt,
          "npy": case_npy, "run": case_run, "tuning": case_tuning, "log": case_log,
          "targets": case_targets, "optforms": case_optforms, "badvalues": case_badvalues,
-         "killed": case_killed}
+         "foreign": case_foreign, "foreign_cuda": case_foreign_cuda, "killed": case_killed}
 
 
 def finish():

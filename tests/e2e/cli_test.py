@@ -25,6 +25,8 @@ CASE is one of:
   foreign   inspect shows bundles whose only variant is for another machine
             (aarch64 code; cuda code, skipped with exit 77 where this build
             cannot compile CUDA), and the signer's key id
+  indices   out-of-range run-time indices of Gather and ScatterElements are
+            clamped, as the README says
   killed    a compile stopped by SIGTERM, SIGINT or SIGHUP (in the C compiler,
             and at random moments) leaves no temporary bundle or folder in
             the output folder or in $TMPDIR, and dies of that signal
@@ -746,10 +748,45 @@ def case_killed():
                 check(f.read() == good, f"SIGTERM after {took * k / 12:.2f} s: a partial bundle")
 
 
+def case_indices():
+    """Out-of-range run-time indices are clamped (README, Limits): Gather and
+    ScatterElements with indices past either end."""
+    import onnx
+    from onnx import TensorProto, helper
+    w = ARGS.work
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    i = helper.make_tensor_value_info("i", TensorProto.INT64, [3])
+    u = helper.make_tensor_value_info("u", TensorProto.FLOAT, [3])
+    g = helper.make_tensor_value_info("g", TensorProto.FLOAT, [3])
+    s = helper.make_tensor_value_info("s", TensorProto.FLOAT, [3])
+    graph = helper.make_graph([helper.make_node("Gather", ["x", "i"], ["g"], axis=0),
+                               helper.make_node("ScatterElements", ["x", "i", "u"], ["s"], axis=0)],
+                              "indices", [x, i, u], [g, s])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    path = os.path.join(w, "indices.onnx")
+    onnx.save(model, path)
+    bundle = os.path.join(w, "indices.ingot")
+    p = ingot("compile", path, "-o", bundle, "-q")
+    if not check(p.returncode == 0, f"compile: {p.stderr.strip()}"):
+        return
+    np.save(os.path.join(w, "x.npy"), np.array([10, 20, 30], np.float32))
+    np.save(os.path.join(w, "i.npy"), np.array([1, 7, -9], np.int64))
+    np.save(os.path.join(w, "u.npy"), np.array([1, 2, 3], np.float32))
+    out = os.path.join(w, "out.npz")
+    p = ingot("run", bundle, *[f"--input={n}={os.path.join(w, n)}.npy" for n in "xiu"], f"--output={out}")
+    if not check(p.returncode == 0, f"run: {p.stderr.strip()}"):
+        return
+    with np.load(out) as z:
+        check(z["g"].tolist() == [20, 30, 10], f"Gather at [1, 7, -9]: {z['g'].tolist()}, want [20, 30, 10]")
+        # Writes in order: index 1 gets 1, 7 -> 2 gets 2, -9 -> 0 gets 3.
+        check(z["s"].tolist() == [3, 1, 2], f"ScatterElements at [1, 7, -9]: {z['s'].tolist()}, want [3, 1, 2]")
+
+
 CASES = {"flags": case_flags, "inspect": case_inspect, "corrupt": case_corrupt,
          "npy": case_npy, "run": case_run, "tuning": case_tuning, "log": case_log,
          "targets": case_targets, "optforms": case_optforms, "badvalues": case_badvalues,
-         "foreign": case_foreign, "foreign_cuda": case_foreign_cuda, "killed": case_killed}
+         "foreign": case_foreign, "foreign_cuda": case_foreign_cuda, "killed": case_killed,
+         "indices": case_indices}
 
 
 def finish():

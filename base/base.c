@@ -228,6 +228,7 @@ ingot_status_t ingot_file_write_atomic(const char* path, const void* data, size_
     free(tmp);
     return s;
   }
+  int slot = ingot_cleanup_add_file(tmp); /* a signal while writing removes it */
   const uint8_t* p = data;
   size_t left = size;
   while (left) {
@@ -245,9 +246,11 @@ ingot_status_t ingot_file_write_atomic(const char* path, const void* data, size_
   if (!ok || rename(tmp, path) != 0) {
     ingot_status_t s = ingot_fail(INGOT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
     unlink(tmp);
+    ingot_cleanup_drop(slot);
     free(tmp);
     return s;
   }
+  ingot_cleanup_drop(slot);
   free(tmp);
   return INGOT_OK;
 }

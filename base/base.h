@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "runtime/ingot.h"
 
@@ -95,5 +96,30 @@ ingot_status_t ingot_file_read(const char* path, uint8_t** out_data, size_t* out
 /* Writes a file atomically: a temporary file beside `path`, fsync, rename.
  * On failure nothing is left at `path` (an older file there stays intact). */
 ingot_status_t ingot_file_write_atomic(const char* path, const void* data, size_t size);
+
+/* ---- cleanup on a signal ----
+ * Temporary files and folders that SIGINT, SIGTERM or SIGHUP must not leave
+ * behind: the bundle written beside its output (ingot_file_write_atomic), the
+ * private folders where the C compiler and the linker run (codegen/). Once
+ * ingot_cleanup_install has run (the `ingot` command does it first), such a
+ * signal stops the registered child tool (the same signal, then SIGKILL after
+ * about two seconds), removes every registered file, then every registered
+ * folder with the plain files directly in it, and ends the process by the
+ * same signal, so its exit status still says what happened. Only the process
+ * that installed the handlers cleans up: a forked child leaves them alone.
+ * The table is fixed (INGOT_CLEANUP_SLOTS paths of fewer than
+ * INGOT_CLEANUP_PATH_BYTES bytes) and read by the handler without locks;
+ * registration is thread-safe. When the table is full, or the path too long,
+ * add returns -1 and that path is only removed the normal way. */
+#define INGOT_CLEANUP_SLOTS 32
+#define INGOT_CLEANUP_PATH_BYTES 4096
+void ingot_cleanup_install(void);
+/* Returns a slot for ingot_cleanup_drop, or -1. Register right after
+ * creating the path; drop once it is removed or renamed to its final name. */
+int ingot_cleanup_add_file(const char* path);
+int ingot_cleanup_add_dir(const char* path);
+void ingot_cleanup_drop(int slot); /* -1: nothing */
+/* The child process working in a registered folder, 0 when it has ended. */
+void ingot_cleanup_set_child(pid_t pid);
 
 #endif /* INGOT_BASE_H_ */

@@ -31,23 +31,30 @@ int ingot_cli_check(int argc, char** argv) {
   const char* shapes[64];
   int shape_count = 0;
   bool json = false;
-  for (int i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(kCheckHelp, stdout);
-      return INGOT_CLI_EXIT_OK;
-    } else if (!strcmp(a, "--json")) {
-      json = true;
-    } else if (!strcmp(a, "--input-shape")) {
-      if (i + 1 >= argc) return ingot_cli_usage_error("check", "option '%s' needs a value", a);
-      if (shape_count == 64) return ingot_cli_usage_error("check", "too many --input-shape options%s", "");
-      shapes[shape_count++] = argv[++i];
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return ingot_cli_usage_error("check", "unknown option '%s'", a);
-    } else if (!model) {
-      model = a;
-    } else {
-      return ingot_cli_usage_error("check", "unexpected argument '%s': one model at a time", a);
+  static const struct option longs[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"json", no_argument, NULL, 256},
+      {"input-shape", required_argument, NULL, 257},
+      {NULL, 0, NULL, 0},
+  };
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "check", argc, argv, "h", longs);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    int rc = 0;
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': fputs(kCheckHelp, stdout); return INGOT_CLI_EXIT_OK;
+      case 256: json = true; break;
+      case 257:
+        if (shape_count == 64) return ingot_cli_usage_error("check", "too many --input-shape options%s", "");
+        if ((rc = ingot_cli_check_input_shape("check", args.value))) return rc;
+        shapes[shape_count++] = args.value;
+        break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        if (model) return ingot_cli_usage_error("check", "unexpected argument '%s': one model at a time", args.value);
+        model = args.value;
+        break;
+      default: return ingot_cli_usage_error("check", "unhandled option (a bug)%s", "");
     }
   }
   if (!model) return ingot_cli_usage_error("check", "no model given%s", "");

@@ -12,6 +12,8 @@
 #include "cli.h"
 #include "npy.h"
 #include "driver/driver.h"
+#include "graph/graph.h"
+#include "target/target.h"
 #include "runtime/ingot.h"
 
 typedef struct compile_options_t {
@@ -74,75 +76,122 @@ static void compile_usage(FILE* out) {
           "  -q, --quiet              print nothing on success\n");
 }
 
+enum {
+  OPT_TARGET = 256, OPT_TUNING_LOG, OPT_EMIT_C, OPT_CC, OPT_INPUT_SHAPE, OPT_CONST, OPT_DUMP_SPACE,
+  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH,
+};
+
+static const struct option kCompileOptions[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"output", required_argument, NULL, 'o'},
+    {"target", required_argument, NULL, OPT_TARGET},
+    {"tuning-log", required_argument, NULL, OPT_TUNING_LOG},
+    {"emit-c", required_argument, NULL, OPT_EMIT_C},
+    {"cc", required_argument, NULL, OPT_CC},
+    {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
+    {"const", required_argument, NULL, OPT_CONST},
+    {"dump-space", required_argument, NULL, OPT_DUMP_SPACE},
+    {"dump-schedule", no_argument, NULL, OPT_DUMP_SCHEDULE},
+    {"dump-ir", no_argument, NULL, OPT_DUMP_IR},
+    {"dump-graph", no_argument, NULL, OPT_DUMP_GRAPH},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {NULL, 0, NULL, 0},
+};
+
+/* An option value that must not be empty ("--output=" is a mistake). */
+static int need_text(const char* option, const char* value) {
+  if (value && *value) return 0;
+  return ingot_cli_usage_error("compile", "option '%s' needs a value", option);
+}
+
 static int parse_options(int argc, char** argv, compile_options_t* o) {
   memset(o, 0, sizeof(*o));
-  for (int i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    const char* value = NULL;
-#define TAKE_VALUE()                                                       \
-  do {                                                                     \
-    if (i + 1 >= argc) return ingot_cli_usage_error("compile", "option '%s' needs a value", a); \
-    value = argv[++i];                                                     \
-  } while (0)
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      compile_usage(stdout);
-      return -1;
-    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      TAKE_VALUE();
-      o->output = value;
-    } else if (!strcmp(a, "--target")) {
-      TAKE_VALUE();
-      if (o->target_count == 8) return ingot_cli_usage_error("compile", "at most 8 --target options%s", "");
-      int next = i + 1;
-      const char* joined = ingot_cli_target_join(argc, argv, &next, value, o->target_text[o->target_count],
-                                                 sizeof o->target_text[0]);
-      if (!joined) return ingot_cli_usage_error("compile", "target '%s ...': too long", value);
-      i = next - 1;
-      o->targets[o->target_count++] = joined;
-    } else if (!strcmp(a, "--tuning-log")) {
-      TAKE_VALUE();
-      o->tuning_log = value;
-    } else if (!strcmp(a, "--emit-c")) {
-      TAKE_VALUE();
-      o->emit_c = value;
-    } else if (!strcmp(a, "--cc")) {
-      TAKE_VALUE();
-      o->cc = value;
-    } else if (!strcmp(a, "--input-shape")) {
-      TAKE_VALUE();
-      if (o->input_shape_count == 64) return ingot_cli_usage_error("compile", "too many --input-shape options%s", "");
-      o->input_shapes[o->input_shape_count++] = value;
-    } else if (!strcmp(a, "--const")) {
-      TAKE_VALUE();
-      if (o->const_count == 64) return ingot_cli_usage_error("compile", "too many --const options%s", "");
-      if (!strchr(value, '=') || value[0] == '=')
-        return ingot_cli_usage_error("compile", "--const takes NAME=FILE.npy, not '%s'", value);
-      o->consts[o->const_count++] = value;
-    } else if (!strcmp(a, "--dump-space")) {
-      TAKE_VALUE();
-      o->dump_space = value;
-    } else if (!strcmp(a, "--dump-schedule")) {
-      o->dump_schedule = true;
-    } else if (!strcmp(a, "--dump-ir")) {
-      o->dump_ir = true;
-    } else if (!strcmp(a, "--dump-graph")) {
-      o->dump_graph = true;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      o->quiet = true;
-    } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-      o->verbose = true;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return ingot_cli_usage_error("compile", "unknown option '%s'", a);
-    } else if (!o->model) {
-      o->model = a;
-    } else {
-      return ingot_cli_usage_error("compile", "unexpected argument '%s': one model at a time", a);
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "compile", argc, argv, "ho:qv", kCompileOptions);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    const char* value = args.value;
+    int rc = 0;
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': compile_usage(stdout); return -1;
+      case 'o':
+        if ((rc = need_text("--output", value))) return rc;
+        o->output = value;
+        break;
+      case OPT_TARGET: {
+        if ((rc = need_text("--target", value))) return rc;
+        if (o->target_count == 8) return ingot_cli_usage_error("compile", "at most 8 --target options%s", "");
+        const char* joined = ingot_cli_args_target(&args, o->target_text[o->target_count], sizeof o->target_text[0]);
+        if (!joined) return ingot_cli_usage_error("compile", "target '%s ...': too long", value);
+        if ((rc = ingot_cli_check_target("compile", joined))) return rc;
+        o->targets[o->target_count++] = joined;
+        break;
+      }
+      case OPT_TUNING_LOG:
+        if ((rc = need_text("--tuning-log", value))) return rc;
+        o->tuning_log = value;
+        break;
+      case OPT_EMIT_C:
+        if ((rc = need_text("--emit-c", value))) return rc;
+        o->emit_c = value;
+        break;
+      case OPT_CC:
+        if ((rc = need_text("--cc", value))) return rc;
+        o->cc = value;
+        break;
+      case OPT_INPUT_SHAPE:
+        if (o->input_shape_count == 64) return ingot_cli_usage_error("compile", "too many --input-shape options%s", "");
+        if ((rc = ingot_cli_check_input_shape("compile", value))) return rc;
+        o->input_shapes[o->input_shape_count++] = value;
+        break;
+      case OPT_CONST:
+        if (o->const_count == 64) return ingot_cli_usage_error("compile", "too many --const options%s", "");
+        if (!strchr(value, '=') || value[0] == '=')
+          return ingot_cli_usage_error("compile", "--const takes NAME=FILE.npy, not '%s'", value);
+        o->consts[o->const_count++] = value;
+        break;
+      case OPT_DUMP_SPACE:
+        if ((rc = need_text("--dump-space", value))) return rc;
+        o->dump_space = value;
+        break;
+      case OPT_DUMP_SCHEDULE: o->dump_schedule = true; break;
+      case OPT_DUMP_IR: o->dump_ir = true; break;
+      case OPT_DUMP_GRAPH: o->dump_graph = true; break;
+      case 'q': o->quiet = true; break;
+      case 'v': o->verbose = true; break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        if (o->model) return ingot_cli_usage_error("compile", "unexpected argument '%s': one model at a time", value);
+        o->model = value;
+        break;
+      default: return ingot_cli_usage_error("compile", "unhandled option (a bug)%s", "");
     }
-#undef TAKE_VALUE
   }
   /* No --target: the driver's default (llvm, or c in a build without LLVM). */
   if (!o->model) return ingot_cli_usage_error("compile", "no model given%s", "");
   if (!o->output) return ingot_cli_usage_error("compile", "no output given: add -o OUT.ingot%s", "");
+  return 0;
+}
+
+/* Shared with check and tune (cli.h); here, with the compiler, because a
+ * runtime-only build of this command has none. */
+int ingot_cli_check_input_shape(const char* command, const char* spec) {
+  const char* eq = strrchr(spec, '=');
+  int32_t rank = 0;
+  int64_t dims[INGOT_MAX_RANK];
+  if (!eq || eq == spec)
+    return ingot_cli_usage_error(command, "--input-shape takes NAME=DIMS, e.g. input=1x3x224x224, not '%s'", spec);
+  if (!ingot_graph_dims_parse(eq + 1, &rank, dims))
+    return ingot_cli_usage_error(command, "--input-shape '%s': '%s' is not a list of dimensions like 1x3x224x224 "
+                                 "(at most %u)", spec, eq + 1, (unsigned)INGOT_MAX_RANK);
+  return 0;
+}
+
+int ingot_cli_check_target(const char* command, const char* target) {
+  ingot_target_t t;
+  ingot_compiler_error_clear();
+  if (ingot_target_parse(target, &t) != INGOT_OK)
+    return ingot_cli_usage_error(command, "%s", ingot_compiler_error());
   return 0;
 }
 

@@ -20,13 +20,15 @@ static const char kInspectHelp[] =
     "Shows a bundle's inputs and outputs (name, dtype, shape), its code targets (CPU\n"
     "variants) and the one this machine loads and why, each variant's loader, code\n"
     "and weights sections and launch records, its sections (kind, codec, stored and\n"
-    "raw size) and its memory plan (arena bytes beside the planner's lower bound).\n"
+    "raw size), the signer's key id and its memory plan (arena bytes beside the\n"
+    "planner's lower bound).\n"
     "The bundle is verified first.\n"
     "\n"
     "options:\n"
     "  --json      print one JSON object (keys: format_version, file_bytes, inputs,\n"
     "              outputs, targets, loaded_target, target_reason, loaded_device,\n"
-    "              cuda_device and rocm_device {usable, why}, variants, sections, arena_bytes,\n"
+    "              cuda_device and rocm_device {usable, why}, variants, signature\n"
+    "              {signed, key_id, public_key}, sections, arena_bytes,\n"
     "              arena_lower_bound_bytes)\n"
     "  --extract-code TARGET -o PATH\n"
     "              write the code of the variant for TARGET (as `targets` lists it),\n"
@@ -206,6 +208,24 @@ static uint32_t weights_users(const inspect_variant_t* vs, uint32_t count, uint3
   return users;
 }
 
+/* The signer, from the SIGNATURE section (not checked here: `ingot verify`
+ * does that): "" when unsigned, else the key id (the first four bytes of
+ * the public key, as `ingot keygen` and `ingot sign` print it) and the whole
+ * key in hex. */
+static void signer_text(const uint8_t* bytes, const inspect_section_t* sections, uint32_t count, char key_id[9],
+                        char public_key[2 * INGOT_SIGNATURE_PUBLIC_KEY_BYTES + 1]) {
+  key_id[0] = public_key[0] = '\0';
+  for (uint32_t i = 0; i < count; ++i) {
+    if (sections[i].kind != INGOT_SECTION_SIGNATURE || sections[i].stored_size != sizeof(ingot_signature_record_t))
+      continue;
+    ingot_signature_record_t r;
+    memcpy(&r, bytes + sections[i].offset, sizeof r);
+    for (uint32_t b = 0; b < INGOT_SIGNATURE_PUBLIC_KEY_BYTES; ++b)
+      snprintf(public_key + 2 * b, 3, "%02x", r.public_key[b]);
+    snprintf(key_id, 9, "%.8s", public_key);
+  }
+}
+
 /* "kernel only" or "grid 4x1x1, block 256x1x1, 0 B shared (step 0)". */
 static void launch_text(const inspect_variant_t* v, char* out, size_t cap) {
   if (v->grid_steps == 0) {
@@ -276,7 +296,8 @@ static int extract_code(const char* path, const uint8_t* bytes, const inspect_se
 
 static int inspect_main(const char* path, bool as_json, const char* extract_target, const char* extract_path) {
   int rc = INGOT_CLI_EXIT_FAILURE;
-  ingot_bundle_t* bundle = NULL;
+  ingot_bundle_t* bundle = NULL;        /* no code loaded: what the bundle holds */
+  ingot_bundle_t* loaded_bundle = NULL; /* the variant this machine loads, if any */
   uint8_t* bytes = NULL;
   size_t size = 0;
   inspect_section_t* sections = NULL;
@@ -286,20 +307,19 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
   inspect_variant_t* variants = NULL;
   uint32_t variant_count = 0;
 
-  ingot_status_t s = ingot_bundle_open_file(path, NULL, &bundle);
-  char no_variant[512] = "";
-  if (s == INGOT_ERROR_UNSUPPORTED) {
-    /* No variant runs here (GPU code on a machine without that GPU): still
-     * a valid bundle to look at; opened again loading no code. */
-    snprintf(no_variant, sizeof no_variant, "%s", ingot_last_error());
-    ingot_bundle_options_t look = {.device = "none"};
-    s = ingot_bundle_open_file(path, &look, &bundle);
-  }
+  /* First verified and read with no code loaded, so that any well-formed
+   * bundle is shown, whatever machine its variants are for; then opened as
+   * a program would, only to say which variant loads here and why. */
+  ingot_bundle_options_t look = {.device = "none"};
+  ingot_status_t s = ingot_bundle_open_file(path, &look, &bundle);
   if (s) {
     rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "cannot open bundle '%s': %s (%s)", path,
                          ingot_last_error(), ingot_status_name(s));
     goto done;
   }
+  char no_variant[1024] = "";
+  s = ingot_bundle_open_file(path, NULL, &loaded_bundle);
+  if (s) snprintf(no_variant, sizeof no_variant, "%s", ingot_last_error());
 
   if (ingot_file_read(path, &bytes, &size) != INGOT_OK) {
     rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
@@ -333,12 +353,14 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
   }
   uint64_t arena = ingot_bundle_arena_bytes(bundle);
   uint64_t lower = ingot_bundle_arena_lower_bound(bundle);
-  const char* loaded = ingot_bundle_target(bundle);
+  const char* loaded = loaded_bundle ? ingot_bundle_target(loaded_bundle) : "";
   if (!loaded) loaded = "";
-  const char* reason = no_variant[0] ? no_variant : ingot_bundle_target_reason(bundle);
+  const char* reason = loaded_bundle ? ingot_bundle_target_reason(loaded_bundle) : no_variant;
   char cuda_why[256], rocm_why[256];
   int cuda_ok = ingot_device_probe("cuda", cuda_why, sizeof cuda_why);
   int rocm_ok = ingot_device_probe("rocm", rocm_why, sizeof rocm_why);
+  char signer_id[9], signer_key[2 * INGOT_SIGNATURE_PUBLIC_KEY_BYTES + 1];
+  signer_text(bytes, sections, section_count, signer_id, signer_key);
 
   if (as_json) {
     json_t* root = json_object();
@@ -367,7 +389,7 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
     json_object_set_new(root, "targets", targets);
     json_object_set_new(root, "loaded_target", json_string(loaded));
     json_object_set_new(root, "target_reason", json_string(reason));
-    json_object_set_new(root, "loaded_device", json_string(ingot_bundle_device(bundle)));
+    json_object_set_new(root, "loaded_device", json_string(loaded_bundle ? ingot_bundle_device(loaded_bundle) : ""));
     json_object_set_new(root, "cuda_device", json_pack("{s:b, s:s}", "usable", cuda_ok, "why", cuda_why));
     json_object_set_new(root, "rocm_device", json_pack("{s:b, s:s}", "usable", rocm_ok, "why", rocm_why));
     json_t* vars = json_array();
@@ -384,6 +406,10 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
                           launch));
     }
     json_object_set_new(root, "variants", vars);
+    json_object_set_new(root, "signature",
+                        signer_id[0] ? json_pack("{s:b, s:s, s:s}", "signed", 1, "key_id", signer_id, "public_key",
+                                                 signer_key)
+                                     : json_pack("{s:b}", "signed", 0));
     json_object_set_new(root, "sections", secs);
     json_object_set_new(root, "arena_bytes", json_integer((json_int_t)arena));
     json_object_set_new(root, "arena_lower_bound_bytes", json_integer((json_int_t)lower));
@@ -420,6 +446,11 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
              r->weights_section, (unsigned long long)sections[r->weights_section].raw_size,
              users > 1 ? ", shared" : "", launch);
     }
+    if (signer_id[0])
+      printf("signature: signed by key id %s (public key %s; not checked here: ingot verify)\n", signer_id,
+             signer_key);
+    else
+      printf("signature: none\n");
     printf("sections:\n");
     printf("  %-10s %-6s %12s %12s  %s\n", "kind", "codec", "stored", "raw", "target");
     for (uint32_t i = 0; i < section_count; ++i) {
@@ -444,8 +475,19 @@ done:
   free(sections);
   free(bytes);
   if (bundle) ingot_bundle_release(bundle);
+  if (loaded_bundle) ingot_bundle_release(loaded_bundle);
   return rc;
 }
+
+enum { OPT_JSON = 256, OPT_EXTRACT_CODE };
+
+static const struct option kInspectOptions[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"extract-code", required_argument, NULL, OPT_EXTRACT_CODE},
+    {"output", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
+};
 
 int ingot_cli_inspect(int argc, char** argv) {
   const char* path = NULL;
@@ -453,31 +495,27 @@ int ingot_cli_inspect(int argc, char** argv) {
   const char* extract_target = NULL;
   const char* extract_path = NULL;
   char target_text[INGOT_CLI_TARGET_BYTES];
-  for (int i = 1; i < argc; ++i) {
-    const char* arg = argv[i];
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      fputs(kInspectHelp, stdout);
-      return INGOT_CLI_EXIT_OK;
-    }
-    if (strcmp(arg, "--json") == 0) {
-      as_json = true;
-    } else if (strcmp(arg, "--extract-code") == 0 || strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
-      if (i + 1 >= argc) return ingot_cli_usage_error("inspect", "%s needs a value", arg);
-      if (strcmp(arg, "--extract-code") != 0) {
-        extract_path = argv[++i];
-      } else {
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "inspect", argc, argv, "ho:", kInspectOptions);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': fputs(kInspectHelp, stdout); return INGOT_CLI_EXIT_OK;
+      case OPT_JSON: as_json = true; break;
+      case 'o':
+        if (!*args.value) return ingot_cli_usage_error("inspect", "-o needs a PATH");
+        extract_path = args.value;
+        break;
+      case OPT_EXTRACT_CODE:
         /* The target's options may follow unquoted, as after --target. */
-        int next = i + 2;
-        extract_target = ingot_cli_target_join(argc, argv, &next, argv[i + 1], target_text, sizeof target_text);
-        if (!extract_target) return ingot_cli_usage_error("inspect", "target '%s ...': too long", argv[i + 1]);
-        i = next - 1;
-      }
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return ingot_cli_usage_error("inspect", "unknown option '%s'", arg);
-    } else if (path) {
-      return ingot_cli_usage_error("inspect", "unexpected argument '%s' (one bundle at a time)", arg);
-    } else {
-      path = arg;
+        extract_target = ingot_cli_args_target(&args, target_text, sizeof target_text);
+        if (!extract_target) return ingot_cli_usage_error("inspect", "target '%s ...': too long", args.value);
+        break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        if (path) return ingot_cli_usage_error("inspect", "unexpected argument '%s' (one bundle at a time)", args.value);
+        path = args.value;
+        break;
+      default: return ingot_cli_usage_error("inspect", "unhandled option (a bug)");
     }
   }
   if (!path) return ingot_cli_usage_error("inspect", "no bundle given");

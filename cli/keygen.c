@@ -50,6 +50,7 @@ static ingot_status_t write_new_file(const char* path, const char* text, mode_t 
     free(tmp);
     return s;
   }
+  int slot = ingot_cleanup_add_file(tmp);
   size_t left = strlen(text);
   const char* p = text;
   while (left) {
@@ -72,6 +73,7 @@ static ingot_status_t write_new_file(const char* path, const char* text, mode_t 
             : ingot_fail(INGOT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
   }
   unlink(tmp);
+  ingot_cleanup_drop(slot);
   free(tmp);
   return s;
 }
@@ -147,21 +149,25 @@ ingot_status_t ingot_cli_key_read(const char* path, bool secret, uint8_t* out) {
 
 int ingot_cli_keygen(int argc, char** argv) {
   const char* output = NULL;
-  for (int i = 1; i < argc;) {
-    const char* arg = argv[i];
-    const char* value = NULL;
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      fputs(kKeygenHelp, stdout);
-      return INGOT_CLI_EXIT_OK;
+  static const struct option longs[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"output", required_argument, NULL, 'o'},
+      {NULL, 0, NULL, 0},
+  };
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "keygen", argc, argv, "ho:", longs);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': fputs(kKeygenHelp, stdout); return INGOT_CLI_EXIT_OK;
+      case 'o':
+        if (!*args.value) return ingot_cli_usage_error("keygen", "--output needs a NAME");
+        output = args.value;
+        break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        return ingot_cli_usage_error("keygen", "unexpected argument '%s' (use -o NAME)", args.value);
+      default: return ingot_cli_usage_error("keygen", "unhandled option (a bug)");
     }
-    if (ingot_cli_flag_value(argc, argv, &i, "--output", &value) ||
-        ingot_cli_flag_value(argc, argv, &i, "-o", &value)) {
-      if (!value || !*value) return ingot_cli_usage_error("keygen", "--output needs a NAME");
-      output = value;
-      continue;
-    }
-    if (arg[0] == '-' && arg[1] != '\0') return ingot_cli_usage_error("keygen", "unknown option '%s'", arg);
-    return ingot_cli_usage_error("keygen", "unexpected argument '%s' (use -o NAME)", arg);
   }
   if (!output) return ingot_cli_usage_error("keygen", "no output given: add -o NAME");
   if (sodium_init() < 0) return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "libsodium failed to initialize");

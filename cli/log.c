@@ -51,23 +51,28 @@ int ingot_cli_log(int argc, char** argv) {
   uint32_t input_count = 0;
   const char* output = NULL;
   bool json = false;
-  for (int i = 2; i < argc; ++i) {
-    const char* a = argv[i];
-    const char* value = NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      log_usage(stdout);
-      return INGOT_CLI_EXIT_OK;
-    } else if (!strcmp(a, "-o") || ingot_cli_flag_value(argc, argv, &i, "--output", &value)) {
-      if (!strcmp(a, "-o")) value = i + 1 < argc ? argv[++i] : NULL;
-      if (!value) return ingot_cli_usage_error("log", "option '%s' needs a value", a);
-      output = value;
-    } else if (!strcmp(a, "--json")) {
-      json = true;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return ingot_cli_usage_error("log", "unknown option '%s'", a);
-    } else {
-      if (input_count == LOG_MAX_INPUTS) return ingot_cli_usage_error("log", "at most %d logs", LOG_MAX_INPUTS);
-      inputs[input_count++] = a;
+  static const struct option longs[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"output", required_argument, NULL, 'o'},
+      {"json", no_argument, NULL, 256},
+      {NULL, 0, NULL, 0},
+  };
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "log", argc - 1, argv + 1, "ho:", longs);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': log_usage(stdout); return INGOT_CLI_EXIT_OK;
+      case 'o':
+        if (!*args.value) return ingot_cli_usage_error("log", "option '--output' needs a value%s", "");
+        output = args.value;
+        break;
+      case 256: json = true; break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        if (input_count == LOG_MAX_INPUTS) return ingot_cli_usage_error("log", "at most %d logs", LOG_MAX_INPUTS);
+        inputs[input_count++] = args.value;
+        break;
+      default: return ingot_cli_usage_error("log", "unhandled option (a bug)%s", "");
     }
   }
   if (input_count == 0) return ingot_cli_usage_error("log", "%s: no log given", sub);

@@ -53,20 +53,84 @@ void ingot_cli_note(const char* fmt, ...) {
   va_end(args);
 }
 
-bool ingot_cli_flag_value(int argc, char** argv, int* i, const char* flag,
-                          const char** out_value) {
-  const char* arg = argv[*i];
-  size_t n = strlen(flag);
-  if (strncmp(arg, flag, n) != 0) return false;
-  if (arg[n] == '=') {
-    *out_value = arg + n + 1;
-    *i += 1;
-    return true;
+void ingot_cli_args_init(ingot_cli_args_t* args, const char* command, int argc, char** argv,
+                         const char* shorts, const struct option* longs) {
+  memset(args, 0, sizeof *args);
+  args->command = command;
+  args->argc = argc;
+  args->argv = argv;
+  args->longs = longs;
+  /* '-': non-options come back in order (code 1); ':': a missing value is
+   * ':', not '?', and getopt prints nothing itself. */
+  snprintf(args->shorts, sizeof args->shorts, "-:%s", shorts);
+  opterr = 0;
+  optind = 0; /* glibc and musl: start a fresh parse */
+}
+
+/* The long option whose val is `val`, or NULL. */
+static const struct option* long_by_val(const ingot_cli_args_t* args, int val) {
+  for (const struct option* o = args->longs; o && o->name; ++o)
+    if (o->val == val) return o;
+  return NULL;
+}
+
+/* A usage error for the argument at argv[word] (what getopt refused). */
+static int args_error(ingot_cli_args_t* args, int code, int word) {
+  const char* text = word < args->argc ? args->argv[word] : "";
+  int c = optopt;
+  if (code == ':') {
+    const struct option* o = c >= 256 || strncmp(text, "--", 2) == 0 ? long_by_val(args, c) : NULL;
+    if (o) ingot_cli_usage_error(args->command, "option '--%s' needs a value", o->name);
+    else ingot_cli_usage_error(args->command, "option '-%c' needs a value", c);
+    return INGOT_CLI_ARG_BAD;
   }
-  if (arg[n] != '\0') return false;
-  *out_value = (*i + 1 < argc) ? argv[*i + 1] : NULL;
-  *i += (*i + 1 < argc) ? 2 : 1;
-  return true;
+  if (strncmp(text, "--", 2) == 0) {
+    /* An unknown or ambiguous long name, or a value given to a flag. */
+    const char* eq = strchr(text, '=');
+    int n = eq ? (int)(eq - text) : (int)strlen(text);
+    if (c != 0 && eq) {
+      ingot_cli_usage_error(args->command, "option '%.*s' takes no value", n, text);
+      return INGOT_CLI_ARG_BAD;
+    }
+    char which[256] = "";
+    int matches = 0;
+    size_t used = 0;
+    for (const struct option* o = args->longs; o && o->name && n > 2; ++o) {
+      if (strncmp(o->name, text + 2, (size_t)n - 2) != 0) continue;
+      ++matches;
+      if (used < sizeof which)
+        used += (size_t)snprintf(which + used, sizeof which - used, "%s--%s", used ? ", " : "", o->name);
+    }
+    if (matches > 1)
+      ingot_cli_usage_error(args->command, "ambiguous option '%.*s' (%s)", n, text, which);
+    else
+      ingot_cli_usage_error(args->command, "unknown option '%.*s'", n, text);
+    return INGOT_CLI_ARG_BAD;
+  }
+  /* A short option: the whole word when it is the word's first letter
+   * ("-arch=sm_90" where no target came before). */
+  if (text[0] == '-' && text[1] == (char)c)
+    ingot_cli_usage_error(args->command, "unknown option '%s'", text);
+  else
+    ingot_cli_usage_error(args->command, "unknown option '-%c' in '%s'", c, text);
+  return INGOT_CLI_ARG_BAD;
+}
+
+int ingot_cli_args_next(ingot_cli_args_t* args) {
+  args->value = NULL;
+  if (!args->rest) {
+    int word = optind > 0 ? optind : 1;
+    int c = getopt_long(args->argc, args->argv, args->shorts, args->longs, NULL);
+    if (c == '?' || c == ':') return args_error(args, c, word);
+    if (c != -1) {
+      args->value = optarg;
+      return c;
+    }
+    args->rest = true; /* the end, or "--" */
+  }
+  if (optind >= args->argc) return INGOT_CLI_ARG_END;
+  args->value = args->argv[optind++];
+  return INGOT_CLI_ARG_POSITIONAL;
 }
 
 static bool is_target_option(const char* arg) {
@@ -76,12 +140,15 @@ static bool is_target_option(const char* arg) {
   return false;
 }
 
-const char* ingot_cli_target_join(int argc, char** argv, int* i, const char* value, char* buf, size_t cap) {
-  if (*i >= argc || !is_target_option(argv[*i])) return value;
+const char* ingot_cli_args_target(ingot_cli_args_t* args, char* buf, size_t cap) {
+  const char* value = args->value;
+  /* After an option with its value, getopt has finished that word (or two):
+   * optind is the next one, which may be moved past in in-order mode. */
+  if (optind >= args->argc || !is_target_option(args->argv[optind])) return value;
   int n = snprintf(buf, cap, "%s", value);
-  for (; *i < argc && is_target_option(argv[*i]); ++*i) {
+  for (; optind < args->argc && is_target_option(args->argv[optind]); ++optind) {
     if (n < 0 || (size_t)n >= cap) return NULL;
-    n += snprintf(buf + n, cap - (size_t)n, " %s", argv[*i]);
+    n += snprintf(buf + n, cap - (size_t)n, " %s", args->argv[optind]);
   }
   return n >= 0 && (size_t)n < cap ? buf : NULL;
 }
@@ -115,7 +182,9 @@ static void print_help(void) {
       "commands:\n"
       "  compile   ONNX model -> .ingot bundle\n"
       "  run       run a bundle on .npy inputs; write .npz outputs, or benchmark\n"
-      "  inspect   show a bundle's inputs, outputs, targets, sections and memory plan\n"
+      "  inspect   show a bundle's inputs, outputs, targets, sections, signer and memory plan\n"
+      "  verify    check a bundle through (format, checksums, signature, each variant's\n"
+      "            code loads) without running it\n"
       "  check     list everything in an ONNX model that Ingot cannot compile\n"
       "  tune      search each kernel's schedules, append to a tuning log\n"
       "  log       tuning logs: stats, best records, merge\n"
@@ -135,6 +204,8 @@ static void print_help(void) {
 }
 
 int main(int argc, char** argv) {
+  /* SIGINT, SIGTERM, SIGHUP: temporary bundles and tool folders go first. */
+  ingot_cleanup_install();
   if (argc < 2) {
     return ingot_cli_usage_error(NULL, "no command given");
   }
@@ -152,6 +223,7 @@ int main(int argc, char** argv) {
   if (strcmp(command, "compile") == 0) return ingot_cli_compile(argc - 1, argv + 1);
   if (strcmp(command, "run") == 0) return ingot_cli_run(argc - 1, argv + 1);
   if (strcmp(command, "inspect") == 0) return ingot_cli_inspect(argc - 1, argv + 1);
+  if (strcmp(command, "verify") == 0) return ingot_cli_verify(argc - 1, argv + 1);
   if (strcmp(command, "check") == 0) return ingot_cli_check(argc - 1, argv + 1);
   if (strcmp(command, "keygen") == 0) return ingot_cli_keygen(argc - 1, argv + 1);
   if (strcmp(command, "sign") == 0) return ingot_cli_sign(argc - 1, argv + 1);

@@ -24,7 +24,7 @@ static const char kRunHelp[] =
     "  --input FILE.npy       data for the next input not named explicitly, in order\n"
     "  --output FILE.npz      write every output to an .npz (member NAME.npy; '/' in\n"
     "                         names becomes '_'); without it, print a summary\n"
-    "  --threads N            worker threads (default: one per CPU)\n"
+    "  --threads N            threads, 1 to %u (default: one per CPU, at most %u)\n"
     "  --device KIND          run a variant of this kind only: cpu, cuda, rocm, or auto\n"
     "                         (default: a GPU variant when a matching device exists,\n"
     "                         else a CPU one); a forced kind that cannot run here fails\n"
@@ -321,88 +321,86 @@ static bool is_regular_file(const char* path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+enum { OPT_INPUT = 256, OPT_THREADS, OPT_BENCH, OPT_SEED, OPT_DEVICE, OPT_REQUIRE_SIGNATURE, OPT_PROFILE };
+
+static const struct option kRunOptions[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"input", required_argument, NULL, OPT_INPUT},
+    {"output", required_argument, NULL, 'o'},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"bench", required_argument, NULL, OPT_BENCH},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"require-signature", required_argument, NULL, OPT_REQUIRE_SIGNATURE},
+    {"profile", no_argument, NULL, OPT_PROFILE},
+    {"verbose", no_argument, NULL, 'v'},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse_options(int argc, char** argv, run_options_t* o) {
-  for (int i = 1; i < argc;) {
-    const char* arg = argv[i];
-    const char* value = NULL;
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      fputs(kRunHelp, stdout);
-      return -1;
-    }
-    if (ingot_cli_flag_value(argc, argv, &i, "--input", &value)) {
-      if (!value || !*value) return ingot_cli_usage_error("run", "--input needs NAME=FILE.npy");
-      run_input_arg_t in = {NULL, value};
-      const char* eq = strchr(value, '=');
-      /* NAME=FILE, unless the whole text names an existing file. */
-      if (eq && !is_regular_file(value)) {
-        size_t n = (size_t)(eq - value);
-        char* name = ingot_xmalloc(n + 1);
-        memcpy(name, value, n);
-        name[n] = '\0';
-        in.name = name;
-        in.path = eq + 1;
-        if (!*in.path) return ingot_cli_usage_error("run", "--input '%s' names no file", value);
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "run", argc, argv, "ho:v", kRunOptions);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    const char* value = args.value;
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': printf(kRunHelp, INGOT_CLI_THREADS_MAX, INGOT_CLI_THREADS_MAX); return -1;
+      case OPT_INPUT: {
+        if (!*value) return ingot_cli_usage_error("run", "--input needs NAME=FILE.npy");
+        run_input_arg_t in = {NULL, value};
+        const char* eq = strchr(value, '=');
+        /* NAME=FILE, unless the whole text names an existing file. */
+        if (eq && !is_regular_file(value)) {
+          size_t n = (size_t)(eq - value);
+          char* name = ingot_xmalloc(n + 1);
+          memcpy(name, value, n);
+          name[n] = '\0';
+          in.name = name;
+          in.path = eq + 1;
+          if (!*in.path || !n) {
+            free(name);
+            return ingot_cli_usage_error("run", "--input '%s' needs NAME=FILE.npy", value);
+          }
+        }
+        o->inputs = ingot_xrealloc(o->inputs, sizeof(run_input_arg_t) * (size_t)(o->input_count + 1));
+        o->inputs[o->input_count++] = in;
+        break;
       }
-      o->inputs = ingot_xrealloc(o->inputs, sizeof(run_input_arg_t) * (size_t)(o->input_count + 1));
-      o->inputs[o->input_count++] = in;
-      continue;
+      case 'o':
+        if (!*value) return ingot_cli_usage_error("run", "--output needs FILE.npz");
+        o->output_path = value;
+        break;
+      case OPT_THREADS:
+        if (!ingot_cli_parse_int(value, 1, INGOT_CLI_THREADS_MAX, &o->threads))
+          return ingot_cli_usage_error("run", "--threads needs an integer from 1 to %u, not '%s'",
+                                       INGOT_CLI_THREADS_MAX, value);
+        break;
+      case OPT_BENCH:
+        if (!ingot_cli_parse_int(value, 1, 1000000, &o->bench))
+          return ingot_cli_usage_error("run", "--bench needs a run count from 1 to 1000000, not '%s'", value);
+        break;
+      case OPT_SEED:
+        if (!ingot_cli_parse_int(value, 0, INT64_MAX, &o->seed))
+          return ingot_cli_usage_error("run", "--seed needs a non-negative integer, not '%s'", value);
+        break;
+      case OPT_DEVICE:
+        if (strcmp(value, "auto") != 0 && strcmp(value, "cpu") != 0 && strcmp(value, "cuda") != 0 &&
+            strcmp(value, "rocm") != 0)
+          return ingot_cli_usage_error("run", "--device needs cpu, cuda, rocm or auto, not '%s'", value);
+        o->device = value;
+        break;
+      case OPT_REQUIRE_SIGNATURE:
+        if (!*value) return ingot_cli_usage_error("run", "--require-signature needs a public key file");
+        o->public_key_path = value;
+        break;
+      case OPT_PROFILE: o->profile = true; break;
+      case 'v': o->verbose = true; break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        if (o->bundle_path) return ingot_cli_usage_error("run", "unexpected argument '%s' (one bundle per run)", value);
+        o->bundle_path = value;
+        break;
+      default: return ingot_cli_usage_error("run", "unhandled option (a bug)");
     }
-    if (ingot_cli_flag_value(argc, argv, &i, "--output", &value) ||
-        ingot_cli_flag_value(argc, argv, &i, "-o", &value)) {
-      if (!value || !*value) return ingot_cli_usage_error("run", "--output needs FILE.npz");
-      o->output_path = value;
-      continue;
-    }
-    if (ingot_cli_flag_value(argc, argv, &i, "--threads", &value)) {
-      if (!ingot_cli_parse_int(value, 1, 4096, &o->threads)) {
-        return ingot_cli_usage_error("run", "--threads needs an integer from 1 to 4096, not '%s'",
-                                     value ? value : "");
-      }
-      continue;
-    }
-    if (ingot_cli_flag_value(argc, argv, &i, "--bench", &value)) {
-      if (!ingot_cli_parse_int(value, 1, 1000000, &o->bench)) {
-        return ingot_cli_usage_error("run", "--bench needs a run count from 1 to 1000000, not '%s'",
-                                     value ? value : "");
-      }
-      continue;
-    }
-    if (ingot_cli_flag_value(argc, argv, &i, "--seed", &value)) {
-      if (!ingot_cli_parse_int(value, 0, INT64_MAX, &o->seed)) {
-        return ingot_cli_usage_error("run", "--seed needs a non-negative integer, not '%s'",
-                                     value ? value : "");
-      }
-      continue;
-    }
-    if (ingot_cli_flag_value(argc, argv, &i, "--device", &value)) {
-      if (!value || (strcmp(value, "auto") != 0 && strcmp(value, "cpu") != 0 && strcmp(value, "cuda") != 0 &&
-                     strcmp(value, "rocm") != 0))
-        return ingot_cli_usage_error("run", "--device needs cpu, cuda, rocm or auto, not '%s'",
-                                     value ? value : "");
-      o->device = value;
-      continue;
-    }
-    if (ingot_cli_flag_value(argc, argv, &i, "--require-signature", &value)) {
-      if (!value || !*value) return ingot_cli_usage_error("run", "--require-signature needs a public key file");
-      o->public_key_path = value;
-      continue;
-    }
-    if (strcmp(arg, "--profile") == 0) {
-      o->profile = true;
-      ++i;
-      continue;
-    }
-    if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
-      o->verbose = true;
-      ++i;
-      continue;
-    }
-    if (arg[0] == '-' && arg[1] != '\0') return ingot_cli_usage_error("run", "unknown option '%s'", arg);
-    if (o->bundle_path) {
-      return ingot_cli_usage_error("run", "unexpected argument '%s' (one bundle per run)", arg);
-    }
-    o->bundle_path = arg;
-    ++i;
   }
   if (!o->bundle_path) return ingot_cli_usage_error("run", "no bundle given");
   if (o->profile && o->bench == 0) return ingot_cli_usage_error("run", "--profile needs --bench N");

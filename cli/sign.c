@@ -169,22 +169,27 @@ static ingot_status_t sign_bundle(const char* path, const uint8_t* file, size_t 
 int ingot_cli_sign(int argc, char** argv) {
   const char* bundle_path = NULL;
   const char* key_path = NULL;
-  for (int i = 1; i < argc;) {
-    const char* arg = argv[i];
-    const char* value = NULL;
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      fputs(kSignHelp, stdout);
-      return INGOT_CLI_EXIT_OK;
+  static const struct option longs[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"key", required_argument, NULL, 256},
+      {NULL, 0, NULL, 0},
+  };
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "sign", argc, argv, "h", longs);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': fputs(kSignHelp, stdout); return INGOT_CLI_EXIT_OK;
+      case 256:
+        if (!*args.value) return ingot_cli_usage_error("sign", "--key needs the secret key file");
+        key_path = args.value;
+        break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        if (bundle_path) return ingot_cli_usage_error("sign", "unexpected argument '%s' (one bundle at a time)", args.value);
+        bundle_path = args.value;
+        break;
+      default: return ingot_cli_usage_error("sign", "unhandled option (a bug)");
     }
-    if (ingot_cli_flag_value(argc, argv, &i, "--key", &value)) {
-      if (!value || !*value) return ingot_cli_usage_error("sign", "--key needs the secret key file");
-      key_path = value;
-      continue;
-    }
-    if (arg[0] == '-' && arg[1] != '\0') return ingot_cli_usage_error("sign", "unknown option '%s'", arg);
-    if (bundle_path) return ingot_cli_usage_error("sign", "unexpected argument '%s' (one bundle at a time)", arg);
-    bundle_path = arg;
-    ++i;
   }
   if (!bundle_path) return ingot_cli_usage_error("sign", "no bundle given");
   if (!key_path) return ingot_cli_usage_error("sign", "no key given: add --key NAME");

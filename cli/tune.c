@@ -38,7 +38,7 @@ static void tune_usage(FILE* out) {
           "                           shards' logs join with 'ingot log merge'\n"
           "  --search model|random    candidates chosen by the cost model (default) or at random\n"
           "  --seed N                 the search's random seed (default 1)\n"
-          "  --threads N              session threads while timing (default 1: the CPU time of\n"
+          "  --threads N              session threads while timing, 1 to %u (default 1: the CPU time of\n"
           "                           the running thread, steady on a busy machine; the knobs that\n"
           "                           act only with more threads, threads and parallel_min_work,\n"
           "                           keep their defaults; N > 1 tunes them, by the wall clock)\n"
@@ -52,7 +52,8 @@ static void tune_usage(FILE* out) {
           "  --cc COMPILER            the C compiler for target c\n"
           "  -q, --quiet              print nothing but errors\n"
           "\n"
-          "Progress: one updating line on a terminal, a line per round otherwise.\n");
+          "Progress: one updating line on a terminal, a line per round otherwise.\n",
+          INGOT_CLI_THREADS_MAX);
 }
 
 typedef struct progress_t {
@@ -129,91 +130,121 @@ int ingot_cli_tune(int argc, char** argv) {
   memset(&o, 0, sizeof(o));
   o.seed = 1;
   progress_t progress = {.tty = isatty(2) != 0};
-  for (int i = 1; i < argc;) {
-    /* each branch moves i past what it took (ingot_cli_flag_value does) */
-    const char* a = argv[i];
-    const char* v = NULL;
+  enum {
+    OPT_TARGET = 256, OPT_INPUT_SHAPE, OPT_TRIALS, OPT_TIME_LIMIT, OPT_TIMEOUT, OPT_JOBS, OPT_BATCH, OPT_THREADS,
+    OPT_SEED, OPT_SHARD, OPT_SEARCH, OPT_RUNNER, OPT_CURVE, OPT_CC,
+  };
+  static const struct option longs[] = {
+      {"help", no_argument, NULL, 'h'},
+      {"quiet", no_argument, NULL, 'q'},
+      {"output", required_argument, NULL, 'o'},
+      {"target", required_argument, NULL, OPT_TARGET},
+      {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
+      {"trials", required_argument, NULL, OPT_TRIALS},
+      {"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
+      {"timeout", required_argument, NULL, OPT_TIMEOUT},
+      {"jobs", required_argument, NULL, OPT_JOBS},
+      {"batch", required_argument, NULL, OPT_BATCH},
+      {"threads", required_argument, NULL, OPT_THREADS},
+      {"seed", required_argument, NULL, OPT_SEED},
+      {"shard", required_argument, NULL, OPT_SHARD},
+      {"search", required_argument, NULL, OPT_SEARCH},
+      {"runner", required_argument, NULL, OPT_RUNNER},
+      {"curve", required_argument, NULL, OPT_CURVE},
+      {"cc", required_argument, NULL, OPT_CC},
+      {NULL, 0, NULL, 0},
+  };
+  ingot_cli_args_t args;
+  ingot_cli_args_init(&args, "tune", argc, argv, "hqo:", longs);
+  for (int c; (c = ingot_cli_args_next(&args)) != INGOT_CLI_ARG_END;) {
+    const char* v = args.value;
     int64_t n = 0;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      tune_usage(stdout);
-      return INGOT_CLI_EXIT_OK;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      progress.quiet = true;
-      ++i;
-    } else if (!strcmp(a, "-o")) {
-      if (i + 1 >= argc) return ingot_cli_usage_error("tune", "option '-o' needs a value%s", "");
-      log = argv[i + 1];
-      i += 2;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--output", &v)) {
-      if (!v) return ingot_cli_usage_error("tune", "option '--output' needs a value%s", "");
-      log = v;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--target", &v)) {
-      if (!v) return ingot_cli_usage_error("tune", "option '--target' needs a value%s", "");
-      if (target) return ingot_cli_usage_error("tune", "one --target at a time ('%s' and '%s')", target, v);
-      target = ingot_cli_target_join(argc, argv, &i, v, target_text, sizeof target_text);
-      if (!target) return ingot_cli_usage_error("tune", "target '%s ...': too long", v);
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--input-shape", &v)) {
-      if (!v) return ingot_cli_usage_error("tune", "option '--input-shape' needs NAME=DIMS%s", "");
-      if (shape_count == TUNE_MAX_SHAPES) return ingot_cli_usage_error("tune", "at most %d --input-shape", TUNE_MAX_SHAPES);
-      shapes[shape_count++] = v;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--trials", &v)) {
-      if (!v || !ingot_cli_parse_int(v, 1, 100000000, &n))
-        return ingot_cli_usage_error("tune", "--trials needs a whole number from 1, not '%s'", v ? v : "");
-      o.trials = (uint32_t)n;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--time-limit", &v)) {
-      char* end = NULL;
-      double s = v ? strtod(v, &end) : 0;
-      if (!v || end == v || *end || !(s > 0))
-        return ingot_cli_usage_error("tune", "--time-limit needs seconds above 0, not '%s'", v ? v : "");
-      o.time_limit_s = s;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--timeout", &v)) {
-      char* end = NULL;
-      double s = v ? strtod(v, &end) : 0;
-      if (!v || end == v || *end || !(s > 0))
-        return ingot_cli_usage_error("tune", "--timeout needs seconds above 0, not '%s'", v ? v : "");
-      o.measure.timeout_s = s;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--jobs", &v)) {
-      if (!v || !ingot_cli_parse_int(v, 1, 64, &n))
-        return ingot_cli_usage_error("tune", "--jobs needs a whole number from 1 to 64, not '%s'", v ? v : "");
-      o.jobs = (uint32_t)n;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--batch", &v)) {
-      if (!v || !ingot_cli_parse_int(v, 1, 64, &n))
-        return ingot_cli_usage_error("tune", "--batch needs a whole number from 1 to 64, not '%s'", v ? v : "");
-      o.batch = (uint32_t)n;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--threads", &v)) {
-      if (!v || !ingot_cli_parse_int(v, 1, 1024, &n))
-        return ingot_cli_usage_error("tune", "--threads needs a whole number from 1, not '%s'", v ? v : "");
-      o.measure.threads = (uint32_t)n;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--seed", &v)) {
-      if (!v || !ingot_cli_parse_int(v, 0, INT64_MAX, &n))
-        return ingot_cli_usage_error("tune", "--seed needs a whole number, not '%s'", v ? v : "");
-      o.seed = (uint64_t)n;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--shard", &v)) {
-      if (!v || !parse_shard(v, &o.shard_index, &o.shard_count))
-        return ingot_cli_usage_error("tune", "--shard needs I/N with 0 <= I < N, not '%s'", v ? v : "");
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--search", &v)) {
-      if (!v || (strcmp(v, "model") != 0 && strcmp(v, "random") != 0))
-        return ingot_cli_usage_error("tune", "--search is 'model' or 'random', not '%s'", v ? v : "");
-      o.random_search = !strcmp(v, "random");
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--runner", &v)) {
-      if (!v) return ingot_cli_usage_error("tune", "option '--runner' needs a value%s", "");
-      ingot_status_t rc = ingot_driver_measure_runner_check(v);
-      if (rc == INGOT_ERROR_INVALID_ARGUMENT) return ingot_cli_usage_error("tune", "%s", ingot_compiler_error());
-      if (rc) return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
-      o.measure.runner = v;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--curve", &v)) {
-      if (!v) return ingot_cli_usage_error("tune", "option '--curve' needs a value%s", "");
-      curve_path = v;
-    } else if (ingot_cli_flag_value(argc, argv, &i, "--cc", &v)) {
-      if (!v) return ingot_cli_usage_error("tune", "option '--cc' needs a value%s", "");
-      compile.cc = v;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return ingot_cli_usage_error("tune", "unknown option '%s'", a);
-    } else if (model) {
-      return ingot_cli_usage_error("tune", "one model at a time ('%s' is a second)", a);
-    } else {
-      model = a;
-      ++i;
+    int rc = 0;
+    char* end = NULL;
+    double seconds = 0;
+    switch (c) {
+      case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
+      case 'h': tune_usage(stdout); return INGOT_CLI_EXIT_OK;
+      case 'q': progress.quiet = true; break;
+      case 'o':
+        if (!*v) return ingot_cli_usage_error("tune", "option '--output' needs a value%s", "");
+        log = v;
+        break;
+      case OPT_TARGET:
+        if (target) return ingot_cli_usage_error("tune", "one --target at a time ('%s' and '%s')", target, v);
+        target = ingot_cli_args_target(&args, target_text, sizeof target_text);
+        if (!target) return ingot_cli_usage_error("tune", "target '%s ...': too long", v);
+        if ((rc = ingot_cli_check_target("tune", target))) return rc;
+        break;
+      case OPT_INPUT_SHAPE:
+        if (shape_count == TUNE_MAX_SHAPES) return ingot_cli_usage_error("tune", "at most %d --input-shape", TUNE_MAX_SHAPES);
+        if ((rc = ingot_cli_check_input_shape("tune", v))) return rc;
+        shapes[shape_count++] = v;
+        break;
+      case OPT_TRIALS:
+        if (!ingot_cli_parse_int(v, 1, 100000000, &n))
+          return ingot_cli_usage_error("tune", "--trials needs a whole number from 1 to 100000000, not '%s'", v);
+        o.trials = (uint32_t)n;
+        break;
+      case OPT_TIME_LIMIT:
+      case OPT_TIMEOUT:
+        seconds = strtod(v, &end);
+        if (end == v || *end || !(seconds > 0) || seconds > 1e9)
+          return ingot_cli_usage_error("tune", "--%s needs seconds above 0, not '%s'",
+                                       c == OPT_TIMEOUT ? "timeout" : "time-limit", v);
+        if (c == OPT_TIMEOUT) o.measure.timeout_s = seconds;
+        else o.time_limit_s = seconds;
+        break;
+      case OPT_JOBS:
+        if (!ingot_cli_parse_int(v, 1, 64, &n))
+          return ingot_cli_usage_error("tune", "--jobs needs a whole number from 1 to 64, not '%s'", v);
+        o.jobs = (uint32_t)n;
+        break;
+      case OPT_BATCH:
+        if (!ingot_cli_parse_int(v, 1, 64, &n))
+          return ingot_cli_usage_error("tune", "--batch needs a whole number from 1 to 64, not '%s'", v);
+        o.batch = (uint32_t)n;
+        break;
+      case OPT_THREADS:
+        if (!ingot_cli_parse_int(v, 1, INGOT_CLI_THREADS_MAX, &n))
+          return ingot_cli_usage_error("tune", "--threads needs a whole number from 1 to %u, not '%s'",
+                                       INGOT_CLI_THREADS_MAX, v);
+        o.measure.threads = (uint32_t)n;
+        break;
+      case OPT_SEED:
+        if (!ingot_cli_parse_int(v, 0, INT64_MAX, &n))
+          return ingot_cli_usage_error("tune", "--seed needs a whole number, not '%s'", v);
+        o.seed = (uint64_t)n;
+        break;
+      case OPT_SHARD:
+        if (!parse_shard(v, &o.shard_index, &o.shard_count))
+          return ingot_cli_usage_error("tune", "--shard needs I/N with 0 <= I < N, not '%s'", v);
+        break;
+      case OPT_SEARCH:
+        if (strcmp(v, "model") != 0 && strcmp(v, "random") != 0)
+          return ingot_cli_usage_error("tune", "--search is 'model' or 'random', not '%s'", v);
+        o.random_search = !strcmp(v, "random");
+        break;
+      case OPT_RUNNER: {
+        ingot_status_t st = ingot_driver_measure_runner_check(v);
+        if (st == INGOT_ERROR_INVALID_ARGUMENT) return ingot_cli_usage_error("tune", "%s", ingot_compiler_error());
+        if (st) return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "%s", ingot_compiler_error());
+        o.measure.runner = v;
+        break;
+      }
+      case OPT_CURVE:
+        if (!*v) return ingot_cli_usage_error("tune", "option '--curve' needs a value%s", "");
+        curve_path = v;
+        break;
+      case OPT_CC:
+        if (!*v) return ingot_cli_usage_error("tune", "option '--cc' needs a value%s", "");
+        compile.cc = v;
+        break;
+      case INGOT_CLI_ARG_POSITIONAL:
+        if (model) return ingot_cli_usage_error("tune", "one model at a time ('%s' is a second)", v);
+        model = v;
+        break;
+      default: return ingot_cli_usage_error("tune", "unhandled option (a bug)%s", "");
     }
   }
   if (!model) return ingot_cli_usage_error("tune", "no model given%s", "");

@@ -113,6 +113,7 @@ ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
   if (!mkdtemp(dir))
     return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot create a temporary directory in '%s': %s", tmp,
                       strerror(errno));
+  int dir_slot = ingot_cleanup_add_dir(dir); /* a signal removes it and what is in it */
   snprintf(src_path, sizeof(src_path), "%s/module.c", dir);
   snprintf(so_path, sizeof(so_path), "%s/module.so", dir);
   snprintf(log_path, sizeof(log_path), "%s/cc.log", dir);
@@ -179,6 +180,7 @@ ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
     unlink(src_path);
     rmdir(dir);
   }
+  ingot_cleanup_drop(dir_slot);
   if (st != INGOT_OK) return st;
   *out_object = object;
   *out_size = size;

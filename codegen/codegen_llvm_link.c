@@ -78,6 +78,7 @@ static ingot_status_t link_object(const void* obj, size_t obj_size, uint8_t** ou
   if (!mkdtemp(dir))
     return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot create a temporary directory in '%s': %s", tmp,
                       strerror(errno));
+  int dir_slot = ingot_cleanup_add_dir(dir); /* a signal removes it and what is in it */
   snprintf(obj_path, sizeof(obj_path), "%s/module.o", dir);
   snprintf(so_path, sizeof(so_path), "%s/module.so", dir);
   snprintf(log_path, sizeof(log_path), "%s/ld.log", dir);
@@ -112,6 +113,7 @@ static ingot_status_t link_object(const void* obj, size_t obj_size, uint8_t** ou
   unlink(so_path);
   unlink(log_path);
   rmdir(dir);
+  ingot_cleanup_drop(dir_slot);
   return st;
 }
 

@@ -51,16 +51,21 @@ ingot_status_t ingot_codegen_run_tool(char* const* argv, const char* log_path, i
   if (rc != 0)
     return ingot_fail(rc == ENOENT ? INGOT_ERROR_NOT_FOUND : INGOT_ERROR_INTERNAL, "codegen: cannot run '%s': %s",
                       argv[0], strerror(rc));
+  ingot_cleanup_set_child(pid); /* a signal stops it before removing its folder */
   struct timespec start, now, nap = {0, 2 * 1000 * 1000};
   clock_gettime(CLOCK_MONOTONIC, &start);
   for (;;) {
     int status = 0;
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) {
+      ingot_cleanup_set_child(0);
       if (WIFEXITED(status) && !out->timed_out) out->exit_code = WEXITSTATUS(status);
       return INGOT_OK;
     }
-    if (r < 0 && errno != EINTR) return ingot_fail(INGOT_ERROR_INTERNAL, "codegen: waitpid: %s", strerror(errno));
+    if (r < 0 && errno != EINTR) {
+      ingot_cleanup_set_child(0);
+      return ingot_fail(INGOT_ERROR_INTERNAL, "codegen: waitpid: %s", strerror(errno));
+    }
     clock_gettime(CLOCK_MONOTONIC, &now);
     if (now.tv_sec - start.tv_sec > timeout_seconds && !out->timed_out) {
       out->timed_out = true;

@@ -271,6 +271,7 @@ static ingot_status_t build_batch(tune_state_t* st, uint32_t task, const ingot_t
   }
   char dir[] = "/tmp/ingot-tune-XXXXXX";
   if (!mkdtemp(dir)) return ingot_fail(INGOT_ERROR_IO, "cannot make a temporary folder: %s", strerror(errno));
+  int dir_slot = ingot_cleanup_add_dir(dir); /* a signal removes it and what is in it */
   pid_t pids[64];
   uint32_t started = 0;
   for (uint32_t j = 0; j < jobs; ++j) {
@@ -316,6 +317,7 @@ static ingot_status_t build_batch(tune_state_t* st, uint32_t task, const ingot_t
     }
   }
   rmdir(dir);
+  ingot_cleanup_drop(dir_slot);
   return INGOT_OK;
 }
 

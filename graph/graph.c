@@ -252,7 +252,7 @@ void ingot_graph_node_set_ints(ingot_graph_t* graph, uint32_t node_id, const cha
 
 /* ---- input shapes ---- */
 
-static bool parse_dims(const char* s, int32_t* out_rank, int64_t* dims) {
+bool ingot_graph_dims_parse(const char* s, int32_t* out_rank, int64_t* dims) {
   int32_t rank = 0;
   if (*s == '\0') {  /* "name=" : a scalar */
     *out_rank = 0;
@@ -289,7 +289,7 @@ ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spe
   name[name_len] = '\0';
   int64_t dims[INGOT_MAX_RANK];
   int32_t rank = 0;
-  if (!parse_dims(eq + 1, &rank, dims)) {
+  if (!ingot_graph_dims_parse(eq + 1, &rank, dims)) {
     ingot_status_t s = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                                   "--input-shape '%s': '%s' is not a list of dimensions like 1x3x224x224 "
                                   "(at most %u)",

@@ -395,6 +395,9 @@ const int64_t* ingot_node_attr_ints(const ingot_node_t* node, const char* name, 
 /* Fixes symbolic input dimensions: "name=1x3x224x224". Fails on an unknown
  * name, a rank mismatch, or a fixed dimension that disagrees. */
 ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spec);
+/* The DIMS of such a spec: "1x3x224x224" (also 'X' or ','), "" for a scalar;
+ * at most INGOT_MAX_RANK entries of dims. false when it is not one. */
+bool ingot_graph_dims_parse(const char* text, int32_t* out_rank, int64_t* dims);
 
 /* Makes graph input `name` a weight holding a copy of `data` (dtype, rank,
  * dims): fixes at compile time an input that decides shapes (a Reshape

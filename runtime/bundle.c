@@ -527,7 +527,10 @@ static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
   for (uint32_t v = 0; v < count; ++v) {
     const ingot_rt_loader_t* loader = ingot_rt_loader_find(b->variants[v].loader);
     const char* target = entries[b->variants[v].code_section].target;
-    if (b->forced_loader && b->variants[v].loader != b->forced_loader) {
+    if (b->forced_target && strcmp(target, b->forced_target) != 0) {
+      rank[v] = 0;
+      snprintf(why[v], sizeof why[v], "not the variant asked for");
+    } else if (b->forced_loader && b->variants[v].loader != b->forced_loader) {
       rank[v] = 0;
       snprintf(why[v], sizeof why[v], "a %s variant, device %s asked for",
                ingot_rt_loader_kind_name(b->variants[v].loader), device_name(b->forced_loader));
@@ -538,6 +541,11 @@ static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
       snprintf(why[v], sizeof why[v], "this runtime has no %s loader",
                ingot_rt_loader_kind_name(b->variants[v].loader));
     }
+  }
+  if (b->forced_target) {
+    uint32_t v = 0;
+    while (v < count && strcmp(entries[b->variants[v].code_section].target, b->forced_target) != 0) ++v;
+    if (v == count) return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "bundle: no variant for target '%.64s'", b->forced_target);
   }
   b->target_reason[0] = '\0';
   int picked = -1;
@@ -581,6 +589,12 @@ static ingot_status_t load_code(ingot_bundle_t* b, const uint8_t* file,
   }
   if (picked < 0) {
     snprintf(b->target_reason, sizeof b->target_reason, "no variant runs here: %s", skipped);
+    if (b->forced_target) {
+      for (uint32_t v = 0; v < count; ++v)
+        if (strcmp(entries[b->variants[v].code_section].target, b->forced_target) == 0)
+          return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: variant '%.64s' does not run on this machine: %s",
+                               b->forced_target, why[v]);
+    }
     if (b->forced_loader)
       return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: no %s variant runs on this machine: %s",
                            device_name(b->forced_loader), skipped);
@@ -736,8 +750,10 @@ ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
   memset(b, 0, sizeof *b);
   b->allocator = allocator;
   b->forced_loader = forced;
+  b->forced_target = options && options->target ? options->target : NULL;
   ingot_status_t status = bundle_open(b, (const uint8_t*)(data ? data : ""), size, &limits,
                                      options ? options->signature_public_key : NULL);
+  b->forced_target = NULL;
   if (status != INGOT_OK) {
     ingot_bundle_release(b);
     return status;

@@ -136,6 +136,13 @@ typedef struct ingot_bundle_options_t {
    * verified and its manifest read, for tools that only look: sessions
    * cannot be created). Another name: INGOT_ERROR_INVALID_ARGUMENT. */
   const char* device;
+  /* NULL: the best variant, as above. Otherwise the target string of one
+   * variant, exactly as ingot_bundle_target and `ingot inspect` spell it
+   * ("llvm x86-64-v3"): only that one is considered; open fails with
+   * INGOT_ERROR_NOT_FOUND when the bundle has no such variant and with
+   * INGOT_ERROR_UNSUPPORTED (saying why) when it does not run here. Read
+   * during the call only. Tools use it to load-check each variant. */
+  const char* target;
 } ingot_bundle_options_t;
 
 typedef struct ingot_bundle_t ingot_bundle_t;
@@ -197,9 +204,15 @@ const char* ingot_bundle_device(const ingot_bundle_t* bundle);
  * links none. Never crashes without a driver. */
 int ingot_device_probe(const char* device, char* out_why, size_t why_cap);
 
+/* The most threads a session runs (its thread pool, the caller included). */
+#define INGOT_SESSION_THREADS_MAX 256u
+
 typedef struct ingot_session_options_t {
   ingot_allocator_t allocator; /* fn == NULL: the bundle's allocator */
-  uint32_t threads;            /* 0: one per online CPU */
+  uint32_t threads;            /* 0: one per online CPU (at most
+                                  INGOT_SESSION_THREADS_MAX); 1 to
+                                  INGOT_SESSION_THREADS_MAX: that many; more:
+                                  INGOT_ERROR_INVALID_ARGUMENT */
 } ingot_session_options_t;
 
 typedef struct ingot_session_t ingot_session_t;

@@ -11,8 +11,6 @@
 #include "loader.h"
 #include "runtime_internal.h"
 
-#define INGOT_RT_MAX_THREADS 256u
-
 struct ingot_rt_module_t {
   ingot_allocator_t allocator;
   ingot_elf_image_t* image;
@@ -106,7 +104,7 @@ static ingot_status_t cpu_lookup(const ingot_rt_module_t* m, const char* name,
 static uint32_t default_threads(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   if (n < 1) return 1;
-  return n > (long)INGOT_RT_MAX_THREADS ? INGOT_RT_MAX_THREADS : (uint32_t)n;
+  return n > (long)INGOT_SESSION_THREADS_MAX ? INGOT_SESSION_THREADS_MAX : (uint32_t)n;
 }
 
 static void cpu_device_release(ingot_rt_device_t* d) {
@@ -119,9 +117,9 @@ static ingot_status_t cpu_device_create(uint32_t threads, ingot_allocator_t allo
                                         ingot_rt_device_t** out_device) {
   *out_device = NULL;
   if (threads == 0) threads = default_threads();
-  if (threads > INGOT_RT_MAX_THREADS)
+  if (threads > INGOT_SESSION_THREADS_MAX)
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: %u threads, at most %u", threads,
-                         INGOT_RT_MAX_THREADS);
+                         INGOT_SESSION_THREADS_MAX);
   ingot_rt_device_t* d = (ingot_rt_device_t*)ingot_rt_alloc(allocator, sizeof *d);
   if (!d) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");
   memset(d, 0, sizeof *d);

@@ -176,6 +176,7 @@ struct ingot_bundle_t {
   char target[INGOT_TARGET_NAME_BYTES + 1];
   char target_reason[1024]; /* which variant was picked and why (cpu.c) */
   uint32_t forced_loader;   /* ingot_loader_kind_t from options.device, 0: any */
+  const char* forced_target; /* options.target during open only, NULL: any */
   const ingot_rt_loader_t* loader;
   ingot_rt_module_t* module;
 };

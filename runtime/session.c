@@ -65,6 +65,9 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
     if (options->allocator.fn) allocator = options->allocator;
     threads = options->threads;
   }
+  if (threads > INGOT_SESSION_THREADS_MAX)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: %u threads (at most %u)", threads,
+                         INGOT_SESSION_THREADS_MAX);
   const ingot_rt_loader_t* loader = bundle->loader;
   if (!loader)
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,

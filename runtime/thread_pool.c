@@ -119,7 +119,7 @@ static void bump_generation(ingot_thread_pool_t* pool) {
 ingot_status_t ingot_thread_pool_create(uint32_t threads, ingot_allocator_t allocator,
                                         ingot_thread_pool_t** out_pool) {
   *out_pool = NULL;
-  if (threads == 0 || threads > 1024)
+  if (threads == 0 || threads > INGOT_SESSION_THREADS_MAX)
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "thread pool: %u threads", threads);
   ingot_thread_pool_t* pool = (ingot_thread_pool_t*)ingot_rt_alloc(allocator, sizeof *pool);
   if (!pool) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "thread pool: out of memory");

@@ -17,6 +17,19 @@ CASE is one of:
   targets   --target with its options unquoted (--target cuda -arch=sm_90
             --target llvm -mcpu=x86-64-v3) as with them quoted, in compile and
             tune; unknown GPU architectures refused with what is accepted
+  optforms  every subcommand takes --opt=value as well as --opt value (and
+            -oVALUE): same results, same bundles
+  badvalues a wrong option value is a usage error (exit 2, one line naming
+            the option) in every subcommand; --threads: the limit in --help,
+            the parser's and the runtime's are one number
+  foreign   inspect shows bundles whose only variant is for another machine
+            (aarch64 code; cuda code, skipped with exit 77 where this build
+            cannot compile CUDA), and the signer's key id
+  indices   out-of-range run-time indices of Gather and ScatterElements are
+            clamped, as the README says
+  killed    a compile stopped by SIGTERM, SIGINT or SIGHUP (in the C compiler,
+            and at random moments) leaves no temporary bundle or folder in
+            the output folder or in $TMPDIR, and dies of that signal
 """
 import argparse
 import json
@@ -451,14 +464,14 @@ def case_targets():
         check("unknown option" not in p.stderr, f"-arch= not joined: {p.stderr.strip()}")
         check(not os.path.exists(gpu), "a failed GPU compile left a file")
     expect_error(ingot("compile", ARGS.model, "-o", gpu, *shape, "--target", "cuda", "-arch=sm_75"),
-                 "cuda sm_75", 1, ["sm_75", "sm_80 sm_86 sm_89 sm_90"])
+                 "cuda sm_75", 2, ["sm_75", "sm_80 sm_86 sm_89 sm_90"])
     expect_error(ingot("compile", ARGS.model, "-o", gpu, *shape, "--target", "rocm", "-mcpu=gfx1100"),
-                 "rocm gfx1100", 1, ["gfx1100", "gfx90a gfx942"])
+                 "rocm gfx1100", 2, ["gfx1100", "gfx90a gfx942"])
     # Only right after a --target value (or another target option).
     expect_error(ingot("compile", ARGS.model, "-o", gpu, "-arch=sm_90"), "a stray -arch=", 2,
                  ["unknown option '-arch=sm_90'"])
     expect_error(ingot("compile", ARGS.model, "-o", gpu, "--target", "llvm", "-mcpu=x86-64-v3", "-mcpu=x86-64-v2"),
-                 "llvm with two cpus", 1, ["llvm -mcpu=x86-64-v3 -mcpu=x86-64-v2"])
+                 "llvm with two cpus", 2, ["llvm -mcpu=x86-64-v3 -mcpu=x86-64-v2"])
     # tune takes the same form (both spellings of --target).
     log = os.path.join(ARGS.work, "tune.log")
     for flag in (["--target", "llvm"], ["--target=llvm"]):
@@ -467,9 +480,313 @@ def case_targets():
     check(not os.path.exists(gpu), "a failed compile left a file")
 
 
+def same_file(a, b):
+    if not (os.path.exists(a) and os.path.exists(b)):
+        return False
+    with open(a, "rb") as f, open(b, "rb") as g:
+        return f.read() == g.read()
+
+
+def case_optforms():
+    w = ARGS.work
+    shape = "input=1x1x8x8"
+    spaced, equals, short = (os.path.join(w, n + ".ingot") for n in ("spaced", "equals", "short"))
+    p = ingot("compile", ARGS.model, "-o", spaced, "--input-shape", shape, "--target", "llvm -mcpu=x86-64-v3",
+              "--tuning-log", "none", "-q")
+    check(p.returncode == 0, f"compile, spaced options: {p.stderr.strip()}")
+    # --opt=value everywhere, the target's own options still joining it.
+    p = ingot("compile", f"--input-shape={shape}", ARGS.model, f"--output={equals}", "--target=llvm",
+              "-mcpu=x86-64-v3", "--tuning-log=none", "-q")
+    check(p.returncode == 0, f"compile, --opt=value: {p.stderr.strip()}")
+    check(same_file(spaced, equals), "compile: --opt=value gives another bundle than --opt value")
+    p = ingot("compile", ARGS.model, f"-o{short}", f"--input-shape={shape}", "--target=llvm -mcpu=x86-64-v3",
+              "--tuning-log=none", "-q")
+    check(p.returncode == 0 and same_file(spaced, short), f"compile -oPATH: {p.stderr.strip()}")
+    dump = os.path.join(w, "space.json")
+    p = ingot("compile", ARGS.model, "-qo", os.path.join(w, "q.ingot"), f"--input-shape={shape}",
+              f"--dump-space={dump}")
+    check(p.returncode == 0 and not p.stdout and os.path.exists(dump), f"compile -qo, --dump-space=: {p.stderr}")
+
+    # run: the same outputs from both forms.
+    x = os.path.join(w, "x.npy")
+    np.save(x, np.load(os.path.join(os.path.dirname(ARGS.model), "test_x.npy"))[:1])
+    y1, y2 = os.path.join(w, "y1.npz"), os.path.join(w, "y2.npz")
+    p = ingot("run", spaced, "--input", f"input={x}", "--output", y1, "--threads", "1", "--seed", "3")
+    check(p.returncode == 0, f"run, spaced: {p.stderr.strip()}")
+    p = ingot("run", spaced, f"--input=input={x}", f"--output={y2}", "--threads=1", "--seed=3", "--device=cpu")
+    check(p.returncode == 0, f"run, --opt=value: {p.stderr.strip()}")
+    if os.path.exists(y1) and os.path.exists(y2):
+        with np.load(y1) as a, np.load(y2) as b:
+            check(np.array_equal(a["probabilities"], b["probabilities"]), "run: the two forms disagree")
+    p = ingot("run", spaced, "--bench=2", "--threads=1", "--profile")
+    check(p.returncode == 0 and "(2 runs, 1 threads)" in p.stdout, f"run --bench=2: {p.stdout} {p.stderr}")
+
+    # inspect, check, keygen, sign, verify, log.
+    p = ingot("inspect", spaced, "--json")
+    q = ingot("inspect", "--json", spaced)
+    check(p.returncode == 0 and p.stdout == q.stdout, f"inspect: option order matters: {p.stderr}")
+    code1, code2 = os.path.join(w, "c1.so"), os.path.join(w, "c2.so")
+    p = ingot("inspect", spaced, "--extract-code", "llvm x86-64-v3", "-o", code1)
+    q = ingot("inspect", spaced, "--extract-code=llvm x86-64-v3", f"--output={code2}")
+    check(p.returncode == 0 and q.returncode == 0 and same_file(code1, code2),
+          f"inspect --extract-code=: {p.stderr} {q.stderr}")
+    p = ingot("check", ARGS.model, f"--input-shape={shape}", "--json")
+    check(p.returncode == 0 and json.loads(p.stdout or "{}").get("ok") is True, f"check --input-shape=: {p.stderr}")
+    key = os.path.join(w, "k")
+    p = ingot("keygen", f"--output={key}")
+    check(p.returncode == 0 and os.path.exists(key + ".pub"), f"keygen --output=: {p.stderr}")
+    p = ingot("sign", equals, f"--key={key}")
+    check(p.returncode == 0, f"sign --key=: {p.stderr}")
+    p = ingot("verify", equals, f"--require-signature={key}.pub")
+    check(p.returncode == 0, f"verify --require-signature=: {p.stderr}")
+    log = write_log("opt.jsonl", [record("gemm f32 m1 n4 k4", "llvm x86-64-v3", {"unroll": 2}, 0.5)])
+    best = os.path.join(w, "best.jsonl")
+    p = ingot("log", "best", log, f"--output={best}")
+    check(p.returncode == 0 and os.path.exists(best), f"log best --output=: {p.stderr}")
+    # tune: a value after '=' is read as the value (and checked).
+    p = ingot("tune", ARGS.model, f"--output={os.path.join(w, 't.jsonl')}", "--trials=many")
+    expect_error(p, "tune --trials=many", 2, ["--trials needs", "many"])
+    # Flags take no value; ambiguous prefixes are named.
+    expect_error(ingot("inspect", spaced, "--json=yes"), "inspect --json=yes", 2, ["'--json' takes no value"])
+    expect_error(ingot("compile", ARGS.model, "-o", os.path.join(w, "z.ingot"), "--dump", "x"),
+                 "compile --dump (ambiguous)", 2, ["ambiguous", "--dump-space", "--dump-ir"])
+    check(not os.path.exists(os.path.join(w, "z.ingot")), "a refused command line wrote a bundle")
+
+
+def help_threads_max(command):
+    p = ingot(command, "--help")
+    m = re.search(r"--threads N\s+[^\n]*?1 to (\d+)", p.stdout)
+    check(m is not None, f"{command} --help states no --threads limit: {p.stdout!r}")
+    return int(m.group(1)) if m else None
+
+
+def case_badvalues():
+    w = ARGS.work
+    bundle = compile_digits(1)
+    out = os.path.join(w, "never.ingot")
+    shape = ["--input-shape", "input=1x1x8x8"]
+    tlog = os.path.join(w, "t.jsonl")
+    cases = [
+        (["compile", ARGS.model, "-o", out, "--input-shape", "input=1xfour"], "--input-shape"),
+        (["compile", ARGS.model, "-o", out, "--input-shape=input"], "--input-shape"),
+        (["compile", ARGS.model, "-o", out, *shape, "--target", "llvm", "-mcpu=pentium"], "pentium"),
+        (["compile", ARGS.model, "-o", out, *shape, "--target=vulkan"], "vulkan"),
+        (["compile", ARGS.model, "-o", out, *shape, "--const", "noequals"], "--const"),
+        (["compile", ARGS.model, "-o", out, *shape, "--output="], "--output"),
+        (["run", bundle, "--threads=0"], "--threads"),
+        (["run", bundle, "--threads", "x"], "--threads"),
+        (["run", bundle, "--bench=0"], "--bench"),
+        (["run", bundle, "--seed=-1"], "--seed"),
+        (["run", bundle, "--device=gpu"], "--device"),
+        (["run", bundle, "--input="], "--input"),
+        (["check", ARGS.model, "--input-shape=1x1x8x8"], "--input-shape"),
+        (["tune", ARGS.model, "-o", tlog, "--jobs=0"], "--jobs"),
+        (["tune", ARGS.model, "-o", tlog, "--batch", "65"], "--batch"),
+        (["tune", ARGS.model, "-o", tlog, "--shard=2/2"], "--shard"),
+        (["tune", ARGS.model, "-o", tlog, "--search=best"], "--search"),
+        (["tune", ARGS.model, "-o", tlog, "--timeout=-3"], "--timeout"),
+        (["tune", ARGS.model, "-o", tlog, "--input-shape", "input=1x1xeight"], "--input-shape"),
+        (["tune", ARGS.model, "-o", tlog, "--target", "cuda", "-arch=sm_75"], "sm_75"),
+        (["verify", bundle, "--require-signature="], "--require-signature"),
+        (["inspect", bundle, "--extract-code", "c"], "-o"),
+    ]
+    for argv, named in cases:
+        expect_error(ingot(*argv), " ".join(argv[:1] + argv[2:]), 2, [named])
+    check(not os.path.exists(out) and not os.path.exists(tlog), "a refused command line wrote a file")
+
+    # --threads: the number in the help is the one the parser and the runtime take.
+    limit = help_threads_max("run")
+    check(help_threads_max("tune") == limit, "run and tune --help state different --threads limits")
+    if limit:
+        p = ingot("run", bundle, f"--threads={limit}", "--bench=1")
+        check(p.returncode == 0 and f"(1 runs, {limit} threads)" in p.stdout,
+              f"run --threads={limit} (the stated limit): {p.returncode} {p.stderr.strip()}")
+        expect_error(ingot("run", bundle, f"--threads={limit + 1}"), "run --threads above the limit", 2,
+                     ["--threads", f"1 to {limit}"])
+        expect_error(ingot("tune", ARGS.model, "-o", tlog, f"--threads={limit + 1}"),
+                     "tune --threads above the limit", 2, ["--threads", f"1 to {limit}"])
+
+
+def inspect_json(bundle, what):
+    p = ingot("inspect", bundle, "--json")
+    if not check(p.returncode == 0, f"inspect {what}: {p.stderr.strip()}"):
+        return None
+    return json.loads(p.stdout)
+
+
+def check_foreign(bundle, target, what):
+    """`bundle` holds one variant, for `target`, that does not run here."""
+    info = inspect_json(bundle, what)
+    if info is None:
+        return
+    check([v["target"] for v in info["variants"]] == [target], f"{what}: variants {info['variants']}")
+    check(info["loaded_target"] == "" and target in info["target_reason"],
+          f"{what}: loaded '{info['loaded_target']}', reason '{info['target_reason']}'")
+    check(info["inputs"][0]["shape"] == [1, 1, 8, 8], f"{what}: inputs {info['inputs']}")
+    check(info["signature"] == {"signed": False}, f"{what}: signature {info['signature']}")
+    p = ingot("inspect", bundle)
+    check(p.returncode == 0 and target in p.stdout and "signature: none" in p.stdout, f"{what} (text): {p.stderr}")
+    p = ingot("verify", bundle)
+    check(p.returncode == 0 and re.search(rf"variant {re.escape(target)}\s+not load-checked here: \S", p.stdout),
+          f"verify {what}: {p.stdout} {p.stderr}")
+    # Signed: inspect names the signer by the key id that sign printed.
+    key = os.path.join(ARGS.work, "k_" + what.replace(" ", "_"))
+    p = ingot("keygen", "-o", key)
+    check(p.returncode == 0, f"keygen: {p.stderr}")
+    p = ingot("sign", bundle, "--key", key)
+    m = re.search(r"key id ([0-9a-f]{8})", p.stdout)
+    if not check(p.returncode == 0 and m, f"sign {what}: {p.stdout} {p.stderr}"):
+        return
+    with open(key + ".pub") as f:
+        public = f.read().split()[1]
+    info = inspect_json(bundle, what + ", signed")
+    if info is not None:
+        check(info["signature"] == {"signed": True, "key_id": m.group(1), "public_key": public},
+              f"{what}, signed: signature {info['signature']}, signed by {m.group(1)}")
+    p = ingot("inspect", bundle)
+    check(p.returncode == 0 and f"signed by key id {m.group(1)}" in p.stdout, f"{what}, signed (text): {p.stdout}")
+
+
+def case_foreign():
+    shape = ["--input-shape", "input=1x1x8x8"]
+    bundle = os.path.join(ARGS.work, "aarch64.ingot")
+    p = ingot("compile", ARGS.model, "-o", bundle, *shape, "--target", "aarch64", "-q")
+    if check(p.returncode == 0, f"compile --target aarch64: {p.stderr.strip()}"):
+        check_foreign(bundle, "llvm aarch64", "aarch64 bundle")
+
+
+def case_foreign_cuda():
+    shape = ["--input-shape", "input=1x1x8x8"]
+    bundle = os.path.join(ARGS.work, "cuda.ingot")
+    p = ingot("compile", ARGS.model, "-o", bundle, *shape, "--target", "cuda -arch=sm_90", "-q")
+    if p.returncode != 0:
+        print(f"SKIP: this build cannot compile for cuda here: {p.stderr.strip()}")
+        sys.exit(77)
+    probe = inspect_json(bundle, "cuda bundle")
+    if probe is not None and probe["cuda_device"]["usable"]:
+        # A GPU is here: the variant loads, inspect and verify say so.
+        check(probe["loaded_target"] == "cuda -arch=sm_90" or "sm_90" in probe["target_reason"],
+              f"cuda bundle with a GPU: {probe['loaded_target']} {probe['target_reason']}")
+        p = ingot("verify", bundle)
+        check(p.returncode == 0, f"verify cuda bundle with a GPU: {p.stdout} {p.stderr}")
+        return
+    check_foreign(bundle, "cuda -arch=sm_90", "cuda bundle")
+
+
+def leftovers(*dirs):
+    found = []
+    for d in dirs:
+        for root, subdirs, files in os.walk(d):
+            found += [os.path.join(root, n) for n in subdirs + files]
+    return found
+
+
+def case_killed():
+    import signal
+    import time
+    w = ARGS.work
+    tmp, out = os.path.join(w, "tmp"), os.path.join(w, "out")
+    started = os.path.join(w, "cc_started")
+    # A C compiler that says it started, then waits: the compile is then
+    # surely in code generation, with its temporary folder under $TMPDIR.
+    slow_cc = os.path.join(w, "slow_cc")
+    with open(slow_cc, "w") as f:
+        f.write(f"#!{sys.executable}\n"
+                "import os, sys, time\n"
+                "if '--version' not in sys.argv:\n"
+                f"    open({started!r}, 'w').close()\n"
+                "    time.sleep(120)\n"
+                "os.execvp('cc', ['cc'] + sys.argv[1:])\n")
+    os.chmod(slow_cc, 0o755)
+    env = dict(os.environ, TMPDIR=tmp)
+    base = [ARGS.ingot, "compile", ARGS.model, "-o", os.path.join(out, "m.ingot"), "--input-shape",
+            "input=1x1x8x8", "-q"]
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for d in (tmp, out):
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+        if os.path.exists(started):
+            os.remove(started)
+        p = subprocess.Popen(base + ["--target", "c", "--cc", slow_cc], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        deadline = time.time() + 120
+        while not os.path.exists(started) and p.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        during = leftovers(tmp)
+        check(any(os.path.basename(n).startswith("ingot-cc-") for n in during),
+              f"{sig.name}: no compiler folder in $TMPDIR while the compiler ran: {during}")
+        p.send_signal(sig)
+        try:
+            p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            check(False, f"{sig.name}: ingot did not end within 60 s")
+        check(p.returncode == -sig, f"{sig.name}: exit {p.returncode}, want death by the signal")
+        check(leftovers(tmp, out) == [], f"{sig.name}: left behind: {leftovers(tmp, out)}")
+    # Killed at moments spread over a whole llvm compile: nothing left, and
+    # the bundle is there whole or not at all.
+    for d in (tmp, out):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    t0 = time.time()
+    p = subprocess.run(base, env=env, capture_output=True)
+    took = time.time() - t0
+    check(p.returncode == 0, f"compile: {p.stderr}")
+    with open(os.path.join(out, "m.ingot"), "rb") as f:
+        good = f.read()
+    for k in range(12):
+        os.remove(os.path.join(out, "m.ingot")) if os.path.exists(os.path.join(out, "m.ingot")) else None
+        p = subprocess.Popen(base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(took * k / 12)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=120)
+        left = [n for n in leftovers(tmp, out) if n != os.path.join(out, "m.ingot")]
+        check(left == [], f"SIGTERM after {took * k / 12:.2f} s: left behind: {left}")
+        if os.path.exists(os.path.join(out, "m.ingot")):
+            with open(os.path.join(out, "m.ingot"), "rb") as f:
+                check(f.read() == good, f"SIGTERM after {took * k / 12:.2f} s: a partial bundle")
+
+
+def case_indices():
+    """Out-of-range run-time indices are clamped (README, Limits): Gather and
+    ScatterElements with indices past either end."""
+    import onnx
+    from onnx import TensorProto, helper
+    w = ARGS.work
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    i = helper.make_tensor_value_info("i", TensorProto.INT64, [3])
+    u = helper.make_tensor_value_info("u", TensorProto.FLOAT, [3])
+    g = helper.make_tensor_value_info("g", TensorProto.FLOAT, [3])
+    s = helper.make_tensor_value_info("s", TensorProto.FLOAT, [3])
+    graph = helper.make_graph([helper.make_node("Gather", ["x", "i"], ["g"], axis=0),
+                               helper.make_node("ScatterElements", ["x", "i", "u"], ["s"], axis=0)],
+                              "indices", [x, i, u], [g, s])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    path = os.path.join(w, "indices.onnx")
+    onnx.save(model, path)
+    bundle = os.path.join(w, "indices.ingot")
+    p = ingot("compile", path, "-o", bundle, "-q")
+    if not check(p.returncode == 0, f"compile: {p.stderr.strip()}"):
+        return
+    np.save(os.path.join(w, "x.npy"), np.array([10, 20, 30], np.float32))
+    np.save(os.path.join(w, "i.npy"), np.array([1, 7, -9], np.int64))
+    np.save(os.path.join(w, "u.npy"), np.array([1, 2, 3], np.float32))
+    out = os.path.join(w, "out.npz")
+    p = ingot("run", bundle, *[f"--input={n}={os.path.join(w, n)}.npy" for n in "xiu"], f"--output={out}")
+    if not check(p.returncode == 0, f"run: {p.stderr.strip()}"):
+        return
+    with np.load(out) as z:
+        check(z["g"].tolist() == [20, 30, 10], f"Gather at [1, 7, -9]: {z['g'].tolist()}, want [20, 30, 10]")
+        # Writes in order: index 1 gets 1, 7 -> 2 gets 2, -9 -> 0 gets 3.
+        check(z["s"].tolist() == [3, 1, 2], f"ScatterElements at [1, 7, -9]: {z['s'].tolist()}, want [3, 1, 2]")
+
+
 CASES = {"flags": case_flags, "inspect": case_inspect, "corrupt": case_corrupt,
          "npy": case_npy, "run": case_run, "tuning": case_tuning, "log": case_log,
-         "targets": case_targets}
+         "targets": case_targets, "optforms": case_optforms, "badvalues": case_badvalues,
+         "foreign": case_foreign, "foreign_cuda": case_foreign_cuda, "killed": case_killed,
+         "indices": case_indices}
 
 
 def finish():

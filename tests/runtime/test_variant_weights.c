@@ -160,10 +160,14 @@ static int build(const ingot_bundle_spec_t* spec, uint8_t** data, size_t* size, 
   return st == INGOT_OK;
 }
 
-/* Opens, checks the loaded target, runs once, compares with `w`. */
-static void run_expect(const uint8_t* data, size_t size, const char* target, const float* w, const char* what) {
+/* Opens (only the variant `force` when it is not NULL:
+ * ingot_bundle_options_t.target), checks the loaded target, runs once,
+ * compares with `w`. */
+static void run_expect_variant(const uint8_t* data, size_t size, const char* force, const char* target,
+                               const float* w, const char* what) {
   ingot_bundle_t* bundle = NULL;
-  ingot_status_t st = ingot_bundle_open_memory(data, size, NULL, &bundle);
+  ingot_bundle_options_t open_options = {.target = force};
+  ingot_status_t st = ingot_bundle_open_memory(data, size, &open_options, &bundle);
   CHECK(st == INGOT_OK, "%s: open: %s", what, ingot_last_error());
   if (st != INGOT_OK) return;
   CHECK(strcmp(ingot_bundle_target(bundle), target) == 0, "%s: loaded %s, want %s (%s)", what,
@@ -189,6 +193,21 @@ static void run_expect(const uint8_t* data, size_t size, const char* target, con
     CHECK(!bad, "%s: the output was not computed with the loaded variant's weights", what);
     ingot_session_release(session);
   }
+  ingot_bundle_release(bundle);
+}
+
+static void run_expect(const uint8_t* data, size_t size, const char* target, const float* w, const char* what) {
+  run_expect_variant(data, size, NULL, target, w, what);
+}
+
+/* Opening one named variant that cannot be loaded: `want`, a message. */
+static void open_variant_refused(const uint8_t* data, size_t size, const char* force, ingot_status_t want,
+                                 const char* needle, const char* what) {
+  ingot_bundle_t* bundle = NULL;
+  ingot_bundle_options_t open_options = {.target = force};
+  ingot_status_t st = ingot_bundle_open_memory(data, size, &open_options, &bundle);
+  CHECK(st == want && bundle == NULL, "%s: status %s, want %s", what, ingot_status_name(st), ingot_status_name(want));
+  CHECK(strstr(ingot_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what, ingot_last_error(), needle);
   ingot_bundle_release(bundle);
 }
 
@@ -443,6 +462,11 @@ int main(int argc, char** argv) {
     CHECK(report.weight_bytes == sizeof(float) * N + sizeof g_w_b, "weight bytes %llu",
           (unsigned long long)report.weight_bytes);
     run_expect(d, n, BETTER_TARGET, g_w_b, order ? "llvm first" : "c first");
+    /* One variant by name: the lower-ranked one loads, with its own weights. */
+    run_expect_variant(d, n, "c", "c", g_w_a, order ? "target c, llvm first" : "target c, c first");
+    run_expect_variant(d, n, BETTER_TARGET, BETTER_TARGET, g_w_b, "target " BETTER_TARGET);
+    open_variant_refused(d, n, "rocm -mcpu=gfx942", INGOT_ERROR_NOT_FOUND, "no variant for target 'rocm -mcpu=gfx942'",
+                         "a target the bundle lacks");
     uint8_t* again = NULL;
     size_t again_n = 0;
     if (build(&m.spec, &again, &again_n, NULL))
@@ -475,6 +499,16 @@ int main(int argc, char** argv) {
     m.codes[0].launches = gpu;
     if (build(&m.spec, &d, &n, NULL)) {
       run_expect(d, n, "c", g_w_default, "cuda kind first");
+      /* Asked for by name, the variant that does not run here is refused,
+       * saying why (no driver, or junk where a CUBIN should be). */
+      ingot_bundle_t* only = NULL;
+      ingot_bundle_options_t only_options = {.target = "cuda -arch=sm_90"};
+      ingot_status_t only_st = ingot_bundle_open_memory(d, n, &only_options, &only);
+      CHECK(only_st != INGOT_OK && only == NULL, "target cuda -arch=sm_90 alone: opened (%s)", ingot_status_name(only_st));
+      if (only_st == INGOT_ERROR_UNSUPPORTED)
+        CHECK(strstr(ingot_last_error(), "variant 'cuda -arch=sm_90' does not run on this machine: ") != NULL,
+              "target cuda alone: %s", ingot_last_error());
+      ingot_bundle_release(only);
       ingot_bundle_t* bundle = NULL;
       if (ingot_bundle_open_memory(d, n, NULL, &bundle) == INGOT_OK) {
         CHECK(strstr(ingot_bundle_target_reason(bundle), "skipped cuda -arch=sm_90 (") != NULL, "reason: %s",

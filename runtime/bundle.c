@@ -752,9 +752,11 @@ static ingot_status_t open_bytes(const void* data, size_t size, const ingot_bund
   ingot_limits_t limits;
   resolve_options(options, &allocator, &limits);
   uint32_t forced = 0;
-  if (!device_kind(options ? options->device : NULL, &forced))
+  if (!device_kind(options ? options->device : NULL, &forced)) {
+    if (map) munmap(map, map_bytes);
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: unknown device '%.32s' (auto, cpu, cuda, rocm, none)",
                          options->device);
+  }
   ingot_bundle_t* b = (ingot_bundle_t*)ingot_rt_alloc(allocator, sizeof *b);
   if (!b) {
     if (map) munmap(map, map_bytes);

@@ -40,6 +40,11 @@ extern "C" {
 #endif
 
 #define INGOT_VERSION_MAJOR 0
+/* Before 1.0 a minor version may append fields to the options structs
+ * (0.2 added ingot_bundle_options_t.flags and the arena fields of
+ * ingot_session_options_t): rebuild a program against the header of the
+ * libingot it runs with (the SONAME follows the major version only). Zero
+ * new fields keep the old behaviour. */
 #define INGOT_VERSION_MINOR 2 /* 2: weights in place, caller arenas, pools */
 #define INGOT_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */

@@ -35,6 +35,7 @@ typedef struct compile_options_t {
   bool dump_graph;
   bool quiet;
   bool verbose;
+  uint32_t weights_codec;      /* --weights: 0 auto, 1 zstd, 2 raw (ingot_driver_options_t) */
 } compile_options_t;
 
 static void compile_usage(FILE* out) {
@@ -71,6 +72,10 @@ static void compile_usage(FILE* out) {
           "  --emit-c PATH            also write the generated source to PATH: C for target c,\n"
           "                           the optimized LLVM IR for llvm targets (first target)\n"
           "  --cc COMPILER            the C compiler for target c (default: $CC or cc)\n"
+          "  --weights auto|zstd|raw  how weights are stored: raw (64-byte aligned, mapped and\n"
+          "                           used in place at open: least memory, fastest open), zstd\n"
+          "                           (smallest file, decoded into memory at open), auto (zstd\n"
+          "                           only where it saves 20 %% or more; the default)\n"
           "  -v, --verbose            with --tuning-log: say why each record of the model's\n"
           "                           workloads was not applied\n"
           "  -q, --quiet              print nothing on success\n");
@@ -78,7 +83,7 @@ static void compile_usage(FILE* out) {
 
 enum {
   OPT_TARGET = 256, OPT_TUNING_LOG, OPT_EMIT_C, OPT_CC, OPT_INPUT_SHAPE, OPT_CONST, OPT_DUMP_SPACE,
-  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH,
+  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS,
 };
 
 static const struct option kCompileOptions[] = {
@@ -88,6 +93,7 @@ static const struct option kCompileOptions[] = {
     {"tuning-log", required_argument, NULL, OPT_TUNING_LOG},
     {"emit-c", required_argument, NULL, OPT_EMIT_C},
     {"cc", required_argument, NULL, OPT_CC},
+    {"weights", required_argument, NULL, OPT_WEIGHTS},
     {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
     {"const", required_argument, NULL, OPT_CONST},
     {"dump-space", required_argument, NULL, OPT_DUMP_SPACE},
@@ -139,6 +145,12 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
       case OPT_CC:
         if ((rc = need_text("--cc", value))) return rc;
         o->cc = value;
+        break;
+      case OPT_WEIGHTS:
+        if (!strcmp(value, "auto")) o->weights_codec = 0;
+        else if (!strcmp(value, "zstd")) o->weights_codec = 1;
+        else if (!strcmp(value, "raw")) o->weights_codec = 2;
+        else return ingot_cli_usage_error("compile", "--weights takes auto, zstd or raw, not '%s'", value);
         break;
       case OPT_INPUT_SHAPE:
         if (o->input_shape_count == 64) return ingot_cli_usage_error("compile", "too many --input-shape options%s", "");
@@ -320,6 +332,7 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .on_tuning_skip = o->verbose ? note_skip : NULL,
         .cc = o->cc,
         .emit_source_path = o->emit_c,
+        .weights_codec = o->weights_codec,
         .hook_self = &hooks, .on_graph = print_graph, .on_lowered = list_space, .on_kernel = print_kernel,
     };
     s = ingot_driver_compile(&options, &result);

@@ -138,6 +138,11 @@ typedef struct ingot_driver_options_t {
    *              to it, with why (info as for on_lowered; a record may be
    *              reported once per step that shares its workload). */
   ingot_driver_tuning_skip_fn_t on_tuning_skip;
+  /* How the bundle stores weights: 0 auto (zstd only where it saves a fifth
+   * or more, else raw and 64-byte aligned, which the runtime maps and uses
+   * in place), 1 zstd (whenever smaller), 2 raw: the values of
+   * ingot_bundle_weights_codec_t (packager/packager.h). */
+  uint32_t weights_codec;
 } ingot_driver_options_t;
 
 /* What a compile made. Free with ingot_driver_result_free. */

@@ -339,6 +339,7 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       .inputs = graph->inputs, .input_count = graph->input_count,
       .outputs = graph->outputs, .output_count = graph->output_count,
       .codes = st->codes, .code_count = st->object_count,
+      .weights_codec = o->weights_codec,
   };
   const ingot_kernel_t* variant_steps[INGOT_DRIVER_MAX_TARGETS];
   const uint32_t* variant_alias_of[INGOT_DRIVER_MAX_TARGETS];

@@ -65,6 +65,7 @@ typedef struct driver_package_t {
   const ingot_graph_t* const* variant_graphs;
   const ingot_kernel_t* const* variant_steps;
   const uint32_t* const* variant_alias_of;
+  uint32_t weights_codec;          /* ingot_bundle_weights_codec_t (packager.h) */
 } driver_package_t;
 
 /* Builds the bundle spec (one tensor per value that a step, an input or an

@@ -15,7 +15,10 @@
  *   - each section is zstd-compressed at the spec's level (default: 19 below
  *     1 MiB of raw bytes, 3 above; one frame, content
  *     size recorded); if that does not make it smaller it is stored with
- *     codec NONE;
+ *     codec NONE; WEIGHTS sections follow spec.weights_codec (AUTO: zstd
+ *     only when it saves INGOT_BUNDLE_WEIGHTS_MIN_SAVING_PERCENT, else NONE,
+ *     so that the runtime maps them in place; RAW: always NONE), a choice
+ *     made from the bytes alone, so the bundle stays reproducible;
  *   - the string table holds the tensor names, then the step (node) names,
  *     then the kernel names, each once in that order, no deduplication;
  *   - live intervals come from the steps (ingot_bundle_live_intervals in
@@ -201,6 +204,9 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* t
       }
     }
   }
+  if (spec->weights_codec != INGOT_BUNDLE_WEIGHTS_AUTO && spec->weights_codec != INGOT_BUNDLE_WEIGHTS_ZSTD &&
+      spec->weights_codec != INGOT_BUNDLE_WEIGHTS_RAW)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: weights codec %d", (int)spec->weights_codec);
   if (spec->zstd_level < 0 || spec->zstd_level > ZSTD_maxCLevel())
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: zstd level %d", spec->zstd_level);
   return INGOT_OK;
@@ -245,12 +251,29 @@ static void section_payload(const ingot_bundle_spec_t* spec, const ingot_strbuf_
   }
 }
 
-static ingot_status_t encode_section(const section_t* s, int level, ZSTD_CCtx* cctx, encoded_t* out) {
+/* Whether a WEIGHTS section of raw_size bytes that zstd makes `stored` bytes
+ * long is kept compressed under `codec`. */
+static int weights_keep_zstd(ingot_bundle_weights_codec_t codec, uint64_t raw_size, uint64_t stored) {
+  if (codec == INGOT_BUNDLE_WEIGHTS_ZSTD) return stored < raw_size;
+  /* AUTO: saved >= ceil(raw * percent / 100), without overflow for any size. */
+  const uint64_t pct = INGOT_BUNDLE_WEIGHTS_MIN_SAVING_PERCENT;
+  uint64_t need = raw_size / 100 * pct + (raw_size % 100 * pct + 99) / 100;
+  uint64_t saved = stored < raw_size ? raw_size - stored : 0;
+  return saved > 0 && saved >= need;
+}
+
+static ingot_status_t encode_section(const section_t* s, int level, ingot_bundle_weights_codec_t weights_codec,
+                                     ZSTD_CCtx* cctx, encoded_t* out) {
   memset(out, 0, sizeof *out);
   out->entry.kind = s->kind;
   if (s->target) memcpy(out->entry.target, s->target, strlen(s->target));
   out->entry.raw_size = s->raw_size;
   out->entry.raw_crc32 = ingot_crc32(0, s->raw, s->raw_size);
+  out->entry.codec = INGOT_CODEC_NONE;
+  out->entry.stored_size = s->raw_size;
+  out->entry.stored_crc32 = out->entry.raw_crc32;
+  int weights = s->kind == INGOT_SECTION_WEIGHTS;
+  if (weights && weights_codec == INGOT_BUNDLE_WEIGHTS_RAW) return INGOT_OK;
   size_t bound = ZSTD_compressBound(s->raw_size);
   uint8_t* buf = ingot_xmalloc(bound ? bound : 1);
   size_t n = ZSTD_compressCCtx(cctx, buf, bound, s->raw, s->raw_size, level);
@@ -258,16 +281,13 @@ static ingot_status_t encode_section(const section_t* s, int level, ZSTD_CCtx* c
     free(buf);
     return ingot_fail(INGOT_ERROR_INTERNAL, "bundle: zstd: %s", ZSTD_getErrorName(n));
   }
-  if (n < s->raw_size) {
+  if (weights ? weights_keep_zstd(weights_codec, s->raw_size, n) : n < s->raw_size) {
     out->entry.codec = INGOT_CODEC_ZSTD;
     out->entry.stored_size = n;
     out->entry.stored_crc32 = ingot_crc32(0, buf, n);
     out->stored = buf;
   } else {
     free(buf);
-    out->entry.codec = INGOT_CODEC_NONE;
-    out->entry.stored_size = s->raw_size;
-    out->entry.stored_crc32 = out->entry.raw_crc32;
   }
   return INGOT_OK;
 }
@@ -511,7 +531,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     section_payload(spec, &manifest, &plan, blobs, blob_sizes, blob_count, k, &s);
     if (!s.raw) s.raw = (const uint8_t*)"";
     int level = spec->zstd_level ? spec->zstd_level : (s.raw_size >= kLargeSection ? 3 : 19);
-    status = encode_section(&s, level, cctx, &encoded[k]);
+    status = encode_section(&s, level, spec->weights_codec, cctx, &encoded[k]);
     if (status != INGOT_OK) goto done;
   }
   uint64_t pos = sizeof(ingot_bundle_header_t) + (uint64_t)section_count * sizeof(ingot_section_entry_t);

@@ -39,6 +39,24 @@ typedef struct ingot_plan_item_t {
 ingot_status_t ingot_memory_plan(ingot_plan_item_t* items, uint32_t count,
                                  uint64_t* out_arena_bytes, uint64_t* out_lower_bound);
 
+/* How the writer stores WEIGHTS sections. A section stored with codec NONE
+ * is used in place by the runtime when the bundle is memory-mapped or
+ * borrowed (ingot_bundle_open_file, INGOT_BUNDLE_BORROW): no copy, no
+ * decoding, pages shared between processes; a zstd one is decoded into a
+ * heap copy at every open (peak memory about stored + raw bytes).
+ *   AUTO  zstd when it saves at least INGOT_BUNDLE_WEIGHTS_MIN_SAVING_PERCENT
+ *         of the section's raw bytes, else stored raw. fp32 weights save
+ *         7-11 % (BERT-base, ResNet-50): raw, in place; int8 or sparse
+ *         weights that shrink by a fifth or more: zstd. The default.
+ *   ZSTD  zstd whenever it makes the section smaller (smallest file).
+ *   RAW   never compressed (cheapest open). */
+typedef enum ingot_bundle_weights_codec_t {
+  INGOT_BUNDLE_WEIGHTS_AUTO = 0,
+  INGOT_BUNDLE_WEIGHTS_ZSTD = 1,
+  INGOT_BUNDLE_WEIGHTS_RAW = 2,
+} ingot_bundle_weights_codec_t;
+#define INGOT_BUNDLE_WEIGHTS_MIN_SAVING_PERCENT 20u
+
 /* What goes into a bundle, independent of the graph IR. */
 typedef struct ingot_bundle_tensor_t {
   const char* name;
@@ -93,7 +111,10 @@ typedef struct ingot_bundle_spec_t {
   uint32_t kernel_count;
   const ingot_bundle_code_t* codes;
   uint32_t code_count;
-  int zstd_level;         /* 0: 19 */
+  int zstd_level;         /* 0: 19 below 1 MiB of raw bytes, 3 above */
+  /* How WEIGHTS sections are stored (other sections: zstd whenever it makes
+   * them smaller). */
+  ingot_bundle_weights_codec_t weights_codec;
 } ingot_bundle_spec_t;
 
 typedef struct ingot_bundle_report_t {

@@ -29,13 +29,32 @@
  *     loaded.
  * Only the CODE section of the variant picked for this machine (and the one
  * after it when its object is for another machine) and that variant's
- * WEIGHTS section are decompressed. */
+ * WEIGHTS section are decompressed.
+ *
+ * Weights in place: when the file's bytes outlive the open (a file mapped
+ * by ingot_bundle_open_file, or bytes borrowed with INGOT_BUNDLE_BORROW) and
+ * the loaded variant's WEIGHTS section is stored raw (codec NONE) at a
+ * 64-byte aligned address, the bundle's weights point into those bytes: no
+ * copy, no second checksum pass (a raw section's stored checksum, checked
+ * with every other section before anything is decoded, is its raw one). The
+ * format puts every section at a 64-aligned file offset and every weight at
+ * a 64-aligned section offset, which is the alignment kernels are promised
+ * (INGOT_WEIGHT_ALIGN); a borrowed buffer that is not 64-aligned gets a
+ * copy. The mapping is read-only: a kernel writing to a weight would fault,
+ * and none does (weights are only ever kernel inputs: the compiler refuses a
+ * weight as a graph output and packs layouts at compile time; the runtime
+ * never writes them; GPU loaders copy them to the device from wherever they
+ * are). */
 #define _DEFAULT_SOURCE 1
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDCtx_advanced: our allocator */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -612,8 +631,14 @@ static ingot_status_t bind_variant(ingot_bundle_t* b, const uint8_t* file,
                                    const ingot_section_entry_t* entries) {
   const ingot_variant_record_t* var = &b->variants[b->variant];
   const ingot_section_entry_t* we = &entries[var->weights_section];
-  ingot_status_t status = section_decode(b, file, var->weights_section, we, &b->weights);
-  if (status != INGOT_OK) return status;
+  if (b->file_kept && we->codec == INGOT_CODEC_NONE &&
+      ((uintptr_t)(file + we->offset) & (INGOT_WEIGHT_ALIGN - 1)) == 0) {
+    b->weights = file + we->offset; /* checked whole by check_entry */
+  } else {
+    ingot_status_t status = section_decode(b, file, var->weights_section, we, &b->weights_copy);
+    if (status != INGOT_OK) return status;
+    b->weights = b->weights_copy;
+  }
   b->weights_bytes = we->raw_size;
   if (((uintptr_t)b->weights & (INGOT_WEIGHT_ALIGN - 1)) != 0 && b->weights_bytes >= 64)
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: the allocator broke 64-byte alignment");
@@ -715,8 +740,9 @@ void ingot_bundle_release(ingot_bundle_t* b) {
   ingot_rt_free(b->allocator, b->steps);
   ingot_rt_free(b->allocator, b->tensors);
   ingot_rt_free(b->allocator, b->plan);
-  ingot_rt_free(b->allocator, b->weights);
+  ingot_rt_free(b->allocator, b->weights_copy);
   ingot_rt_free(b->allocator, b->manifest);
+  if (b->map) munmap(b->map, b->map_bytes);
   ingot_rt_free(b->allocator, b);
 }
 
@@ -732,25 +758,31 @@ static void resolve_options(const ingot_bundle_options_t* options, ingot_allocat
   if (options->limits.max_steps) out_limits->max_steps = options->limits.max_steps;
 }
 
-ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
-                                        const ingot_bundle_options_t* options,
-                                        ingot_bundle_t** out_bundle) {
-  if (!out_bundle) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: out_bundle is NULL");
-  *out_bundle = NULL;
-  if (!data && size) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: data is NULL");
+/* Opens `data`; file_kept: the bytes outlive the bundle (borrowed, or `map`,
+ * a mapping of map_bytes that the bundle takes over whatever happens). */
+static ingot_status_t open_bytes(const void* data, size_t size, const ingot_bundle_options_t* options,
+                                 int file_kept, void* map, size_t map_bytes, ingot_bundle_t** out_bundle) {
   ingot_allocator_t allocator;
   ingot_limits_t limits;
   resolve_options(options, &allocator, &limits);
   uint32_t forced = 0;
-  if (!device_kind(options ? options->device : NULL, &forced))
+  if (!device_kind(options ? options->device : NULL, &forced)) {
+    if (map) munmap(map, map_bytes);
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: unknown device '%.32s' (auto, cpu, cuda, rocm, none)",
                          options->device);
+  }
   ingot_bundle_t* b = (ingot_bundle_t*)ingot_rt_alloc(allocator, sizeof *b);
-  if (!b) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
+  if (!b) {
+    if (map) munmap(map, map_bytes);
+    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: out of memory");
+  }
   memset(b, 0, sizeof *b);
   b->allocator = allocator;
   b->forced_loader = forced;
   b->forced_target = options && options->target ? options->target : NULL;
+  b->file_kept = file_kept;
+  b->map = map;
+  b->map_bytes = map_bytes;
   ingot_status_t status = bundle_open(b, (const uint8_t*)(data ? data : ""), size, &limits,
                                      options ? options->signature_public_key : NULL);
   b->forced_target = NULL;
@@ -758,8 +790,38 @@ ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
     ingot_bundle_release(b);
     return status;
   }
+  if (b->map && !ingot_bundle_weights_in_place(b)) {
+    /* Nothing points into the file any more. */
+    munmap(b->map, b->map_bytes);
+    b->map = NULL;
+  } else if (b->map && b->weights) {
+    /* Keep only the weights' pages resident: the rest of the file (code,
+     * manifest, other variants) was read for its checksums and is not
+     * needed again. Advice only; failure changes nothing. */
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)b->map, end = start + b->map_bytes;
+    uintptr_t w0 = (uintptr_t)b->weights, w1 = w0 + (uintptr_t)b->weights_bytes;
+    if (page > 0) {
+      uintptr_t pg = (uintptr_t)page;
+      uintptr_t head_end = w0 & ~(pg - 1), tail_start = (w1 + pg - 1) & ~(pg - 1);
+      if (head_end > start) madvise(b->map, head_end - start, MADV_DONTNEED);
+      if (tail_start < end) madvise((void*)tail_start, end - tail_start, MADV_DONTNEED);
+    }
+  }
   *out_bundle = b;
   return INGOT_OK;
+}
+
+ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
+                                        const ingot_bundle_options_t* options,
+                                        ingot_bundle_t** out_bundle) {
+  if (!out_bundle) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: out_bundle is NULL");
+  *out_bundle = NULL;
+  if (!data && size) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: data is NULL");
+  if (options && (options->flags & ~(INGOT_BUNDLE_BORROW | INGOT_BUNDLE_READ_FILE)))
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: unknown flags 0x%x", options->flags);
+  int borrow = options && (options->flags & INGOT_BUNDLE_BORROW);
+  return open_bytes(data, size, options, borrow, NULL, 0, out_bundle);
 }
 
 ingot_status_t ingot_bundle_verify_signature(const void* data, size_t size,
@@ -773,41 +835,72 @@ ingot_status_t ingot_bundle_verify_signature(const void* data, size_t size,
   return check_container((const uint8_t*)(data ? data : ""), size, &limits, public_key, &h, entries);
 }
 
+/* Reads the whole file into memory (INGOT_BUNDLE_READ_FILE). */
+static ingot_status_t open_file_read(const char* path, int fd, size_t size, const ingot_bundle_options_t* options,
+                                     ingot_allocator_t allocator, ingot_bundle_t** out_bundle) {
+  uint8_t* data = (uint8_t*)ingot_rt_alloc(allocator, size);
+  if (!data)
+    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: '%s': cannot allocate %zu bytes", path, size);
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = read(fd, data + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : 0;
+      ingot_rt_free(allocator, data);
+      return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot read '%s': %s", path,
+                           err ? strerror(err) : "the file shrank while it was read");
+    }
+    got += (size_t)n;
+  }
+  ingot_bundle_options_t copy = *options;
+  copy.flags &= ~INGOT_BUNDLE_BORROW;
+  ingot_status_t status = open_bytes(data, size, &copy, 0, NULL, 0, out_bundle);
+  ingot_rt_free(allocator, data);
+  return status;
+}
+
 ingot_status_t ingot_bundle_open_file(const char* path, const ingot_bundle_options_t* options,
                                       ingot_bundle_t** out_bundle) {
   if (!out_bundle) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: out_bundle is NULL");
   *out_bundle = NULL;
   if (!path) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: path is NULL");
+  ingot_bundle_options_t opts;
+  memset(&opts, 0, sizeof opts);
+  if (options) opts = *options;
+  if (opts.flags & ~(INGOT_BUNDLE_BORROW | INGOT_BUNDLE_READ_FILE))
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: unknown flags 0x%x", opts.flags);
   ingot_allocator_t allocator;
   ingot_limits_t limits;
-  resolve_options(options, &allocator, &limits);
-  FILE* f = fopen(path, "rb");
-  if (!f) return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot open '%s'", path);
+  resolve_options(&opts, &allocator, &limits);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot open '%s': %s", path, strerror(errno));
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
     return ingot_rt_fail(INGOT_ERROR_IO, "bundle: '%s' is not a regular file", path);
   }
-  long end = -1;
-  if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
-  if (end < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    fclose(f);
-    return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot size '%s'", path);
+  if (st.st_size < 0 || (uint64_t)st.st_size > SIZE_MAX / 2) {
+    close(fd);
+    return ingot_rt_fail(INGOT_ERROR_LIMIT, "bundle: '%s' is too large to open", path);
   }
-  uint8_t* data = (uint8_t*)ingot_rt_alloc(allocator, (size_t)end);
-  if (!data) {
-    fclose(f);
-    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "bundle: '%s': cannot allocate %ld bytes", path, end);
+  size_t size = (size_t)st.st_size;
+  ingot_status_t status;
+  if ((opts.flags & INGOT_BUNDLE_READ_FILE) || size == 0) {
+    status = open_file_read(path, fd, size, &opts, allocator, out_bundle);
+    close(fd);
+    return status;
   }
-  size_t got = fread(data, 1, (size_t)end, f);
-  fclose(f);
-  if (got != (size_t)end) {
-    ingot_rt_free(allocator, data);
-    return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot read '%s'", path);
-  }
-  ingot_status_t status = ingot_bundle_open_memory(data, (size_t)end, options, out_bundle);
-  ingot_rt_free(allocator, data);
-  return status;
+  int map_flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+  map_flags |= MAP_POPULATE; /* every page is read for its checksum anyway */
+#endif
+  void* map = mmap(NULL, size, PROT_READ, map_flags, fd, 0);
+  int err = errno;
+  close(fd);
+  if (map == MAP_FAILED) return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot map '%s': %s", path, strerror(err));
+  opts.flags &= ~INGOT_BUNDLE_BORROW;
+  return open_bytes(map, size, &opts, 1, map, size, out_bundle);
 }
 
 /* ---- Queries ------------------------------------------------------------------ */
@@ -834,6 +927,7 @@ ingot_status_t ingot_bundle_output_info(const ingot_bundle_t* b, uint32_t index,
 }
 
 uint64_t ingot_bundle_arena_bytes(const ingot_bundle_t* b) { return b ? b->arena_bytes : 0; }
+int ingot_bundle_weights_in_place(const ingot_bundle_t* b) { return b && b->weights && !b->weights_copy; }
 uint64_t ingot_bundle_arena_lower_bound(const ingot_bundle_t* b) {
   return b ? b->arena_lower_bound : 0;
 }

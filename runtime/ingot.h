@@ -9,9 +9,14 @@
  *   ingot_session_run(session);
  *   const float* y = ingot_session_output_data(session, 0);
  *
- * Ownership: a bundle owns its decompressed weights and loaded code; a session
- * borrows the bundle (the bundle must outlive its sessions) and owns its arena
- * and thread pool. A bundle is immutable once open and may be shared by any
+ * Ownership: a bundle owns its loaded code and its weights: a view of the
+ * memory-mapped file or of the caller's borrowed bytes when the bundle
+ * stores them raw (`ingot compile --weights`; see ingot_bundle_open_file and
+ * INGOT_BUNDLE_BORROW), else a decoded copy. Weights are read-only: no kernel
+ * and no part of the runtime writes to them. A session borrows the bundle
+ * (the bundle must outlive its sessions) and owns its thread pool; its arena
+ * is its own, the caller's (ingot_session_options_t.arena), or one from an
+ * ingot_pool_t. A bundle is immutable once open and may be shared by any
  * number of sessions in any threads; one session is used by one thread at a
  * time.
  *
@@ -35,7 +40,12 @@ extern "C" {
 #endif
 
 #define INGOT_VERSION_MAJOR 0
-#define INGOT_VERSION_MINOR 1
+/* Before 1.0 a minor version may append fields to the options structs
+ * (0.2 added ingot_bundle_options_t.flags and the arena fields of
+ * ingot_session_options_t): rebuild a program against the header of the
+ * libingot it runs with (the SONAME follows the major version only). Zero
+ * new fields keep the old behaviour. */
+#define INGOT_VERSION_MINOR 2 /* 2: weights in place, caller arenas, pools */
 #define INGOT_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */
 uint32_t ingot_version(void);
@@ -143,15 +153,38 @@ typedef struct ingot_bundle_options_t {
    * INGOT_ERROR_UNSUPPORTED (saying why) when it does not run here. Read
    * during the call only. Tools use it to load-check each variant. */
   const char* target;
+  /* INGOT_BUNDLE_* flags below, or 0 (added in 0.2). */
+  uint32_t flags;
 } ingot_bundle_options_t;
+
+/* ingot_bundle_open_memory keeps pointers into `data` instead of copying
+ * what it needs: the caller keeps the bytes valid and unchanged until
+ * ingot_bundle_release. Raw (codec NONE) weights are then used in place when
+ * they are 64-byte aligned in memory (`data` 64-byte aligned is enough: the
+ * format aligns every section and weight to 64 in the file); otherwise
+ * (misaligned, or zstd weights) they are decoded into a copy as without the
+ * flag. ingot_bundle_weights_in_place says which happened. */
+#define INGOT_BUNDLE_BORROW 0x1u
+/* ingot_bundle_open_file reads the file into memory instead of mapping it
+ * (the file may then change or go away while the bundle is open). */
+#define INGOT_BUNDLE_READ_FILE 0x2u
 
 typedef struct ingot_bundle_t ingot_bundle_t;
 
-/* Opens a bundle held in memory. The bytes are only read during the call. */
+/* Opens a bundle held in memory. The bytes are only read during the call,
+ * unless options->flags has INGOT_BUNDLE_BORROW (above). */
 ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
                                         const ingot_bundle_options_t* options,
                                         ingot_bundle_t** out_bundle);
-/* Opens a bundle file. */
+/* Opens a bundle file. The file is memory-mapped read-only (private) and
+ * checked in full (every checksum, and the signature when a key is given);
+ * raw weights are then used in place from the mapping, which the bundle
+ * keeps until ingot_bundle_release, so opening costs no copy and the pages
+ * are shared with every other process that maps the file. The file must not
+ * be truncated or rewritten in place while the bundle is open (replace it by
+ * renaming a new file over it, as `ingot compile` does); with zstd weights
+ * the mapping is dropped at the end of the open. INGOT_BUNDLE_READ_FILE
+ * reads it into memory instead. */
 ingot_status_t ingot_bundle_open_file(const char* path,
                                       const ingot_bundle_options_t* options,
                                       ingot_bundle_t** out_bundle);
@@ -180,7 +213,12 @@ ingot_status_t ingot_bundle_input_info(const ingot_bundle_t* bundle, uint32_t in
                                        ingot_tensor_info_t* out_info);
 ingot_status_t ingot_bundle_output_info(const ingot_bundle_t* bundle, uint32_t index,
                                         ingot_tensor_info_t* out_info);
-/* Bytes of arena a session needs, and the planner's lower bound. */
+/* 1 when the loaded variant's weights are used in place (from the mapped
+ * file or the borrowed bytes), 0 when they were decoded into a copy. */
+int ingot_bundle_weights_in_place(const ingot_bundle_t* bundle);
+/* Bytes of arena a session needs, and the planner's lower bound. A caller's
+ * arena (ingot_session_options_t.arena) must hold ingot_bundle_arena_bytes,
+ * 64-byte aligned. */
 uint64_t ingot_bundle_arena_bytes(const ingot_bundle_t* bundle);
 uint64_t ingot_bundle_arena_lower_bound(const ingot_bundle_t* bundle);
 /* The target string of the code variant this bundle loaded ("c", ...). */
@@ -207,12 +245,76 @@ int ingot_device_probe(const char* device, char* out_why, size_t why_cap);
 /* The most threads a session runs (its thread pool, the caller included). */
 #define INGOT_SESSION_THREADS_MAX 256u
 
+/* ---- Memory pools (added in 0.2) -------------------------------------------
+ * A pool hands out arenas to sessions of any bundles, within a byte budget:
+ * either memory it allocates as arenas are taken (ingot_pool_create, up to
+ * budget_bytes in use at once), or a range of one buffer the caller owns
+ * (ingot_pool_create_in: the whole buffer is the budget; the pool never
+ * allocates arena memory then). A session takes an arena of its own from a
+ * pool (ingot_session_options_t.pool) and gives it back when released; or
+ * several sessions that never run at the same time share one ingot_arena_t,
+ * sized by the largest plan among the bundles it is declared for. Taking an
+ * arena that would exceed the budget fails with INGOT_ERROR_LIMIT and a
+ * message giving the bytes asked, in use and budgeted; nothing is taken.
+ * All of it happens when sessions and arenas are created: runs allocate
+ * nothing. Arena sizes are counted rounded up to 64 bytes.
+ *
+ * A pool is thread-safe (a mutex around taking and giving back). It must
+ * outlive its arenas and the sessions that use them. */
+typedef struct ingot_pool_t ingot_pool_t;
+typedef struct ingot_arena_t ingot_arena_t;
+
+/* A pool that allocates arenas with `allocator` (fn == NULL: the system
+ * allocator), at most budget_bytes of them at once. */
+ingot_status_t ingot_pool_create(uint64_t budget_bytes, ingot_allocator_t allocator,
+                                 ingot_pool_t** out_pool);
+/* A pool over buffer[0, bytes) (64-byte aligned, owned by the caller, which
+ * keeps it valid until ingot_pool_release). Arenas are carved out of it
+ * (first fit); the pool's own small record comes from `allocator`. At most
+ * INGOT_POOL_MAX_ARENAS arenas at once. */
+#define INGOT_POOL_MAX_ARENAS 64u
+ingot_status_t ingot_pool_create_in(void* buffer, uint64_t bytes, ingot_allocator_t allocator,
+                                    ingot_pool_t** out_pool);
+void ingot_pool_release(ingot_pool_t* pool);
+uint64_t ingot_pool_budget_bytes(const ingot_pool_t* pool);
+/* Bytes of arenas handed out now, and the most ever handed out at once. */
+uint64_t ingot_pool_used_bytes(const ingot_pool_t* pool);
+uint64_t ingot_pool_high_water_bytes(const ingot_pool_t* pool);
+
+/* One arena for the sessions of `bundles` (count >= 1; a bundle may appear
+ * more than once), sized by the largest ingot_bundle_arena_bytes among them.
+ * The caller declares that the sessions made with it never run at the same
+ * time: each run may overwrite everything in the arena, so fill a session's
+ * inputs just before its run and read (or copy) its outputs before another
+ * session of the arena runs. A run that starts while another session of the
+ * arena is running fails with INGOT_ERROR_INVALID_ARGUMENT. The arena goes
+ * back to the pool when it and all its sessions are released, in any order. */
+ingot_status_t ingot_pool_arena_create(ingot_pool_t* pool, const ingot_bundle_t* const* bundles,
+                                       uint32_t count, ingot_arena_t** out_arena);
+void ingot_arena_release(ingot_arena_t* arena);
+uint64_t ingot_arena_bytes(const ingot_arena_t* arena);
+
 typedef struct ingot_session_options_t {
   ingot_allocator_t allocator; /* fn == NULL: the bundle's allocator */
   uint32_t threads;            /* 0: one per online CPU (at most
                                   INGOT_SESSION_THREADS_MAX); 1 to
                                   INGOT_SESSION_THREADS_MAX: that many; more:
                                   INGOT_ERROR_INVALID_ARGUMENT */
+  /* Where the arena comes from (added in 0.2; at most one of the three;
+   * none: the session allocates its own). CPU variants only: a GPU variant's
+   * arena is device memory (INGOT_ERROR_UNSUPPORTED).
+   *   arena, arena_bytes  the caller's memory, 64-byte aligned, at least
+   *                       ingot_bundle_arena_bytes (else
+   *                       INGOT_ERROR_INVALID_ARGUMENT), borrowed for the
+   *                       session's life;
+   *   pool                an arena of the session's own from this pool,
+   *                       given back at ingot_session_release;
+   *   shared_arena        an arena from ingot_pool_arena_create whose
+   *                       bundles include this one. */
+  void* arena;
+  uint64_t arena_bytes;
+  ingot_pool_t* pool;
+  ingot_arena_t* shared_arena;
 } ingot_session_options_t;
 
 typedef struct ingot_session_t ingot_session_t;

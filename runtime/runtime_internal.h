@@ -92,6 +92,17 @@ INGOT_HIDDEN void ingot_thread_pool_parallel_for(void* pool, int64_t count,
                                                  ingot_parallel_body_fn_t body, void* context);
 INGOT_HIDDEN void ingot_thread_pool_release(ingot_thread_pool_t* pool);
 
+/* ---- pool.c ------------------------------------------------------------------
+ * Arenas from pools (ingot_pool_t, ingot_arena_t in ingot.h). take returns
+ * an arena of at least `bytes` (64-aligned) with one reference; retain adds
+ * one (ingot_arena_release drops one). enter marks the arena busy for a run
+ * (0 when another run holds it), leave clears it. */
+INGOT_HIDDEN ingot_status_t ingot_rt_pool_take(ingot_pool_t* pool, uint64_t bytes, ingot_arena_t** out_arena);
+INGOT_HIDDEN void ingot_rt_arena_retain(ingot_arena_t* arena);
+INGOT_HIDDEN uint8_t* ingot_rt_arena_base(const ingot_arena_t* arena);
+INGOT_HIDDEN int ingot_rt_arena_enter(ingot_arena_t* arena);
+INGOT_HIDDEN void ingot_rt_arena_leave(ingot_arena_t* arena);
+
 /* ---- Configuration switches (tested with #if under -Wundef) --------------
  * INGOT_RT_FUZZING=1 (fuzz and replay builds only, never a product): open
  * does everything up to and including loading the code object with the ELF
@@ -143,11 +154,20 @@ typedef struct ingot_rt_step_t {
 struct ingot_bundle_t {
   ingot_allocator_t allocator;
   /* Decompressed sections, each from the allocator. weights is the loaded
-   * variant's WEIGHTS section (the others are never decoded). */
+   * variant's WEIGHTS section (the others are never decoded): read-only, in
+   * place (in the mapped file or the borrowed bytes, weights_copy NULL) or
+   * weights_copy, a decoded copy from the allocator. */
   uint8_t* manifest;
   uint64_t manifest_bytes;
-  uint8_t* weights;
+  const uint8_t* weights;
+  uint8_t* weights_copy;
   uint64_t weights_bytes;
+  /* Whether the file's bytes outlive the open (mapped or borrowed), so that
+   * raw weights may be used in place; the mapping, kept while weights
+   * point into it (else unmapped at the end of the open). */
+  int file_kept;
+  void* map;
+  size_t map_bytes;
   uint8_t* plan;
   uint64_t plan_bytes;
   /* Parsed views; arrays from the allocator, strings point into manifest. */

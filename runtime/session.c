@@ -3,7 +3,10 @@
  * launches the steps through that loader. A run allocates nothing.
  *
  * Host-visible devices (CPU_ELF) read weights in place and hand out arena
- * pointers for inputs and outputs. Other devices (CUDA) get the weights
+ * pointers for inputs and outputs. Their arena is the device's own buffer,
+ * the caller's memory, an arena of the session's own from a pool, or a pool
+ * arena shared with other sessions (ingot_session_options_t); a shared
+ * arena is marked busy for the length of each run. Other devices (CUDA) get the weights
  * uploaded once per session into a device buffer, and host staging buffers
  * for inputs and outputs: a run copies the inputs in, launches every step,
  * waits, and copies the outputs out. */
@@ -19,7 +22,10 @@ struct ingot_session_t {
   ingot_allocator_t allocator;
   const ingot_rt_loader_t* loader; /* the bundle's, borrowed */
   ingot_rt_device_t* device;
-  uint8_t* arena;              /* plan.arena_bytes, a device buffer */
+  uint8_t* arena;              /* plan.arena_bytes: a device buffer when owned */
+  int arena_owned;             /* arena from loader->buffer_alloc */
+  ingot_arena_t* pool_arena;   /* a pool's arena (one reference held), or NULL */
+  int arena_shared;            /* pool_arena is shared: guard each run */
   uint8_t* weights;            /* device copy of the weights (not host-visible), else NULL */
   void** args;                 /* bundle->arg_count pointers, in step order */
   /* Not host-visible only: a host buffer per input, then per output. */
@@ -30,7 +36,7 @@ struct ingot_session_t {
 static void* tensor_data(const ingot_session_t* s, uint32_t t) {
   const ingot_rt_tensor_t* tensor = &s->bundle->tensors[t];
   if (tensor->storage == INGOT_STORAGE_WEIGHT)
-    return (s->weights ? s->weights : s->bundle->weights) + tensor->offset;
+    return (s->weights ? s->weights : (uint8_t*)(uintptr_t)s->bundle->weights) + tensor->offset; /* read-only */
   return s->arena + tensor->offset;
 }
 
@@ -61,7 +67,10 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
   if (!bundle) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: bundle is NULL");
   ingot_allocator_t allocator = bundle->allocator;
   uint32_t threads = 0;
+  ingot_session_options_t o;
+  memset(&o, 0, sizeof o);
   if (options) {
+    o = *options;
     if (options->allocator.fn) allocator = options->allocator;
     threads = options->threads;
   }
@@ -73,6 +82,30 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
                          "session: the bundle was opened with device 'none' (no code loaded); open it with "
                          "another device to run it");
+  int sources = (o.arena != NULL || o.arena_bytes != 0) + (o.pool != NULL) + (o.shared_arena != NULL);
+  if (sources > 1)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                         "session: give at most one of arena, pool and shared_arena");
+  if (sources && !loader->host_visible)
+    return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED,
+                         "session: a %s variant's arena is device memory; a caller's arena or a pool "
+                         "serves CPU variants only", loader->name);
+  if (o.arena || o.arena_bytes) {
+    if (!o.arena || ((uintptr_t)o.arena & 63u) != 0)
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: the caller's arena at %p is not 64-byte aligned",
+                           o.arena);
+    if (o.arena_bytes < bundle->arena_bytes)
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                           "session: the caller's arena has %llu bytes, the bundle needs %llu "
+                           "(ingot_bundle_arena_bytes)",
+                           (unsigned long long)o.arena_bytes, (unsigned long long)bundle->arena_bytes);
+  }
+  if (o.shared_arena && ingot_arena_bytes(o.shared_arena) < bundle->arena_bytes)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                         "session: the shared arena has %llu bytes, the bundle needs %llu (make the arena "
+                         "with this bundle among its bundles)",
+                         (unsigned long long)ingot_arena_bytes(o.shared_arena),
+                         (unsigned long long)bundle->arena_bytes);
 
   ingot_session_t* s = (ingot_session_t*)ingot_rt_alloc(allocator, sizeof *s);
   if (!s) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");
@@ -80,8 +113,23 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
   s->bundle = bundle;
   s->allocator = allocator;
   s->loader = loader;
-  ingot_status_t status = loader->device_create(threads, allocator, &s->device);
-  if (status == INGOT_OK) status = loader->buffer_alloc(s->device, bundle->arena_bytes, (void**)&s->arena);
+  ingot_status_t status = INGOT_OK;
+  if (o.arena) {
+    s->arena = (uint8_t*)o.arena;
+  } else if (o.shared_arena) {
+    ingot_rt_arena_retain(o.shared_arena);
+    s->pool_arena = o.shared_arena;
+    s->arena_shared = 1;
+    s->arena = ingot_rt_arena_base(s->pool_arena);
+  } else if (o.pool) {
+    status = ingot_rt_pool_take(o.pool, bundle->arena_bytes, &s->pool_arena);
+    if (status == INGOT_OK) s->arena = ingot_rt_arena_base(s->pool_arena);
+  }
+  if (status == INGOT_OK) status = loader->device_create(threads, allocator, &s->device);
+  if (status == INGOT_OK && !s->arena) {
+    status = loader->buffer_alloc(s->device, bundle->arena_bytes, (void**)&s->arena);
+    s->arena_owned = status == INGOT_OK;
+  }
   if (status == INGOT_OK && !loader->host_visible) status = stage_create(s);
   if (status != INGOT_OK) {
     ingot_session_release(s);
@@ -106,7 +154,8 @@ void ingot_session_release(ingot_session_t* s) {
     ingot_rt_free(s->allocator, s->staging);
   }
   if (s->weights) s->loader->buffer_free(s->device, s->weights);
-  if (s->arena) s->loader->buffer_free(s->device, s->arena);
+  if (s->arena && s->arena_owned) s->loader->buffer_free(s->device, s->arena);
+  ingot_arena_release(s->pool_arena);
   if (s->device) s->loader->device_release(s->device);
   ingot_rt_free(s->allocator, s);
 }
@@ -175,11 +224,24 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   return status;
 }
 
-ingot_status_t ingot_session_run(ingot_session_t* s) { return run_steps(s, NULL); }
+/* run_steps, with a shared arena held busy for the run. */
+static ingot_status_t run_guarded(ingot_session_t* s, uint64_t* step_ns) {
+  if (!s) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL session");
+  if (!s->arena_shared) return run_steps(s, step_ns);
+  if (!ingot_rt_arena_enter(s->pool_arena))
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                         "session: another session of its shared arena is running (sessions of one "
+                         "ingot_arena_t must not run at the same time)");
+  ingot_status_t status = run_steps(s, step_ns);
+  ingot_rt_arena_leave(s->pool_arena);
+  return status;
+}
+
+ingot_status_t ingot_session_run(ingot_session_t* s) { return run_guarded(s, NULL); }
 
 ingot_status_t ingot_session_run_profiled(ingot_session_t* s, uint64_t* step_ns) {
   if (!step_ns) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL step_ns");
-  return run_steps(s, step_ns);
+  return run_guarded(s, step_ns);
 }
 
 uint32_t ingot_bundle_step_count(const ingot_bundle_t* b) { return b ? b->step_count : 0; }

@@ -77,9 +77,10 @@ static void repair_checksums(uint8_t* file, size_t size) {
   free(table);
 }
 
-static void open_and_release(const uint8_t* data, size_t size, const uint8_t* public_key) {
+static void open_and_release(const uint8_t* data, size_t size, const uint8_t* public_key, uint32_t flags) {
   ingot_bundle_options_t options;
   memset(&options, 0, sizeof options);
+  options.flags = flags;
   options.limits.max_section_bytes = MAX_DECODED;
   options.limits.max_arena_bytes = (uint64_t)64 << 20;
   options.limits.max_tensors = 4096;
@@ -103,14 +104,16 @@ static void open_and_release(const uint8_t* data, size_t size, const uint8_t* pu
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  open_and_release(data, size, NULL);
+  open_and_release(data, size, NULL, 0);
   if (size < sizeof(ingot_bundle_header_t) || size > ((size_t)64 << 20)) return 0;
-  uint8_t* copy = (uint8_t*)malloc(size);
+  /* 64-aligned, so that raw weights are used in place when borrowed. */
+  uint8_t* copy = (uint8_t*)aligned_alloc(64, (size + 63) & ~(size_t)63);
   if (!copy) return 0;
   memcpy(copy, data, size);
   repair_checksums(copy, size);
-  open_and_release(copy, size, NULL);
-  open_and_release(copy, size, k_test_public_key);
+  open_and_release(copy, size, NULL, 0);
+  open_and_release(copy, size, NULL, INGOT_BUNDLE_BORROW);
+  open_and_release(copy, size, k_test_public_key, 0);
   free(copy);
   return 0;
 }

@@ -360,6 +360,7 @@ static int build_bundle(const uint32_t* sms, uint32_t count, uint8_t** out, size
   spec.codes = codes;
   spec.code_count = count;
   spec.zstd_level = 3;
+  spec.weights_codec = INGOT_BUNDLE_WEIGHTS_RAW; /* usable in place when borrowed */
   ingot_status_t st = ingot_bundle_build(&spec, out, out_size, NULL);
   CHECK(st == INGOT_OK, "build: %s", ingot_compiler_error());
   return st == INGOT_OK;
@@ -401,6 +402,33 @@ static void fake_case(void* driver, const uint32_t* sms, uint32_t count, const c
       }
       ingot_bundle_release(b);
       CHECK(*modules == 0, "%d module(s) left loaded", *modules);
+      /* Borrowed: the raw weights are used in place on the host and uploaded
+       * from there; pools and caller arenas serve CPU variants only. */
+      uint8_t* aligned = aligned_alloc(64, (size + 63) & ~(size_t)63);
+      memcpy(aligned, data, size);
+      ingot_bundle_options_t bo;
+      memset(&bo, 0, sizeof bo);
+      bo.flags = INGOT_BUNDLE_BORROW;
+      ingot_bundle_t* bb = NULL;
+      CHECK(ingot_bundle_open_memory(aligned, size, &bo, &bb) == INGOT_OK, "borrowed open: %s", ingot_last_error());
+      if (bb) {
+        CHECK(ingot_bundle_weights_in_place(bb) == 1, "borrowed raw weights are not in place");
+        ingot_session_options_t so = {{0}, 1, NULL, 0, NULL, NULL};
+        s = NULL;
+        CHECK(ingot_session_create(bb, &so, &s) == INGOT_OK && ingot_session_run(s) == INGOT_OK,
+              "borrowed session: %s", ingot_last_error());
+        ingot_session_release(s);
+        ingot_pool_t* pool = NULL;
+        CHECK(ingot_pool_create(1 << 20, (ingot_allocator_t){0}, &pool) == INGOT_OK, "pool");
+        so.pool = pool;
+        s = NULL;
+        st = ingot_session_create(bb, &so, &s);
+        CHECK(st == INGOT_ERROR_UNSUPPORTED && !s && strstr(ingot_last_error(), "CPU variants only"),
+              "a pool for a CUDA session: %s '%s'", ingot_status_name(st), ingot_last_error());
+        ingot_pool_release(pool);
+        ingot_bundle_release(bb);
+      }
+      free(aligned);
     }
   }
   free(data);

@@ -11,6 +11,10 @@ CASE:
               or without checksums repaired, it is refused with one error line
   atomic      failed compile / run --output / sign leave the old file intact,
               no file at a new path and no temporary files; inputs untouched
+  inplace     --weights raw|zstd|auto: raw weights stored uncompressed (and the
+              runtime maps them in place), reproducible bytes, outputs equal to
+              the zstd bundle's, signed raw bundles verify and any changed
+              weight byte is refused (signature, and checksum without a key)
   verify      `ingot verify`: good bundles pass; a flipped bit names its section;
               a signed bundle altered anywhere is a signature error; unsigned
               or another key with --require-signature refused
@@ -287,6 +291,53 @@ def case_atomic(a, w):
 
 # ---- limits ---------------------------------------------------------------------
 
+def case_inplace(a, w):
+    key = os.path.join(w, "k")
+    ok([a.ingot, "keygen", "-o", key], "keygen")
+    paths = {}
+    for mode in ("raw", "zstd", "auto"):
+        paths[mode] = os.path.join(w, mode + ".ingot")
+        ok([a.ingot, "compile", a.model, "-o", paths[mode], "-q", "--input-shape", "input=1x1x8x8",
+            "--weights", mode], f"compile --weights {mode}")
+    again = os.path.join(w, "raw_again.ingot")
+    ok([a.ingot, "compile", a.model, "-o", again, "-q", "--input-shape", "input=1x1x8x8", "--weights", "raw"],
+       "compile --weights raw again")
+    check(sha(again) == sha(paths["raw"]), "--weights raw is byte-reproducible")
+    raw = Bundle(open(paths["raw"], "rb").read())
+    _, we = raw.section("weights")
+    check(we["codec"] == 0 and we["offset"] % 64 == 0, f"raw weights stored uncompressed, aligned: {we}")
+    zst = Bundle(open(paths["zstd"], "rb").read())
+    check(zst.section("weights")[1]["codec"] == 1, "--weights zstd compresses the weights")
+    refused([a.ingot, "compile", a.model, "-o", os.path.join(w, "x.ingot"), "--weights", "lz4"],
+            "unknown --weights value", "--weights", code=2)
+    out = ok([a.ingot, "run", paths["raw"], "--seed", "5"], "run raw")
+    check(out == ok([a.ingot, "run", paths["zstd"], "--seed", "5"], "run zstd"), "raw and zstd bundles agree")
+    check(out == ok([a.ingot, "run", paths["auto"], "--seed", "5"], "run auto"), "auto and zstd bundles agree")
+    signed = os.path.join(w, "signed_raw.ingot")
+    shutil.copy(paths["raw"], signed)
+    ok([a.ingot, "sign", signed, "--key", key], "sign raw")
+    check(out == ok([a.ingot, "run", signed, "--require-signature", key + ".pub", "--seed", "5"],
+                    "run signed raw"), "signed raw bundle runs and agrees")
+    data = open(signed, "rb").read()
+    _, we = Bundle(data).section("weights")
+    for at in (we["offset"], we["offset"] + we["stored"] // 2, we["offset"] + we["stored"] - 1):
+        mutant = bytearray(data)
+        mutant[at] ^= 0x20
+        p = os.path.join(w, f"weight_byte_{at}.ingot")
+        with open(p, "wb") as f:
+            f.write(repaired(bytes(mutant)))
+        refused([a.ingot, "run", p, "--require-signature", key + ".pub"], f"weight byte {at} changed, signed",
+                "signature")
+        with open(p, "wb") as f:
+            f.write(bytes(mutant))
+        refused([a.ingot, "run", p], f"weight byte {at} changed, no key", "checksum")
+    for cut in (len(data) - 1, we["offset"] + 5, 100):
+        p = os.path.join(w, f"cut_{cut}.ingot")
+        with open(p, "wb") as f:
+            f.write(data[:cut])
+        refused([a.ingot, "run", p], f"raw bundle truncated to {cut} bytes")
+
+
 def case_limits(a, w):
     import numpy as np
     import onnx
@@ -455,7 +506,7 @@ def main():
     p.add_argument("--ingot", required=True)
     p.add_argument("--model", required=True)
     p.add_argument("--work", required=True)
-    p.add_argument("case", choices=["keys", "signature", "atomic", "limits", "verify"])
+    p.add_argument("case", choices=["keys", "signature", "atomic", "inplace", "limits", "verify"])
     a = p.parse_args()
     a.ingot = os.path.abspath(a.ingot)
     a.model = os.path.abspath(a.model)

@@ -32,11 +32,14 @@ class Limits(ctypes.Structure):
 
 class BundleOptions(ctypes.Structure):
     _fields_ = [("allocator", Allocator), ("limits", Limits),
-                ("signature_public_key", ctypes.c_void_p), ("device", ctypes.c_char_p)]
+                ("signature_public_key", ctypes.c_void_p), ("device", ctypes.c_char_p),
+                ("target", ctypes.c_char_p), ("flags", ctypes.c_uint32)]
 
 
 class SessionOptions(ctypes.Structure):
-    _fields_ = [("allocator", Allocator), ("threads", ctypes.c_uint32)]
+    _fields_ = [("allocator", Allocator), ("threads", ctypes.c_uint32),
+                ("arena", ctypes.c_void_p), ("arena_bytes", ctypes.c_uint64),
+                ("pool", ctypes.c_void_p), ("shared_arena", ctypes.c_void_p)]
 
 
 class TensorInfo(ctypes.Structure):

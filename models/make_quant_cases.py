@@ -16,6 +16,9 @@ equal bit for bit:
     dq_bias            DequantizeLinear of an int32 weight (a bias: folded at
                        compile time), scale 2^-10
     dyn_y, dyn_scale, dyn_zp    DynamicQuantizeLinear of x
+    dyn2_y, dyn2_scale, dyn2_zp DynamicQuantizeLinear of a second input x2
+                       [7, 143] (random: 1001 elements, a partial block of
+                       the chained min/max)
   quant_roundtrip_x.npy (and quant_roundtrip_inputs/x.npy, for
     tests/gpu_emu/run_gpu_emu.py): x with ties (k / 8), values past both ends
     of every range, signed zeros and random normals.
@@ -73,6 +76,7 @@ def roundtrip(out):
                          ["dq_bias_w"]),
         helper.make_node("Add", ["dq_bias_w", t("zero34", np.zeros((3, 4)), np.float32)], ["dq_bias"]),
         helper.make_node("DynamicQuantizeLinear", ["x"], ["dyn_y", "dyn_scale", "dyn_zp"]),
+        helper.make_node("DynamicQuantizeLinear", ["x2"], ["dyn2_y", "dyn2_scale", "dyn2_zp"]),
     ]
     shape = [2, 3, 4, 5]
     f = TensorProto.FLOAT
@@ -81,9 +85,11 @@ def roundtrip(out):
         ("dq_i8", f, shape), ("q_blk", TensorProto.UINT8, shape), ("dq_blk", f, shape),
         ("q_nozp", TensorProto.UINT8, shape), ("dq_i32", f, shape),
         ("dq_bias", f, [3, 4]),
-        ("dyn_y", TensorProto.UINT8, shape), ("dyn_scale", f, []), ("dyn_zp", TensorProto.UINT8, []))]
-    graph = helper.make_graph(nodes, "quant_roundtrip", [helper.make_tensor_value_info("x", f, shape)], outputs,
-                              inits)
+        ("dyn_y", TensorProto.UINT8, shape), ("dyn_scale", f, []), ("dyn_zp", TensorProto.UINT8, []),
+        ("dyn2_y", TensorProto.UINT8, [7, 143]), ("dyn2_scale", f, []), ("dyn2_zp", TensorProto.UINT8, []))]
+    graph = helper.make_graph(nodes, "quant_roundtrip", [helper.make_tensor_value_info("x", f, shape),
+                                                         helper.make_tensor_value_info("x2", f, [7, 143])],
+                              outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="make_quant_cases")
     model.ir_version = 10
     onnx.checker.check_model(model, full_check=True)

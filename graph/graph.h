@@ -305,6 +305,26 @@ typedef struct ingot_gemm_params_t {     /* Gemm */
   double alpha, beta;                    /* the float attributes, widened */
 } ingot_gemm_params_t;
 
+/* QuantizeLinear, DequantizeLinear: how the scale (and the zero point, of
+ * the same shape) maps onto the data, decided from the scale's shape and the
+ * attributes axis and block_size (opset 21), and the quantized dtype. */
+typedef enum ingot_quant_granularity_t {
+  INGOT_QUANT_PER_TENSOR = 0,            /* one scale (a scalar or one element) */
+  INGOT_QUANT_PER_AXIS,                  /* a 1-D scale of x's length along axis */
+  INGOT_QUANT_BLOCKED,                   /* x's rank; along axis ceil(length / block_size) */
+} ingot_quant_granularity_t;
+
+typedef struct ingot_quant_params_t {
+  ingot_quant_granularity_t granularity;
+  int32_t axis;                          /* normalized; PER_AXIS and BLOCKED only */
+  int64_t block_size;                    /* BLOCKED only: >= 1 */
+  /* The quantized dtype (uint8, int8; DequantizeLinear also int32):
+   * QuantizeLinear's output (the zero point's, else output_dtype, else
+   * uint8), DequantizeLinear's input x. */
+  ingot_dtype_t qtype;
+  bool has_zero_point;
+} ingot_quant_params_t;
+
 typedef enum ingot_params_kind_t {
   INGOT_PARAMS_NONE = 0,
 #define INGOT_PARAMS(kind, member, type, parse) INGOT_PARAMS_##kind,

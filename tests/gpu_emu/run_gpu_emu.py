@@ -147,6 +147,7 @@ def max_err(out, names, ref):
             w = want.astype(np.float64)
             if g.shape != w.shape:
                 return float("inf"), float("inf")
+            g, w = np.atleast_1d(g), np.atleast_1d(w)  # rank-0 outputs index as 1-D
             d = np.abs(g - w)
             d[np.isnan(d) & ~(np.isnan(g) & np.isnan(w))] = np.inf
             d[np.isnan(g) & np.isnan(w)] = 0

@@ -1137,6 +1137,116 @@ static void test_op_params(void) {
   expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'tk' (TopK)", "K = 10 is outside [1, 9]");
 }
 
+/* ---- quantization ops (graph/infer_quant.c) ---- */
+
+/* x [2, 3, 4, 5] (dtype x_dtype) -> op(x, scale of scale_rank/scale_dims,
+ * zero point of zp_dtype and the same shape unless zp_dtype is INVALID) -> y. */
+static ingot_graph_t* quant_graph(ingot_op_t op, ingot_dtype_t x_dtype, int32_t scale_rank, const int64_t* scale_dims,
+                                  ingot_dtype_t zp_dtype, uint32_t* out_node) {
+  ingot_graph_t* g = new_graph();
+  g->opset = 21;
+  int64_t xd[] = {2, 3, 4, 5};
+  uint32_t ins[3] = {input(g, "x", 4, xd)};
+  g->values[ins[0]].dtype = x_dtype;
+  ins[1] = weight(g, "s", INGOT_DTYPE_F32, scale_rank, scale_dims, NULL);
+  uint32_t n_in = 2;
+  if (zp_dtype != INGOT_DTYPE_INVALID) ins[n_in++] = weight(g, "z", zp_dtype, scale_rank, scale_dims, NULL);
+  uint32_t y = value(g, "y");
+  *out_node = node1(g, op, "q", ins, n_in, y);
+  mark_output(g, y);
+  return g;
+}
+
+static void test_quant_params(void) {
+  CHECK(ingot_op_params_kind(INGOT_OP_QUANTIZELINEAR) == INGOT_PARAMS_QUANT);
+  CHECK(ingot_op_params_kind(INGOT_OP_DEQUANTIZELINEAR) == INGOT_PARAMS_QUANT);
+  CHECK(ingot_op_params_kind(INGOT_OP_DYNAMICQUANTIZELINEAR) == INGOT_PARAMS_NONE);
+  int64_t xd[] = {2, 3, 4, 5}, one[] = {1}, three[] = {3}, five[] = {5}, four[] = {4};
+  int64_t blocks[] = {2, 3, 4, 3}, bad_blocks[] = {2, 3, 4, 2};
+  uint32_t q;
+  const ingot_quant_params_t* qp;
+
+  /* Per tensor; no zero point: uint8. */
+  ingot_graph_t* g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_INVALID, &q);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  qp = &g->nodes[q].params.u.quant;
+  CHECK(g->nodes[q].params.kind == INGOT_PARAMS_QUANT && qp->granularity == INGOT_QUANT_PER_TENSOR);
+  CHECK(qp->qtype == INGOT_DTYPE_U8 && !qp->has_zero_point);
+  CHECK(g->values[g->nodes[q].outputs[0]].dtype == INGOT_DTYPE_U8 && shape_is(&g->values[g->nodes[q].outputs[0]], 4, xd));
+  destroy(g);
+  /* A [1] scale is per tensor too; int8 from the zero point. */
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 1, one, INGOT_DTYPE_I8, &q);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  qp = &g->nodes[q].params.u.quant;
+  CHECK(qp->granularity == INGOT_QUANT_PER_TENSOR && qp->qtype == INGOT_DTYPE_I8 && qp->has_zero_point);
+  CHECK(g->values[g->nodes[q].outputs[0]].dtype == INGOT_DTYPE_I8);
+  destroy(g);
+  /* Per axis: axis 1 by default, or a negative one normalized. */
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 1, three, INGOT_DTYPE_U8, &q);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  qp = &g->nodes[q].params.u.quant;
+  CHECK(qp->granularity == INGOT_QUANT_PER_AXIS && qp->axis == 1);
+  destroy(g);
+  g = quant_graph(INGOT_OP_DEQUANTIZELINEAR, INGOT_DTYPE_I8, 1, five, INGOT_DTYPE_I8, &q);
+  set_int(g, q, "axis", -1);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  qp = &g->nodes[q].params.u.quant;
+  CHECK(qp->granularity == INGOT_QUANT_PER_AXIS && qp->axis == 3 && qp->qtype == INGOT_DTYPE_I8);
+  CHECK(g->values[g->nodes[q].outputs[0]].dtype == INGOT_DTYPE_F32);
+  destroy(g);
+  /* Blocked: ceil(5 / 2) = 3 scales along the last axis. */
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 4, blocks, INGOT_DTYPE_U8, &q);
+  set_int(g, q, "axis", 3);
+  set_int(g, q, "block_size", 2);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  qp = &g->nodes[q].params.u.quant;
+  CHECK(qp->granularity == INGOT_QUANT_BLOCKED && qp->axis == 3 && qp->block_size == 2);
+  destroy(g);
+  /* int32 data dequantizes (a bias). */
+  g = quant_graph(INGOT_OP_DEQUANTIZELINEAR, INGOT_DTYPE_I32, 0, NULL, INGOT_DTYPE_INVALID, &q);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  CHECK(g->nodes[q].params.u.quant.qtype == INGOT_DTYPE_I32);
+  destroy(g);
+
+  /* Errors name the node and say why. */
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 1, four, INGOT_DTYPE_U8, &q);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "does not fit x of shape");
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 4, bad_blocks, INGOT_DTYPE_U8, &q);
+  set_int(g, q, "axis", 3);
+  set_int(g, q, "block_size", 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "ceil(length / block_size)");
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_INVALID, &q);
+  set_int(g, q, "output_dtype", 5);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'q' (QuantizeLinear)", "'output_dtype' = 5 (int16)");
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_I8, &q);
+  set_int(g, q, "output_dtype", 2);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "differs from the zero point's");
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 1, three, INGOT_DTYPE_U8, &q);
+  g->values[g->nodes[q].inputs[2]].dims[0] = 1;
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "differs from the scale's shape");
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F16, 0, NULL, INGOT_DTYPE_U8, &q);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'q' (QuantizeLinear)", "dtype float16");
+  g = quant_graph(INGOT_OP_DEQUANTIZELINEAR, INGOT_DTYPE_U8, 0, NULL, INGOT_DTYPE_I8, &q);
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (DequantizeLinear)", "has dtype int8, x has uint8");
+  g = quant_graph(INGOT_OP_DEQUANTIZELINEAR, INGOT_DTYPE_U8, 0, NULL, INGOT_DTYPE_U8, &q);
+  g->values[g->nodes[q].inputs[1]].dtype = INGOT_DTYPE_F64;
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'q' (DequantizeLinear)", "only float32 scales");
+  g = quant_graph(INGOT_OP_DEQUANTIZELINEAR, INGOT_DTYPE_U8, 0, NULL, INGOT_DTYPE_U8, &q);
+  set_int(g, q, "output_dtype", 10);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'q' (DequantizeLinear)", "(float16): only float32 output");
+
+  /* DynamicQuantizeLinear: y uint8 of x's shape, scalar scale and zero point. */
+  g = new_graph();
+  uint32_t x = input(g, "x", 4, xd), outs[3] = {value(g, "y"), value(g, "s"), value(g, "z")};
+  ingot_graph_add_node(g, INGOT_OP_DYNAMICQUANTIZELINEAR, "dq", &x, 1, outs, 3);
+  for (int i = 0; i < 3; ++i) mark_output(g, outs[i]);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  CHECK(g->values[outs[0]].dtype == INGOT_DTYPE_U8 && shape_is(&g->values[outs[0]], 4, xd));
+  CHECK(g->values[outs[1]].dtype == INGOT_DTYPE_F32 && g->values[outs[1]].rank == 0);
+  CHECK(g->values[outs[2]].dtype == INGOT_DTYPE_U8 && g->values[outs[2]].rank == 0);
+  destroy(g);
+}
+
 int main(void) {
   test_op_table();
   test_conv_shapes();
@@ -1156,6 +1266,7 @@ int main(void) {
   test_fold_constants();
   test_sort();
   test_op_params();
+  test_quant_params();
   if (g_failures) {
     fprintf(stderr, "graph_test: %d failure(s)\n", g_failures);
     return 1;

@@ -1,0 +1,200 @@
+/* Shape inference and typed parameters of the quantization ops:
+ * QuantizeLinear, DequantizeLinear (opsets 10 to 25: per-tensor, per-axis
+ * and blocked scales) and DynamicQuantizeLinear. The quantized dtypes are
+ * uint8 and int8 (DequantizeLinear also reads int32); the float side is
+ * float32. Other dtypes the ONNX schemas allow (float16, bfloat16, int16,
+ * uint16, float8, int4, ...) are refused here, naming the dtype. */
+#include <string.h>
+
+#include "graph_internal.h"
+#include "infer_internal.h"
+
+/* The name of an ONNX TensorProto.DataType code, for messages. */
+static const char* onnx_type_name(int64_t t) {
+  static const char* const kNames[] = {
+      "undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64", "string", "bool",
+      "float16", "double", "uint32", "uint64", "complex64", "complex128", "bfloat16", "float8e4m3fn",
+      "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1", "float8e8m0", "uint2",
+      "int2"};
+  return t >= 0 && t < (int64_t)(sizeof(kNames) / sizeof(kNames[0])) ? kNames[t] : "unknown";
+}
+
+static const ingot_value_t* quant_input(const ingot_graph_t* graph, const ingot_node_t* n, uint32_t i) {
+  if (i >= n->input_count || n->inputs[i] == INGOT_NO_VALUE || n->inputs[i] >= graph->value_count) return NULL;
+  return &graph->values[n->inputs[i]];
+}
+
+static ingot_status_t quant_int_attr(const ingot_node_t* n, const char* name, int64_t fallback, int64_t* out) {
+  const ingot_attr_t* a = ingot_node_attr(n, name);
+  if (a && a->type != INGOT_ATTR_INT) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must be an int", name);
+  }
+  *out = a ? a->i : fallback;
+  return INGOT_OK;
+}
+
+static ingot_status_t shape_mismatch(const ingot_node_t* n, const char* what, const ingot_value_t* s,
+                                     const ingot_value_t* x, const char* why) {
+  char a[128], b[128];
+  infer_shape_str(s, a, sizeof(a));
+  infer_shape_str(x, b, sizeof(b));
+  return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "%s '%s' of shape %s does not fit x of shape %s: %s", what,
+                    s->name, a, b, why);
+}
+
+/* Which of per-tensor, per-axis and blocked the scale's shape makes. */
+static ingot_status_t parse_granularity(const ingot_node_t* n, const ingot_value_t* x, const ingot_value_t* scale,
+                                        ingot_quant_params_t* out) {
+  int64_t axis = 1, block = 0;
+  ingot_status_t s;
+  if ((s = quant_int_attr(n, "axis", 1, &axis)) || (s = quant_int_attr(n, "block_size", 0, &block))) return s;
+  if (block < 0) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'block_size' = %lld must be >= 0", (long long)block);
+  }
+  if (block == 0 && scale->rank <= 1 && ingot_value_numel(scale) == 1) {
+    out->granularity = INGOT_QUANT_PER_TENSOR;
+    return INGOT_OK;
+  }
+  if (x->rank < 1) return shape_mismatch(n, "scale", scale, x, "a scalar x takes one scale");
+  if (axis < -(int64_t)x->rank || axis >= x->rank) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' = %lld is out of range for rank %d",
+                      (long long)axis, x->rank);
+  }
+  out->axis = (int32_t)(axis < 0 ? axis + x->rank : axis);
+  int64_t len = x->dims[out->axis];
+  if (block == 0) {
+    if (scale->rank != 1 || scale->dims[0] != len) {
+      return shape_mismatch(n, "scale", scale, x,
+                            "per-axis scales are 1-D with x's length along axis (and per-tensor ones one element)");
+    }
+    out->granularity = INGOT_QUANT_PER_AXIS;
+    return INGOT_OK;
+  }
+  if (scale->rank != x->rank) return shape_mismatch(n, "scale", scale, x, "blocked scales have x's rank");
+  for (int32_t d = 0; d < x->rank; ++d) {
+    int64_t want = d == out->axis ? (x->dims[d] + block - 1) / block : x->dims[d];
+    if (scale->dims[d] != want) {
+      return shape_mismatch(n, "scale", scale, x,
+                            "blocked scales have x's dims but ceil(length / block_size) along axis");
+    }
+  }
+  out->granularity = INGOT_QUANT_BLOCKED;
+  out->block_size = block;
+  return INGOT_OK;
+}
+
+ingot_status_t params_parse_quant(const ingot_graph_t* graph, uint32_t node, ingot_quant_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  bool quantize = n->op == INGOT_OP_QUANTIZELINEAR;
+  const ingot_value_t* x = quant_input(graph, n, 0);
+  const ingot_value_t* scale = quant_input(graph, n, 1);
+  const ingot_value_t* zp = quant_input(graph, n, 2);
+  if (!x || !scale) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "inputs x and scale are required");
+  if (x->rank < 0 || scale->rank < 0 || (zp && zp->rank < 0)) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "the shapes of x, scale and zero point must be known");
+  }
+  memset(out, 0, sizeof(*out));
+  out->has_zero_point = zp != NULL;
+  if (scale->dtype != INGOT_DTYPE_F32) {
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "scale '%s' has dtype %s: only float32 scales are supported",
+                      scale->name, ingot_graph_dtype_name(scale->dtype));
+  }
+  int64_t attr = 0;
+  ingot_status_t s;
+  if (quantize) {
+    if (x->dtype != INGOT_DTYPE_F32 && x->dtype != INGOT_DTYPE_I32) {
+      return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "x '%s' has dtype %s: float32 and int32 are supported", x->name,
+                        ingot_graph_dtype_name(x->dtype));
+    }
+    /* precision (opset 23): the dtype of the division; the scale's when 0. */
+    if ((s = quant_int_attr(n, "precision", 0, &attr))) return s;
+    if (attr != 0 && attr != 1) {
+      return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "attribute 'precision' = %s: only float32 division is supported",
+                        onnx_type_name(attr));
+    }
+    if ((s = quant_int_attr(n, "output_dtype", 0, &attr))) return s;
+    ingot_dtype_t t = INGOT_DTYPE_INVALID;
+    if (attr == 0 || attr == 2) t = INGOT_DTYPE_U8; /* absent: uint8, unless a zero point says otherwise */
+    if (attr == 3) t = INGOT_DTYPE_I8;
+    if (t == INGOT_DTYPE_INVALID) {
+      return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
+                        "attribute 'output_dtype' = %lld (%s): that quantized dtype is not supported (uint8, int8 are)",
+                        (long long)attr, onnx_type_name(attr));
+    }
+    if (zp) {
+      if (zp->dtype != INGOT_DTYPE_U8 && zp->dtype != INGOT_DTYPE_I8) {
+        return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
+                          "zero point '%s' has dtype %s: that quantized dtype is not supported (uint8, int8 are)",
+                          zp->name, ingot_graph_dtype_name(zp->dtype));
+      }
+      if (attr != 0 && zp->dtype != t) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                          "attribute 'output_dtype' (%s) differs from the zero point's dtype (%s)", onnx_type_name(attr),
+                          ingot_graph_dtype_name(zp->dtype));
+      }
+      t = zp->dtype;
+    }
+    out->qtype = t;
+  } else {
+    if (x->dtype != INGOT_DTYPE_U8 && x->dtype != INGOT_DTYPE_I8 && x->dtype != INGOT_DTYPE_I32) {
+      return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
+                        "x '%s' has dtype %s: that quantized dtype is not supported (uint8, int8, int32 are)", x->name,
+                        ingot_graph_dtype_name(x->dtype));
+    }
+    if (zp && zp->dtype != x->dtype) {
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "zero point '%s' has dtype %s, x has %s", zp->name,
+                        ingot_graph_dtype_name(zp->dtype), ingot_graph_dtype_name(x->dtype));
+    }
+    /* output_dtype (opset 23): the scale's (float32) when 0. */
+    if ((s = quant_int_attr(n, "output_dtype", 0, &attr))) return s;
+    if (attr != 0 && attr != 1) {
+      return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
+                        "attribute 'output_dtype' = %lld (%s): only float32 output is supported", (long long)attr,
+                        onnx_type_name(attr));
+    }
+    out->qtype = x->dtype;
+  }
+  if ((s = parse_granularity(n, x, scale, out))) return s;
+  if (zp) {
+    bool same = zp->rank == scale->rank;
+    for (int32_t d = 0; same && d < zp->rank; ++d) same = zp->dims[d] == scale->dims[d];
+    /* A one-element zero point beside a one-element scale: shapes [] and [1] agree. */
+    if (!same && !(ingot_value_numel(zp) == 1 && ingot_value_numel(scale) == 1 && zp->rank <= 1 && scale->rank <= 1)) {
+      char a[128], b[128];
+      infer_shape_str(zp, a, sizeof(a));
+      infer_shape_str(scale, b, sizeof(b));
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                        "zero point '%s' of shape %s differs from the scale's shape %s", zp->name, a, b);
+    }
+  }
+  return INGOT_OK;
+}
+
+/* QuantizeLinear: x's shape, the quantized dtype (node.params). */
+ingot_status_t infer_quantizelinear(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  infer_set_output(c, 0, c->n->params.u.quant.qtype, x->rank, x->dims);
+  return INGOT_OK;
+}
+
+/* DequantizeLinear: x's shape, float32. */
+ingot_status_t infer_dequantizelinear(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  infer_set_output(c, 0, INGOT_DTYPE_F32, x->rank, x->dims);
+  return INGOT_OK;
+}
+
+/* DynamicQuantizeLinear: y (uint8, x's shape), y_scale (float32 scalar),
+ * y_zero_point (uint8 scalar). */
+ingot_status_t infer_dynamicquantizelinear(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (x->dtype != INGOT_DTYPE_F32) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "x '%s' has dtype %s: only float32 is defined", x->name,
+                      ingot_graph_dtype_name(x->dtype));
+  }
+  infer_set_output(c, 0, INGOT_DTYPE_U8, x->rank, x->dims);
+  int64_t none[1] = {1};
+  infer_set_output(c, 1, INGOT_DTYPE_F32, 0, none);
+  infer_set_output(c, 2, INGOT_DTYPE_U8, 0, none);
+  return INGOT_OK;
+}

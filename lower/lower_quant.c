@@ -1,0 +1,207 @@
+/* The quantization ops, computed as ONNX defines them:
+ *
+ *   QuantizeLinear     y = saturate(round(x / scale) + zero_point)
+ *   DequantizeLinear   y = (x - zero_point) * scale
+ *   DynamicQuantizeLinear
+ *       lo = min(0, min(x)), hi = max(0, max(x))
+ *       scale = (hi - lo) / 255           (1 when hi == lo, as ONNX Runtime)
+ *       zero_point = round(clamp(0 - lo / scale, 0, 255))
+ *       y = saturate(round(x / scale) + zero_point)     (uint8)
+ *
+ * Quantize and Dequantize are one PURE stage over x, the scale and zero
+ * point read per tensor, per axis or per block (node.params, graph/
+ * infer_quant.c). The division, rounding and addition are float32: round is
+ * to nearest, ties to even; the sum is exact wherever it can land inside the
+ * output range (|round(x / scale)| < 2^24), and clamping in float before the
+ * conversion saturates every value, NaN going to the low end (the IR's
+ * min/max return the other operand of a NaN), as the ONNX reference does.
+ * Dequantize subtracts in integers (int32, or int64 for int32 data) and
+ * converts the difference, as ONNX Runtime does; for 8-bit data this is
+ * exactly the reference's float32 arithmetic.
+ *
+ * DynamicQuantizeLinear is one OTHER stage (class ROW, one row: the whole
+ * tensor): min and max over x in chained partial results (min as -max(-x),
+ * exact), the scale and zero point stored, then the quantizing loop. */
+#include <string.h>
+
+#include "lower_internal.h"
+
+/* The element of the scale (or zero point, same shape) buffer `b` that
+ * output position idx reads. */
+static ingot_ir_expr_t* param_index(lower_ctx_t* ctx, const ingot_quant_params_t* q, uint32_t b, int32_t rank,
+                                    ingot_ir_expr_t* const* idx) {
+  ingot_ir_func_t* f = ctx->f;
+  switch (q->granularity) {
+    case INGOT_QUANT_PER_TENSOR:
+      return ingot_ir_int(f, 0);
+    case INGOT_QUANT_PER_AXIS:
+      return idx[q->axis];
+    case INGOT_QUANT_BLOCKED: {
+      ingot_ir_expr_t* at[INGOT_MAX_RANK];
+      for (int32_t d = 0; d < rank; ++d) {
+        at[d] = d == q->axis ? ingot_ir_binary(f, INGOT_IR_DIV, idx[d], ingot_ir_int(f, q->block_size)) : idx[d];
+      }
+      return ingot_ir_flat_index(f, b, at);
+    }
+  }
+  return ingot_ir_int(f, 0);
+}
+
+static ingot_ir_expr_t* f32(ingot_ir_func_t* f, double v) { return ingot_ir_float(f, INGOT_DTYPE_F32, v); }
+
+static void quant_range(ingot_dtype_t t, double* lo, double* hi) {
+  *lo = t == INGOT_DTYPE_I8 ? -128.0 : 0.0;
+  *hi = t == INGOT_DTYPE_I8 ? 127.0 : 255.0;
+}
+
+/* saturate(round(xf / scale) + zpf) as dtype t; xf, scale, zpf float32. */
+static ingot_ir_expr_t* quantize_expr(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_expr_t* xf, ingot_ir_expr_t* scale,
+                                      ingot_ir_expr_t* zpf) {
+  ingot_ir_func_t* f = ctx->f;
+  double lo, hi;
+  quant_range(t, &lo, &hi);
+  ingot_ir_expr_t* v = ingot_ir_unary(f, INGOT_IR_ROUND, ingot_ir_binary(f, INGOT_IR_DIV, xf, scale));
+  if (zpf) v = ingot_ir_add(f, v, zpf);
+  v = ingot_ir_binary(f, INGOT_IR_MAX, v, f32(f, lo));
+  v = ingot_ir_binary(f, INGOT_IR_MIN, v, f32(f, hi));
+  return ingot_ir_cast(f, t, v);
+}
+
+static const char* granularity_name(lower_ctx_t* ctx, const ingot_quant_params_t* q) {
+  switch (q->granularity) {
+    case INGOT_QUANT_PER_TENSOR: return "per_tensor";
+    case INGOT_QUANT_PER_AXIS: return ingot_arena_printf(ctx->arena, "axis%d", q->axis);
+    case INGOT_QUANT_BLOCKED:
+      return ingot_arena_printf(ctx->arena, "axis%d block%lld", q->axis, (long long)q->block_size);
+  }
+  return "?";
+}
+
+/* QuantizeLinear and DequantizeLinear. */
+static ingot_status_t lower_linear(lower_ctx_t* ctx, bool quantize) {
+  const ingot_node_t* node = ctx->node;
+  if (ctx->params->kind != INGOT_PARAMS_QUANT) {
+    return lower_fail(ctx, INGOT_ERROR_INTERNAL, "parameters were not parsed");
+  }
+  const ingot_quant_params_t* q = &ctx->params->u.quant;
+  uint32_t x = lower_input(ctx, 0), sc = lower_input(ctx, 1), zp = lower_input(ctx, 2);
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  uint32_t xdt = quantize ? LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT(INGOT_DTYPE_I32)
+                          : LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_I32);
+  uint32_t qdt = LOWER_DT(q->qtype);
+  if ((s = lower_check_value_dt(ctx, x, xdt)) || (s = lower_check_value_dt(ctx, sc, LOWER_DT(INGOT_DTYPE_F32))) ||
+      (zp != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, zp, qdt))) ||
+      (s = lower_check_value_dt(ctx, y, quantize ? qdt : LOWER_DT(INGOT_DTYPE_F32)))) {
+    return s;
+  }
+  const ingot_value_t* yv = lower_value(ctx, y);
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bs = lower_add_input(ctx, sc, "scale");
+  uint32_t bz = zp != INGOT_NO_VALUE ? lower_add_input(ctx, zp, "zero_point") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* at = ingot_ir_flat_index(f, by, loops.idx);
+  ingot_ir_expr_t* xl = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, loops.idx));
+  ingot_ir_expr_t* scale = ingot_ir_load(f, bs, param_index(ctx, q, bs, yv->rank, loops.idx));
+  ingot_ir_expr_t* zl = bz != UINT32_MAX ? ingot_ir_load(f, bz, param_index(ctx, q, bz, yv->rank, loops.idx)) : NULL;
+  ingot_ir_expr_t* v;
+  if (quantize) {
+    ingot_ir_expr_t* xf = xl->dtype == INGOT_DTYPE_F32 ? xl : ingot_ir_cast(f, INGOT_DTYPE_F32, xl);
+    v = quantize_expr(ctx, q->qtype, xf, scale, zl ? ingot_ir_cast(f, INGOT_DTYPE_F32, zl) : NULL);
+  } else {
+    ingot_dtype_t wide = q->qtype == INGOT_DTYPE_I32 ? INGOT_DTYPE_I64 : INGOT_DTYPE_I32;
+    ingot_ir_expr_t* d = ingot_ir_cast(f, wide, xl);
+    if (zl) d = ingot_ir_binary(f, INGOT_IR_SUB, d, ingot_ir_cast(f, wide, zl));
+    v = ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, d), scale);
+  }
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, at, v));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s %s %s%s", lower_op_lower(ctx), ingot_dtype_name(q->qtype),
+                                     lower_shape_str(ctx, x), granularity_name(ctx, q), zl ? " zp" : "");
+  return INGOT_OK;
+}
+
+ingot_status_t lower_quantizelinear(lower_ctx_t* ctx) { return lower_linear(ctx, true); }
+ingot_status_t lower_dequantizelinear(lower_ctx_t* ctx) { return lower_linear(ctx, false); }
+
+/* ---- DynamicQuantizeLinear ---- */
+
+/* x[j], or -x[j] (a max of these is -min(x), exactly). */
+typedef struct dq_term_t {
+  lower_row_term_t base;
+  ingot_ir_func_t* f;
+  uint32_t buffer;
+  bool negate;
+} dq_term_t;
+
+static ingot_ir_expr_t* dq_term_at(const lower_row_term_t* base, ingot_ir_expr_t* j) {
+  const dq_term_t* t = (const dq_term_t*)base;
+  ingot_ir_expr_t* v = ingot_ir_load(t->f, t->buffer, j);
+  return t->negate ? ingot_ir_unary(t->f, INGOT_IR_NEG, v) : v;
+}
+
+ingot_status_t lower_dynamicquantizelinear(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if (node->output_count != 3) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "three outputs are required");
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->outputs[0], ys = node->outputs[1], yz = node->outputs[2];
+  if ((s = lower_check_value_dt(ctx, x, LOWER_DT(INGOT_DTYPE_F32))) ||
+      (s = lower_check_value_dt(ctx, y, LOWER_DT(INGOT_DTYPE_U8))) ||
+      (s = lower_check_value_dt(ctx, ys, LOWER_DT(INGOT_DTYPE_F32))) ||
+      (s = lower_check_value_dt(ctx, yz, LOWER_DT(INGOT_DTYPE_U8)))) {
+    return s;
+  }
+  if (ingot_value_numel(lower_value(ctx, ys)) != 1 || ingot_value_numel(lower_value(ctx, yz)) != 1) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "y_scale and y_zero_point must be scalars");
+  }
+  int64_t n = ingot_value_numel(lower_value(ctx, x));
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  uint32_t bs = lower_add_output(ctx, ys, "y_scale");
+  uint32_t bz = lower_add_output(ctx, yz, "y_zero_point");
+  uint32_t row = lower_add_var(ctx, "row", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t j = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t hi = lower_add_var(ctx, "hi", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  uint32_t neglo = lower_add_var(ctx, "neglo", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  uint32_t scale = lower_add_var(ctx, "scale", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  uint32_t zpf = lower_add_var(ctx, "zpf", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+  ingot_ir_stmt_t* body[2 * (LOWER_ROW_CHAINS_MAX + 3) + 8];
+  uint32_t nb = 0;
+  const int chains = 8;
+  dq_term_t tmax = {{dq_term_at, n}, f, bx, false};
+  dq_term_t tmin = {{dq_term_at, n}, f, bx, true};
+  lower_row_reduce(ctx, &tmax.base, LOWER_REDUCE_MAX, hi, INGOT_DTYPE_F32, body, &nb, chains);
+  lower_row_reduce(ctx, &tmin.base, LOWER_REDUCE_MAX, neglo, INGOT_DTYPE_F32, body, &nb, chains);
+  ingot_ir_expr_t* zero = f32(f, 0.0);
+  /* The range always includes 0. */
+  ingot_ir_expr_t* vhi = ingot_ir_binary(f, INGOT_IR_MAX, ingot_ir_var(f, hi), zero);
+  ingot_ir_expr_t* vlo = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_unary(f, INGOT_IR_NEG, ingot_ir_var(f, neglo)), zero);
+  ingot_ir_expr_t* span = ingot_ir_binary(f, INGOT_IR_SUB, vhi, vlo);
+  /* hi == lo (all zeros): scale 1, as ONNX Runtime (the ONNX reference
+   * takes 1/255; either quantizes every element to 0 with zero point 0). */
+  ingot_ir_expr_t* flat = ingot_ir_binary(f, INGOT_IR_EQ, vhi, vlo);
+  body[nb++] = ingot_ir_local(
+      f, scale, ingot_ir_select(f, flat, f32(f, 1.0), ingot_ir_binary(f, INGOT_IR_DIV, span, f32(f, 255.0))));
+  ingot_ir_expr_t* vscale = ingot_ir_var(f, scale);
+  ingot_ir_expr_t* izp = ingot_ir_binary(f, INGOT_IR_SUB, zero, ingot_ir_binary(f, INGOT_IR_DIV, vlo, vscale));
+  izp = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, izp, zero), f32(f, 255.0));
+  body[nb++] = ingot_ir_local(f, zpf, ingot_ir_unary(f, INGOT_IR_ROUND, izp));
+  ingot_ir_expr_t* vzp = ingot_ir_var(f, zpf);
+  body[nb++] = ingot_ir_store(f, bs, ingot_ir_int(f, 0), vscale);
+  body[nb++] = ingot_ir_store(f, bz, ingot_ir_int(f, 0), ingot_ir_cast(f, INGOT_DTYPE_U8, vzp));
+  ingot_ir_expr_t* vj = ingot_ir_var(f, j);
+  ingot_ir_expr_t* qv = quantize_expr(ctx, INGOT_DTYPE_U8, ingot_ir_load(f, bx, vj), vscale, vzp);
+  body[nb++] = ingot_ir_for(f, j, n, ingot_ir_store(f, by, vj, qv));
+  lower_emit_other(ctx, ingot_ir_for(f, row, 1, ingot_ir_block(f, body, nb)));
+  lower_mark_vector_loop(ctx, j);
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s f32 %s", lower_op_lower(ctx), lower_shape_str(ctx, x));
+  return INGOT_OK;
+}

@@ -46,17 +46,6 @@ typedef struct inspect_section_t {
   char target[INGOT_TARGET_NAME_BYTES + 1];
 } inspect_section_t;
 
-static const char* section_kind_name(uint32_t kind) {
-  switch (kind) {
-    case INGOT_SECTION_MANIFEST: return "manifest";
-    case INGOT_SECTION_WEIGHTS: return "weights";
-    case INGOT_SECTION_PLAN: return "plan";
-    case INGOT_SECTION_CODE: return "code";
-    case INGOT_SECTION_SIGNATURE: return "signature";
-    default: return "unknown";
-  }
-}
-
 static const char* codec_name(uint32_t codec) {
   switch (codec) {
     case INGOT_CODEC_NONE: return "none";
@@ -376,7 +365,7 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
     json_t* secs = json_array();
     for (uint32_t i = 0; i < section_count; ++i) {
       const inspect_section_t* sec = &sections[i];
-      json_t* o = json_pack("{s:s, s:s, s:I, s:I, s:I}", "kind", section_kind_name(sec->kind),
+      json_t* o = json_pack("{s:s, s:s, s:I, s:I, s:I}", "kind", ingot_section_kind_name(sec->kind),
                             "codec", codec_name(sec->codec), "offset", (json_int_t)sec->offset,
                             "stored_bytes", (json_int_t)sec->stored_size, "raw_bytes",
                             (json_int_t)sec->raw_size);
@@ -455,7 +444,7 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
     printf("  %-10s %-6s %12s %12s  %s\n", "kind", "codec", "stored", "raw", "target");
     for (uint32_t i = 0; i < section_count; ++i) {
       const inspect_section_t* sec = &sections[i];
-      printf("  %-10s %-6s %12llu %12llu  %s\n", section_kind_name(sec->kind),
+      printf("  %-10s %-6s %12llu %12llu  %s\n", ingot_section_kind_name(sec->kind),
              codec_name(sec->codec), (unsigned long long)sec->stored_size,
              (unsigned long long)sec->raw_size,
              sec->kind == INGOT_SECTION_CODE ? sec->target : "");

@@ -47,23 +47,12 @@ static const char kVerifyHelp[] =
     "              against the key it names\n"
     "  -h, --help  show this help\n";
 
-static const char* kind_name(uint32_t kind) {
-  switch (kind) {
-    case INGOT_SECTION_MANIFEST: return "manifest";
-    case INGOT_SECTION_WEIGHTS: return "weights";
-    case INGOT_SECTION_PLAN: return "plan";
-    case INGOT_SECTION_CODE: return "code";
-    case INGOT_SECTION_SIGNATURE: return "signature";
-    default: return "unknown";
-  }
-}
-
 /* "section 3 (code, llvm x86-64-v3)" */
 static void section_label(const ingot_section_entry_t* e, uint32_t i, char* out, size_t cap) {
   if (e->kind == INGOT_SECTION_CODE)
-    snprintf(out, cap, "section %u (%s, %.*s)", i, kind_name(e->kind), (int)INGOT_TARGET_NAME_BYTES, e->target);
+    snprintf(out, cap, "section %u (%s, %.*s)", i, ingot_section_kind_name(e->kind), (int)INGOT_TARGET_NAME_BYTES, e->target);
   else
-    snprintf(out, cap, "section %u (%s)", i, kind_name(e->kind));
+    snprintf(out, cap, "section %u (%s)", i, ingot_section_kind_name(e->kind));
 }
 
 static void key_id(const uint8_t* key, char out[9]) {

@@ -69,17 +69,6 @@ static const ingot_limits_t g_default_limits = {
     .max_steps = 1u << 20,
 };
 
-static const char* section_kind_name(uint32_t kind) {
-  switch (kind) {
-    case INGOT_SECTION_MANIFEST: return "manifest";
-    case INGOT_SECTION_WEIGHTS: return "weights";
-    case INGOT_SECTION_PLAN: return "plan";
-    case INGOT_SECTION_CODE: return "code";
-    case INGOT_SECTION_SIGNATURE: return "signature";
-    default: return "unknown";
-  }
-}
-
 /* "bundle: <where>: <what>" with printf-style <what>. */
 static ingot_status_t fail_va(ingot_status_t code, const char* where, const char* fmt, va_list args) {
   char what[384];
@@ -103,7 +92,7 @@ static ingot_status_t section_fail(ingot_status_t code, uint32_t i, const ingot_
 static ingot_status_t section_fail(ingot_status_t code, uint32_t i, const ingot_section_entry_t* e,
                                    const char* fmt, ...) {
   char where[48];
-  snprintf(where, sizeof where, "section %u (%s)", (unsigned)i, section_kind_name(e->kind));
+  snprintf(where, sizeof where, "section %u (%s)", (unsigned)i, ingot_section_kind_name(e->kind));
   va_list args;
   va_start(args, fmt);
   ingot_status_t status = fail_va(code, where, fmt, args);

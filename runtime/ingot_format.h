@@ -68,6 +68,18 @@ typedef enum ingot_section_kind_t {
   INGOT_SECTION_SIGNATURE = 5,
 } ingot_section_kind_t;
 
+/* The name a message gives a section kind ("weights"; "unknown"). */
+static inline const char* ingot_section_kind_name(uint32_t kind) {
+  switch (kind) {
+    case INGOT_SECTION_MANIFEST: return "manifest";
+    case INGOT_SECTION_WEIGHTS: return "weights";
+    case INGOT_SECTION_PLAN: return "plan";
+    case INGOT_SECTION_CODE: return "code";
+    case INGOT_SECTION_SIGNATURE: return "signature";
+    default: return "unknown";
+  }
+}
+
 typedef enum ingot_codec_t {
   INGOT_CODEC_NONE = 0,
   INGOT_CODEC_ZSTD = 1,

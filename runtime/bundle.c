@@ -665,13 +665,44 @@ static ingot_status_t bind_variant(ingot_bundle_t* b, const uint8_t* file,
 
 /* ---- Open / release ---------------------------------------------------------- */
 
+/* With a public key, the signature is checked before any checksum, so that a
+ * signed bundle altered anywhere its signature covers fails with
+ * INGOT_ERROR_SIGNATURE rather than with the checksum the change broke. Only
+ * what locating the signed bytes needs is read first: the magic, byte order
+ * and format version (the layout of the table depends on them), and where
+ * the section table ends. */
+static ingot_status_t check_signature_first(const uint8_t* file, size_t size, const uint8_t* public_key,
+                                            ingot_bundle_header_t* h, ingot_section_entry_t* entries) {
+  if (size < sizeof *h)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: %zu bytes, shorter than the header", size);
+  memcpy(h, file, sizeof *h);
+  if (memcmp(h->magic, INGOT_BUNDLE_MAGIC, 8) != 0)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: bad magic (not an Ingot bundle)");
+  if (h->endian_mark != INGOT_ENDIAN_MARK)
+    return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: written with another byte order");
+  if (h->format_version != INGOT_FORMAT_VERSION)
+    return ingot_rt_fail(INGOT_ERROR_VERSION, "bundle: format version %u, this runtime reads %u",
+                         h->format_version, INGOT_FORMAT_VERSION);
+  if (h->section_count == 0 || h->section_count > INGOT_RT_MAX_SECTIONS)
+    return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: %u sections", h->section_count);
+  uint64_t table_end = sizeof *h + (uint64_t)h->section_count * sizeof(ingot_section_entry_t);
+  if (table_end > size) return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: section table truncated");
+  memcpy(entries, file + sizeof *h, (size_t)(table_end - sizeof *h));
+  return ingot_rt_signature_check(file, size, h, entries, public_key);
+}
+
 /* The header, every table entry (with its stored checksum), the layout, and
- * the signature (checked against public_key when it is not NULL). Reads the
- * file only: nothing is decoded or allocated. */
+ * the signature (checked against public_key, first, when it is not NULL).
+ * Reads the file only: nothing is decoded or allocated. */
 static ingot_status_t check_container(const uint8_t* file, size_t size, const ingot_limits_t* limits,
                                       const uint8_t* public_key, ingot_bundle_header_t* h,
                                       ingot_section_entry_t* entries) {
-  ingot_status_t status = check_header(file, size, h);
+  ingot_status_t status;
+  if (public_key) {
+    status = check_signature_first(file, size, public_key, h, entries);
+    if (status != INGOT_OK) return status;
+  }
+  status = check_header(file, size, h);
   if (status != INGOT_OK) return status;
   uint64_t table_end = sizeof *h + (uint64_t)h->section_count * sizeof(ingot_section_entry_t);
   memcpy(entries, file + sizeof *h, (size_t)(table_end - sizeof *h));
@@ -688,7 +719,8 @@ static ingot_status_t check_container(const uint8_t* file, size_t size, const in
                          "bundle: needs one manifest and plan section, weights and some code");
   status = check_layout(file, size, table_end, entries, h->section_count);
   if (status != INGOT_OK) return status;
-  return ingot_rt_signature_check(file, size, h, entries, public_key);
+  /* Without a key: the signature section's place and shape only. */
+  return public_key ? INGOT_OK : ingot_rt_signature_check(file, size, h, entries, NULL);
 }
 
 static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t size,
@@ -865,7 +897,12 @@ ingot_status_t ingot_bundle_open_file(const char* path, const ingot_bundle_optio
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot open '%s': %s", path, strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return ingot_rt_fail(INGOT_ERROR_IO, "bundle: cannot stat '%s': %s", path, strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
     close(fd);
     return ingot_rt_fail(INGOT_ERROR_IO, "bundle: '%s' is not a regular file", path);
   }
@@ -913,6 +950,29 @@ ingot_status_t ingot_bundle_output_info(const ingot_bundle_t* b, uint32_t index,
     return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "bundle: no output %u (have %u)", index, b->output_count);
   *out_info = b->tensors[b->outputs[index]].info;
   return INGOT_OK;
+}
+
+/* The position in `list` (count tensor ids) of the tensor named `name`. */
+static ingot_status_t tensor_index(const ingot_bundle_t* b, const uint32_t* list, uint32_t count,
+                                   const char* what, const char* name, uint32_t* out_index) {
+  if (!out_index) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: out_index is NULL");
+  *out_index = UINT32_MAX;
+  if (!b || !name) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: NULL argument");
+  for (uint32_t i = 0; i < count; ++i)
+    if (strcmp(b->tensors[list[i]].info.name, name) == 0) {
+      *out_index = i;
+      return INGOT_OK;
+    }
+  return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "bundle: no %s named '%.200s' (the bundle has %u %ss)", what,
+                       name, count, what);
+}
+
+ingot_status_t ingot_bundle_input_index(const ingot_bundle_t* b, const char* name, uint32_t* out_index) {
+  return tensor_index(b, b ? b->inputs : NULL, b ? b->input_count : 0, "input", name, out_index);
+}
+
+ingot_status_t ingot_bundle_output_index(const ingot_bundle_t* b, const char* name, uint32_t* out_index) {
+  return tensor_index(b, b ? b->outputs : NULL, b ? b->output_count : 0, "output", name, out_index);
 }
 
 uint64_t ingot_bundle_arena_bytes(const ingot_bundle_t* b) { return b ? b->arena_bytes : 0; }

@@ -11,6 +11,7 @@
  * exists and it is the host (ingot_elf_host_machine). */
 #define _DEFAULT_SOURCE 1
 #include <elf.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -158,7 +159,8 @@ static ingot_status_t protect_pages(ingot_elf_image_t* im, const Elf64_Phdr* loa
     if (flags & PF_W) prot |= PROT_WRITE;
     if (flags & PF_X) prot |= PROT_EXEC;
     if (mprotect(at(im, a), (size_t)(b - a), prot) != 0)
-      return ingot_rt_fail(INGOT_ERROR_INTERNAL, "elf: mprotect failed");
+      return ingot_rt_fail(INGOT_ERROR_INTERNAL, "elf: cannot protect loaded code: mprotect: %s",
+                           strerror(errno));
   }
   return INGOT_OK;
 }
@@ -367,8 +369,8 @@ static ingot_status_t load(ingot_elf_image_t* im, const uint8_t* data, size_t si
   void* map = mmap(NULL, (size_t)(im->hi - im->lo), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED)
-    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "elf: cannot map %llu bytes",
-                         (unsigned long long)(im->hi - im->lo));
+    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "elf: cannot map %llu bytes: %s",
+                         (unsigned long long)(im->hi - im->lo), strerror(errno));
   im->map = (uint8_t*)map;
   im->map_bytes = (size_t)(im->hi - im->lo);
   for (uint32_t i = 0; i < load_count; ++i) {

@@ -45,7 +45,9 @@ extern "C" {
  * ingot_session_options_t): rebuild a program against the header of the
  * libingot it runs with (the SONAME follows the major version only). Zero
  * new fields keep the old behaviour. */
-#define INGOT_VERSION_MINOR 2 /* 2: weights in place, caller arenas, pools */
+#define INGOT_VERSION_MINOR 3 /* 2: weights in place, caller arenas, pools;
+                                 3: tensors by name, cancel, the signature
+                                 checked before the checksums */
 #define INGOT_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */
 uint32_t ingot_version(void);
@@ -71,9 +73,11 @@ typedef enum ingot_status_t {
   INGOT_ERROR_LIMIT = 8,            /* a size above a configured cap */
   INGOT_ERROR_INTERNAL = 9,         /* a bug in Ingot */
   INGOT_ERROR_SIGNATURE = 10,       /* unsigned, signed by another key, or altered */
+  INGOT_ERROR_CANCELLED = 11,       /* ingot_session_cancel stopped a run (added in 0.3) */
 } ingot_status_t;
 
-/* A short fixed name for a status ("corrupt", ...). Never NULL. */
+/* A short fixed name for a status ("corrupt", "signature refused",
+ * "cancelled", ...). Never NULL. */
 const char* ingot_status_name(ingot_status_t status);
 /* The message of the last failure in this thread ("" if none). Valid until the
  * next failing call in this thread. */
@@ -131,8 +135,13 @@ typedef struct ingot_bundle_options_t {
    * public key, read during the call only: open fails with
    * INGOT_ERROR_SIGNATURE unless the bundle carries a valid signature by that
    * key over all its other bytes (see runtime/ingot_format.h). The check runs
-   * right after the header and section table are read: nothing is decoded
-   * and no code is mapped before it passes. A libingot built without
+   * first, before any checksum (since 0.3): only the header's magic, byte
+   * order and format version and the place of the section table are read
+   * before it, so a signed bundle altered anywhere the signature covers
+   * fails with INGOT_ERROR_SIGNATURE, not INGOT_ERROR_CORRUPT (a changed
+   * checksum field, which the signature does not cover, is still CORRUPT).
+   * Nothing is decoded and no code is mapped before it passes. A libingot
+   * built without
    * signature verification (-DINGOT_SIGNATURES=OFF) fails with
    * INGOT_ERROR_UNSUPPORTED whenever a key is given.
    * Checksums only catch accidents; a bundle from anywhere but your own build
@@ -184,7 +193,10 @@ ingot_status_t ingot_bundle_open_memory(const void* data, size_t size,
  * be truncated or rewritten in place while the bundle is open (replace it by
  * renaming a new file over it, as `ingot compile` does); with zstd weights
  * the mapping is dropped at the end of the open. INGOT_BUNDLE_READ_FILE
- * reads it into memory instead. */
+ * reads it into memory instead. A file that cannot be opened, examined,
+ * mapped or read fails with INGOT_ERROR_IO, and the message names the path
+ * and the system's reason (strerror(errno), since 0.3): "bundle: cannot open
+ * 'x.ingot': No such file or directory". */
 ingot_status_t ingot_bundle_open_file(const char* path,
                                       const ingot_bundle_options_t* options,
                                       ingot_bundle_t** out_bundle);
@@ -213,6 +225,15 @@ ingot_status_t ingot_bundle_input_info(const ingot_bundle_t* bundle, uint32_t in
                                        ingot_tensor_info_t* out_info);
 ingot_status_t ingot_bundle_output_info(const ingot_bundle_t* bundle, uint32_t index,
                                         ingot_tensor_info_t* out_info);
+/* The index of the input (or output) named `name` (exactly, as
+ * ingot_tensor_info_t.name spells it), for ingot_bundle_input_info,
+ * ingot_session_input_data and the others (added in 0.3). No such tensor:
+ * INGOT_ERROR_NOT_FOUND, with a message naming it; *out_index is then
+ * UINT32_MAX. */
+ingot_status_t ingot_bundle_input_index(const ingot_bundle_t* bundle, const char* name,
+                                        uint32_t* out_index);
+ingot_status_t ingot_bundle_output_index(const ingot_bundle_t* bundle, const char* name,
+                                         uint32_t* out_index);
 /* 1 when the loaded variant's weights are used in place (from the mapped
  * file or the borrowed bytes), 0 when they were decoded into a copy. */
 int ingot_bundle_weights_in_place(const ingot_bundle_t* bundle);
@@ -335,6 +356,21 @@ const void* ingot_session_output_data(const ingot_session_t* session, uint32_t i
 
 /* Runs the model once. Allocates nothing. */
 ingot_status_t ingot_session_run(ingot_session_t* session);
+
+/* Asks the session to stop (added in 0.3). Sets a flag and returns at once:
+ * safe from any thread and from a signal handler (a lock-free atomic store),
+ * while the session runs or not. A run (ingot_session_run or
+ * ingot_session_run_profiled) checks the flag before each step, the first
+ * included; when it finds it set it clears it, waits for what it already
+ * launched on a device, and returns INGOT_ERROR_CANCELLED. A step that has
+ * started is never interrupted, so a run stops within one step's time.
+ * The request stays pending until a run consumes it: a cancel made between
+ * runs cancels the next run before its first step, and the run after the
+ * cancelled one starts un-cancelled. A cancel that comes after a run's last
+ * step check leaves that run's result as it is and cancels the next run.
+ * After a cancelled run the outputs (and intermediates) are unspecified.
+ * The session must not be released while a cancel is in progress. */
+void ingot_session_cancel(ingot_session_t* session);
 
 /* Profiling. A bundle runs as a list of steps, one kernel call each. */
 uint32_t ingot_bundle_step_count(const ingot_bundle_t* bundle);

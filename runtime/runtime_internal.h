@@ -116,8 +116,9 @@ INGOT_HIDDEN void ingot_rt_arena_leave(ingot_arena_t* arena);
 
 /* ---- signature.c ----------------------------------------------------------
  * The SIGNATURE section's place and shape (always), and when public_key is
- * not NULL its Ed25519ph check (runtime/ingot_format.h). Call after the header,
- * every entry and the layout were checked; entries is the section table. */
+ * not NULL its Ed25519ph check (runtime/ingot_format.h). Needs only the
+ * header's section count and the section table (entries) read: it bounds the
+ * signature section itself, so with a key it runs before any checksum. */
 INGOT_HIDDEN ingot_status_t ingot_rt_signature_check(const uint8_t* file, size_t size,
                                                      const ingot_bundle_header_t* header,
                                                      const ingot_section_entry_t* entries,

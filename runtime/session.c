@@ -11,11 +11,16 @@
  * for inputs and outputs: a run copies the inputs in, launches every step,
  * waits, and copies the outputs out. */
 #define _DEFAULT_SOURCE 1
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "runtime_internal.h"
+
+/* ingot_session_cancel may be called from a signal handler: only a lock-free
+ * atomic is safe there. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "ingot_session_cancel needs a lock-free atomic int");
 
 struct ingot_session_t {
   ingot_bundle_t* bundle;      /* borrowed */
@@ -30,6 +35,7 @@ struct ingot_session_t {
   void** args;                 /* bundle->arg_count pointers, in step order */
   /* Not host-visible only: a host buffer per input, then per output. */
   uint8_t** staging;
+  atomic_int cancel;           /* ingot_session_cancel's request, consumed by a run */
 };
 
 /* Where tensor t lives on the device for this session. */
@@ -110,6 +116,7 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
   ingot_session_t* s = (ingot_session_t*)ingot_rt_alloc(allocator, sizeof *s);
   if (!s) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");
   memset(s, 0, sizeof *s);
+  atomic_init(&s->cancel, 0);
   s->bundle = bundle;
   s->allocator = allocator;
   s->loader = loader;
@@ -178,6 +185,17 @@ static uint64_t monotonic_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void ingot_session_cancel(ingot_session_t* s) {
+  if (s) atomic_store_explicit(&s->cancel, 1, memory_order_relaxed);
+}
+
+/* Consumes a pending cancel request: 1 when there was one. A relaxed load
+ * first, so an uncancelled step boundary costs no read-modify-write. */
+static int cancel_taken(ingot_session_t* s) {
+  return atomic_load_explicit(&s->cancel, memory_order_relaxed) &&
+         atomic_exchange_explicit(&s->cancel, 0, memory_order_relaxed);
+}
+
 /* Walks the steps; with step_ns, times each one. */
 static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   if (!s) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL session");
@@ -195,6 +213,13 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   }
   if (status != INGOT_OK) return status;
   for (uint32_t i = 0; i < b->step_count; ++i) {
+    if (cancel_taken(s)) {
+      /* Launched work may still be queued on a device: let it end first,
+       * so the next run starts on an idle device. */
+      if (i > 0 && loader->finish) (void)loader->finish(s->device);
+      return ingot_rt_fail(INGOT_ERROR_CANCELLED, "session: cancelled before step %u of %u (node '%s')", i,
+                           b->step_count, b->steps[i].node_name);
+    }
     const ingot_rt_step_t* step = &b->steps[i];
     uint64_t t0 = step_ns ? monotonic_ns() : 0;
     status = loader->launch(s->device, step->kernel, &step->launch, s->args + step->arg_begin, step->arg_count);

@@ -45,7 +45,10 @@ ingot_status_t ingot_rt_signature_check(const uint8_t* file, size_t size,
                          "bundle: not signed, and a signature is required (sign it with 'ingot sign')");
   }
   const ingot_section_entry_t* e = &entries[found];
-  if (found != count - 1 || e->offset + e->stored_size != size)
+  uint64_t table_end = sizeof *header + (uint64_t)count * sizeof(ingot_section_entry_t);
+  /* Bounds first: with a key this runs before the table entries are checked. */
+  if (found != count - 1 || e->offset < table_end || e->offset > size ||
+      e->stored_size != size - e->offset)
     return ingot_rt_fail(INGOT_ERROR_CORRUPT,
                          "bundle: the signature section is not the last section of the file");
   if (e->codec != INGOT_CODEC_NONE || e->stored_size != sizeof(ingot_signature_record_t))
@@ -77,7 +80,6 @@ ingot_status_t ingot_rt_signature_check(const uint8_t* file, size_t size,
   ingot_section_entry_t last = *e;
   last.stored_crc32 = 0;
   last.raw_crc32 = 0;
-  uint64_t table_end = sizeof h + (uint64_t)count * sizeof(ingot_section_entry_t);
   crypto_sign_state state;
   crypto_sign_init(&state);
   crypto_sign_update(&state, (const unsigned char*)&h, sizeof h);

@@ -25,6 +25,7 @@ const char* ingot_status_name(ingot_status_t status) {
     case INGOT_ERROR_LIMIT: return "limit exceeded";
     case INGOT_ERROR_INTERNAL: return "internal error";
     case INGOT_ERROR_SIGNATURE: return "signature refused";
+    case INGOT_ERROR_CANCELLED: return "cancelled";
   }
   return "unknown status";
 }

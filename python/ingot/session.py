@@ -15,9 +15,10 @@ TensorInfo.__doc__ = "A bundle's input or output: its name, numpy dtype and shap
 class IngotError(RuntimeError):
     """A failure reported by libingot or by the ingot tool.
 
-    status: the runtime's status name ("corrupt", "io", "signature", ...) or
-    "compile" for a failed `ingot compile`; code: the ingot_status_t value
-    (None for compile); the message is the runtime's or the tool's own."""
+    status: the runtime's status name ("corrupt", "i/o error", "signature
+    refused", "cancelled", ...) or "compile" for a failed `ingot compile`;
+    code: the ingot_status_t value (None for compile); the message is the
+    runtime's or the tool's own."""
 
     def __init__(self, message, status=None, code=None):
         super().__init__(message)

@@ -6,7 +6,9 @@
  *
  * usage: test_runtime_e2e <c compiler> <source root> <work dir> */
 #define _DEFAULT_SOURCE 1
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +58,19 @@ static const char k_kernel_source[] =
     "static int32_t fail_kernel(const ingot_kernel_env_t* env, void* const* args) {\n"
     "  (void)env; (void)args; return 7;\n"
     "}\n"
+    /* add_f32 that first raises a flag in its input's word 1 and waits for
+     * the test to set word 0: a run held inside step 0 (test_cancel). */
+    "static int32_t wait_add_f32(const ingot_kernel_env_t* env, void* const* args) {\n"
+    "  uint32_t* u = (uint32_t*)args[0];\n"
+    "  __atomic_store_n(&u[1], 1u, __ATOMIC_RELEASE);\n"
+    "  while (__atomic_load_n(&u[0], __ATOMIC_ACQUIRE) == 0) {}\n"
+    "  return add_f32(env, args);\n"
+    "}\n"
     "static const ingot_kernel_entry_t kernels[] = {\n"
     "  {\"add_f32\", add_f32}, {\"scale_f32\", scale_f32}, {\"fail\", fail_kernel},\n"
+    "  {\"wait_add_f32\", wait_add_f32},\n"
     "};\n"
-    "static const ingot_kernel_library_t library = {INGOT_KERNEL_ABI_VERSION, 3, kernels};\n"
+    "static const ingot_kernel_library_t library = {INGOT_KERNEL_ABI_VERSION, 4, kernels};\n"
     "__attribute__((visibility(\"default\")))\n"
     "const ingot_kernel_library_t* ingot_library_query(uint32_t abi_version) {\n"
     "  return abi_version == INGOT_KERNEL_ABI_VERSION ? &library : 0;\n"
@@ -189,6 +200,20 @@ static void run_and_check(const uint8_t* data, size_t size, uint32_t threads, co
             info.rank == 2 && info.dims[1] == 100,
         "%s: output info", what);
   CHECK(ingot_bundle_input_info(bundle, 1, &info) == INGOT_ERROR_NOT_FOUND, "%s: bad index", what);
+  /* By name. */
+  uint32_t index = 7;
+  CHECK(ingot_bundle_input_index(bundle, "a", &index) == INGOT_OK && index == 0, "%s: input a", what);
+  CHECK(ingot_bundle_output_index(bundle, "y", &index) == INGOT_OK && index == 0, "%s: output y", what);
+  CHECK(ingot_bundle_output_index(bundle, "y2", &index) == INGOT_OK && index == 1, "%s: output y2", what);
+  st = ingot_bundle_input_index(bundle, "y", &index); /* an output, not an input */
+  CHECK(st == INGOT_ERROR_NOT_FOUND && index == UINT32_MAX, "%s: input y: %d", what, st);
+  CHECK(strcmp(ingot_last_error(), "bundle: no input named 'y' (the bundle has 1 inputs)") == 0,
+        "%s: message: %s", what, ingot_last_error());
+  CHECK(ingot_bundle_output_index(bundle, "w", &index) == INGOT_ERROR_NOT_FOUND, "%s: a weight", what);
+  CHECK(strstr(ingot_last_error(), "no output named 'w'") != NULL, "%s: message: %s", what, ingot_last_error());
+  CHECK(ingot_bundle_output_index(bundle, "y2 ", &index) == INGOT_ERROR_NOT_FOUND, "%s: exact names", what);
+  CHECK(ingot_bundle_input_index(bundle, NULL, &index) == INGOT_ERROR_INVALID_ARGUMENT, "%s: NULL", what);
+  CHECK(ingot_bundle_input_index(bundle, "a", NULL) == INGOT_ERROR_INVALID_ARGUMENT, "%s: NULL out", what);
   CHECK(ingot_bundle_arena_bytes(bundle) >= ingot_bundle_arena_lower_bound(bundle), "%s: arena", what);
   ingot_session_options_t options = {{0}, threads};
   ingot_session_t* session = NULL;
@@ -218,6 +243,103 @@ static void run_and_check(const uint8_t* data, size_t size, uint32_t threads, co
     ingot_session_release(session);
   }
   ingot_bundle_release(bundle);
+}
+
+/* ---- Cancel ------------------------------------------------------------------ */
+
+typedef struct canceller_t {
+  ingot_session_t* session;
+  uint32_t* input; /* wait_add_f32 sets word 1 when inside step 0, waits for word 0 */
+} canceller_t;
+
+static void* cancel_thread(void* p) {
+  ingot_session_cancel((ingot_session_t*)p);
+  return NULL;
+}
+
+/* Waits until the run is inside step 0, cancels, then lets step 0 finish. */
+static void* cancel_mid_run(void* p) {
+  canceller_t* c = (canceller_t*)p;
+  while (__atomic_load_n(&c->input[1], __ATOMIC_ACQUIRE) == 0) {
+  }
+  ingot_session_cancel(c->session);
+  __atomic_store_n(&c->input[0], 1u, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+/* y from a fresh run's input a[i] = i * 0.5 (a[0] and a[1] as wait_add_f32 leaves them). */
+static int output_right(ingot_session_t* session) {
+  const float* a = (const float*)ingot_session_input_data(session, 0);
+  const float* y = (const float*)ingot_session_output_data(session, 0);
+  for (int i = 0; i < N; ++i)
+    if (fabsf(y[i] - (2.0f * (a[i] + g_weights[i]) + 1.0f)) > 1e-4f) return 0;
+  return 1;
+}
+
+static void test_cancel(const uint8_t* so, size_t so_size) {
+  model_t m;
+  model_init(&m, so, so_size);
+  m.kernel_names[0] = "wait_add_f32";
+  uint8_t* d = NULL;
+  size_t n = 0;
+  ingot_bundle_t* bundle = NULL;
+  ingot_session_t* session = NULL;
+  ingot_session_options_t options = {{0}, 1};
+  if (!build(&m.spec, &d, &n, NULL) || ingot_bundle_open_memory(d, n, NULL, &bundle) != INGOT_OK ||
+      ingot_session_create(bundle, &options, &session) != INGOT_OK) {
+    CHECK(0, "cancel bundle: %s", ingot_last_error());
+    ingot_bundle_release(bundle);
+    free(d);
+    return;
+  }
+  CHECK(strcmp(ingot_status_name(INGOT_ERROR_CANCELLED), "cancelled") == 0, "status name");
+  uint32_t* u = (uint32_t*)ingot_session_input_data(session, 0);
+  float* a = (float*)u;
+  float* y = (float*)(uintptr_t)ingot_session_output_data(session, 0);
+  for (int i = 0; i < N; ++i) a[i] = (float)i * 0.5f + 1.0f; /* word 0 non-zero: step 0 does not wait */
+
+  /* Cancelled before the run (from another thread, joined): no step runs. */
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, cancel_thread, session) == 0, "thread");
+  pthread_join(thread, NULL);
+  for (int i = 0; i < N; ++i) y[i] = -7.0f;
+  u[1] = 0;
+  CHECK(ingot_session_run(session) == INGOT_ERROR_CANCELLED, "cancel before the run");
+  CHECK(strcmp(ingot_last_error(), "session: cancelled before step 0 of 2 (node 'node_add')") == 0,
+        "message: %s", ingot_last_error());
+  CHECK(u[1] == 0 && y[0] == -7.0f && y[N - 1] == -7.0f, "a step ran after the cancel");
+  /* The request was consumed: the next run is not cancelled. */
+  CHECK(ingot_session_run(session) == INGOT_OK, "run after a cancelled run: %s", ingot_last_error());
+  CHECK(output_right(session), "output after a cancelled run");
+  /* Cancelling twice is one request. */
+  ingot_session_cancel(session);
+  ingot_session_cancel(session);
+  CHECK(ingot_session_run(session) == INGOT_ERROR_CANCELLED, "double cancel");
+  CHECK(ingot_session_run(session) == INGOT_OK, "after a double cancel: %s", ingot_last_error());
+  /* Profiled runs too. */
+  uint64_t step_ns[2] = {0, 0};
+  ingot_session_cancel(session);
+  CHECK(ingot_session_run_profiled(session, step_ns) == INGOT_ERROR_CANCELLED, "profiled cancel");
+  ingot_session_cancel(NULL); /* harmless */
+
+  /* Cancelled from another thread while step 0 runs: step 0 ends, step 1
+   * never starts. */
+  for (int i = 0; i < N; ++i) y[i] = -7.0f;
+  u[0] = 0;
+  u[1] = 0;
+  canceller_t c = {session, u};
+  CHECK(pthread_create(&thread, NULL, cancel_mid_run, &c) == 0, "thread");
+  ingot_status_t st = ingot_session_run(session);
+  pthread_join(thread, NULL);
+  CHECK(st == INGOT_ERROR_CANCELLED, "cancel during step 0: %d (%s)", st, ingot_last_error());
+  CHECK(strcmp(ingot_last_error(), "session: cancelled before step 1 of 2 (node 'node_scale')") == 0,
+        "message: %s", ingot_last_error());
+  CHECK(y[0] == -7.0f && y[N - 1] == -7.0f, "step 1 ran after the cancel");
+  CHECK(ingot_session_run(session) == INGOT_OK && output_right(session), "run after a mid-run cancel: %s",
+        ingot_last_error());
+  ingot_session_release(session);
+  ingot_bundle_release(bundle);
+  free(d);
 }
 
 /* ---- An allocator that counts and fails the Nth call. -------------------- */
@@ -444,8 +566,12 @@ int main(int argc, char** argv) {
     ingot_bundle_release(bundle);
     snprintf(path, sizeof path, "%s/missing.ingot", g_work);
     CHECK(ingot_bundle_open_file(path, NULL, &bundle) == INGOT_ERROR_IO && !bundle, "missing file");
+    char want[1200];
+    snprintf(want, sizeof want, "bundle: cannot open '%s': %s", path, strerror(ENOENT));
+    CHECK(strcmp(ingot_last_error(), want) == 0, "missing file: %s", ingot_last_error());
   }
 
+  test_cancel(so[0], so_size[0]);
   test_corruption(data, size);
   test_elf_loader(so[0], so_size[0]);
   test_elf_loader(so[1], so_size[1]);

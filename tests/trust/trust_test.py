@@ -9,6 +9,7 @@ CASE:
               by another key, or with any byte changed (every header and
               table byte, bytes of each section, every signature byte), with
               or without checksums repaired, it is refused with one error line
+              (a changed section byte: by the signature, checked first)
   atomic      failed compile / run --output / sign leave the old file intact,
               no file at a new path and no temporary files; inputs untouched
   inplace     --weights raw|zstd|auto: raw weights stored uncompressed (and the
@@ -183,8 +184,10 @@ def case_signature(a, w):
     ok([a.ingot, "run", again, "--require-signature", other + ".pub"], "run re-signed by the other key")
     refused([a.ingot, "run", again, "--require-signature", key + ".pub"], "replaced signature", "another key")
     # Unsigned and another key.
-    refused([a.ingot, "run", unsigned, "--require-signature", key + ".pub"], "unsigned", "not signed")
-    refused([a.ingot, "run", signed, "--require-signature", other + ".pub"], "another key", "another key")
+    text = refused([a.ingot, "run", unsigned, "--require-signature", key + ".pub"], "unsigned", "not signed")
+    check(text.endswith("(signature refused)"), f"unsigned: not the signature status: {text[:300]}")
+    text = refused([a.ingot, "run", signed, "--require-signature", other + ".pub"], "another key", "another key")
+    check(text.endswith("(signature refused)"), f"another key: not the signature status: {text[:300]}")
     refused([a.ingot, "run", signed, "--require-signature", os.path.join(w, "nope.pub")], "missing key file")
     # A signed bundle that is not signed last, or two signatures: refused.
     b = Bundle(open(signed, "rb").read())
@@ -215,8 +218,9 @@ def case_signature(a, w):
             regions.add(region.split(" (")[0] if region.startswith("section") else region.split(" ")[0])
             what = f"byte {offset} ({region}) flipped{' and checksums repaired' if repair else ''}"
             check(problem is None and rc == 1, f"{what}: exit {rc} {problem}: {err[:200]}")
-            if repair and rc == 1 and region.startswith("section") and "signature)" not in region:
-                # Section bytes with checksums repaired: only the signature can tell.
+            if rc == 1 and region.startswith("section") and "signature)" not in region:
+                # Section bytes: the signature is checked before any checksum,
+                # so it is what refuses them, checksums repaired or not.
                 check("(signature refused)" in err, f"{what}: refused for another reason: {err[:200]}")
     print(f"signature: {count} altered bundles refused, regions: {sorted(regions)}")
 
@@ -327,9 +331,12 @@ def case_inplace(a, w):
         with open(p, "wb") as f:
             f.write(repaired(bytes(mutant)))
         refused([a.ingot, "run", p, "--require-signature", key + ".pub"], f"weight byte {at} changed, signed",
-                "signature")
+                "(signature refused)")
         with open(p, "wb") as f:
             f.write(bytes(mutant))
+        # Checksums not repaired: with a key the signature still speaks first.
+        refused([a.ingot, "run", p, "--require-signature", key + ".pub"],
+                f"weight byte {at} changed, signed, checksums not repaired", "does not match: the bundle was altered")
         refused([a.ingot, "run", p], f"weight byte {at} changed, no key", "checksum")
     for cut in (len(data) - 1, we["offset"] + 5, 100):
         p = os.path.join(w, f"cut_{cut}.ingot")
@@ -502,7 +509,8 @@ def case_verify(a, w):
     with open(junk, "wb") as f:
         f.write(b"not a bundle at all" * 10)
     refused([a.ingot, "verify", junk], "verify junk", "format: not an Ingot bundle")
-    refused([a.ingot, "verify", os.path.join(w, "nope.ingot")], "verify a missing file", "nope.ingot")
+    refused([a.ingot, "verify", os.path.join(w, "nope.ingot")], "verify a missing file",
+            "nope.ingot': No such file or directory")
     refused([a.ingot, "verify"], "verify without a bundle", "no bundle", code=2)
 
 

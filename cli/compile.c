@@ -355,6 +355,18 @@ static ingot_status_t compile_model(const compile_options_t* o) {
     printf("  arena:        %llu bytes (lower bound %llu)\n", (unsigned long long)result.arena_bytes,
            (unsigned long long)result.arena_lower_bound);
     printf("  bundle:       %llu bytes\n", (unsigned long long)result.bundle_size);
+    /* The default target is this machine's level: say which CPUs the bundle
+     * will refuse and how to add a variant for them (issue 13: a bundle must
+     * not silently refuse a common CPU of its architecture). */
+    ingot_target_t t;
+    if (!o->target_count && result.target_count == 1 && ingot_target_parse(result.targets[0], &t) == INGOT_OK &&
+        t.level != INGOT_TARGET_LEVEL_NONE && ingot_target_level_baseline(t.level) != t.level) {
+      const char* level = ingot_target_level_name(t.level);
+      const char* base = ingot_target_level_name(ingot_target_level_baseline(t.level));
+      printf("  runs on:      %s CPUs from %s (this machine's level, the default); older %s CPUs are refused:\n"
+             "                --target 'llvm -mcpu=%s' --target 'llvm -mcpu=%s' adds a variant they run\n",
+             ingot_target_arch_name(t.arch), level, ingot_target_arch_name(t.arch), level, base);
+    }
     uint32_t m = result.kernel_count * result.target_count;
     if (o->tuning_log && strcmp(o->tuning_log, "none") != 0) {
       printf("tuning log: %u of %u kernels tuned, %u use defaults\n", result.tuned_kernels, m,

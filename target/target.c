@@ -154,6 +154,11 @@ static ingot_target_level_t arch_baseline(ingot_target_arch_t arch) {
   return INGOT_TARGET_LEVEL_NONE;
 }
 
+ingot_target_level_t ingot_target_level_baseline(ingot_target_level_t level) {
+  if (level <= INGOT_TARGET_LEVEL_NONE || level >= INGOT_TARGET_LEVEL_COUNT_) return INGOT_TARGET_LEVEL_NONE;
+  return arch_baseline(k_levels[level].arch);
+}
+
 /* Every feature a level requires: its own and those of the lower ranks. */
 static uint64_t level_features(ingot_target_level_t level) {
   uint64_t bits = 0;

@@ -142,6 +142,9 @@ bool ingot_target_has_feature(const ingot_target_t* target, ingot_target_feature
 /* Names from the table ("sse4.1", "x86-64-v3", "x86_64"); NULL out of range. */
 const char* ingot_target_feature_name(ingot_target_feature_t feature);
 const char* ingot_target_level_name(ingot_target_level_t level);
+/* The baseline level of `level`'s architecture ("x86-64" for "x86-64-v4";
+ * itself for a baseline), INGOT_TARGET_LEVEL_NONE out of range. */
+ingot_target_level_t ingot_target_level_baseline(ingot_target_level_t level);
 const char* ingot_target_arch_name(ingot_target_arch_t arch);
 /* The GPU architecture name of a row ("sm_90", "gfx90a"); NULL out of range. */
 const char* ingot_target_gpu_name(ingot_target_gpu_id_t gpu);

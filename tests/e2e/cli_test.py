@@ -431,6 +431,23 @@ def inspect_targets(bundle):
 
 def case_targets():
     shape = ["--input-shape", "input=1x1x8x8"]
+    # The default target is the host's level: above the architecture's
+    # baseline the summary names the CPUs it refuses and two --target options
+    # that add a variant for them, which compile to a two-variant bundle.
+    dflt = os.path.join(ARGS.work, "default.ingot")
+    p = ingot("compile", ARGS.model, "-o", dflt, *shape)
+    check(p.returncode == 0, f"default target: {p.stderr.strip()}")
+    level = re.search(r"target: +llvm (\S+)", p.stdout)
+    if level and level.group(1) not in ("x86-64", "aarch64"):
+        m = re.search(r"--target '([^']+)' --target '([^']+)' adds a variant", p.stdout)
+        check("runs on:" in p.stdout and m is not None, f"default {level.group(1)}: no runs-on note: {p.stdout}")
+        if m:
+            both = os.path.join(ARGS.work, "default_both.ingot")
+            p = ingot("compile", ARGS.model, "-o", both, *shape, "--target", m.group(1), "--target", m.group(2))
+            check(p.returncode == 0 and "runs on:" not in p.stdout and len(inspect_targets(both)) == 2,
+                  f"the suggested targets: {p.stdout} {p.stderr.strip()}")
+    elif level:
+        check("runs on:" not in p.stdout, f"baseline default target noted: {p.stdout}")
     quoted = os.path.join(ARGS.work, "quoted.ingot")
     unquoted = os.path.join(ARGS.work, "unquoted.ingot")
     p = ingot("compile", ARGS.model, "-o", quoted, *shape, "--target", "llvm -mcpu=x86-64-v3 -mattr=+avx2",

@@ -827,19 +827,20 @@ static void absorb_consumer(ingot_graph_t* graph, uint32_t p_id, ingot_node_t* c
   uses[x] = 0;
 }
 
-/* Offers every two-input Add whose input x is a float32 value made by a
- * node and read by nothing else (x taken from either side) to `fuse` with
- * the Add's other input; `fuse` absorbs the Add into x's producer and returns
+/* Offers every two-input node of op `op` whose input x is a float32 value
+ * made by a node and read by nothing else (x taken from either side; the
+ * fuser checks the side where the op is not commutative) to `fuse` with the
+ * node's other input; `fuse` absorbs the node into x's producer and returns
  * true, or declines. */
 typedef bool (*add_fuser_t)(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* add, uint32_t x, uint32_t other);
 
-static ingot_status_t fuse_adds(ingot_graph_t* graph, add_fuser_t fuse) {
+static ingot_status_t fuse_consumers(ingot_graph_t* graph, ingot_op_t op, add_fuser_t fuse) {
   ingot_status_t s = rebuild_producers(graph);
   if (s) return s;
   uint32_t* uses = ingot_graph_use_counts(graph);
   for (uint32_t i = 0; i < graph->node_count; ++i) {
     ingot_node_t* add = &graph->nodes[i];
-    if (add->dead || add->op != INGOT_OP_ADD || add->input_count != 2 || add->output_count != 1) continue;
+    if (add->dead || add->op != op || add->input_count != 2 || add->output_count != 1) continue;
     for (uint32_t side = 0; side < 2; ++side) {
       uint32_t x = add->inputs[side], other = add->inputs[1 - side];
       if (x == INGOT_NO_VALUE || other == INGOT_NO_VALUE || x == other) continue;
@@ -870,7 +871,7 @@ static bool fuse_residual(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* ad
   return true;
 }
 
-ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) { return fuse_adds(graph, fuse_residual); }
+ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph) { return fuse_consumers(graph, INGOT_OP_ADD, fuse_residual); }
 
 /* The bias is a weight, a graph input or a value made by a node before the
  * MatMul (the graph is sorted: it does not depend on the product). */
@@ -896,43 +897,29 @@ static bool fuse_bias(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* add, u
   return true;
 }
 
-ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph) { return fuse_adds(graph, fuse_bias); }
+ingot_status_t ingot_graph_fuse_matmul_bias(ingot_graph_t* graph) { return fuse_consumers(graph, INGOT_OP_ADD, fuse_bias); }
+
+/* A product scaled by a constant: Mul(x, c) either way round, Div(x, c). */
+static bool fuse_scale(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* op, uint32_t x, uint32_t c) {
+  if ((op->op == INGOT_OP_DIV && op->inputs[0] != x) || !is_f32_weight(graph, c, 1)) return false;
+  float k = *(const float*)graph->values[c].data;
+  if (op->op == INGOT_OP_DIV) k = 1.0f / k;
+  if (!isfinite(k) || k == 0.0f) return false;
+  uint32_t p_id = graph->values[x].producer;
+  ingot_node_t* p = &graph->nodes[p_id];
+  if (p->dead || p->op != INGOT_OP_MATMUL || p->input_count != 2 || p->output_count != 1 || p->outputs[0] != x ||
+      p->epilogue.bias_input || p->epilogue.residual_input || p->epilogue.scale != 0.0f ||
+      p->epilogue.activation != INGOT_ACTIVATION_NONE) {
+    return false;
+  }
+  p->epilogue.scale = k;
+  absorb_consumer(graph, p_id, op, x, INGOT_NO_VALUE, 0, uses);
+  return true;
+}
 
 ingot_status_t ingot_graph_fuse_matmul_scale(ingot_graph_t* graph) {
-  ingot_status_t s = rebuild_producers(graph);
-  if (s) return s;
-  uint32_t* uses = ingot_graph_use_counts(graph);
-  for (uint32_t i = 0; i < graph->node_count; ++i) {
-    ingot_node_t* op = &graph->nodes[i];
-    if (op->dead || (op->op != INGOT_OP_MUL && op->op != INGOT_OP_DIV) || op->input_count != 2 ||
-        op->output_count != 1) {
-      continue;
-    }
-    for (uint32_t side = 0; side < (op->op == INGOT_OP_MUL ? 2u : 1u); ++side) {
-      uint32_t x = op->inputs[side], c = op->inputs[1 - side];
-      if (x == INGOT_NO_VALUE || !is_f32_weight(graph, c, 1)) continue;
-      const ingot_value_t* xv = &graph->values[x];
-      if (xv->producer == INGOT_NO_VALUE || xv->is_output || uses[x] != 1 || xv->dtype != INGOT_DTYPE_F32 ||
-          !same_shape(xv, &graph->values[op->outputs[0]])) {
-        continue;
-      }
-      float k = *(const float*)graph->values[c].data;
-      if (op->op == INGOT_OP_DIV) k = 1.0f / k;
-      if (!isfinite(k) || k == 0.0f) continue;
-      uint32_t p_id = xv->producer;
-      ingot_node_t* p = &graph->nodes[p_id];
-      if (p->dead || p->op != INGOT_OP_MATMUL || p->input_count != 2 || p->output_count != 1 || p->outputs[0] != x ||
-          p->epilogue.bias_input || p->epilogue.residual_input || p->epilogue.scale != 0.0f ||
-          p->epilogue.activation != INGOT_ACTIVATION_NONE) {
-        continue;
-      }
-      p->epilogue.scale = k;
-      absorb_consumer(graph, p_id, op, x, INGOT_NO_VALUE, 0, uses);
-      break;
-    }
-  }
-  free(uses);
-  return INGOT_OK;
+  ingot_status_t s = fuse_consumers(graph, INGOT_OP_MUL, fuse_scale);
+  return s ? s : fuse_consumers(graph, INGOT_OP_DIV, fuse_scale);
 }
 
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {

@@ -590,6 +590,7 @@ def case_badvalues():
         (["compile", ARGS.model, "-o", out, *shape, "--target=vulkan"], "vulkan"),
         (["compile", ARGS.model, "-o", out, *shape, "--const", "noequals"], "--const"),
         (["compile", ARGS.model, "-o", out, *shape, "--output="], "--output"),
+        (["compile", ARGS.model, "-o", out, *shape, "--weights=lz4"], "--weights"),
         (["run", bundle, "--threads=0"], "--threads"),
         (["run", bundle, "--threads", "x"], "--threads"),
         (["run", bundle, "--bench=0"], "--bench"),

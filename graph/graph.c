@@ -22,6 +22,10 @@ static const op_info_t kOps[] = {
 #include "graph/ops.def"
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == INGOT_OP_COUNT_, "op table out of sync with ops.def");
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower)             \
+  static_assert(max_in <= INGOT_NODE_INPUTS_MAX && max_out <= INGOT_NODE_OUTPUTS_MAX, \
+                name " takes more inputs or outputs than INGOT_NODE_*_MAX");
+#include "graph/ops.def"
 
 const char* ingot_op_name(ingot_op_t op) {
   if ((unsigned)op >= INGOT_OP_COUNT_) return NULL;

@@ -20,6 +20,10 @@
 #include "runtime/ingot_format.h"
 
 typedef enum ingot_op_t {
+/* The most inputs and outputs any op of ops.def takes (graph.c checks the
+ * table against them; the importer sizes its per-node arrays by them). */
+#define INGOT_NODE_INPUTS_MAX 64
+#define INGOT_NODE_OUTPUTS_MAX 64
 #define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) INGOT_OP_##id,
 #include "graph/ops.def"
   INGOT_OP_COUNT_
@@ -174,7 +178,8 @@ typedef struct ingot_lp_params_t {       /* GlobalLpPool */
 
 /* One axis of input 0, normalized into [0, rank): Softmax, LogSoftmax,
  * Hardmax (default 1 before opset 13, else -1), Concat (required from opset
- * 4), Gather, GatherElements (default 0). */
+ * 4), Gather, GatherElements (default 0), OneHot (default -1, an axis of the
+ * output: of the indices' rank + 1). */
 typedef struct ingot_axis_params_t {
   int32_t axis;
 } ingot_axis_params_t;
@@ -218,6 +223,8 @@ typedef struct ingot_norm_params_t {
   int32_t axis;                          /* Layer/RMS/LpNormalization: normalized first (Lp: only) axis */
   int64_t num_groups;                    /* GroupNormalization: divides the channels */
   int32_t p;                             /* LpNormalization: 1 or 2 */
+  double alpha, beta, bias;              /* LRN: the float attributes widened */
+  int64_t size;                          /* LRN: channels in the window, >= 1 */
 } ingot_norm_params_t;
 
 typedef enum ingot_scatter_reduction_t {

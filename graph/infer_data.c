@@ -931,3 +931,41 @@ ingot_status_t infer_TRILU(infer_ctx_t* c) {
   infer_copy_output(c, 0, x);
   return INGOT_OK;
 }
+
+/* OneHot: the indices' shape with `depth` (a constant scalar or one-element
+ * tensor of any numeric type, taken as an integer) inserted at axis; the
+ * output has the dtype of `values` (two elements: off, on). */
+ingot_status_t infer_onehot(infer_ctx_t* c) {
+  const ingot_value_t* ind = infer_input(c, 0);
+  const ingot_value_t* depth = infer_input(c, 1);
+  const ingot_value_t* values = infer_input(c, 2);
+  ingot_status_t s = need_const(c->n, depth, "depth");
+  if (s) return s;
+  if (ingot_value_numel(depth) != 1 || depth->rank > 1) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input 'depth' must be a scalar or one-element tensor");
+  }
+  double d;
+  switch (depth->dtype) {
+    case INGOT_DTYPE_F32: d = ((const float*)depth->data)[0]; break;
+    case INGOT_DTYPE_F64: d = ((const double*)depth->data)[0]; break;
+    case INGOT_DTYPE_I64: d = (double)((const int64_t*)depth->data)[0]; break;
+    case INGOT_DTYPE_I32: d = ((const int32_t*)depth->data)[0]; break;
+    case INGOT_DTYPE_I8: d = ((const int8_t*)depth->data)[0]; break;
+    case INGOT_DTYPE_U8: d = ((const uint8_t*)depth->data)[0]; break;
+    default:
+      return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input 'depth' of type %s is not supported",
+                        ingot_graph_dtype_name(depth->dtype));
+  }
+  if (!(d >= 1.0) || d > (double)((int64_t)1 << 31)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "depth %g must be in [1, 2^31]", d);
+  }
+  if (ingot_value_numel(values) != 2 || values->rank != 1) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input 'values' must hold two elements (off, on)");
+  }
+  if (ind->rank + 1 > (int32_t)INGOT_MAX_RANK) return infer_fail(c->n, INGOT_ERROR_LIMIT, "the output rank is too large");
+  int32_t axis = c->n->params.u.axis.axis; /* graph/params.c */
+  int64_t dims[INGOT_MAX_RANK];
+  for (int32_t i = 0, j = 0; i <= ind->rank; ++i) dims[i] = i == axis ? (int64_t)d : ind->dims[j++];
+  infer_set_output(c, 0, values->dtype, ind->rank + 1, dims);
+  return INGOT_OK;
+}

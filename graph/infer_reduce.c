@@ -218,6 +218,16 @@ ingot_status_t infer_lpnorm(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+ingot_status_t infer_lrn(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (!infer_is_float(x->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
+  }
+  /* size, alpha, beta, bias and the rank: node.params (graph/params.c) */
+  infer_copy_output(c, 0, x);
+  return INGOT_OK;
+}
+
 ingot_status_t infer_groupnorm(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   if (!infer_is_float(x->dtype)) {

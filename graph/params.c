@@ -353,6 +353,15 @@ ingot_status_t params_parse_axis(const ingot_graph_t* graph, uint32_t node, ingo
       fallback = 1;
       scalar = "inputs must not be scalars";
       break;
+    case INGOT_OP_ONEHOT: {
+      /* an axis of the output, whose rank is the indices' + 1 */
+      const ingot_value_t* ind = node_input(graph, n, 0);
+      int64_t axis = 0;
+      ingot_status_t s;
+      if (!ind) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+      if ((s = read_int(n, "axis", -1, &axis))) return s;
+      return norm_axis(n, axis, ind->rank + 1, &out->axis);
+    }
     default:
       break;
   }
@@ -498,6 +507,14 @@ ingot_status_t params_parse_norm(const ingot_graph_t* graph, uint32_t node, ingo
           return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "stash_type %lld is not supported (1: float32)", (long long)v);
         }
       }
+      break;
+    case INGOT_OP_LRN:
+      if (x->rank < 3) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 3 (N, C, D1, ...)");
+      if ((s = read_float(n, "alpha", 1e-4f, &out->alpha)) || (s = read_float(n, "beta", 0.75f, &out->beta)) ||
+          (s = read_float(n, "bias", 1.0f, &out->bias)) || (s = read_int(n, "size", 0, &out->size))) {
+        return s;
+      }
+      if (out->size < 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'size' must be given and >= 1");
       break;
     case INGOT_OP_GROUPNORMALIZATION:
       if (x->rank < 2) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2 (N, C, ...)");

@@ -716,7 +716,7 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
       }
       break;
     }
-    uint32_t inputs[64], outputs[8];
+    uint32_t inputs[INGOT_NODE_INPUTS_MAX], outputs[INGOT_NODE_OUTPUTS_MAX]; /* the arity check above bounds both */
     for (size_t k = 0; k < n_in && !s; ++k) {
       const char* in = np->input[k];
       if (!in || !in[0]) {

@@ -649,3 +649,37 @@ ingot_status_t lower_trilu(lower_ctx_t* ctx) {
                                        lower_shape_str(ctx, x)));
   return INGOT_OK;
 }
+
+/* OneHot: y[.., j (at axis), ..] = (i == j ? values[1] : values[0]) with
+ * i = the index at the other coordinates (as int64, floats truncated), plus
+ * depth when negative; an index outside [-depth, depth) matches no j. */
+ingot_status_t lower_onehot(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t ind = lower_input(ctx, 0), vals = lower_input(ctx, 2), y = node_output(ctx, 0);
+  if ((s = lower_check_value_dt(ctx, ind, LOWER_DT_NUMERIC)) || (s = lower_check_value_dt(ctx, vals, LOWER_DT_ANY)) ||
+      (s = lower_check_value(ctx, y, false))) {
+    return s;
+  }
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int32_t axis = ctx->params->u.axis.axis; /* graph/params.c */
+  int64_t depth = yv->dims[axis];
+  uint32_t bi = lower_add_input(ctx, ind, "indices");
+  uint32_t bv = lower_add_input(ctx, vals, "values");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, yv->rank, yv->dims);
+  ingot_ir_expr_t* ii[INGOT_MAX_RANK];
+  for (int32_t i = 0, j = 0; i < yv->rank; ++i) {
+    if (i != axis) ii[j++] = l.idx[i];
+  }
+  ingot_ir_expr_t* iv = ingot_ir_load(f, bi, ingot_ir_flat_index(f, bi, ii));
+  iv = ingot_ir_cast(f, INGOT_DTYPE_I64, iv); /* floats truncate toward zero */
+  iv = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, iv, ingot_ir_int(f, 0)), ingot_ir_add(f, iv, ingot_ir_int(f, depth)), iv);
+  ingot_ir_expr_t* hit = ingot_ir_binary(f, INGOT_IR_EQ, iv, l.idx[axis]);
+  ingot_ir_expr_t* v = ingot_ir_select(f, hit, ingot_ir_load(f, bv, ingot_ir_int(f, 1)), ingot_ir_load(f, bv, ingot_ir_int(f, 0)));
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx), v));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "onehot %s axis%d depth%lld indices=%s", dt(yv->dtype), axis,
+                                       (long long)depth, lower_shape_str(ctx, ind)));
+  return INGOT_OK;
+}

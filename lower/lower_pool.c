@@ -14,7 +14,12 @@
  * or inside the padded input [-pad_begin, in + pad_end) (count_include_pad=1);
  * taps past the padded end (ceil_mode) never count. When the count is the
  * same for every output position it is a constant; otherwise it is computed
- * per axis in closed form from the output index. */
+ * per axis in closed form from the output index.
+ *
+ * LRN is a sum pool across channels:
+ *   UPDATE  y = start + (0 <= c' < C ? x[n, c', d..]^2 : 0),
+ *           c' = c - floor((size - 1) / 2) + r, r in [0, size)
+ *   FINISH  y = x / (bias + alpha / size * y)^beta */
 #include <math.h>
 #include <string.h>
 
@@ -374,5 +379,49 @@ ingot_status_t lower_global_pool(lower_ctx_t* ctx) {
   ctx->workload = ingot_arena_printf(ctx->arena, "%s f32 x=%s act=%s%s", is_max ? "globalmaxpool" : is_lp ? "globallppool" : "globalavgpool",
                                      lower_shape_str(ctx, x), lower_activation_name(ctx),
                                      is_lp ? ingot_arena_printf(ctx->arena, " p%lld", (long long)lp) : "");
+  return INGOT_OK;
+}
+
+ingot_status_t lower_lrn(lower_ctx_t* ctx) {
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = ctx->node->outputs[0];
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  const ingot_norm_params_t* np = &ctx->params->u.norm; /* graph/params.c */
+  const ingot_value_t* xv = lower_value(ctx, x);
+  int64_t channels = xv->dims[1], size = np->size;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t sp, red;
+  lower_loops_over(ctx, &sp, xv->rank, xv->dims);
+  static const char* const kTap[1] = {"r"};
+  lower_loops_make(ctx, &red, 1, &size, kTap);
+  /* c' = c - lead + r; in range unless the window is one channel wide */
+  int64_t lead = (size - 1) / 2;
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  for (int32_t i = 0; i < xv->rank; ++i) xi[i] = sp.idx[i];
+  ingot_ir_expr_t* cond = NULL;
+  lower_window_axis(ctx, sp.idx[1], red.idx[0], 1, lead, 1, channels, channels, size, &cond, &xi[1]);
+  ingot_ir_expr_t* v = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+  v = ingot_ir_mul(f, v, v);
+  if (cond) v = ingot_ir_select(f, cond, v, lower_f32(ctx, 0.0));
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* cur = lower_update_start(ctx, &red, by, yi, lower_f32(ctx, 0.0));
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, ingot_ir_add(f, cur, v)));
+
+  lower_loops_over(ctx, &sp, xv->rank, xv->dims);
+  yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* scale =
+      ingot_ir_add(f, lower_f32(ctx, np->bias), ingot_ir_mul(f, lower_f32(ctx, np->alpha / (double)size), ingot_ir_load(f, by, yi)));
+  ingot_ir_expr_t* out =
+      ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, sp.idx)),
+                      ingot_ir_binary(f, INGOT_IR_POW, scale, lower_f32(ctx, np->beta)));
+  lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, out));
+
+  ctx->op_class = INGOT_OP_CLASS_POOL;
+  ctx->workload = ingot_arena_printf(ctx->arena, "lrn f32 x=%s size%lld alpha%g beta%g bias%g", lower_shape_str(ctx, x),
+                                     (long long)size, np->alpha, np->beta, np->bias);
   return INGOT_OK;
 }

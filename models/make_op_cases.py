@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Writes small models of ops that real models use beside the usual CNN and
+transformer ones, for an end-to-end check against ONNX Runtime (tests/e2e,
+compare.py):
+
+  lrn_alexnet.onnx (opset 13), input x [1, 3, 67, 67]: the first layers of
+    an AlexNet-style network with random weights: Conv 11x11 stride 4
+    (3 -> 16) -> Relu -> LRN (size 5, alpha 1e-4, beta 0.75, bias 2) ->
+    MaxPool 3x3 stride 2 -> Conv 5x5 pad 2 (16 -> 24) -> Relu -> LRN (size 3,
+    alpha 1e-3, beta 0.5, bias 1: a window that is cut at both channel
+    ends) -> MaxPool 3x3 stride 2 -> Flatten -> Gemm (-> 10).
+
+  split_onehot.onnx (opset 18), inputs x [2, 24, 3] and ids [3, 5] (int64):
+    Split of x into 12 outputs along axis 1 (more outputs than a fixed
+    table of 8 would hold), and OneHot of ids with a constant depth 7 and
+    values (-1, 3) on axis 1 (indices from -9 to 8: negative ones count from
+    the end; those outside [-7, 7) match no class).
+
+  python models/make_op_cases.py --out build/models
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def lrn_alexnet(rng):
+    def w(name, shape, scale):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+    inits = [w("w1", (16, 3, 11, 11), 0.05), w("b1", (16,), 0.1), w("w2", (24, 16, 5, 5), 0.05),
+             w("b2", (24,), 0.1), w("w3", (10, 24 * 3 * 3), 0.05), w("b3", (10,), 0.1)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[4, 4]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("LRN", ["r1"], ["n1"], size=5, alpha=1e-4, beta=0.75, bias=2.0),
+        helper.make_node("MaxPool", ["n1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], pads=[2, 2, 2, 2]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("LRN", ["r2"], ["n2"], size=3, alpha=1e-3, beta=0.5, bias=1.0),
+        helper.make_node("MaxPool", ["n2"], ["p2"], kernel_shape=[3, 3], strides=[2, 2]),
+        helper.make_node("Flatten", ["p2"], ["f"]),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["y"], transB=1),
+    ]
+    g = helper.make_graph(nodes, "lrn_alexnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 67, 67])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def split_onehot():
+    outs = [f"s{i}" for i in range(12)]
+    nodes = [
+        helper.make_node("Split", ["x"], outs, axis=1, num_outputs=12),
+        helper.make_node("OneHot", ["ids", "depth", "values"], ["hot"], axis=1),
+    ]
+    inits = [numpy_helper.from_array(np.array(7, dtype=np.int64), "depth"),
+             numpy_helper.from_array(np.array([-1.0, 3.0], dtype=np.float32), "values")]
+    g = helper.make_graph(nodes, "split_onehot",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 24, 3]),
+                           helper.make_tensor_value_info("ids", TensorProto.INT64, [3, 5])],
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, [2, 2, 3]) for o in outs] +
+                          [helper.make_tensor_value_info("hot", TensorProto.FLOAT, [3, 7, 5])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="folder for the models and their inputs")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    rng = np.random.default_rng(15)
+    for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot())):
+        onnx.checker.check_model(model)
+        onnx.save(model, os.path.join(args.out, name + ".onnx"))
+    # ids: every index from -9 to 8 at least once (15 of them), in a fixed order
+    ids = np.array([-9, -8, -7, -6, -1, 0, 1, 3, 5, 6, 7, 8, 2, -3, 4], dtype=np.int64).reshape(3, 5)
+    np.save(os.path.join(args.out, "split_onehot_ids.npy"), ids)
+
+
+if __name__ == "__main__":
+    main()

@@ -170,8 +170,8 @@ static ingot_status_t cp_infix(ingot_cprint_t* p, ingot_strbuf_t* sb, const char
 /* cp_unary() and cp_binary() handle every op of lower/ir_ops.def: a new row
  * there changes these counts and stops the build until it is handled here
  * and in each dialect's table. */
-_Static_assert(INGOT_IR_UNARY_COUNT_ == 23, "cp_unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 15, "cp_binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_UNARY_COUNT_ == 24, "cp_unary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 18, "cp_binary(): handle the new op of lower/ir_ops.def");
 
 static ingot_status_t cp_unsupported_op(ingot_cprint_t* p, const char* what, ingot_dtype_t t) {
   return ingot_cprint_fail(p, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the %s target", what,
@@ -199,6 +199,12 @@ static ingot_status_t cp_unary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingo
     case INGOT_IR_NOT:
       if (t != INGOT_DTYPE_BOOL) return cp_unsupported_op(p, name, t);
       return cp_call1(p, sb, "", "!", a);
+    case INGOT_IR_BITNOT:
+      if (!cp_is_int(t)) return cp_unsupported_op(p, name, t);
+      ingot_strbuf_appendf(sb, "((%s)(~", ty);
+      CP_CHECK(ingot_cprint_expr(p, sb, a));
+      ingot_strbuf_append(sb, "))");
+      return INGOT_OK;
     case INGOT_IR_ABS:
       if (!cp_is_int(t)) break;
       ingot_strbuf_appendf(sb, "((%s)", ty);
@@ -288,6 +294,9 @@ static ingot_status_t cp_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ing
     case INGOT_IR_MIN: CP_CHECK(cp_call2(p, sb, h, "min_i64", a, b)); break;
     case INGOT_IR_MAX: CP_CHECK(cp_call2(p, sb, h, "max_i64", a, b)); break;
     case INGOT_IR_POW: CP_CHECK(cp_call2(p, sb, h, "ipow", a, b)); break;
+    case INGOT_IR_BITAND: CP_CHECK(cp_infix(p, sb, "&", a, b)); break;
+    case INGOT_IR_BITOR: CP_CHECK(cp_infix(p, sb, "|", a, b)); break;
+    case INGOT_IR_BITXOR: CP_CHECK(cp_infix(p, sb, "^", a, b)); break;
     default: return cp_unsupported_op(p, name, t);
   }
   if (convert) ingot_strbuf_append(sb, ")");

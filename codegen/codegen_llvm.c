@@ -409,8 +409,8 @@ static LLVMValueRef call_powf(fn_t* F, LLVMValueRef a, LLVMValueRef b) {
 
 /* unary() and binary() below switch over every op of lower/ir_ops.def: a new
  * row there changes these counts and stops the build until it is handled. */
-_Static_assert(INGOT_IR_UNARY_COUNT_ == 23, "unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 15, "binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_UNARY_COUNT_ == 24, "unary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 18, "binary(): handle the new op of lower/ir_ops.def");
 _Static_assert(INGOT_IR_ATANH - INGOT_IR_SIN == INGOT_LLVM_MATH_ATANH - INGOT_LLVM_MATH_SIN,
                "unary(): the trigonometric ops map to the math functions in order");
 
@@ -489,6 +489,9 @@ static LLVMValueRef unary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     }
     case INGOT_IR_NOT:
       if (t != INGOT_DTYPE_BOOL) return unsupported(F, name, t);
+      return LLVMBuildNot(b, a, "");
+    case INGOT_IR_BITNOT:
+      if (!is_int(t)) return unsupported(F, name, t);
       return LLVMBuildNot(b, a, "");
     default: return fail(F, INGOT_ERROR_INVALID_ARGUMENT, "unknown unary op %d", (int)op);
   }
@@ -619,6 +622,9 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     case INGOT_IR_ADD: return LLVMBuildAdd(b, a, c, "");
     case INGOT_IR_SUB: return LLVMBuildSub(b, a, c, "");
     case INGOT_IR_MUL: return LLVMBuildMul(b, a, c, "");
+    case INGOT_IR_BITAND: return LLVMBuildAnd(b, a, c, "");
+    case INGOT_IR_BITOR: return LLVMBuildOr(b, a, c, "");
+    case INGOT_IR_BITXOR: return LLVMBuildXor(b, a, c, "");
     case INGOT_IR_MIN:
       return LLVMBuildSelect(b, LLVMBuildICmp(b, u8 ? LLVMIntULT : LLVMIntSLT, a, c, ""), a, c, "");
     case INGOT_IR_MAX:

@@ -155,6 +155,17 @@ ingot_status_t infer_MEAN(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID);
 ingot_status_t infer_MOD(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
 ingot_status_t infer_BITSHIFT(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
 
+/* BitwiseAnd, BitwiseOr, BitwiseXor (broadcast) and BitwiseNot: integer
+ * inputs of one type, the output of that type. */
+ingot_status_t infer_bitwise(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (infer_is_float(x->dtype) || x->dtype == INGOT_DTYPE_BOOL) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must be integers, not %s",
+                      ingot_graph_dtype_name(x->dtype));
+  }
+  return c->n->op == INGOT_OP_BITWISENOT ? unary(c) : nary(c, INGOT_DTYPE_INVALID);
+}
+
 /* Pow: base and exponent may differ in type; the output has the base's. */
 ingot_status_t infer_POW(infer_ctx_t* c) {
   int64_t dims[INGOT_MAX_RANK];

@@ -400,6 +400,8 @@ static void verify_expr(verify_ctx_t* c, const ingot_ir_expr_t* e, const ingot_i
         verify_fail(c, s, msg);
       } else if (op == INGOT_IR_NOT) {
         if (a != INGOT_DTYPE_BOOL || e->dtype != INGOT_DTYPE_BOOL) verify_fail(c, s, "'!' needs a bool operand");
+      } else if (op == INGOT_IR_BITNOT && (is_float(a) || a == INGOT_DTYPE_BOOL || e->dtype != a)) {
+        verify_fail(c, s, "'~' needs an integer operand and yields its type");
       } else if (e->dtype != a) {
         snprintf(msg, sizeof(msg), "%s of a %s yields %s", ingot_ir_unary_op_name(op), ingot_dtype_name(a),
                  ingot_dtype_name(e->dtype));
@@ -437,6 +439,9 @@ static void verify_expr(verify_ctx_t* c, const ingot_ir_expr_t* e, const ingot_i
           snprintf(msg, sizeof(msg), "'%s' needs bool operands", name);
           verify_fail(c, s, msg);
         }
+      } else if (op >= INGOT_IR_BITAND && op <= INGOT_IR_BITXOR && (is_float(a) || a == INGOT_DTYPE_BOOL)) {
+        snprintf(msg, sizeof(msg), "'%s' needs integer operands, not %s", name, ingot_dtype_name(a));
+        verify_fail(c, s, msg);
       } else if (e->dtype != a) {
         snprintf(msg, sizeof(msg), "'%s' of %s operands yields %s", name, ingot_dtype_name(a),
                  ingot_dtype_name(e->dtype));
@@ -922,6 +927,7 @@ static value_t eval(interp_ctx_t* c, const ingot_ir_expr_t* e) {
         switch (e->u.unary.op) {
           case INGOT_IR_NEG: r.i = (int64_t)(0 - (uint64_t)a.i); break;
           case INGOT_IR_ABS: r.i = a.i < 0 ? (int64_t)(0 - (uint64_t)a.i) : a.i; break;
+          case INGOT_IR_BITNOT: r.i = ~a.i; break;
           default: r.i = a.i; break; /* floor/ceil of an int */
         }
         r.i = wrap_int(e->dtype, r.i);
@@ -977,6 +983,9 @@ static value_t eval(interp_ctx_t* c, const ingot_ir_expr_t* e) {
         case INGOT_IR_NE: z = x != y; break;
         case INGOT_IR_AND: z = (x != 0) && (y != 0); break;
         case INGOT_IR_OR: z = (x != 0) || (y != 0); break;
+        case INGOT_IR_BITAND: z = x & y; break;
+        case INGOT_IR_BITOR: z = x | y; break;
+        case INGOT_IR_BITXOR: z = x ^ y; break;
         default: break;
       }
       r.i = wrap_int(e->dtype, z);

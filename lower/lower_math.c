@@ -288,6 +288,23 @@ ingot_status_t lower_logic(lower_ctx_t* ctx) {
   return ew_end(ctx, &e, v, "");
 }
 
+/* BitwiseAnd/Or/Xor/Not: the IR's bit operations on the integer type. */
+ingot_status_t lower_bitwise(lower_ctx_t* ctx) {
+  ingot_op_t op = ctx->node->op;
+  ew_t e;
+  ingot_status_t s = ew_begin(ctx, op == INGOT_OP_BITWISENOT ? 1 : 2, LOWER_DT_INT, true, &e);
+  if (s) return s;
+  ingot_ir_expr_t* v;
+  switch (op) {
+    case INGOT_OP_BITWISENOT: v = un(ctx, INGOT_IR_BITNOT, e.in[0]); break;
+    case INGOT_OP_BITWISEAND: v = bin(ctx, INGOT_IR_BITAND, e.in[0], e.in[1]); break;
+    case INGOT_OP_BITWISEOR: v = bin(ctx, INGOT_IR_BITOR, e.in[0], e.in[1]); break;
+    case INGOT_OP_BITWISEXOR: v = bin(ctx, INGOT_IR_BITXOR, e.in[0], e.in[1]); break;
+    default: return lower_fail(ctx, INGOT_ERROR_INTERNAL, "not a bitwise op");
+  }
+  return ew_end(ctx, &e, v, "");
+}
+
 ingot_status_t lower_where(lower_ctx_t* ctx) {
   ew_t e;
   ingot_status_t s = ew_begin(ctx, 3, LOWER_DT(INGOT_DTYPE_BOOL), false, &e);

@@ -249,6 +249,17 @@ typedef struct ingot_block_params_t {    /* DepthToSpace, SpaceToDepth */
   bool crd;                              /* DepthToSpace mode CRD (else DCR) */
 } ingot_block_params_t;
 
+/* GridSample (mode, padding_mode, align_corners) and AffineGrid
+ * (align_corners). Modes by their opset-20 names; opset 16's "bilinear" and
+ * "bicubic" read as LINEAR and CUBIC. */
+typedef enum ingot_grid_mode_t { INGOT_GRID_LINEAR = 0, INGOT_GRID_NEAREST, INGOT_GRID_CUBIC } ingot_grid_mode_t;
+typedef enum ingot_grid_padding_t { INGOT_GRID_ZEROS = 0, INGOT_GRID_BORDER, INGOT_GRID_REFLECTION } ingot_grid_padding_t;
+typedef struct ingot_grid_params_t {
+  ingot_grid_mode_t mode;
+  ingot_grid_padding_t padding;
+  bool align_corners;
+} ingot_grid_params_t;
+
 typedef struct ingot_trilu_params_t {    /* Trilu */
   bool upper;
 } ingot_trilu_params_t;

@@ -969,3 +969,54 @@ ingot_status_t infer_onehot(infer_ctx_t* c) {
   infer_set_output(c, 0, values->dtype, ind->rank + 1, dims);
   return INGOT_OK;
 }
+
+/* GridSample: X [N, C, D1..Dk] (k = 2 or 3, float32), grid [N, O1..Ok, k]
+ * (float32) -> Y [N, C, O1..Ok]. */
+ingot_status_t infer_gridsample(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* grid = infer_input(c, 1);
+  if (x->rank != 4 && x->rank != 5) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input X must have rank 4 or 5 (2-D or 3-D sampling), not %d",
+                      x->rank);
+  }
+  int32_t k = x->rank - 2;
+  if (grid->rank != x->rank || grid->dims[k + 1] != k || grid->dims[0] != x->dims[0]) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "grid must be [N, ..., %d] with the %d spatial axes and N of X", k,
+                      k);
+  }
+  if (x->dtype != INGOT_DTYPE_F32 || grid->dtype != INGOT_DTYPE_F32) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "X and grid must be float32 (X %s, grid %s)",
+                      ingot_graph_dtype_name(x->dtype), ingot_graph_dtype_name(grid->dtype));
+  }
+  int64_t dims[INGOT_MAX_RANK] = {x->dims[0], x->dims[1]};
+  for (int32_t i = 0; i < k; ++i) dims[2 + i] = grid->dims[1 + i];
+  infer_set_output(c, 0, x->dtype, x->rank, dims);
+  return INGOT_OK;
+}
+
+/* AffineGrid: theta [N, 2, 3] (2-D) or [N, 3, 4] (3-D), size a constant
+ * [N, C, H, W] or [N, C, D, H, W] -> grid [N, H, W, 2] or [N, D, H, W, 3]. */
+ingot_status_t infer_affinegrid(infer_ctx_t* c) {
+  const ingot_value_t* theta = infer_input(c, 0);
+  int64_t size[5], count = 0;
+  ingot_status_t s = const_ints(c->n, infer_input(c, 1), "size", 5, size, &count);
+  if (s) return s;
+  if (count != 4 && count != 5) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "size must have 4 or 5 entries");
+  int64_t k = count - 2;
+  if (theta->rank != 3 || theta->dims[0] != size[0] || theta->dims[1] != k || theta->dims[2] != k + 1) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "theta must be [%lld, %lld, %lld]", (long long)size[0],
+                      (long long)k, (long long)(k + 1));
+  }
+  if (!infer_is_float(theta->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "theta of type %s is not supported",
+                      ingot_graph_dtype_name(theta->dtype));
+  }
+  int64_t dims[INGOT_MAX_RANK] = {size[0]};
+  for (int64_t i = 0; i < k; ++i) {
+    if (size[2 + i] < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "size[%lld] must be >= 1", (long long)(2 + i));
+    dims[1 + i] = size[2 + i];
+  }
+  dims[1 + k] = k;
+  infer_set_output(c, 0, theta->dtype, (int32_t)k + 2, dims);
+  return INGOT_OK;
+}

@@ -678,6 +678,40 @@ ingot_status_t params_parse_unary(const ingot_graph_t* graph, uint32_t node, ing
   return INGOT_OK;
 }
 
+/* ---- grids ---- */
+
+ingot_status_t params_parse_grid(const ingot_graph_t* graph, uint32_t node, ingot_grid_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t v = 0;
+  const char* str = NULL;
+  ingot_status_t s = read_int(n, "align_corners", 0, &v);
+  if (s) return s;
+  out->align_corners = v != 0;
+  if (n->op != INGOT_OP_GRIDSAMPLE) return INGOT_OK;
+  if ((s = read_string(n, "mode", graph->opset > 0 && graph->opset < 20 ? "bilinear" : "linear", &str))) return s;
+  if (strcmp(str, "linear") == 0 || strcmp(str, "bilinear") == 0) {
+    out->mode = INGOT_GRID_LINEAR;
+  } else if (strcmp(str, "nearest") == 0) {
+    out->mode = INGOT_GRID_NEAREST;
+  } else if (strcmp(str, "cubic") == 0 || strcmp(str, "bicubic") == 0) {
+    out->mode = INGOT_GRID_CUBIC;
+  } else {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'mode' = '%s' is not one of linear, nearest, cubic", str);
+  }
+  if ((s = read_string(n, "padding_mode", "zeros", &str))) return s;
+  if (strcmp(str, "zeros") == 0) {
+    out->padding = INGOT_GRID_ZEROS;
+  } else if (strcmp(str, "border") == 0) {
+    out->padding = INGOT_GRID_BORDER;
+  } else if (strcmp(str, "reflection") == 0) {
+    out->padding = INGOT_GRID_REFLECTION;
+  } else {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                      "attribute 'padding_mode' = '%s' is not one of zeros, border, reflection", str);
+  }
+  return INGOT_OK;
+}
+
 /* ---- attention ---- */
 
 ingot_status_t params_parse_attention(const ingot_graph_t* graph, uint32_t node, ingot_attention_params_t* out) {

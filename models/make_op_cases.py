@@ -16,6 +16,12 @@ compare.py):
     values (-1, 3) on axis 1 (indices from -9 to 8: negative ones count from
     the end; those outside [-7, 7) match no class).
 
+  spatial_transformer.onnx (opset 20), inputs x [2, 3, 9, 11] and theta
+    [2, 2, 3]: AffineGrid (size [2, 3, 7, 8], align_corners 0) -> GridSample
+    of x three ways: linear with border padding, cubic with reflection,
+    nearest with zeros and align_corners 1; theta scales past the image so
+    that every padding mode is exercised.
+
   python models/make_op_cases.py --out build/models
 """
 import argparse
@@ -65,18 +71,38 @@ def split_onehot():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def spatial_transformer():
+    nodes = [
+        helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+        helper.make_node("GridSample", ["x", "grid"], ["y_linear"], mode="linear", padding_mode="border"),
+        helper.make_node("GridSample", ["x", "grid"], ["y_cubic"], mode="cubic", padding_mode="reflection"),
+        helper.make_node("GridSample", ["x", "grid"], ["y_nearest"], mode="nearest", padding_mode="zeros",
+                         align_corners=1),
+    ]
+    inits = [numpy_helper.from_array(np.array([2, 3, 7, 8], dtype=np.int64), "size")]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3, 7, 8]) for n in ("y_linear", "y_cubic", "y_nearest")]
+    g = helper.make_graph(nodes, "spatial_transformer",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 11]),
+                           helper.make_tensor_value_info("theta", TensorProto.FLOAT, [2, 2, 3])], outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(15)
-    for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot())):
+    for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot()),
+                        ("spatial_transformer", spatial_transformer())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order
     ids = np.array([-9, -8, -7, -6, -1, 0, 1, 3, 5, 6, 7, 8, 2, -3, 4], dtype=np.int64).reshape(3, 5)
     np.save(os.path.join(args.out, "split_onehot_ids.npy"), ids)
+    # theta: a rotation with a scale past the image (1.4), and a shear with a shift
+    theta = np.array([[[1.2, -0.7, 0.1], [0.7, 1.2, -0.2]], [[1.4, 0.3, -0.45], [0.0, -1.3, 0.33]]], dtype=np.float32)
+    np.save(os.path.join(args.out, "spatial_transformer_theta.npy"), theta)
 
 
 if __name__ == "__main__":

@@ -426,7 +426,6 @@ static ingot_status_t compile_model(const compile_options_t* o) {
   double write_s = now_s();
   if (!s) s = ingot_file_write_atomic(o->output, result.bundle, result.bundle_size);
   write_s = now_s() - write_s;
-  if (!s && o->verbose) print_stage_times(&result, write_s);
   if (!s && !o->quiet) {
     printf("compiled %s -> %s\n", o->model, o->output);
     printf("  target:       ");
@@ -458,6 +457,10 @@ static ingot_status_t compile_model(const compile_options_t* o) {
       printf("pre-tuned log (built in): %u of %u kernels tuned, %u use defaults (--tuning-log none: "
              "defaults only)\n", result.tuned_kernels, m, m - result.tuned_kernels);
     }
+  }
+  if (!s && o->verbose) {
+    fflush(stdout); /* the summary first, where both go to one terminal */
+    print_stage_times(&result, write_s);
   }
   ingot_strbuf_free(&hooks.skipped);
   free(hooks.skip_seen);

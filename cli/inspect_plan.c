@@ -71,7 +71,9 @@ static uint8_t* section_bytes(const uint8_t* file, size_t size, uint32_t kind, s
     uint64_t stored = get_u64(e + offsetof(ingot_section_entry_t, stored_size));
     uint64_t raw = get_u64(e + offsetof(ingot_section_entry_t, raw_size));
     uint64_t end;
-    if (!ingot_add_u64(offset, stored, &end) || end > size || raw > ((uint64_t)1 << 32)) return NULL;
+    if (!ingot_add_u64(offset, stored, &end) || end > size || raw > ((uint64_t)1 << 32) ||
+        (codec != INGOT_CODEC_NONE && codec != INGOT_CODEC_ZSTD))
+      return NULL;
     uint8_t* out = ingot_xmalloc(raw ? (size_t)raw : 1);
     bool ok;
     if (codec == INGOT_CODEC_NONE) {
@@ -79,7 +81,7 @@ static uint8_t* section_bytes(const uint8_t* file, size_t size, uint32_t kind, s
       if (ok && raw) memcpy(out, file + offset, (size_t)raw);
     } else {
       size_t got = ZSTD_decompress(out, (size_t)raw, file + offset, (size_t)stored);
-      ok = codec == INGOT_CODEC_ZSTD && !ZSTD_isError(got) && got == raw;
+      ok = !ZSTD_isError(got) && got == raw;
     }
     if (!ok) {
       free(out);

@@ -35,6 +35,13 @@ int ingot_cli_check(int argc, char** argv);
 int ingot_cli_log(int argc, char** argv);
 int ingot_cli_tune(int argc, char** argv);
 
+/* `ingot inspect --plan` / `--svg FILE` (inspect_plan.c): the memory plan of
+ * the bundle at `path` as a table on stdout (`table`; JSON with `as_json`;
+ * rows by first step, or by offset when `sort` is "offset") and/or an SVG
+ * picture written atomically to `svg_path` (NULL: none). Returns the exit
+ * code, having printed the one error line on failure. */
+int ingot_cli_inspect_plan(const char* path, bool table, bool as_json, const char* sort, const char* svg_path);
+
 int ingot_cli_keygen(int argc, char** argv);
 int ingot_cli_sign(int argc, char** argv);
 

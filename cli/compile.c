@@ -4,9 +4,12 @@
  * driver's hooks, write the bundle atomically and print the summary.
  *
  * Nothing is written to the output path unless every stage succeeded. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "cli.h"
@@ -76,9 +79,19 @@ static void compile_usage(FILE* out) {
           "                           used in place at open: least memory, fastest open), zstd\n"
           "                           (smallest file, decoded into memory at open), auto (zstd\n"
           "                           only where it saves 20 %% or more; the default)\n"
-          "  -v, --verbose            with --tuning-log: say why each record of the model's\n"
+          "  -v, --verbose            print each stage's wall time (import, passes, lower,\n"
+          "                           schedule, codegen, package, write) on stderr after the\n"
+          "                           compile, and progress lines while it runs (below); with\n"
+          "                           --tuning-log, say why each record of the model's\n"
           "                           workloads was not applied\n"
-          "  -q, --quiet              print nothing on success\n");
+          "  -q, --quiet              no summary on success and no progress (-v still prints\n"
+          "                           the stage times)\n"
+          "\n"
+          "Progress: a compile that runs longer than a second shows where it is on stderr\n"
+          "(\"schedule: kernel 12/31\"): one line updated in place when stderr is a\n"
+          "terminal; with -v otherwise, a plain line at each stage and at most one a second\n"
+          "within a stage. INGOT_PROGRESS_AFTER_MS sets the delay (default 1000; 0 shows\n"
+          "every compile's progress).\n");
 }
 
 enum {
@@ -211,6 +224,7 @@ int ingot_cli_check_target(const char* command, const char* target) {
 
 typedef struct compile_hooks_t {
   const compile_options_t* o;
+  struct compile_progress_t* progress;
   ingot_strbuf_t space;          /* --dump-space: the JSON array being built */
   uint32_t space_objects;
   uint32_t target_index;         /* the target whose steps are being lowered */
@@ -220,6 +234,64 @@ typedef struct compile_hooks_t {
   uint64_t* skip_seen;           /* (target << 32 | line) of each line written */
   uint32_t skip_count, skip_cap;
 } compile_hooks_t;
+
+/* ---- progress and stage times -------------------------------------------- */
+
+typedef struct compile_progress_t {
+  bool show;           /* print progress at all */
+  bool tty;            /* stderr is a terminal: one line updated in place */
+  bool drawn;          /* a line is on the terminal, to be cleared */
+  double after_s;      /* print nothing before the compile has run this long */
+  double last_s;       /* when the last line was printed */
+  int last_stage;      /* its stage (-1: none yet) */
+} compile_progress_t;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_progress(void* self, const ingot_driver_progress_t* p) {
+  compile_progress_t* pr = ((compile_hooks_t*)self)->progress;
+  if (!pr->show || p->elapsed_s < pr->after_s) return;
+  bool new_stage = (int)p->stage != pr->last_stage;
+  /* A terminal line is redrawn at most ten times a second; plain lines come at
+   * each stage and at most once a second within one. */
+  if (!new_stage && p->elapsed_s - pr->last_s < (pr->tty ? 0.1 : 1.0)) return;
+  pr->last_stage = (int)p->stage;
+  pr->last_s = p->elapsed_s;
+  char what[160] = "";
+  const char* unit = p->stage == INGOT_DRIVER_STAGE_SCHEDULE ? "kernel" : "target";
+  if (p->total) snprintf(what, sizeof what, ": %s %u/%u", unit, p->done, p->total);
+  char target[INGOT_TARGET_NAME_BYTES + 8] = "";
+  if (p->target) snprintf(target, sizeof target, " (%s)", p->target);
+  fprintf(stderr, "%singot: [%6.1f s] %s%s%s%s", pr->tty ? "\r" : "", p->elapsed_s,
+          ingot_driver_stage_name(p->stage), what, target, pr->tty ? "\033[K" : "\n");
+  fflush(stderr);
+  pr->drawn = pr->tty;
+}
+
+/* Clears the terminal's progress line, if one is drawn. */
+static void progress_clear(compile_progress_t* pr) {
+  if (!pr->drawn) return;
+  fputs("\r\033[K", stderr);
+  fflush(stderr);
+  pr->drawn = false;
+}
+
+/* -v: each stage's wall time, the bundle's write included. */
+static void print_stage_times(const ingot_driver_result_t* r, double write_s) {
+  double total = write_s;
+  for (int i = 0; i < INGOT_DRIVER_STAGE_COUNT; ++i) total += r->stage_seconds[i];
+  fprintf(stderr, "stage times:\n");
+  for (int i = 0; i <= INGOT_DRIVER_STAGE_COUNT; ++i) {
+    double t = i < INGOT_DRIVER_STAGE_COUNT ? r->stage_seconds[i] : write_s;
+    fprintf(stderr, "  %-9s %9.4f s %5.1f%%\n", i < INGOT_DRIVER_STAGE_COUNT ? ingot_driver_stage_name(i) : "write",
+            t, total > 0 ? 100.0 * t / total : 0.0);
+  }
+  fprintf(stderr, "  %-9s %9.4f s\n", "total", total);
+}
 
 /* --verbose: a tuning-log record not applied to a kernel, once per target
  * (steps that share a workload report the same record). */
@@ -318,7 +390,12 @@ static ingot_status_t compile_model(const compile_options_t* o) {
   }
   ingot_driver_result_t result;
   memset(&result, 0, sizeof(result));
-  compile_hooks_t hooks = {.o = o};
+  const char* after = getenv("INGOT_PROGRESS_AFTER_MS");
+  compile_progress_t progress = {.tty = isatty(2) != 0, .after_s = 1.0, .last_stage = -1};
+  progress.show = !o->quiet && (progress.tty || o->verbose);
+  int64_t after_ms;
+  if (after && ingot_cli_parse_int(after, 0, INT32_MAX, &after_ms)) progress.after_s = (double)after_ms / 1000.0;
+  compile_hooks_t hooks = {.o = o, .progress = &progress};
   ingot_strbuf_append(&hooks.space, "[");
   if (!s) {
     ingot_driver_options_t options = {
@@ -334,8 +411,10 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .emit_source_path = o->emit_c,
         .weights_codec = o->weights_codec,
         .hook_self = &hooks, .on_graph = print_graph, .on_lowered = list_space, .on_kernel = print_kernel,
+        .on_progress = on_progress,
     };
     s = ingot_driver_compile(&options, &result);
+    progress_clear(&progress);
   }
   for (int i = 0; i < read; ++i) ingot_npy_array_free(&arrays[i]);
   if (!s && o->dump_space) {
@@ -344,7 +423,9 @@ static ingot_status_t compile_model(const compile_options_t* o) {
   }
   ingot_strbuf_free(&hooks.space);
   free(hooks.workloads);
+  double write_s = now_s();
   if (!s) s = ingot_file_write_atomic(o->output, result.bundle, result.bundle_size);
+  write_s = now_s() - write_s;
   if (!s && !o->quiet) {
     printf("compiled %s -> %s\n", o->model, o->output);
     printf("  target:       ");
@@ -376,6 +457,10 @@ static ingot_status_t compile_model(const compile_options_t* o) {
       printf("pre-tuned log (built in): %u of %u kernels tuned, %u use defaults (--tuning-log none: "
              "defaults only)\n", result.tuned_kernels, m, m - result.tuned_kernels);
     }
+  }
+  if (!s && o->verbose) {
+    fflush(stdout); /* the summary first, where both go to one terminal */
+    print_stage_times(&result, write_s);
   }
   ingot_strbuf_free(&hooks.skipped);
   free(hooks.skip_seen);

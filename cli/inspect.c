@@ -15,6 +15,7 @@
 
 static const char kInspectHelp[] =
     "usage: ingot inspect BUNDLE [--json]\n"
+    "       ingot inspect BUNDLE --plan [--json] [--sort step|offset] [--svg FILE]\n"
     "       ingot inspect BUNDLE --extract-code TARGET -o PATH\n"
     "\n"
     "Shows a bundle's inputs and outputs (name, dtype, shape), its code targets (CPU\n"
@@ -34,6 +35,17 @@ static const char kInspectHelp[] =
     "              write the code of the variant for TARGET (as `targets` lists it),\n"
     "              decoded, to PATH: an ELF shared object (CPU), a CUDA code set\n"
     "              (a CUBIN and PTX, runtime/ingot_format.h) or an AMD GPU code object\n"
+    "  --plan      print the memory plan instead: one row per arena tensor (offset,\n"
+    "              bytes, live steps first..last inclusive, input/output/intermediate,\n"
+    "              name, the node of its first step), the arena size and its lower\n"
+    "              bound; with --json one object (arena_bytes, arena_lower_bound_bytes,\n"
+    "              steps [{step, node, kernel}], tensors [{name, kind, offset, bytes,\n"
+    "              first_step, last_step, first_node}])\n"
+    "  --sort step|offset\n"
+    "              order of the plan's rows: by first step (the default) or offset\n"
+    "  --svg FILE  write the memory plan as an SVG picture to FILE (steps on x, arena\n"
+    "              offset on y, one rectangle per tensor with its name and size as a\n"
+    "              tooltip); alone it prints nothing, with --plan the table too\n"
     "  -h, --help  show this help\n"
     "\n"
     "A bundle none of whose variants runs on this machine (GPU code where that GPU\n"
@@ -468,13 +480,16 @@ done:
   return rc;
 }
 
-enum { OPT_JSON = 256, OPT_EXTRACT_CODE };
+enum { OPT_JSON = 256, OPT_EXTRACT_CODE, OPT_PLAN, OPT_SORT, OPT_SVG };
 
 static const struct option kInspectOptions[] = {
     {"help", no_argument, NULL, 'h'},
     {"json", no_argument, NULL, OPT_JSON},
     {"extract-code", required_argument, NULL, OPT_EXTRACT_CODE},
     {"output", required_argument, NULL, 'o'},
+    {"plan", no_argument, NULL, OPT_PLAN},
+    {"sort", required_argument, NULL, OPT_SORT},
+    {"svg", required_argument, NULL, OPT_SVG},
     {NULL, 0, NULL, 0},
 };
 
@@ -483,6 +498,9 @@ int ingot_cli_inspect(int argc, char** argv) {
   bool as_json = false;
   const char* extract_target = NULL;
   const char* extract_path = NULL;
+  bool plan = false;
+  const char* sort = NULL;
+  const char* svg_path = NULL;
   char target_text[INGOT_CLI_TARGET_BYTES];
   ingot_cli_args_t args;
   ingot_cli_args_init(&args, "inspect", argc, argv, "ho:", kInspectOptions);
@@ -491,6 +509,16 @@ int ingot_cli_inspect(int argc, char** argv) {
       case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
       case 'h': fputs(kInspectHelp, stdout); return INGOT_CLI_EXIT_OK;
       case OPT_JSON: as_json = true; break;
+      case OPT_PLAN: plan = true; break;
+      case OPT_SORT:
+        if (strcmp(args.value, "step") != 0 && strcmp(args.value, "offset") != 0)
+          return ingot_cli_usage_error("inspect", "--sort takes step or offset, not '%s'", args.value);
+        sort = args.value;
+        break;
+      case OPT_SVG:
+        if (!*args.value) return ingot_cli_usage_error("inspect", "--svg needs a FILE");
+        svg_path = args.value;
+        break;
       case 'o':
         if (!*args.value) return ingot_cli_usage_error("inspect", "-o needs a PATH");
         extract_path = args.value;
@@ -511,5 +539,9 @@ int ingot_cli_inspect(int argc, char** argv) {
   if (!extract_target != !extract_path)
     return ingot_cli_usage_error("inspect", "%s", extract_target ? "--extract-code needs -o PATH"
                                                                    : "-o needs --extract-code TARGET");
+  if ((plan || svg_path) && extract_target)
+    return ingot_cli_usage_error("inspect", "--extract-code does not go with --plan or --svg");
+  if (sort && !plan) return ingot_cli_usage_error("inspect", "--sort needs --plan");
+  if (plan || svg_path) return ingot_cli_inspect_plan(path, plan, as_json, sort, svg_path);
   return inspect_main(path, as_json, extract_target, extract_path);
 }

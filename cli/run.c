@@ -2,6 +2,7 @@
  * on .npy inputs, writes the outputs to an .npz or prints a summary, and can
  * benchmark. */
 #define _POSIX_C_SOURCE 200809L
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@ static const char kRunHelp[] =
     "  --bench N              one warm-up run, then N timed runs; prints the latency\n"
     "  --profile              with --bench: time every step and print the kernels\n"
     "                         that took longest (total over the timed runs)\n"
+    "  --trace FILE.json      write the steps of the profiled runs as a Chrome trace\n"
+    "                         (chrome://tracing, ui.perfetto.dev): the timed runs with\n"
+    "                         --bench (the first %u), else the one run; see below\n"
     "  --seed S               seed for inputs not given (default 0)\n"
     "  -v, --verbose          say which code variant the runtime loaded and why (stderr)\n"
     "  --require-signature PUBKEY\n"
@@ -44,8 +48,20 @@ static const char kRunHelp[] =
     "values fit). Inputs not given get deterministic random data: floats uniform in\n"
     "[0, 1), integers in [0, 10), bools 0/1.\n"
     "\n"
+    "The trace is a JSON array of events: per traced run one \"X\" event named \"run N\"\n"
+    "(cat \"run\") over the run's wall time, and within it one \"X\" event per step\n"
+    "(name: the node, cat: the kernel, args: step and run), ts and dur in microseconds,\n"
+    "pid 1, tid 1. The runtime measures each step's duration; the steps are laid out\n"
+    "back to back from the run's start, so the gaps between them (the runtime's own\n"
+    "work) show as the run's tail. Traced runs are timed step by step, as with\n"
+    "--profile: their latency includes that timing's small cost.\n"
+    "\n"
     "example:\n"
-    "  ingot run model.ingot --input input=x.npy --output y.npz --bench 20\n";
+    "  ingot run model.ingot --input input=x.npy --output y.npz --bench 20\n"
+    "  ingot run model.ingot --bench 10 --profile --trace steps.json\n";
+
+/* --trace: runs traced at most (their events are kept in memory). */
+#define TRACE_MAX_RUNS 1000u
 
 typedef struct run_input_arg_t {
   const char* name; /* NULL: positional */
@@ -62,6 +78,7 @@ typedef struct run_options_t {
   int64_t seed;
   bool verbose;
   bool profile;
+  const char* trace_path;      /* --trace */
   const char* public_key_path; /* --require-signature */
   const char* device;          /* --device: NULL (auto), "cpu", "cuda", "rocm" */
 } run_options_t;
@@ -321,7 +338,7 @@ static bool is_regular_file(const char* path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-enum { OPT_INPUT = 256, OPT_THREADS, OPT_BENCH, OPT_SEED, OPT_DEVICE, OPT_REQUIRE_SIGNATURE, OPT_PROFILE };
+enum { OPT_INPUT = 256, OPT_THREADS, OPT_BENCH, OPT_SEED, OPT_DEVICE, OPT_REQUIRE_SIGNATURE, OPT_PROFILE, OPT_TRACE };
 
 static const struct option kRunOptions[] = {
     {"help", no_argument, NULL, 'h'},
@@ -333,6 +350,7 @@ static const struct option kRunOptions[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"require-signature", required_argument, NULL, OPT_REQUIRE_SIGNATURE},
     {"profile", no_argument, NULL, OPT_PROFILE},
+    {"trace", required_argument, NULL, OPT_TRACE},
     {"verbose", no_argument, NULL, 'v'},
     {NULL, 0, NULL, 0},
 };
@@ -344,7 +362,7 @@ static int parse_options(int argc, char** argv, run_options_t* o) {
     const char* value = args.value;
     switch (c) {
       case INGOT_CLI_ARG_BAD: return INGOT_CLI_EXIT_USAGE;
-      case 'h': printf(kRunHelp, INGOT_CLI_THREADS_MAX, INGOT_CLI_THREADS_MAX); return -1;
+      case 'h': printf(kRunHelp, INGOT_CLI_THREADS_MAX, INGOT_CLI_THREADS_MAX, TRACE_MAX_RUNS); return -1;
       case OPT_INPUT: {
         if (!*value) return ingot_cli_usage_error("run", "--input needs NAME=FILE.npy");
         run_input_arg_t in = {NULL, value};
@@ -394,6 +412,10 @@ static int parse_options(int argc, char** argv, run_options_t* o) {
         o->public_key_path = value;
         break;
       case OPT_PROFILE: o->profile = true; break;
+      case OPT_TRACE:
+        if (!*value) return ingot_cli_usage_error("run", "--trace needs FILE.json");
+        o->trace_path = value;
+        break;
       case 'v': o->verbose = true; break;
       case INGOT_CLI_ARG_POSITIONAL:
         if (o->bundle_path) return ingot_cli_usage_error("run", "unexpected argument '%s' (one bundle per run)", value);
@@ -422,6 +444,47 @@ static void list_input_names(const ingot_tensor_info_t* infos, uint32_t count, c
   }
 }
 
+/* --trace: the events of one profiled run, whose wall time began at
+ * `start_us` (from the first traced run) and lasted `wall_us`, its steps
+ * having taken run_ns[i]. */
+static void trace_add_run(json_t* events, const ingot_bundle_t* bundle, const uint64_t* run_ns, uint32_t count,
+                          uint32_t run, double start_us, double wall_us) {
+  char name[32];
+  snprintf(name, sizeof name, "run %u", run);
+  json_array_append_new(events, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:{s:i}}", "name", name, "cat", "run",
+                                          "ph", "X", "ts", start_us, "dur", wall_us, "pid", 1, "tid", 1, "args",
+                                          "run", (int)run));
+  double at = start_us;
+  for (uint32_t i = 0; i < count; ++i) {
+    const char* node = "";
+    const char* kernel = "";
+    ingot_bundle_step_info(bundle, i, &node, &kernel);
+    double dur = (double)run_ns[i] / 1000.0;
+    json_array_append_new(events, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:{s:i, s:i}}", "name",
+                                            node ? node : "", "cat", kernel ? kernel : "", "ph", "X", "ts", at,
+                                            "dur", dur, "pid", 1, "tid", 1, "args", "step", (int)i, "run",
+                                            (int)run));
+    at += dur;
+  }
+}
+
+/* Writes the trace atomically (no partial file on failure). */
+static int trace_write(const char* path, const char* bundle_path, json_t* events) {
+  char title[1100];
+  snprintf(title, sizeof title, "ingot run %s", bundle_path);
+  json_array_insert_new(events, 0, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name", "ph", "M",
+                                             "pid", 1, "tid", 1, "args", "name", title));
+  json_array_insert_new(events, 1, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph", "M",
+                                             "pid", 1, "tid", 1, "args", "name", "steps (back to back)"));
+  char* text = json_dumps(events, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  if (!text) return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "--trace: cannot format JSON (out of memory?)");
+  ingot_compiler_error_clear();
+  ingot_status_t s = ingot_file_write_atomic(path, text, strlen(text));
+  free(text);
+  if (s) return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "--trace: %s", ingot_compiler_error());
+  return INGOT_CLI_EXIT_OK;
+}
+
 static int run_main(run_options_t* o) {
   int rc = INGOT_CLI_EXIT_FAILURE;
   ingot_bundle_t* bundle = NULL;
@@ -431,6 +494,21 @@ static int run_main(run_options_t* o) {
   int* source = NULL; /* per bundle input: index into o->inputs, or -1 */
   double* times = NULL;
   uint64_t* step_ns = NULL;
+  uint64_t* run_ns = NULL;  /* --trace: one run's step times */
+  json_t* trace = NULL;
+
+  /* A trace that could not be written is said before the runs, not after. */
+  if (o->trace_path) {
+    char dir[4096];
+    const char* slash = strrchr(o->trace_path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - o->trace_path) + 1 : 1, slash ? o->trace_path : ".");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK) != 0) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "--trace: cannot write '%s': its folder '%s' %s", o->trace_path,
+                           dir, stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ? "does not exist" : "is not writable");
+      goto done;
+    }
+  }
 
   ingot_bundle_options_t bundle_options = {0};
   uint8_t public_key[INGOT_PUBLIC_KEY_BYTES];
@@ -555,11 +633,27 @@ static int run_main(run_options_t* o) {
   times = ingot_xcalloc((size_t)total_runs, sizeof(double));
   uint32_t step_count = ingot_bundle_step_count(bundle);
   if (o->profile) step_ns = ingot_xcalloc(step_count ? step_count : 1, sizeof(uint64_t));
+  if (o->trace_path) {
+    run_ns = ingot_xcalloc(step_count ? step_count : 1, sizeof(uint64_t));
+    trace = json_array();
+  }
+  double trace_t0 = 0.0;
   for (int64_t r = 0; r < total_runs; ++r) {
+    /* The warm-up run (with --bench, run 0) is neither profiled nor traced. */
+    bool timed_run = r > 0 || timed == 0;
+    bool traced = run_ns && timed_run && (uint64_t)(timed ? r - 1 : r) < TRACE_MAX_RUNS;
+    if (traced) memset(run_ns, 0, (step_count ? step_count : 1) * sizeof(uint64_t));
     double t0 = now_ms();
-    /* The warm-up run is not profiled. */
-    s = step_ns && r > 0 ? ingot_session_run_profiled(session, step_ns) : ingot_session_run(session);
+    if (traced && trace_t0 == 0.0) trace_t0 = t0;
+    s = traced ? ingot_session_run_profiled(session, run_ns)
+        : step_ns && r > 0 ? ingot_session_run_profiled(session, step_ns)
+                           : ingot_session_run(session);
     times[r] = now_ms() - t0;
+    if (!s && traced) {
+      for (uint32_t i = 0; step_ns && i < step_count; ++i) step_ns[i] += run_ns[i];
+      trace_add_run(trace, bundle, run_ns, step_count, (uint32_t)(timed ? r - 1 : r), (t0 - trace_t0) * 1000.0,
+                    times[r] * 1000.0);
+    }
     if (s) {
       rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': run failed: %s (%s)", o->bundle_path,
                            ingot_last_error(), ingot_status_name(s));
@@ -611,10 +705,14 @@ static int run_main(run_options_t* o) {
            (long long)timed, (long long)threads);
     if (step_ns) print_profile(bundle, step_ns, step_count, timed);
   }
+  if (trace && (rc = trace_write(o->trace_path, o->bundle_path, trace)) != INGOT_CLI_EXIT_OK) goto done;
+  rc = INGOT_CLI_EXIT_FAILURE;
   fflush(stdout);
   rc = INGOT_CLI_EXIT_OK;
 
 done:
+  if (trace) json_decref(trace);
+  free(run_ns);
   free(step_ns);
   free(times);
   free(source);

@@ -88,6 +88,45 @@ typedef ingot_status_t (*ingot_driver_lowered_fn_t)(void* self, const ingot_driv
 typedef void (*ingot_driver_tuning_skip_fn_t)(void* self, const ingot_driver_kernel_info_t* info, uint32_t line,
                                               const char* reason);
 
+/* The stages of a compile, in order, for progress and timings: X(NAME, "name").
+ *   import    read the ONNX file (importer/)
+ *   passes    input shapes, constants, the graph passes (graph/)
+ *   lower     each node to a loop nest (lower/)
+ *   schedule  choose, apply and verify each kernel's schedule; deduplicate
+ *   codegen   build each target's code object (codegen/)
+ *   package   the memory plan and the bundle (packager/) */
+#define INGOT_DRIVER_STAGE_LIST(X) \
+  X(IMPORT, "import")              \
+  X(PASSES, "passes")              \
+  X(LOWER, "lower")                \
+  X(SCHEDULE, "schedule")          \
+  X(CODEGEN, "codegen")            \
+  X(PACKAGE, "package")
+
+typedef enum ingot_driver_stage_t {
+#define INGOT_DRIVER_STAGE_ENUM_(name, text) INGOT_DRIVER_STAGE_##name,
+  INGOT_DRIVER_STAGE_LIST(INGOT_DRIVER_STAGE_ENUM_)
+#undef INGOT_DRIVER_STAGE_ENUM_
+  INGOT_DRIVER_STAGE_COUNT
+} ingot_driver_stage_t;
+
+/* "import", "passes", ...; "?" out of range. */
+const char* ingot_driver_stage_name(ingot_driver_stage_t stage);
+
+/* Where ingot_driver_compile is, for a progress line. A call comes when a
+ * stage begins (done 0) and, in stages with units, after each unit: kernels
+ * (every target's, in order) for schedule, targets for codegen; other stages
+ * have total 0. The driver prints nothing: the caller decides what to show
+ * and how often. Pointers are valid only during the call. */
+typedef struct ingot_driver_progress_t {
+  ingot_driver_stage_t stage;
+  uint32_t done, total;
+  const char* target;        /* the target being lowered, scheduled or built; NULL otherwise */
+  double elapsed_s;          /* since ingot_driver_compile began */
+} ingot_driver_progress_t;
+
+typedef void (*ingot_driver_progress_fn_t)(void* self, const ingot_driver_progress_t* progress);
+
 typedef struct ingot_driver_options_t {
   /* The model: an ONNX file, or `graph`, an already optimized graph
    * (from ingot_driver_load_graph; compile reads it and does not change it,
@@ -143,6 +182,9 @@ typedef struct ingot_driver_options_t {
    * in place), 1 zstd (whenever smaller), 2 raw: the values of
    * ingot_bundle_weights_codec_t (packager/packager.h). */
   uint32_t weights_codec;
+  /* Progress of ingot_driver_compile (given hook_self), optional: see
+   * ingot_driver_progress_t. */
+  ingot_driver_progress_fn_t on_progress;
 } ingot_driver_options_t;
 
 /* What a compile made. Free with ingot_driver_result_free. */
@@ -159,6 +201,9 @@ typedef struct ingot_driver_result_t {
   /* Of the unique kernels of every target (kernel_count * target_count),
    * how many took their schedule from a tuning-log record. */
   uint32_t tuned_kernels;
+  /* Wall seconds spent in each stage (summed over targets), by
+   * ingot_driver_stage_t; with a `graph` given, import and passes are 0. */
+  double stage_seconds[INGOT_DRIVER_STAGE_COUNT];
 } ingot_driver_result_t;
 
 /* Imports options->model_path, applies input_shapes and consts, and

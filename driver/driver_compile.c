@@ -7,13 +7,60 @@
  *   steps' live intervals, weights, manifest).
  *
  * The bundle stays in memory; the caller writes it. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "codegen/codegen.h"
 #include "driver_internal.h"
 #include "importer/importer.h"
+
+/* ---- stage timings and progress (ingot_driver_progress_t) ---------------- */
+
+const char* ingot_driver_stage_name(ingot_driver_stage_t stage) {
+  switch (stage) {
+#define STAGE_NAME_(name, text) \
+  case INGOT_DRIVER_STAGE_##name: return text;
+    INGOT_DRIVER_STAGE_LIST(STAGE_NAME_)
+#undef STAGE_NAME_
+    default: return "?";
+  }
+}
+
+/* The stage running now and the time spent in each; a NULL clock (the
+ * graph loaders outside compile) does nothing. */
+typedef struct driver_clock_t {
+  const ingot_driver_options_t* o;
+  double begin, mark;               /* seconds: compile's start, the stage's */
+  int stage;                        /* -1: none */
+  double* sums;                     /* [INGOT_DRIVER_STAGE_COUNT] */
+} driver_clock_t;
+
+static double clock_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void clock_tick(driver_clock_t* c, uint32_t done, uint32_t total, const char* target) {
+  if (!c || !c->o->on_progress || c->stage < 0) return;
+  ingot_driver_progress_t p = {.stage = (ingot_driver_stage_t)c->stage, .done = done, .total = total,
+                               .target = target, .elapsed_s = clock_now() - c->begin};
+  c->o->on_progress(c->o->hook_self, &p);
+}
+
+/* Ends the running stage (its time added to its sum) and, stage >= 0, starts
+ * that one. */
+static void clock_enter(driver_clock_t* c, int stage, uint32_t total, const char* target) {
+  if (!c) return;
+  double now = clock_now();
+  if (c->stage >= 0) c->sums[c->stage] += now - c->mark;
+  c->stage = stage;
+  c->mark = now;
+  clock_tick(c, 0, total, target);
+}
 
 ingot_status_t ingot_driver_optimize_graph(ingot_graph_t* graph) {
   return ingot_graph_optimize_with(graph, ingot_lower_eval_node, NULL);
@@ -37,11 +84,14 @@ static ingot_status_t bind_const(ingot_graph_t* graph, const ingot_driver_const_
  * for each other target). `on_graph` is called when `report` is set. */
 static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ingot_tuning_log_t* log,
                                       const ingot_target_t* targets, uint32_t target_count, bool report,
-                                      ingot_layout_chooser_t* custom, bool* out_differs, ingot_graph_t** out_graph) {
+                                      ingot_layout_chooser_t* custom, driver_clock_t* clock, bool* out_differs,
+                                      ingot_graph_t** out_graph) {
   if (out_differs) *out_differs = false;
   ingot_graph_t* graph = NULL;
+  clock_enter(clock, INGOT_DRIVER_STAGE_IMPORT, 0, NULL);
   ingot_status_t s = ingot_import_onnx_file(o->model_path, NULL, &graph);
   if (s) return driver_explain_failure(o, s);
+  clock_enter(clock, INGOT_DRIVER_STAGE_PASSES, 0, NULL);
   for (uint32_t i = 0; i < o->input_shape_count && !s; ++i) s = ingot_graph_set_input_shape(graph, o->input_shapes[i]);
   for (uint32_t i = 0; i < o->const_count && !s; ++i) s = bind_const(graph, &o->consts[i]);
   if (!s) {
@@ -72,14 +122,14 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
 
 static ingot_status_t load_graph(const ingot_driver_options_t* o, const ingot_tuning_log_t* log,
                                  const ingot_target_t* targets, uint32_t target_count, bool report,
-                                 bool* out_differs, ingot_graph_t** out_graph) {
-  return load_graph_with(o, log, targets, target_count, report, NULL, out_differs, out_graph);
+                                 driver_clock_t* clock, bool* out_differs, ingot_graph_t** out_graph) {
+  return load_graph_with(o, log, targets, target_count, report, NULL, clock, out_differs, out_graph);
 }
 
 ingot_status_t driver_load_graph_layout(const ingot_driver_options_t* o, ingot_layout_chooser_t* chooser,
                                         ingot_graph_t** out_graph) {
   *out_graph = NULL;
-  return load_graph_with(o, NULL, NULL, 0, false, chooser, NULL, out_graph);
+  return load_graph_with(o, NULL, NULL, 0, false, chooser, NULL, NULL, out_graph);
 }
 
 static ingot_status_t parse_targets(const ingot_driver_options_t* o, ingot_target_t* targets, uint32_t* out_count);
@@ -96,7 +146,7 @@ ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_gr
   if (!s && !log && o->tuning_log_path && !(s = ingot_tuning_log_load(o->tuning_log_path, &own_log))) log = own_log;
   if (!s && !log && !o->tuning_log_path && o->builtin_tuning_log && !(s = ingot_tuning_log_builtin(&own_log)))
     log = own_log;
-  if (!s) s = load_graph(o, log, targets, count, true, NULL, out_graph);
+  if (!s) s = load_graph(o, log, targets, count, true, NULL, NULL, out_graph);
   ingot_tuning_log_destroy(own_log);
   return s;
 }
@@ -122,6 +172,7 @@ typedef struct compile_state_t {
   ingot_bundle_code_t codes[INGOT_DRIVER_MAX_TARGETS];
   uint8_t* objects[INGOT_DRIVER_MAX_TARGETS];
   uint32_t object_count;
+  driver_clock_t clock;
 } compile_state_t;
 
 static void compile_state_release(compile_state_t* st) {
@@ -209,7 +260,7 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   } else {
     if (!o->model_path)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_compile: no model path or graph");
-    if ((s = load_graph(o, log, st->targets, nt, true, &per_target, &st->own_graphs[0]))) return s;
+    if ((s = load_graph(o, log, st->targets, nt, true, &st->clock, &per_target, &st->own_graphs[0]))) return s;
     st->graphs[0] = st->own_graphs[0];
   }
   /* Targets whose layouts differ get a graph each (the first target's is
@@ -217,12 +268,13 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   for (uint32_t t = 1; t < nt; ++t) {
     st->graphs[t] = st->graphs[0];
     if (per_target) {
-      if ((s = load_graph(o, log, &st->targets[t], 1, false, NULL, &st->own_graphs[t])))
+      if ((s = load_graph(o, log, &st->targets[t], 1, false, &st->clock, NULL, &st->own_graphs[t])))
         return ingot_fail_prefix(s, "target '%s'", st->targets[t].name);
       st->graphs[t] = st->own_graphs[t];
     }
   }
   const ingot_graph_t* graph = st->graphs[0];
+  clock_enter(&st->clock, INGOT_DRIVER_STAGE_LOWER, 0, st->targets[0].name);
   if ((s = ingot_lower_graph(graph, &st->lowered[0]))) return driver_explain_failure(o, s);
   ingot_lowered_t* lw = st->lowered[0];
   if (lw->kernel_count == 0)
@@ -239,8 +291,11 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   uint32_t* tuned_line = INGOT_ARENA_ARRAY(&st->arena, uint32_t, (size_t)n * nt);
   memset(tuned_line, 0, (size_t)n * nt * sizeof(uint32_t));
   for (uint32_t t = 0; t < nt && s == INGOT_OK; ++t) {
+    if (t > 0) clock_enter(&st->clock, INGOT_DRIVER_STAGE_LOWER, 0, st->targets[t].name);
     if (t > 0 && (s = ingot_lower_graph(st->graphs[t], &lows[t]))) break;
     if (t > 0 && (s = check_same_steps(st, t))) break;
+    clock_enter(&st->clock, INGOT_DRIVER_STAGE_SCHEDULE, n * nt, st->targets[t].name);
+    if (t > 0) clock_tick(&st->clock, t * n, n * nt, st->targets[t].name);
     for (uint32_t k = 0; k < n; ++k) {
       ingot_kernel_t* kn = &lows[t]->kernels[k];
       const ingot_node_t* node = &st->graphs[t]->nodes[kn->node];
@@ -260,6 +315,7 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       }
       texts[(size_t)t * n + k] = driver_canonical_text(kn->func);
       tuned_line[(size_t)t * n + k] = choice.tuned ? choice.line : 0;
+      clock_tick(&st->clock, t * n + k + 1, n * nt, st->targets[t].name);
     }
   }
 
@@ -303,7 +359,9 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
 
   /* The code object of each target; emit_source_path shows the first. */
   ingot_ir_func_t** funcs = INGOT_ARENA_ARRAY(&st->arena, ingot_ir_func_t*, unique ? unique : 1);
+  clock_enter(&st->clock, INGOT_DRIVER_STAGE_CODEGEN, nt, st->targets[0].name);
   for (uint32_t t = 0; t < nt; ++t) {
+    if (t > 0) clock_tick(&st->clock, t, nt, st->targets[t].name);
     for (uint32_t u = 0; u < unique; ++u) {
       funcs[u] = lows[t]->kernels[rep_step[u]].func;
       if (tuned_line[(size_t)t * n + rep_step[u]]) ++res->tuned_kernels;
@@ -324,6 +382,7 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
                                  &st->objects[t], &size)))
       return nt > 1 ? ingot_fail_prefix(s, "target '%s'", st->targets[t].name) : s;
     st->object_count = t + 1;
+    clock_tick(&st->clock, t + 1, nt, st->targets[t].name);
     if ((s = driver_code_record(&st->arena, funcs, unique, &st->targets[t], step_kernel, n, st->objects[t], size,
                                 &st->codes[t])))
       return nt > 1 ? ingot_fail_prefix(s, "target '%s'", st->targets[t].name) : s;
@@ -352,7 +411,9 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
     package.variant_steps = variant_steps;
     package.variant_alias_of = variant_alias_of;
   }
+  clock_enter(&st->clock, INGOT_DRIVER_STAGE_PACKAGE, 0, NULL);
   if ((s = driver_package(&st->arena, &package, &res->bundle, &res->bundle_size, &report))) return s;
+  clock_enter(&st->clock, -1, 0, NULL);
   res->target_count = nt;
   for (uint32_t t = 0; t < nt; ++t) memcpy(res->targets[t], st->targets[t].name, INGOT_TARGET_NAME_BYTES);
   res->step_count = n;
@@ -372,6 +433,8 @@ ingot_status_t ingot_driver_compile(const ingot_driver_options_t* options, ingot
   compile_state_t st;
   memset(&st, 0, sizeof(st));
   ingot_arena_init(&st.arena, ingot_allocator_system());
+  st.clock = (driver_clock_t){.o = options, .begin = clock_now(), .stage = -1, .sums = out_result->stage_seconds};
+  st.clock.mark = st.clock.begin;
   ingot_status_t s = compile(options, &st, out_result);
   compile_state_release(&st);
   if (s) ingot_driver_result_free(out_result);

@@ -70,11 +70,21 @@ ingot_status_t ingot_graph_create(ingot_graph_t** out_graph) {
 
 void ingot_graph_destroy(ingot_graph_t* graph) {
   if (!graph) return;
+  for (uint32_t i = 0; i < graph->child_count; ++i) ingot_graph_destroy(graph->children[i]);
+  free(graph->children);
   for (uint32_t i = 0; i < graph->value_count; ++i) free(graph->values[i].data);
   free(graph->values);
   free(graph->nodes);
   ingot_arena_deinit(&graph->arena);
   free(graph);
+}
+
+void ingot_graph_adopt(ingot_graph_t* graph, ingot_graph_t* child) {
+  if (graph->child_count == graph->child_cap) {
+    graph->child_cap = graph->child_cap ? graph->child_cap * 2 : 4;
+    graph->children = ingot_xrealloc(graph->children, sizeof(ingot_graph_t*) * graph->child_cap);
+  }
+  graph->children[graph->child_count++] = child;
 }
 
 /* ---- values and nodes ---- */
@@ -431,6 +441,9 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
           break;
         case INGOT_ATTR_TENSOR:
           ingot_strbuf_appendf(sb, "@%s", a->tensor < graph->value_count ? graph->values[a->tensor].name : "?");
+          break;
+        case INGOT_ATTR_GRAPH:
+          ingot_strbuf_appendf(sb, "{graph of %u nodes}", a->graph ? a->graph->node_count : 0);
           break;
       }
     }

@@ -13,6 +13,7 @@
  * carrier's consumers; the walk sorts the graph when it is done.
  *
  * See graph.h ("Control flow") for what is expanded and the limits. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,10 @@ struct ingot_cf_state_t {
   uint32_t* table; /* value id + 1, 0 = empty */
   uint32_t cap, count;
   uint64_t added;  /* nodes added by every expansion so far */
+  /* The guard of the nodes being added (inside a branch of a run-time If):
+   * node.guard and node.guard_when. */
+  uint32_t guard;
+  bool guard_when;
 };
 
 static uint64_t hash_str(const char* s) {
@@ -117,6 +122,8 @@ static ingot_status_t add_visit(cf_t* c, ingot_op_t op, const char* name, const 
                       c->name, c->op, INGOT_UNROLL_MAX_NODES);
   }
   uint32_t id = ingot_graph_add_node(c->g, op, name, in, nin, out, nout);
+  c->g->nodes[id].guard = c->st->guard;
+  c->g->nodes[id].guard_when = c->st->guard_when;
   if (nattr) {
     ingot_attr_t* copy = INGOT_ARENA_ARRAY(&c->g->arena, ingot_attr_t, nattr);
     memcpy(copy, attrs, sizeof(ingot_attr_t) * nattr);
@@ -387,14 +394,80 @@ static const char* input_deps(cf_t* c, uint32_t v) {
 
 /* ---- If ---- */
 
+static void shape_text(const ingot_value_t* v, char* buf, size_t size) {
+  int n = snprintf(buf, size, "%s [", ingot_dtype_name(v->dtype));
+  for (int32_t i = 0; i < v->rank && n > 0 && (size_t)n < size; ++i) {
+    n += snprintf(buf + n, size - (size_t)n, "%s%lld", i ? "x" : "", (long long)v->dims[i]);
+  }
+  if (n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "]");
+}
+
+/* An If whose condition is known only at run time: both branches inlined
+ * under guards, each output a Where on the condition. */
+static ingot_status_t expand_if_at_run_time(cf_t* c, const uint32_t* ins, uint32_t nin) {
+  uint32_t cond = ins[0];
+  const ingot_value_t* cv = shaped(c, cond);
+  if (c->st->guard) {
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                      "node '%s' (If): the condition '%s' is known only at run time, and the If is inside a branch of "
+                      "another such If: not supported (bind one condition with --const NAME=FILE.npy)%s",
+                      c->name, c->g->values[cond].name, input_deps(c, cond));
+  }
+  if (!cv || cv->dtype != INGOT_DTYPE_BOOL || ingot_value_numel(cv) != 1) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (If): the condition '%s' must be one bool", c->name,
+                      c->g->values[cond].name);
+  }
+  const ingot_graph_t* then_b = body_attr(c, "then_branch");
+  const ingot_graph_t* else_b = body_attr(c, "else_branch");
+  uint32_t nout = c->g->nodes[c->carrier].output_count;
+  if (!then_b || !else_b || then_b->input_count || else_b->input_count || then_b->output_count < nout ||
+      else_b->output_count < nout) {
+    return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (If): needs branches without inputs, with an output for each of its own",
+                      c->name);
+  }
+  ingot_status_t s = INGOT_OK;
+  if (cv->rank != 0) {
+    uint32_t in[2] = {cond, new_weight(c, ingot_arena_printf(&c->g->arena, "%s.scalar_shape", c->name),
+                                       INGOT_DTYPE_I64, 1, (int64_t[]){0}, NULL, 0)};
+    s = emit1(c, INGOT_OP_RESHAPE, ingot_arena_printf(&c->g->arena, "%s.cond", c->name), in, 2, NULL, 0, &cond);
+    if (s) return s;
+  }
+  uint32_t* t_outs = ingot_xmalloc(sizeof(uint32_t) * (then_b->output_count + 1));
+  uint32_t* e_outs = ingot_xmalloc(sizeof(uint32_t) * (else_b->output_count + 1));
+  c->st->guard = cond + 1;
+  c->st->guard_when = true;
+  s = instantiate(c, then_b, NULL, ins, nin, ingot_arena_printf(&c->g->arena, "%s/then/", c->name), t_outs);
+  c->st->guard_when = false;
+  if (!s) s = instantiate(c, else_b, NULL, ins, nin, ingot_arena_printf(&c->g->arena, "%s/else/", c->name), e_outs);
+  c->st->guard = 0;
+  for (uint32_t k = 0; k < nout && !s; ++k) {
+    const ingot_value_t* t = shaped(c, t_outs[k]);
+    const ingot_value_t* e = shaped(c, e_outs[k]);
+    bool same = t && e && t->dtype == e->dtype && t->rank == e->rank;
+    for (int32_t d = 0; same && d < t->rank; ++d) same = t->dims[d] == e->dims[d];
+    if (!same) {
+      char ts[128] = "unknown", es[128] = "unknown";
+      if (t) shape_text(t, ts, sizeof ts);
+      if (e) shape_text(e, es, sizeof es);
+      s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                     "node '%s' (If): its condition '%s' is known only at run time, so both branches are compiled, "
+                     "and they must give output %u one dtype and shape (then: %s, else: %s); bind the condition with "
+                     "--const NAME=FILE.npy to compile one branch%s",
+                     c->name, c->g->values[ins[0]].name, k, ts, es, input_deps(c, ins[0]));
+      break;
+    }
+    uint32_t in[3] = {cond, t_outs[k], e_outs[k]}, v;
+    s = emit1(c, INGOT_OP_WHERE, ingot_arena_printf(&c->g->arena, "%s.select%u", c->name, k), in, 3, NULL, 0, &v);
+    if (!s) s = wire_output(c, k, v);
+  }
+  free(e_outs);
+  free(t_outs);
+  return s;
+}
+
 static ingot_status_t expand_if(cf_t* c, const uint32_t* ins, uint32_t nin) {
   int64_t cond;
-  if (!const_scalar(c->g, ins[0], &cond)) {
-    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                      "node '%s' (If): the condition '%s' must be known at compile time (bind the input it comes from "
-                      "with --const NAME=FILE.npy; choosing a branch at run time is not supported yet)%s",
-                      c->name, c->g->values[ins[0]].name, input_deps(c, ins[0]));
-  }
+  if (!const_scalar(c->g, ins[0], &cond)) return expand_if_at_run_time(c, ins, nin);
   const char* which = cond ? "then_branch" : "else_branch";
   const ingot_graph_t* body = body_attr(c, which);
   if (!body) return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (If): no graph attribute '%s'", c->name, which);
@@ -702,6 +775,72 @@ static ingot_status_t expand_scan(cf_t* c, const uint32_t* ins, uint32_t nin) {
   for (uint32_t k = 0; k < n_state + n_y && !s; ++k) s = wire_output(c, k, result[k]);
   free(result);
   return s;
+}
+
+/* ---- guards ---- */
+
+/* May node `j` read value `o` of a node guarded by (guard, when), were
+ * that node skipped? */
+static bool reads_safely(const ingot_node_t* j, uint32_t o, uint32_t guard, bool when) {
+  if (j->guard == guard && j->guard_when == when) return true;
+  if (j->op != INGOT_OP_WHERE || j->input_count != 3 || j->inputs[0] != guard - 1) return false;
+  uint32_t mine = when ? 1 : 2, other = when ? 2 : 1;
+  return j->inputs[mine] == o && j->inputs[other] != o && j->inputs[0] != o;
+}
+
+ingot_status_t ingot_graph_settle_guards(ingot_graph_t* graph) {
+  uint32_t nv = graph->value_count, nn = graph->node_count;
+  bool any = false;
+  for (uint32_t i = 0; i < nn; ++i) {
+    ingot_node_t* n = &graph->nodes[i];
+    if (n->dead || !n->guard) continue;
+    if (n->guard - 1 >= nv || graph->values[n->guard - 1].kind == INGOT_VALUE_WEIGHT) n->guard = 0;
+    any |= n->guard != 0;
+  }
+  if (!any) return INGOT_OK;
+  /* Readers of each value, as CSR. */
+  uint32_t* start = ingot_xcalloc((size_t)nv + 1, sizeof(uint32_t));
+  for (uint32_t i = 0; i < nn; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    for (uint32_t k = 0; !n->dead && k < n->input_count; ++k) {
+      if (n->inputs[k] < nv) start[n->inputs[k] + 1]++;
+    }
+  }
+  for (uint32_t v = 0; v < nv; ++v) start[v + 1] += start[v];
+  uint32_t* fill = ingot_xmalloc(sizeof(uint32_t) * ((size_t)nv + 1));
+  memcpy(fill, start, sizeof(uint32_t) * ((size_t)nv + 1));
+  uint32_t* readers = ingot_xmalloc(sizeof(uint32_t) * ((size_t)start[nv] + 1));
+  for (uint32_t i = 0; i < nn; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    for (uint32_t k = 0; !n->dead && k < n->input_count; ++k) {
+      if (n->inputs[k] < nv) readers[fill[n->inputs[k]]++] = i;
+    }
+  }
+  /* Clearing a guard can make its producers' unsafe: repeat until none. */
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t i = nn; i-- > 0;) {
+      ingot_node_t* n = &graph->nodes[i];
+      if (n->dead || !n->guard) continue;
+      bool safe = true;
+      for (uint32_t k = 0; safe && k < n->output_count; ++k) {
+        uint32_t o = n->outputs[k];
+        if (o >= nv) continue;
+        if (graph->values[o].is_output) safe = false;
+        for (uint32_t r = start[o]; safe && r < start[o + 1]; ++r) {
+          safe = reads_safely(&graph->nodes[readers[r]], o, n->guard, n->guard_when);
+        }
+      }
+      if (!safe) {
+        n->guard = 0;
+        changed = true;
+      }
+    }
+  }
+  free(readers);
+  free(fill);
+  free(start);
+  return INGOT_OK;
 }
 
 ingot_status_t ingot_graph_expand_control_flow(ingot_graph_t* graph, uint32_t node, ingot_cf_state_t** state,

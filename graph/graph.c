@@ -455,6 +455,9 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
                            (long long)ep->output_pads[1], (long long)ep->output_pads[2], (long long)ep->output_pads[3]);
     }
     if (n->weight_block) ingot_strbuf_appendf(sb, " panels=%u", n->weight_block);
+    if (n->guard && n->guard - 1 < graph->value_count) {
+      ingot_strbuf_appendf(sb, " if %s%%%s", n->guard_when ? "" : "!", graph->values[n->guard - 1].name);
+    }
     if (ep->activation == INGOT_ACTIVATION_RELU) ingot_strbuf_append(sb, " +relu");
     if (ep->activation == INGOT_ACTIVATION_GELU) ingot_strbuf_append(sb, " +gelu");
     if (ep->activation == INGOT_ACTIVATION_GELU_TANH) ingot_strbuf_append(sb, " +gelu_tanh");

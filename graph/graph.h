@@ -390,6 +390,13 @@ typedef struct ingot_node_t {
   int64_t weight_outputs;
   /* Layout choices made before lowering (see ingot_node_layout_t). */
   ingot_node_layout_t layout;
+  /* 0, or 1 + the id of a bool scalar value: the node belongs to a branch of
+   * an If whose condition is known only at run time, and its results are
+   * needed only when that value equals guard_when, so a run may skip it
+   * otherwise (ingot_graph_settle_guards keeps a guard only where skipping
+   * is safe). */
+  uint32_t guard;
+  bool guard_when;
   bool dead;
 } ingot_node_t;
 
@@ -514,11 +521,24 @@ ingot_status_t ingot_graph_infer_and_fold(ingot_graph_t* graph, ingot_node_eval_
  * - Scan (opset 9 on; opset 8 with no sequence_lens) with static sequence
  *   lengths: unrolled, the scan inputs sliced (Gather) per iteration, in
  *   either direction, the scan outputs stacked along their axis.
+ * - If whose condition is known only at run time: both branches inlined,
+ *   their nodes guarded (node.guard) by the condition, and each output a
+ *   Where(condition, then, else); the branches must give outputs of one
+ *   dtype and shape (the static plan holds both). A run-time If inside a
+ *   branch of another is refused.
  * Unrolling stops with INGOT_ERROR_LIMIT past INGOT_UNROLL_MAX_NODES nodes
  * added to the graph (all expansions of one pass together) or
  * INGOT_UNROLL_MAX_TRIPS iterations of one Loop. */
 #define INGOT_UNROLL_MAX_NODES 200000u
 #define INGOT_UNROLL_MAX_TRIPS 100000u
+
+/* Keeps node.guard only where skipping the node when its condition says so
+ * is safe: each of its outputs is read only by nodes under the same guard,
+ * or by a Where on that condition that reads it on the side the guard
+ * selects, and is no graph output; other guards are cleared (the node then
+ * always runs). Guards on a condition that became a weight are cleared.
+ * Runs last in ingot_graph_optimize_with. */
+ingot_status_t ingot_graph_settle_guards(ingot_graph_t* graph);
 
 /* Removes Identity/Dropout (inference), nodes whose outputs nobody uses, and
  * weights nobody reads. Compacts the graph, so value and node ids change. */
@@ -612,7 +632,8 @@ void ingot_graph_compact(ingot_graph_t* graph);
 /* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
  * fold batchnorm, fuse residual adds, GELU chains, MatMul biases and
  * activations, pad conv inputs, DCE,
- * sort, infer again, pads into producers, pack weights, DCE, compact. */
+ * sort, infer again, pads into producers, pack weights, DCE, compact,
+ * settle guards. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size
  * and empty outputs are folded. */

@@ -35,6 +35,7 @@ static void replace_uses(ingot_graph_t* graph, uint32_t from, uint32_t to) {
     for (uint32_t k = 0; k < n->input_count; ++k) {
       if (n->inputs[k] == from) n->inputs[k] = to;
     }
+    if (n->guard == from + 1) n->guard = to + 1;
   }
 }
 
@@ -1048,6 +1049,10 @@ void ingot_graph_compact(ingot_graph_t* graph) {
   for (uint32_t i = 0; i < graph->node_count; ++i) {
     ingot_node_t* n = &graph->nodes[i];
     for (uint32_t k = 0; k < n->input_count; ++k) n->inputs[k] = REMAP(n->inputs[k]);
+    if (n->guard) {
+      uint32_t g = REMAP(n->guard - 1);
+      n->guard = g == INGOT_NO_VALUE ? 0 : g + 1;
+    }
     for (uint32_t k = 0; k < n->output_count; ++k) n->outputs[k] = REMAP(n->outputs[k]);
     for (uint32_t k = 0; k < n->attr_count; ++k) {
       if (n->attrs[k].type == INGOT_ATTR_TENSOR && n->attrs[k].tensor < nv) {
@@ -1094,7 +1099,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_pack_weights(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   ingot_graph_compact(graph);
-  return INGOT_OK;
+  return ingot_graph_settle_guards(graph);
 }
 
 ingot_status_t ingot_graph_optimize(ingot_graph_t* graph) { return ingot_graph_optimize_with(graph, NULL, NULL); }

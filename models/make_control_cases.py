@@ -7,7 +7,13 @@ tests bind at compile time (`--const`):
     `fast`, the way a voice model picks its path: the then branch computes
     Relu(x) * 2 + b, the else branch Sigmoid(x) - b, both reading x and the
     initializer b of the main graph by name; the then branch holds a Constant
-    of its own. if_true.npy / if_false.npy bind `fast` either way.
+    of its own. if_true.npy / if_false.npy bind `fast` either way (or feed
+    it at run time: both branches compiled).
+
+  if_shapes.onnx (opset 18), inputs x [2, 3] and flip (bool scalar): If on
+    `flip` whose then branch gives Transpose(x) [3, 2], the else branch x
+    [2, 3]: compiled with the condition bound only (one static plan cannot
+    hold both shapes).
 
   loop_counter.onnx (opset 13), inputs x [4] and n (int64 scalar, the trip
     count; loop_n.npy binds it to 6): a Loop whose body carries acc (acc * 0.5
@@ -51,6 +57,19 @@ def if_branch():
                           [helper.make_tensor_value_info("x", F, [2, 3]),
                            helper.make_tensor_value_info("fast", TensorProto.BOOL, [])],
                           [helper.make_tensor_value_info("y", F, [2, 3])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def if_shapes():
+    then_g = helper.make_graph([helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0])], "then", [],
+                               [helper.make_tensor_value_info("t", F, [3, 2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", F, [2, 3])])
+    g = helper.make_graph([helper.make_node("If", ["flip"], ["y"], then_branch=then_g, else_branch=else_g)],
+                          "if_shapes",
+                          [helper.make_tensor_value_info("x", F, [2, 3]),
+                           helper.make_tensor_value_info("flip", TensorProto.BOOL, [])],
+                          [helper.make_tensor_value_info("y", F, [None, None])])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
@@ -139,7 +158,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(16)
-    for name, model in (("if_branch", if_branch()), ("loop_counter", loop_counter()), ("scan_rnn", scan_rnn(rng))):
+    for name, model in (("if_branch", if_branch()), ("if_shapes", if_shapes()), ("loop_counter", loop_counter()), ("scan_rnn", scan_rnn(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     np.save(os.path.join(args.out, "if_true.npy"), np.array(True))

@@ -161,7 +161,7 @@ def main(argv=None, prog=None, default_via="session"):
             feeds[inp.name] = data
             if args.via == "cli":
                 path = os.path.join(work, f"input{len(input_flags) // 2}.npy")
-                np.save(path, np.ascontiguousarray(data))
+                np.save(path, np.array(data, order="C"))  # (ascontiguousarray makes a scalar 1-D)
                 input_flags += ["--input", f"{inp.name}={path}"]
 
         t0 = time.monotonic()

@@ -426,12 +426,6 @@ static ingot_status_t expand_if_at_run_time(cf_t* c, const uint32_t* ins, uint32
                       c->name);
   }
   ingot_status_t s = INGOT_OK;
-  if (cv->rank != 0) {
-    uint32_t in[2] = {cond, new_weight(c, ingot_arena_printf(&c->g->arena, "%s.scalar_shape", c->name),
-                                       INGOT_DTYPE_I64, 1, (int64_t[]){0}, NULL, 0)};
-    s = emit1(c, INGOT_OP_RESHAPE, ingot_arena_printf(&c->g->arena, "%s.cond", c->name), in, 2, NULL, 0, &cond);
-    if (s) return s;
-  }
   uint32_t* t_outs = ingot_xmalloc(sizeof(uint32_t) * (then_b->output_count + 1));
   uint32_t* e_outs = ingot_xmalloc(sizeof(uint32_t) * (else_b->output_count + 1));
   c->st->guard = cond + 1;
@@ -456,8 +450,20 @@ static ingot_status_t expand_if_at_run_time(cf_t* c, const uint32_t* ins, uint32
                      c->name, c->g->values[ins[0]].name, k, ts, es, input_deps(c, ins[0]));
       break;
     }
+    /* The condition as it is (a guard names it; a Reshape of it would be a
+     * view the runtime reads no sooner than the Where). */
     uint32_t in[3] = {cond, t_outs[k], e_outs[k]}, v;
+    int32_t rank = t->rank;
     s = emit1(c, INGOT_OP_WHERE, ingot_arena_printf(&c->g->arena, "%s.select%u", c->name, k), in, 3, NULL, 0, &v);
+    if (!s && c->g->values[v].rank != rank) {
+      /* A condition of shape [1] broadcast a scalar output to [1]. */
+      t = &c->g->values[t_outs[k]];
+      int64_t len = t->rank;
+      uint32_t rin[2] = {v, new_weight(c, ingot_arena_printf(&c->g->arena, "%s.shape%u", c->name, k), INGOT_DTYPE_I64,
+                                       1, &len, t->dims, sizeof(int64_t) * (size_t)t->rank)};
+      s = emit1(c, INGOT_OP_RESHAPE, ingot_arena_printf(&c->g->arena, "%s.select%u.reshaped", c->name, k), rin, 2,
+                NULL, 0, &v);
+    }
     if (!s) s = wire_output(c, k, v);
   }
   free(e_outs);

@@ -402,6 +402,34 @@ static void shape_text(const ingot_value_t* v, char* buf, size_t size) {
   if (n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "]");
 }
 
+/* Where(cond, t, e) into *out, with t's shape (a condition of shape [1]
+ * would broadcast a scalar to [1]): the join of guarded values. The
+ * condition is used as it is, since a guard names it (a Reshape of it would
+ * be a view that the runtime reads no sooner than the Where). */
+static ingot_status_t select_value(cf_t* c, uint32_t cond, uint32_t t, uint32_t e, const char* base, uint32_t* out) {
+  int32_t rank = c->g->values[t].rank;
+  uint32_t in[3] = {cond, t, e}, v;
+  ingot_status_t s = emit1(c, INGOT_OP_WHERE, base, in, 3, NULL, 0, &v);
+  if (!s && c->g->values[v].rank != rank) {
+    const ingot_value_t* tv = &c->g->values[t];
+    int64_t len = rank;
+    uint32_t rin[2] = {v, new_weight(c, ingot_arena_printf(&c->g->arena, "%s.shape", base), INGOT_DTYPE_I64, 1, &len,
+                                     tv->dims, sizeof(int64_t) * (size_t)rank)};
+    s = emit1(c, INGOT_OP_RESHAPE, ingot_arena_printf(&c->g->arena, "%s.reshaped", base), rin, 2, NULL, 0, &v);
+  }
+  *out = v;
+  return s;
+}
+
+/* Do values a and b have one dtype and static shape? */
+static bool same_shape(cf_t* c, uint32_t a, uint32_t b) {
+  const ingot_value_t* t = shaped(c, a);
+  const ingot_value_t* e = shaped(c, b);
+  bool same = t && e && t->dtype == e->dtype && t->rank == e->rank;
+  for (int32_t d = 0; same && d < t->rank; ++d) same = t->dims[d] == e->dims[d];
+  return same;
+}
+
 /* An If whose condition is known only at run time: both branches inlined
  * under guards, each output a Where on the condition. */
 static ingot_status_t expand_if_at_run_time(cf_t* c, const uint32_t* ins, uint32_t nin) {
@@ -450,20 +478,8 @@ static ingot_status_t expand_if_at_run_time(cf_t* c, const uint32_t* ins, uint32
                      c->name, c->g->values[ins[0]].name, k, ts, es, input_deps(c, ins[0]));
       break;
     }
-    /* The condition as it is (a guard names it; a Reshape of it would be a
-     * view the runtime reads no sooner than the Where). */
-    uint32_t in[3] = {cond, t_outs[k], e_outs[k]}, v;
-    int32_t rank = t->rank;
-    s = emit1(c, INGOT_OP_WHERE, ingot_arena_printf(&c->g->arena, "%s.select%u", c->name, k), in, 3, NULL, 0, &v);
-    if (!s && c->g->values[v].rank != rank) {
-      /* A condition of shape [1] broadcast a scalar output to [1]. */
-      t = &c->g->values[t_outs[k]];
-      int64_t len = t->rank;
-      uint32_t rin[2] = {v, new_weight(c, ingot_arena_printf(&c->g->arena, "%s.shape%u", c->name, k), INGOT_DTYPE_I64,
-                                       1, &len, t->dims, sizeof(int64_t) * (size_t)t->rank)};
-      s = emit1(c, INGOT_OP_RESHAPE, ingot_arena_printf(&c->g->arena, "%s.select%u.reshaped", c->name, k), rin, 2,
-                NULL, 0, &v);
-    }
+    uint32_t v;
+    s = select_value(c, cond, t_outs[k], e_outs[k], ingot_arena_printf(&c->g->arena, "%s.select%u", c->name, k), &v);
     if (!s) s = wire_output(c, k, v);
   }
   free(e_outs);
@@ -546,6 +562,13 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
                             : new_weight(c, ingot_arena_printf(&c->g->arena, "%s.true", c->name), INGOT_DTYPE_BOOL, 0,
                                          NULL, &true_byte, 1);
   ingot_status_t s = INGOT_OK;
+  /* Once the body's condition is known only at run time (and the trip
+   * count bounds the loop): the bool that says whether this iteration runs.
+   * The iterations left are unrolled under it as a guard, each carried value
+   * a Where(active, new, old), the next `active` Where(active, condition,
+   * false). */
+  uint32_t active = INGOT_NO_VALUE, no = INGOT_NO_VALUE;
+  uint8_t false_byte = 0;
   int64_t it = 0;
   for (; (trips < 0 || it < trips) && cond && !s; ++it) {
     if (it >= INGOT_UNROLL_MAX_TRIPS) {
@@ -556,9 +579,37 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
     formal[0] = scalar_i64(c, ingot_arena_printf(&c->g->arena, "%s.iter%lld", c->name, (long long)it), it);
     formal[1] = cond_value;
     for (uint32_t k = 0; k < n_carried; ++k) formal[2 + k] = carried[k];
+    if (active != INGOT_NO_VALUE) {
+      c->st->guard = active + 1;
+      c->st->guard_when = true;
+    }
     s = instantiate(c, body, formal, ins, nin, ingot_arena_printf(&c->g->arena, "%s/%lld/", c->name, (long long)it),
                     outs);
+    c->st->guard = 0;
     if (s) break;
+    if (active != INGOT_NO_VALUE) {
+      for (uint32_t k = 0; k < n_carried && !s; ++k) {
+        if (!same_shape(c, outs[1 + k], carried[k])) {
+          s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                         "node '%s' (Loop): its condition is known only at run time, and loop-carried value %u "
+                         "changes dtype or shape from one iteration to the next",
+                         c->name, k);
+          break;
+        }
+        s = select_value(c, active, outs[1 + k], carried[k],
+                         ingot_arena_printf(&c->g->arena, "%s/%lld.carried%u", c->name, (long long)it, k), &carried[k]);
+      }
+      if (no == INGOT_NO_VALUE) {
+        no = new_weight(c, ingot_arena_printf(&c->g->arena, "%s.false", c->name), INGOT_DTYPE_BOOL, 0, NULL,
+                        &false_byte, 1);
+      }
+      if (!s) {
+        s = select_value(c, active, outs[0], no,
+                         ingot_arena_printf(&c->g->arena, "%s/%lld.active", c->name, (long long)it), &active);
+      }
+      cond_value = active;
+      continue;
+    }
     for (uint32_t k = 0; k < n_carried; ++k) carried[k] = outs[1 + k];
     if (n_scan) {
       if ((uint32_t)it >= scan_cap) {
@@ -575,11 +626,27 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
     }
     if (cond_in == INGOT_NO_VALUE) continue; /* a for loop: the body's condition is ignored */
     if (outs[0] != cond_value && !const_scalar(c->g, outs[0], &cond)) {
-      s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                     "node '%s' (Loop): the condition '%s' that the body computes in iteration %lld must be known at "
-                     "compile time%s",
-                     c->name, c->g->values[outs[0]].name, (long long)it, input_deps(c, outs[0]));
-      break;
+      const ingot_value_t* cv = shaped(c, outs[0]);
+      const char* why = NULL;
+      if (trips < 0) {
+        why = "the loop has no trip count to bound it";
+      } else if (n_scan) {
+        why = "the loop has scan outputs, whose length would vary";
+      } else if (c->st->guard) {
+        why = "the Loop is inside a branch of an If whose condition is known only at run time";
+      } else if (!cv || cv->dtype != INGOT_DTYPE_BOOL || ingot_value_numel(cv) != 1) {
+        why = "it is not one bool";
+      }
+      if (why) {
+        s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                       "node '%s' (Loop): the condition '%s' that the body computes in iteration %lld must be known "
+                       "at compile time: %s%s",
+                       c->name, c->g->values[outs[0]].name, (long long)it, why, input_deps(c, outs[0]));
+        break;
+      }
+      active = outs[0]; /* the iterations left run while it holds */
+      cond_value = active;
+      continue;
     }
     cond_value = outs[0];
   }

@@ -22,6 +22,13 @@ tests bind at compile time (`--const`):
     i < 2 (known per iteration) adds or subtracts x; the scan output stacks
     acc per iteration.
 
+  loop_while.onnx (opset 13), inputs x [3] and limit (float scalar): a
+    Loop of at most 8 iterations (a constant trip count) that carries
+    acc (acc * 1.5 + x) and a count, and goes on while sum(acc) < limit: a
+    condition known only at run time, so each iteration runs under a guard.
+    while_x.npy, limit_small.npy (stops after 3 iterations for while_x) and
+    limit_big.npy (runs all 8).
+
   scan_rnn.onnx (opset 16), inputs h0 [2, 4], xs [5, 2, 3] and ys [2, 5, 3]:
     an RNN-like Scan: h = Tanh(x_t W + h U + y_t V), W, U, V initializers of
     the main graph, plus a running sum; xs scanned along axis 0 forwards, ys
@@ -114,6 +121,36 @@ def loop_counter():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def loop_while():
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["acc_in", "k"], ["acc_k"]),
+         helper.make_node("Add", ["acc_k", "x"], ["acc_out"]),
+         helper.make_node("Add", ["cnt_in", "one"], ["cnt_out"]),
+         helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+         helper.make_node("Less", ["total", "limit"], ["cond_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", F, [3]),
+         helper.make_tensor_value_info("cnt_in", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", F, [3]),
+         helper.make_tensor_value_info("cnt_out", TensorProto.INT64, [])])
+    inits = [numpy_helper.from_array(np.array(1.5, np.float32), "k"),
+             numpy_helper.from_array(np.array(1, np.int64), "one"),
+             numpy_helper.from_array(np.array(8, np.int64), "max_trips"),
+             numpy_helper.from_array(np.array(True), "go"),
+             numpy_helper.from_array(np.zeros(3, np.float32), "acc0"),
+             numpy_helper.from_array(np.array(0, np.int64), "cnt0")]
+    nodes = [helper.make_node("Loop", ["max_trips", "go", "acc0", "cnt0"], ["acc", "cnt"], body=body)]
+    g = helper.make_graph(nodes, "loop_while",
+                          [helper.make_tensor_value_info("x", F, [3]),
+                           helper.make_tensor_value_info("limit", F, [])],
+                          [helper.make_tensor_value_info("acc", F, [3]),
+                           helper.make_tensor_value_info("cnt", TensorProto.INT64, [])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def scan_rnn(rng):
     body = helper.make_graph(
         [helper.make_node("MatMul", ["x_t", "W"], ["xw"]),
@@ -158,12 +195,17 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(16)
-    for name, model in (("if_branch", if_branch()), ("if_shapes", if_shapes()), ("loop_counter", loop_counter()), ("scan_rnn", scan_rnn(rng))):
+    for name, model in (("if_branch", if_branch()), ("if_shapes", if_shapes()), ("loop_counter", loop_counter()),
+                        ("loop_while", loop_while()), ("scan_rnn", scan_rnn(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     np.save(os.path.join(args.out, "if_true.npy"), np.array(True))
     np.save(os.path.join(args.out, "if_false.npy"), np.array(False))
     np.save(os.path.join(args.out, "loop_n.npy"), np.array(6, np.int64))
+    # sums of acc for x = [1, 2, 3]: 6, 15, 28.5, ...: below 20 twice, so 3 iterations run
+    np.save(os.path.join(args.out, "while_x.npy"), np.array([1.0, 2.0, 3.0], np.float32))
+    np.save(os.path.join(args.out, "limit_small.npy"), np.array(20.0, np.float32))
+    np.save(os.path.join(args.out, "limit_big.npy"), np.array(1e9, np.float32))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ struct ingot_cf_state_t {
   uint32_t* table; /* value id + 1, 0 = empty */
   uint32_t cap, count;
   uint64_t added;  /* nodes added by every expansion so far */
+  uint32_t suffix; /* the last suffix new_value gave a taken name */
   /* The guard of the nodes being added (inside a branch of a run-time If):
    * node.guard and node.guard_when. */
   uint32_t guard;
@@ -91,8 +92,10 @@ typedef struct cf_t {
 
 /* A new value named after `base`, unique in the graph. */
 static uint32_t new_value(cf_t* c, const char* base, ingot_value_kind_t kind) {
+  /* A taken name gets a suffix from one counter for the whole walk: probing
+   * _1, _2, ... per base would be quadratic in the copies of one body. */
   const char* name = base;
-  for (uint32_t k = 1; names_has(c->st, c->g, name); ++k) name = ingot_arena_printf(&c->g->arena, "%s_%u", base, k);
+  while (names_has(c->st, c->g, name)) name = ingot_arena_printf(&c->g->arena, "%s_%u", base, ++c->st->suffix);
   uint32_t id = ingot_graph_add_value(c->g, name, kind);
   names_insert(c->st, c->g, id);
   return id;
@@ -924,6 +927,7 @@ ingot_status_t ingot_graph_expand_control_flow(ingot_graph_t* graph, uint32_t no
     *state = st;
   }
   const ingot_node_t* n = &graph->nodes[node];
+  uint32_t first_added = graph->node_count;
   cf_t c = {graph, *state, visit, self, node, n->name, ingot_op_name(n->op)};
   /* The carrier's inputs, copied: the node array moves as nodes are added. */
   uint32_t nin = n->input_count;
@@ -937,6 +941,17 @@ ingot_status_t ingot_graph_expand_control_flow(ingot_graph_t* graph, uint32_t no
     default: s = expand_scan(&c, ins, nin); break;
   }
   free(ins);
-  if (!s) graph->nodes[node].dead = true;
+  if (!s) {
+    graph->nodes[node].dead = true;
+    return s;
+  }
+  /* Failed: the nodes added so far go (the graph reads as before, so a
+   * caller that leaves the node out and walks again, as `ingot check` does,
+   * starts from a clean graph), and the message names this node first. */
+  for (uint32_t i = first_added; i < graph->node_count; ++i) graph->nodes[i].dead = true;
+  char* lead = ingot_arena_printf(&graph->arena, "node '%s' (", graph->nodes[node].name);
+  if (strncmp(ingot_compiler_error(), lead, strlen(lead)) != 0) {
+    s = ingot_fail_prefix(s, "node '%s' (%s)", graph->nodes[node].name, ingot_op_name(graph->nodes[node].op));
+  }
   return s;
 }

@@ -179,7 +179,8 @@ typedef struct ingot_lp_params_t {       /* GlobalLpPool */
 /* One axis of input 0, normalized into [0, rank): Softmax, LogSoftmax,
  * Hardmax (default 1 before opset 13, else -1), Concat (required from opset
  * 4), Gather, GatherElements (default 0), OneHot (default -1, an axis of the
- * output: of the indices' rank + 1). */
+ * output: of the indices' rank + 1), Compress (-1 when absent: the input
+ * flattened). */
 typedef struct ingot_axis_params_t {
   int32_t axis;
 } ingot_axis_params_t;

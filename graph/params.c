@@ -353,6 +353,18 @@ ingot_status_t params_parse_axis(const ingot_graph_t* graph, uint32_t node, ingo
       fallback = 1;
       scalar = "inputs must not be scalars";
       break;
+    case INGOT_OP_COMPRESS: {
+      const ingot_value_t* in = node_input(graph, n, 0);
+      int64_t axis = 0;
+      ingot_status_t s;
+      if (!in) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+      if (!ingot_node_attr(n, "axis")) {
+        out->axis = -1;
+        return INGOT_OK;
+      }
+      if ((s = read_int(n, "axis", 0, &axis))) return s;
+      return norm_axis(n, axis, in->rank, &out->axis);
+    }
     case INGOT_OP_ONEHOT: {
       /* an axis of the output, whose rank is the indices' + 1 */
       const ingot_value_t* ind = node_input(graph, n, 0);

@@ -10,11 +10,14 @@ compare.py):
     alpha 1e-3, beta 0.5, bias 1: a window that is cut at both channel
     ends) -> MaxPool 3x3 stride 2 -> Flatten -> Gemm (-> 10).
 
-  split_onehot.onnx (opset 18), inputs x [2, 24, 3] and ids [3, 5] (int64):
+  split_onehot.onnx (opset 18; also Compress), inputs x [2, 24, 3] and ids [3, 5] (int64):
     Split of x into 12 outputs along axis 1 (more outputs than a fixed
     table of 8 would hold), and OneHot of ids with a constant depth 7 and
     values (-1, 3) on axis 1 (indices from -9 to 8: negative ones count from
-    the end; those outside [-7, 7) match no class).
+    the end; those outside [-7, 7) match no class); Compress of x along
+    axis 1 by a constant condition of 20 entries (shorter than the axis:
+    the rest is dropped) keeping 9 slices, and of x flattened by a
+    condition of 50 entries keeping 17 elements.
 
   spatial_transformer.onnx (opset 20), inputs x [2, 3, 9, 11] and theta
     [2, 2, 3]: AffineGrid (size [2, 3, 7, 8], align_corners 0) -> GridSample
@@ -60,14 +63,23 @@ def split_onehot():
     nodes = [
         helper.make_node("Split", ["x"], outs, axis=1, num_outputs=12),
         helper.make_node("OneHot", ["ids", "depth", "values"], ["hot"], axis=1),
+        helper.make_node("Compress", ["x", "keep"], ["picked"], axis=1),
+        helper.make_node("Compress", ["x", "keep_flat"], ["picked_flat"]),
     ]
+    keep = np.zeros(20, dtype=bool)
+    keep[[0, 1, 2, 5, 8, 11, 12, 18, 19]] = True
+    keep_flat = np.zeros(50, dtype=bool)
+    keep_flat[[0, 3, 4, 7, 9, 10, 13, 21, 22, 23, 30, 31, 38, 40, 44, 47, 49]] = True
     inits = [numpy_helper.from_array(np.array(7, dtype=np.int64), "depth"),
-             numpy_helper.from_array(np.array([-1.0, 3.0], dtype=np.float32), "values")]
+             numpy_helper.from_array(np.array([-1.0, 3.0], dtype=np.float32), "values"),
+             numpy_helper.from_array(keep, "keep"), numpy_helper.from_array(keep_flat, "keep_flat")]
     g = helper.make_graph(nodes, "split_onehot",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 24, 3]),
                            helper.make_tensor_value_info("ids", TensorProto.INT64, [3, 5])],
                           [helper.make_tensor_value_info(o, TensorProto.FLOAT, [2, 2, 3]) for o in outs] +
-                          [helper.make_tensor_value_info("hot", TensorProto.FLOAT, [3, 7, 5])], inits)
+                          [helper.make_tensor_value_info("hot", TensorProto.FLOAT, [3, 7, 5]),
+                           helper.make_tensor_value_info("picked", TensorProto.FLOAT, [2, 9, 3]),
+                           helper.make_tensor_value_info("picked_flat", TensorProto.FLOAT, [17])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 

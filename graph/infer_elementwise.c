@@ -248,6 +248,26 @@ ingot_status_t infer_CAST(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+/* BitCast: the same bytes as dtype 'to', which must be as wide. */
+ingot_status_t infer_bitcast(infer_ctx_t* c) {
+  const ingot_attr_t* to = ingot_node_attr(c->n, "to");
+  if (!to || to->type != INGOT_ATTR_INT) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'to' (an int) is required");
+  }
+  ingot_dtype_t t = onnx_dtype(to->i);
+  if (t == INGOT_DTYPE_INVALID) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "attribute 'to' = %lld: that target dtype is not supported",
+                      (long long)to->i);
+  }
+  const ingot_value_t* x = infer_input(c, 0);
+  if (ingot_graph_dtype_size(t) != ingot_graph_dtype_size(x->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s and %s differ in width", ingot_graph_dtype_name(x->dtype),
+                      ingot_graph_dtype_name(t));
+  }
+  infer_set_output(c, 0, t, x->rank, x->dims);
+  return INGOT_OK;
+}
+
 ingot_status_t infer_CASTLIKE(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   infer_set_output(c, 0, infer_input(c, 1)->dtype, x->rank, x->dims);

@@ -158,6 +158,14 @@ uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name) {
   return add_arg(ctx, value, name, INGOT_IR_BUFFER_OUTPUT);
 }
 
+uint32_t lower_add_arg_as(lower_ctx_t* ctx, uint32_t value, const char* name, bool output, ingot_dtype_t dtype) {
+  const ingot_value_t* v = lower_value(ctx, value);
+  uint32_t b = ingot_ir_add_buffer(ctx->f, name, dtype, output ? INGOT_IR_BUFFER_OUTPUT : INGOT_IR_BUFFER_INPUT, v->rank,
+                                   v->dims);
+  INGOT_VEC_PUSH(ctx->args, value);
+  return b;
+}
+
 /* ---- loops and stages ---- */
 
 uint32_t lower_add_var(lower_ctx_t* ctx, const char* name, ingot_ir_var_kind_t kind, ingot_dtype_t dtype) {

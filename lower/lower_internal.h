@@ -74,6 +74,10 @@ ingot_status_t lower_refuse_activation(const lower_ctx_t* ctx);
  * existing buffer (x + x reads one argument). Add all inputs before outputs. */
 uint32_t lower_add_input(lower_ctx_t* ctx, uint32_t value, const char* name);
 uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name);
+/* The same for a view of the value's bytes as `dtype`, which must be as
+ * wide as the value's (BitCast reads and writes its tensors as integers of
+ * their width). */
+uint32_t lower_add_arg_as(lower_ctx_t* ctx, uint32_t value, const char* name, bool output, ingot_dtype_t dtype);
 
 /* ---- loops and stages ---- */
 /* ingot_ir_add_var, but the name also avoids every buffer name (loop vars and

@@ -305,6 +305,37 @@ ingot_status_t lower_bitwise(lower_ctx_t* ctx) {
   return ew_end(ctx, &e, v, "");
 }
 
+/* BitCast: a copy of the bytes, both tensors read and written as the
+ * integer type of their width (uint8, int32, int64). */
+ingot_status_t lower_bitcast(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = ctx->node->outputs[0];
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, x, LOWER_DT_ANY)) ||
+      (s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) {
+    return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  size_t width = ingot_dtype_size(xv->dtype);
+  if (width != ingot_dtype_size(lower_value(ctx, y)->dtype)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input and output differ in width");
+  }
+  ingot_dtype_t carrier = width == 1 ? INGOT_DTYPE_U8 : width == 4 ? INGOT_DTYPE_I32 : INGOT_DTYPE_I64;
+  if (width != 1 && width != 4 && width != 8) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "%zu-byte elements are not supported", width);
+  }
+  uint32_t bx = lower_add_arg_as(ctx, x, "x", false, carrier);
+  uint32_t by = lower_add_arg_as(ctx, y, "y", true, carrier);
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, xv->rank, xv->dims);
+  ingot_ir_expr_t* flat = ingot_ir_flat_index(f, by, l.idx);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL,
+                   ingot_ir_store(f, by, flat, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, l.idx))));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "bitcast %s x=%s", ingot_dtype_name(carrier), lower_shape_str(ctx, x));
+  return INGOT_OK;
+}
+
 ingot_status_t lower_where(lower_ctx_t* ctx) {
   ew_t e;
   ingot_status_t s = ew_begin(ctx, 3, LOWER_DT(INGOT_DTYPE_BOOL), false, &e);

@@ -25,7 +25,8 @@
  * Errors: a function that fails returns a status and leaves its message in
  * ingot_compiler_error() (naming the node, op, target or file); its outputs
  * are zeroed on entry and hold nothing on failure. Nothing here writes files
- * except `emit_source_path`; writing the bundle is the caller's.
+ * except `emit_source_path` and `emit_firmware_dir`; writing the bundle is
+ * the caller's.
  * Not thread-safe: the compiler error message is per thread, but one options
  * struct, graph or log must not be used by two calls at once. */
 #ifndef INGOT_DRIVER_H_
@@ -121,6 +122,16 @@ typedef struct ingot_driver_options_t {
   const char* cc;                 /* the C compiler for target c; NULL: $CC or cc */
   const char* emit_source_path;   /* also write the first target's source here
                                      (C, or the optimized LLVM IR); NULL: no */
+  /* Firmware output: also write the model as a freestanding C library into
+   * this folder (created if missing; ingot_model.h, ingot_model.c,
+   * ingot_model_kernels.c, ingot_model_weights.c: see packager.h,
+   * ingot_firmware_build), from the same plan and weights as the bundle.
+   * Needs exactly one target, of kind c. NULL: no. */
+  const char* emit_firmware_dir;
+  /* With emit_firmware_dir: build no code object and no bundle (the result's
+   * bundle stays NULL), so that the C compiler is never run: for a target
+   * whose compiler cannot build a shared object (a Cortex-M). */
+  bool firmware_only;
   /* Inspection hooks, each optional, all given `hook_self`:
    *   on_graph   the optimized graph, once optimization succeeded
    *              (ingot_driver_load_graph, hence compile without `graph`;

@@ -119,7 +119,10 @@ typedef struct ingot_driver_options_t {
    * records of any CPU apply. `ingot compile` passes this machine's
    * (ingot_cpu_model()). */
   const char* tuning_cpu_model;
-  const char* cc;                 /* the C compiler for target c; NULL: $CC or cc */
+  /* The C compiler for target c, a command with flags of its own ("clang
+   * --target=aarch64-linux-gnu" cross-compiles; x86 -march flags are added
+   * only when it builds for x86-64); NULL: $CC or cc. */
+  const char* cc;
   const char* emit_source_path;   /* also write the first target's source here
                                      (C, or the optimized LLVM IR); NULL: no */
   /* Firmware output: also write the model as a freestanding C library into

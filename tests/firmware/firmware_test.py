@@ -24,6 +24,9 @@ helpers, which this machine lacks for linking):
      what the objects need (soft float: the compiler's helpers); then the
      same image for rv32imafc (hardware float) linked and run under
      qemu-riscv32.
+And the c target's bundle with a cross compiler in --cc ("clang
+--target=aarch64-linux-gnu"): built with no x86 flags, its code for another
+machine; an x86-64 level with that compiler is refused.
 A missing cross tool (clang without the target, ld.lld, qemu) skips that
 part with a message; the host part always runs.
 
@@ -313,6 +316,26 @@ def main():
         if sizes:
             print(f"  SIZE {name} cortex-m4: text {sizes['text']} rodata {sizes['rodata']} data {sizes['data']} "
                   f"flash {sizes['text'] + sizes['rodata'] + sizes['data']} arena {header['arena']}")
+    if args.model in ("digits", "all") and clang:
+        # The c target's shared object with a cross compiler (flags in --cc):
+        # no x86 flags reach it; the bundle's code is for another machine.
+        if have_target(clang, ["--target=aarch64-linux-gnu"], args.work):
+            bundle = os.path.join(args.work, "digits_aarch64.ingot")
+            model = os.path.join(args.source, "models", "digits", "model.onnx")
+            run([args.ingot, "compile", model, "--input-shape", "input=1x1x8x8", "--target", "c", "-q",
+                 "--cc", f"{clang} --target=aarch64-linux-gnu", "-o", bundle])
+            out = subprocess.run([args.ingot, "inspect", bundle], capture_output=True, text=True).stdout
+            if "for another machine" not in out:
+                raise SystemExit(f"FAIL: the aarch64 bundle's code is not for another machine:\n{out}")
+            print("  c target with --cc 'clang --target=aarch64-linux-gnu': aarch64 code, ok")
+            r = subprocess.run([args.ingot, "compile", model, "--input-shape", "input=1x1x8x8", "--target",
+                                "c -mcpu=x86-64-v3", "--cc", f"{clang} --target=aarch64-linux-gnu", "-o", bundle],
+                               capture_output=True, text=True)
+            if r.returncode == 0 or "names an x86-64 level" not in r.stderr:
+                raise SystemExit(f"FAIL: an x86-64 level with an aarch64 compiler was not refused: {r.stderr}")
+            print("  c -mcpu=x86-64-v3 with an aarch64 compiler: refused, ok")
+        else:
+            print(f"  SKIP c target cross build: {clang} cannot compile for aarch64-linux-gnu")
     print("PASS")
 
 

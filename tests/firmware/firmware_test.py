@@ -316,6 +316,20 @@ def main():
         if sizes:
             print(f"  SIZE {name} cortex-m4: text {sizes['text']} rodata {sizes['rodata']} data {sizes['data']} "
                   f"flash {sizes['text'] + sizes['rodata'] + sizes['data']} arena {header['arena']}")
+    if args.model in ("digits", "all"):
+        # The command line: --emit-firmware needs target c; -o or it is required.
+        model = os.path.join(args.source, "models", "digits", "model.onnx")
+        fw = os.path.join(args.work, "refused")
+        r = subprocess.run([args.ingot, "compile", model, "--input-shape", "input=1x1x8x8", "--target", "x86-64",
+                            "--emit-firmware", fw], capture_output=True, text=True)
+        if r.returncode != 1 or "--emit-firmware needs exactly one target, of kind c" not in r.stderr \
+                or os.path.exists(fw):
+            raise SystemExit(f"FAIL: --emit-firmware with an llvm target: exit {r.returncode}, {r.stderr!r}")
+        r = subprocess.run([args.ingot, "compile", model, "--input-shape", "input=1x1x8x8"], capture_output=True,
+                           text=True)
+        if r.returncode != 2 or "--emit-firmware DIR" not in r.stderr:
+            raise SystemExit(f"FAIL: neither -o nor --emit-firmware: exit {r.returncode}, {r.stderr!r}")
+        print("  command line: --emit-firmware refuses llvm targets; -o or --emit-firmware required, ok")
     if args.model in ("digits", "all") and clang:
         # The c target's shared object with a cross compiler (flags in --cc):
         # no x86 flags reach it; the bundle's code is for another machine.

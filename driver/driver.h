@@ -10,7 +10,9 @@
  *                             tuning log), verify, deduplicate kernels and name
  *                             their symbols, build one code object per target
  *                             (codegen/), and the bundle (packager/, which
- *                             plans memory from the steps' live intervals)
+ *                             plans memory from the steps' live intervals);
+ *                             with emit_firmware_dir also (or only) the
+ *                             firmware files from the same spec and plan
  *   ingot_driver_check        everything in a model that cannot be compiled,
  *                             collected in one pass (`ingot check`)
  *   ingot_driver_build_kernel_bundle

@@ -236,6 +236,7 @@ static const char k_glue_run[] =
     "    return INGOT_MODEL_ERROR_ARGUMENT;\n"
     "  const im_kernel_library* lib = ingot_library_query(IM_KERNEL_ABI);\n"
     "  if (!lib) return INGOT_MODEL_ERROR_KERNELS;\n"
+    "  /* The kernels by name, once a run (the table is the kernels' own). */\n"
     "  im_kernel_fn fns[IM_KERNEL_COUNT];\n"
     "  for (uint32_t k = 0; k < IM_KERNEL_COUNT; ++k) {\n"
     "    fns[k] = 0;\n"
@@ -243,7 +244,7 @@ static const char k_glue_run[] =
     "      if (im_same(lib->entries[e].name, im_kernel_names[k])) fns[k] = lib->entries[e].fn;\n"
     "    if (!fns[k]) return INGOT_MODEL_ERROR_KERNELS;\n"
     "  }\n"
-    "  for (uint32_t i = 0; i < INGOT_MODEL_INPUT_COUNT; ++i) {\n"
+    "  for (uint32_t i = 0; i != INGOT_MODEL_INPUT_COUNT; ++i) {\n"
     "    if (!inputs[i]) return INGOT_MODEL_ERROR_ARGUMENT;\n"
     "    im_copy(a + im_inputs[i].offset, (const uint8_t*)inputs[i], im_inputs[i].bytes);\n"
     "  }\n"
@@ -257,7 +258,7 @@ static const char k_glue_run[] =
     "    int32_t rc = fns[st->kernel](&im_env, args);\n"
     "    if (rc) return rc > 0 ? rc : INGOT_MODEL_ERROR_KERNELS;\n"
     "  }\n"
-    "  for (uint32_t i = 0; i < INGOT_MODEL_OUTPUT_COUNT; ++i) {\n"
+    "  for (uint32_t i = 0; i != INGOT_MODEL_OUTPUT_COUNT; ++i) {\n"
     "    if (!outputs[i]) return INGOT_MODEL_ERROR_ARGUMENT;\n"
     "    im_copy((uint8_t*)outputs[i], a + im_outputs[i].offset, im_outputs[i].bytes);\n"
     "  }\n"
@@ -470,9 +471,10 @@ ingot_status_t ingot_firmware_build(const ingot_bundle_spec_t* spec, const char*
   ingot_strbuf_append(c, "typedef struct { uint32_t weight; uint32_t at; } im_arg;\n"
                          "typedef struct { uint32_t kernel; uint32_t first_arg; uint32_t arg_count; } im_step;\n\n"
                          "static const im_arg im_args[] = {\n");
-  uint32_t first_arg = 0;
+  uint32_t first_arg = 0, arg_total = 0;
   for (uint32_t k = 0; k < spec->step_count; ++k) {
     const ingot_bundle_step_t* st = &spec->steps[k];
+    arg_total += st->arg_count;
     ingot_strbuf_appendf(c, "  /* step %u: ", k);
     append_quoted(c, st->name ? st->name : "");
     ingot_strbuf_append(c, " */\n ");
@@ -483,7 +485,7 @@ ingot_status_t ingot_firmware_build(const ingot_bundle_spec_t* spec, const char*
     }
     ingot_strbuf_append(c, "\n");
   }
-  if (!first_arg && spec->step_count == 0) ingot_strbuf_append(c, "  {0, 0},\n");
+  if (!arg_total) ingot_strbuf_append(c, "  {0, 0},\n"); /* no empty arrays in C */
   ingot_strbuf_append(c, "};\n\nstatic const im_step im_steps[IM_STEP_COUNT] = {\n");
   for (uint32_t k = 0; k < spec->step_count; ++k) {
     ingot_strbuf_appendf(c, "  {%u, %u, %u},\n", spec->steps[k].kernel, first_arg, spec->steps[k].arg_count);

@@ -75,6 +75,10 @@ typedef struct driver_package_t {
 ingot_status_t driver_package(ingot_arena_t* arena, const driver_package_t* package, uint8_t** out_data,
                               size_t* out_size, ingot_bundle_report_t* out_report);
 
+/* The bundle spec alone (what driver_package builds the bundle from; the
+ * firmware writer reads the same). Its arrays live in `arena`. */
+ingot_status_t driver_bundle_spec(ingot_arena_t* arena, const driver_package_t* package, ingot_bundle_spec_t* out_spec);
+
 /* Faults the tuner's tests plant in a candidate (INGOT_TUNE_INJECT, see
  * driver_tune.c): a store out of bounds (the child crashes), a loop that
  * does not end (time-out), an output element off by one (wrong), a build

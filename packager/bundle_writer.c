@@ -89,12 +89,14 @@ static ingot_status_t weights_layout(const ingot_bundle_spec_t* spec, const uint
   return INGOT_OK;
 }
 
-static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* tensor_bytes) {
+/* Checks the spec; `with_codes` false: everything but the code variants
+ * (what the plan and the firmware writer read). */
+static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_codes, uint64_t* tensor_bytes) {
   if ((spec->tensor_count && !spec->tensors) || (spec->input_count && !spec->inputs) ||
       (spec->output_count && !spec->outputs) || (spec->step_count && !spec->steps) ||
       (spec->kernel_count && !spec->kernel_names) || (spec->code_count && !spec->codes))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: an array with a count is NULL");
-  if (spec->code_count == 0)
+  if (with_codes && spec->code_count == 0)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: no code variant");
   for (uint32_t i = 0; i < spec->tensor_count; ++i) {
     const ingot_bundle_tensor_t* t = &spec->tensors[i];
@@ -163,7 +165,7 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* t
   for (uint32_t k = 0; k < spec->kernel_count; ++k)
     if (!spec->kernel_names[k] || !spec->kernel_names[k][0])
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: kernel %u has no name", k);
-  for (uint32_t c = 0; c < spec->code_count; ++c) {
+  for (uint32_t c = 0; with_codes && c < spec->code_count; ++c) {
     const ingot_bundle_code_t* code = &spec->codes[c];
     size_t len = code->target ? strlen(code->target) : 0;
     if (len == 0 || len >= INGOT_TARGET_NAME_BYTES)
@@ -292,6 +294,70 @@ static ingot_status_t encode_section(const section_t* s, int level, ingot_bundle
   return INGOT_OK;
 }
 
+/* The arena offset of every ARENA tensor (offsets[i]; weights keep 0), from
+ * the live intervals first/last: an alias group is one item covering the
+ * union of its members' intervals and the largest of their sizes. item_of
+ * and items are scratch arrays of tensor_count entries. */
+static ingot_status_t plan_spec(const ingot_bundle_spec_t* spec, const uint64_t* tensor_bytes, const uint32_t* first,
+                                const uint32_t* last, uint32_t* item_of, ingot_plan_item_t* items, uint64_t* offsets,
+                                uint64_t* out_arena_bytes, uint64_t* out_lower_bound) {
+  const uint32_t nt = spec->tensor_count;
+  uint32_t item_count = 0;
+  for (uint32_t i = 0; i < nt; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of != UINT32_MAX)
+      continue;
+    item_of[i] = item_count;
+    items[item_count].bytes = tensor_bytes[i];
+    items[item_count].first_step = first[i];
+    items[item_count].last_step = last[i];
+    ++item_count;
+  }
+  for (uint32_t i = 0; i < nt; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of == UINT32_MAX)
+      continue;
+    uint32_t root = alias_root(spec, i);
+    if (root == UINT32_MAX)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': alias_of cycle",
+                        tensor_name(&spec->tensors[i]));
+    ingot_plan_item_t* item = &items[item_of[root]];
+    item_of[i] = item_of[root];
+    if (tensor_bytes[i] > item->bytes) item->bytes = tensor_bytes[i];
+    if (first[i] < item->first_step) item->first_step = first[i];
+    if (last[i] > item->last_step) item->last_step = last[i];
+  }
+  ingot_status_t status = ingot_memory_plan(items, item_count, out_arena_bytes, out_lower_bound);
+  if (status != INGOT_OK) return status;
+  for (uint32_t i = 0; i < nt; ++i)
+    offsets[i] = spec->tensors[i].storage == INGOT_STORAGE_ARENA ? items[item_of[i]].offset : 0;
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_bundle_plan(const ingot_bundle_spec_t* spec, uint64_t* out_offsets, uint64_t* out_arena_bytes,
+                                 uint64_t* out_lower_bound) {
+  if (out_arena_bytes) *out_arena_bytes = 0;
+  if (out_lower_bound) *out_lower_bound = 0;
+  if (!spec || !out_offsets || !out_arena_bytes || !out_lower_bound)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle plan: NULL spec or output");
+  const uint32_t nt = spec->tensor_count;
+  uint64_t* tensor_bytes = ingot_xcalloc(nt ? nt : 1, sizeof(uint64_t));
+  uint32_t* first = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  uint32_t* last = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  uint32_t* item_of = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  ingot_plan_item_t* items = ingot_xcalloc(nt ? nt : 1, sizeof(ingot_plan_item_t));
+  ingot_status_t status = validate_spec(spec, false, tensor_bytes);
+  if (status == INGOT_OK) {
+    ingot_bundle_live_intervals(spec, first, last);
+    status = plan_spec(spec, tensor_bytes, first, last, item_of, items, out_offsets, out_arena_bytes,
+                       out_lower_bound);
+  }
+  free(items);
+  free(item_of);
+  free(last);
+  free(first);
+  free(tensor_bytes);
+  return status;
+}
+
 ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out_data,
                                   size_t* out_size, ingot_bundle_report_t* out_report) {
   if (out_data) *out_data = NULL;
@@ -317,50 +383,21 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   encoded_t* encoded = NULL;
   uint32_t section_count = 0;
   ZSTD_CCtx* cctx = NULL;
-  ingot_status_t status = validate_spec(spec, tensor_bytes);
+  ingot_status_t status = validate_spec(spec, true, tensor_bytes);
   if (status != INGOT_OK) goto done;
 
   /* ---- Live intervals, alias groups, the plan. */
   ingot_bundle_live_intervals(spec, first, last);
-  uint32_t item_count = 0;
-  for (uint32_t i = 0; i < nt; ++i) {
-    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of != UINT32_MAX)
-      continue;
-    item_of[i] = item_count;
-    items[item_count].bytes = tensor_bytes[i];
-    items[item_count].first_step = first[i];
-    items[item_count].last_step = last[i];
-    ++item_count;
-  }
-  for (uint32_t i = 0; i < nt; ++i) {
-    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of == UINT32_MAX)
-      continue;
-    uint32_t root = alias_root(spec, i);
-    if (root == UINT32_MAX) {
-      status = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': alias_of cycle",
-                          tensor_name(&spec->tensors[i]));
-      goto done;
-    }
-    ingot_plan_item_t* item = &items[item_of[root]];
-    item_of[i] = item_of[root];
-    if (tensor_bytes[i] > item->bytes) item->bytes = tensor_bytes[i];
-    if (first[i] < item->first_step) item->first_step = first[i];
-    if (last[i] > item->last_step) item->last_step = last[i];
-  }
   uint64_t arena_bytes = 0, lower_bound = 0;
-  status = ingot_memory_plan(items, item_count, &arena_bytes, &lower_bound);
+  status = plan_spec(spec, tensor_bytes, first, last, item_of, items, offsets, &arena_bytes, &lower_bound);
   if (status != INGOT_OK) goto done;
-
-  /* ---- Weights: one layout per variant, identical ones stored once. */
   uint32_t arena_tensors = 0, weight_count = 0;
   for (uint32_t i = 0; i < nt; ++i) {
-    if (spec->tensors[i].storage == INGOT_STORAGE_WEIGHT) {
-      ++weight_count;
-    } else {
-      offsets[i] = items[item_of[i]].offset;
-      ++arena_tensors;
-    }
+    if (spec->tensors[i].storage == INGOT_STORAGE_WEIGHT) ++weight_count;
+    else ++arena_tensors;
   }
+
+  /* ---- Weights: one layout per variant, identical ones stored once. */
   const uint32_t nc = spec->code_count;
   wrecords = ingot_xcalloc((size_t)nc * weight_count + 1, sizeof(ingot_weight_record_t));
   blobs = ingot_xcalloc(nc, sizeof(uint8_t*));

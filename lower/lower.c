@@ -579,6 +579,14 @@ ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ing
   }
   if (node->epilogue.bias_input && node->op != INGOT_OP_MATMUL)
     return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "a fused bias on this op is not supported");
+  /* A node whose outputs are all empty (a zero-size dimension) has nothing
+   * to write: no kernel. */
+  bool all_empty = node->output_count > 0;
+  for (uint32_t i = 0; i < node->output_count && all_empty; ++i) {
+    uint32_t o = node->outputs[i];
+    all_empty = o == INGOT_NO_VALUE || (graph->values[o].rank > 0 && ingot_value_numel(&graph->values[o]) == 0);
+  }
+  if (all_empty) return INGOT_OK;
   ctx.f = ingot_ir_func_create(ingot_arena_printf(ctx.arena, "%s_%u", lower_op_lower(&ctx), node_id));
   ingot_status_t status = kLowerers[node->op](&ctx);
   if (status != INGOT_OK || ctx.no_kernel) {

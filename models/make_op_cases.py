@@ -25,6 +25,11 @@ compare.py):
     nearest with zeros and align_corners 1; theta scales past the image so
     that every padding mode is exercised.
 
+  empty_outputs.onnx (opset 18), input x [2, 5]: Split into [2, 0], [2, 5]
+    and [2, 0]; the empty parts are outputs, one through a Sigmoid (a node
+    with nothing to write: no kernel) and one through a Concat with the
+    non-empty part.
+
   python models/make_op_cases.py --out build/models
 """
 import argparse
@@ -99,6 +104,21 @@ def spatial_transformer():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
 
 
+def empty_outputs():
+    nodes = [
+        helper.make_node("Split", ["x", "sizes"], ["a", "b", "c"], axis=1),
+        helper.make_node("Relu", ["b"], ["rb"]),
+        helper.make_node("Sigmoid", ["a"], ["sa"]),
+        helper.make_node("Concat", ["c", "b"], ["cb"], axis=1),
+    ]
+    inits = [numpy_helper.from_array(np.array([0, 5, 0], dtype=np.int64), "sizes")]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+            for n, shape in (("a", [2, 0]), ("rb", [2, 5]), ("sa", [2, 0]), ("cb", [2, 5]))]
+    g = helper.make_graph(nodes, "empty_outputs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])], outs,
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
@@ -106,7 +126,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(15)
     for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot()),
-                        ("spatial_transformer", spatial_transformer())):
+                        ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order

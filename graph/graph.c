@@ -432,6 +432,11 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
         case INGOT_ATTR_TENSOR:
           ingot_strbuf_appendf(sb, "@%s", a->tensor < graph->value_count ? graph->values[a->tensor].name : "?");
           break;
+        case INGOT_ATTR_STRINGS:
+          ingot_strbuf_append(sb, "[");
+          for (uint32_t j = 0; j < a->count; ++j) ingot_strbuf_appendf(sb, "%s\"%s\"", j ? "," : "", a->strings[j]);
+          ingot_strbuf_append(sb, "]");
+          break;
       }
     }
     const ingot_epilogue_t* ep = &n->epilogue;

@@ -65,6 +65,7 @@ typedef enum ingot_attr_type_t {
   INGOT_ATTR_INTS = 4,
   INGOT_ATTR_FLOATS = 5,
   INGOT_ATTR_TENSOR = 6,     /* `tensor` holds a value id of kind WEIGHT */
+  INGOT_ATTR_STRINGS = 7,
 } ingot_attr_type_t;
 
 typedef struct ingot_attr_t {
@@ -75,6 +76,7 @@ typedef struct ingot_attr_t {
   const char* s;             /* STRING */
   int64_t* ints;             /* INTS: count entries */
   float* floats;             /* FLOATS: count entries */
+  const char** strings;      /* STRINGS: count entries */
   uint32_t count;
   uint32_t tensor;           /* TENSOR */
 } ingot_attr_t;

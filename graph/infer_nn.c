@@ -506,13 +506,8 @@ ingot_status_t infer_rnn(infer_ctx_t* c) {
   if (op == INGOT_OP_LSTM && ingot_node_attr_int(c->n, "input_forget", 0) != 0) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input_forget=1 is not supported");
   }
-  /* The importer does not read string lists yet, so only the defaults
-   * (LSTM: Sigmoid, Tanh, Tanh; GRU: Sigmoid, Tanh; RNN: Tanh) can arrive. */
-  if (ingot_node_attr(c->n, "activations") || ingot_node_attr(c->n, "activation_alpha") ||
-      ingot_node_attr(c->n, "activation_beta")) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
-                      "the 'activations' attributes are not supported (only the default activations)");
-  }
+  /* activations, activation_alpha, activation_beta: read and checked where
+   * they are applied (lower/lower_rnn.c). */
   ensure_output(c, 0, "Y");
   if (op == INGOT_OP_LSTM) ensure_output(c, 2, "Y_c");
   if (op == INGOT_OP_GRU) ensure_output(c, 1, "Y_h");

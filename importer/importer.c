@@ -387,6 +387,7 @@ static ingot_attr_type_t attr_kind(const Onnx__AttributeProto* a) {
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: return INGOT_ATTR_TENSOR;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: return INGOT_ATTR_FLOATS;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: return INGOT_ATTR_INTS;
+      case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return INGOT_ATTR_STRINGS;
       default: return (ingot_attr_type_t)0;
     }
   }
@@ -397,6 +398,7 @@ static ingot_attr_type_t attr_kind(const Onnx__AttributeProto* a) {
   if (a->t) return INGOT_ATTR_TENSOR;
   if (a->n_floats) return INGOT_ATTR_FLOATS;
   if (a->n_ints) return INGOT_ATTR_INTS;
+  if (a->n_strings) return INGOT_ATTR_STRINGS;
   return (ingot_attr_type_t)0;
 }
 
@@ -450,6 +452,19 @@ static ingot_status_t import_attrs(importer_t* imp, const Onnx__NodeProto* np, u
         out->floats = INGOT_ARENA_ARRAY(&g->arena, float, a->n_floats ? a->n_floats : 1);
         if (a->n_floats) memcpy(out->floats, a->floats, sizeof(float) * a->n_floats);
         break;
+      case INGOT_ATTR_STRINGS:
+        out->count = (uint32_t)a->n_strings;
+        out->strings = INGOT_ARENA_ARRAY(&g->arena, const char*, a->n_strings ? a->n_strings : 1);
+        for (size_t k = 0; k < a->n_strings; ++k) {
+          if (a->strings[k].len && memchr(a->strings[k].data, 0, a->strings[k].len)) {
+            return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s): attribute '%s' holds a NUL byte", node_name, op,
+                              a->name);
+          }
+          char* s = ingot_arena_alloc(&g->arena, a->strings[k].len + 1);
+          if (a->strings[k].len) memcpy(s, a->strings[k].data, a->strings[k].len);
+          out->strings[k] = s;
+        }
+        break;
       case INGOT_ATTR_TENSOR: {
         if (!a->t) {
           return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s): tensor attribute '%s' holds no tensor", node_name,
@@ -465,7 +480,7 @@ static ingot_status_t import_attrs(importer_t* imp, const Onnx__NodeProto* np, u
       }
       default:
         return ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                          "node '%s' (%s): attribute '%s' has a type that is not supported (graphs, string lists, "
+                          "node '%s' (%s): attribute '%s' has a type that is not supported (graphs, "
                           "tensor lists, sparse tensors, type protos)",
                           node_name, op, a->name);
     }

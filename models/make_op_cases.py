@@ -30,6 +30,12 @@ compare.py):
     with nothing to write: no kernel) and one through a Concat with the
     non-empty part.
 
+  rnn_activations.onnx (opset 14), input x [5, 2, 4] (time, batch, input):
+    recurrent layers with the activations attribute: a bidirectional LSTM
+    (forward HardSigmoid, Elu, Softsign with alpha/beta; backward Sigmoid,
+    ScaledTanh, ThresholdedRelu), a GRU (Softsign, Softplus) and an RNN
+    (LeakyRelu), random weights and biases.
+
   python models/make_op_cases.py --out build/models
 """
 import argparse
@@ -119,6 +125,33 @@ def empty_outputs():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def rnn_activations(rng):
+    hidden, inp = 3, 4
+
+    def w(name, shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.5).astype(np.float32), name)
+
+    inits = [w("lw", (2, 4 * hidden, inp)), w("lr", (2, 4 * hidden, hidden)), w("lb", (2, 8 * hidden)),
+             w("gw", (1, 3 * hidden, inp)), w("gr", (1, 3 * hidden, hidden)), w("gb", (1, 6 * hidden)),
+             w("rw", (1, hidden, inp)), w("rr", (1, hidden, hidden)), w("rb", (1, 2 * hidden))]
+    nodes = [
+        helper.make_node("LSTM", ["x", "lw", "lr", "lb"], ["ly", "lh", "lc"], hidden_size=hidden,
+                         direction="bidirectional",
+                         activations=["HardSigmoid", "Elu", "Softsign", "Sigmoid", "ScaledTanh", "ThresholdedRelu"],
+                         activation_alpha=[0.3, 0.8, 1.2, 0.1], activation_beta=[0.4, 0.9]),
+        helper.make_node("GRU", ["x", "gw", "gr", "gb"], ["gy", "gh"], hidden_size=hidden,
+                         activations=["Softsign", "Softplus"]),
+        helper.make_node("RNN", ["x", "rw", "rr", "rb"], ["ry", "rh"], hidden_size=hidden,
+                         activations=["LeakyRelu"], activation_alpha=[0.2]),
+    ]
+    shapes = {"ly": [5, 2, 2, hidden], "lh": [2, 2, hidden], "lc": [2, 2, hidden], "gy": [5, 1, 2, hidden],
+              "gh": [1, 2, hidden], "ry": [5, 1, 2, hidden], "rh": [1, 2, hidden]}
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in shapes.items()]
+    g = helper.make_graph(nodes, "rnn_activations", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2, inp])],
+                          outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
@@ -126,7 +159,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(15)
     for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot()),
-                        ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs())):
+                        ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs()),
+                        ("rnn_activations", rnn_activations(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order

@@ -171,6 +171,13 @@ struct ingot_bundle_t {
   size_t map_bytes;
   uint8_t* plan;
   uint64_t plan_bytes;
+  /* The METADATA section decoded (from the allocator), NULL when the bundle
+   * has none; entries and strings point into it. */
+  uint8_t* metadata;
+  uint64_t metadata_bytes;
+  uint32_t metadata_count;
+  const ingot_metadata_entry_t* metadata_entries;
+  const char* metadata_strings;
   /* Parsed views; arrays from the allocator, strings point into manifest. */
   uint32_t tensor_count;
   ingot_rt_tensor_t* tensors;

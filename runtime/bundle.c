@@ -475,6 +475,8 @@ static ingot_status_t parse_plan(ingot_bundle_t* b, const ingot_limits_t* limits
     if (r->first_step > r->last_step || r->last_step > last_allowed)
       return PLAN_FAIL("record %u: bad live interval", i);
     t->offset = r->offset;
+    t->first_step = r->first_step;
+    t->last_step = r->last_step;
   }
   b->arena_bytes = h->arena_bytes;
   b->arena_lower_bound = h->lower_bound_bytes;

@@ -19,7 +19,11 @@
  * is its own, the caller's (ingot_session_options_t.arena), or one from an
  * ingot_pool_t. A bundle is immutable once open and may be shared by any
  * number of sessions in any threads; one session is used by one thread at a
- * time.
+ * time. Since 0.4 a session may borrow a thread pool shared with other
+ * sessions (ingot_threads_t, usable by sessions running at once) or run its
+ * loops on the application's parallel-for, read inputs from and write
+ * outputs to the caller's buffers (ingot_session_bind_input/_output), and a
+ * bundle tells what it was made from (ingot_bundle_metadata).
  *
  * Errors: every call that can fail returns an ingot_status_t. On failure the
  * outputs are NULL and ingot_last_error() (per thread) names what was wrong.
@@ -442,8 +446,11 @@ const void* ingot_session_output_data(const ingot_session_t* session, uint32_t i
  * (ingot_tensor_info_t.bytes), data aligned to the element size (what the
  * kernels assume; the arena's 64 bytes are not needed), an output buffer
  * overlapping no other bound buffer of the session; else
- * INGOT_ERROR_INVALID_ARGUMENT and the binding is unchanged. Never
- * allocates; a run then allocates nothing either.
+ * INGOT_ERROR_INVALID_ARGUMENT and the binding is unchanged; a bad index:
+ * INGOT_ERROR_NOT_FOUND. Bind between runs, from the thread that runs the
+ * session (like every session call but ingot_session_cancel). Never
+ * allocates; a run then allocates nothing either. Bindings last until
+ * changed or the session is released.
  *
  * CPU variants, zero-copy: the kernels' argument pointers for the tensor
  * point into `data`, so steps read a bound input in place and write a bound

@@ -25,7 +25,11 @@
  *     key), a bundle without any (as before 0.4), duplicate keys refused by
  *     the writer, a corrupt METADATA section refused by the reader.
  *
- * usage: test_session_api <c compiler> <source root> <work dir> */
+ *   - GPU: with the fake CUDA driver (fake_cuda_driver.c) given, a CUDA
+ *     variant's bound input reaches the device and its bound outputs come
+ *     back into the caller's buffers (through the run's copies).
+ *
+ * usage: test_session_api <c compiler> <source root> <work dir> [fake libcuda] */
 #define _DEFAULT_SOURCE 1
 #include <pthread.h>
 #include <stdatomic.h>
@@ -370,6 +374,67 @@ static void test_bind_output_view(const uint8_t* so, size_t so_size) {
   ingot_bundle_release(b);
 }
 
+/* The same tensor as input 0 and output 0 (plus u = t + w, output 1):
+ * the binding of either must copy, on the CPU (storage in two slots) as on
+ * a GPU (every binding goes through the run's copies). With
+ * `cuda_variant`, the bundle's only variant is a CUDA one (bare PTX; the
+ * fake driver's launches do nothing, its device memory is host memory), so
+ * only the copies show: input 0's bound bytes reach output 0's bound
+ * buffer through the device, and output 1 comes back as the device's
+ * zeros. */
+static void test_bind_same_tensor(const uint8_t* so, size_t so_size, int cuda_variant) {
+  static const uint32_t add[] = {0, 1, 2}, ins[] = {0}, outs[] = {0, 2};
+  static const char* const names[] = {"add_f32"};
+  static const char ptx[] = "//\n.version 7.8\n.target sm_90\n.address_size 64\n";
+  static const ingot_launch_record_t launch[1] = {{0, 0, {1, 1, 1}, {64, 1, 1}}};
+  ingot_bundle_tensor_t t[3];
+  const char* tn[3] = {"t", "w", "u"};
+  for (int i = 0; i < 3; ++i) {
+    t[i] = (ingot_bundle_tensor_t){.name = tn[i], .dtype = INGOT_DTYPE_F32, .rank = 1,
+                                   .storage = INGOT_STORAGE_ARENA, .alias_of = UINT32_MAX};
+    t[i].dims[0] = N;
+  }
+  t[1].storage = INGOT_STORAGE_WEIGHT;
+  t[1].data = g_w;
+  ingot_bundle_step_t steps[1] = {{0, add, 3, "add"}};
+  ingot_bundle_code_t code = {"c", so, so_size, INGOT_LOADER_CPU_ELF, NULL, NULL};
+  if (cuda_variant) code = (ingot_bundle_code_t){"cuda -arch=sm_90", ptx, sizeof ptx, INGOT_LOADER_CUDA, launch, NULL};
+  ingot_bundle_spec_t spec = {.tensors = t, .tensor_count = 3, .inputs = ins, .input_count = 1,
+                              .outputs = outs, .output_count = 2, .steps = steps, .step_count = 1,
+                              .kernel_names = names, .kernel_count = 1, .codes = &code, .code_count = 1};
+  ingot_bundle_t* b = open_spec(&spec);
+  if (!b) return;
+  CHECK(!strcmp(ingot_bundle_device(b), cuda_variant ? "cuda" : "cpu"), "device %s", ingot_bundle_device(b));
+  ingot_session_t* s = NULL;
+  CHECK(ingot_session_create(b, NULL, &s) == INGOT_OK, "create: %s", ingot_last_error());
+  if (!s) {
+    ingot_bundle_release(b);
+    return;
+  }
+  float* in = aligned_alloc(64, sizeof(float) * N);
+  float* out = aligned_alloc(64, sizeof(float) * N);
+  float* u = aligned_alloc(64, sizeof(float) * N);
+  fill_input(in, 2.0f);
+  memset(out, 0xAB, sizeof(float) * N);
+  memset(u, 0xAB, sizeof(float) * N);
+  CHECK(ingot_session_bind_input(s, 0, in, sizeof(float) * N) == INGOT_OK, "bind: %s", ingot_last_error());
+  CHECK(ingot_session_bind_output(s, 0, out, sizeof(float) * N) == INGOT_OK, "bind: %s", ingot_last_error());
+  CHECK(ingot_session_bind_output(s, 1, u, sizeof(float) * N) == INGOT_OK, "bind: %s", ingot_last_error());
+  CHECK(ingot_session_binding_copies(s, 0, 0) && ingot_session_binding_copies(s, 1, 0), "t in two slots not copied");
+  CHECK(ingot_session_binding_copies(s, 1, 1) == cuda_variant, "u copied: %d", ingot_session_binding_copies(s, 1, 1));
+  CHECK(ingot_session_input_data(s, 0) == in && ingot_session_output_data(s, 1) == u, "data pointers");
+  CHECK(ingot_session_run(s) == INGOT_OK, "run: %s", ingot_last_error());
+  CHECK(!memcmp(in, out, sizeof(float) * N), "output 0 (= input 0) not copied into its bound buffer");
+  int right = 1;
+  for (int i = 0; i < N; ++i) right &= cuda_variant ? u[i] == 0.0f : u[i] == in[i] + g_w[i];
+  CHECK(right, "output 1 in its bound buffer");
+  free(in);
+  free(out);
+  free(u);
+  ingot_session_release(s);
+  ingot_bundle_release(b);
+}
+
 /* ---- Threads ------------------------------------------------------------------ */
 
 typedef struct worker_t {
@@ -526,8 +591,8 @@ static void test_metadata(model_t* m) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s <c compiler> <source root> <work dir>\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: %s <c compiler> <source root> <work dir> [fake libcuda]\n", argv[0]);
     return 2;
   }
   for (int i = 0; i < N; ++i) g_w[i] = 0.25f * (float)(i % 13) - 1.0f;
@@ -550,6 +615,14 @@ int main(int argc, char** argv) {
   }
   test_bind_input_view(so, so_size);
   test_bind_output_view(so, so_size);
+  test_bind_same_tensor(so, so_size, 0);
+  if (argc == 5) { /* the fake CUDA driver (fake_cuda_driver.c): a GPU variant's bindings */
+    setenv("INGOT_CUDA_DRIVER", argv[4], 1);
+    setenv("INGOT_FAKE_CUDA_SM", "90", 1);
+    char why[192];
+    CHECK(ingot_device_probe("cuda", why, sizeof why), "fake driver: %s", why);
+    test_bind_same_tensor(so, so_size, 1);
+  }
   test_metadata(&m);
   free(so);
   if (g_failures) {

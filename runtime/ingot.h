@@ -410,8 +410,10 @@ typedef struct ingot_session_options_t {
    *   shared_threads  a pool from ingot_threads_create (borrowed: it must
    *                   outlive the session);
    *   parallel_for    the application's (contract above), called with
-   *                   parallel_for_self from the thread that runs the
-   *                   session; kernels split their loops for
+   *                   parallel_for_self and count >= 2 (shorter loops run
+   *                   inline) from the thread that runs the session, or
+   *                   from inside one of its own bodies (a nested loop);
+   *                   kernels split their loops for
    *                   parallel_for_threads threads (0: one per online CPU,
    *                   at most INGOT_SESSION_THREADS_MAX).
    * GPU variants run no host loops: they accept and ignore both. */

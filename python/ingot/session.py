@@ -97,6 +97,8 @@ class Session:
     device: which kind of code variant to load: None/"auto", "cpu", "cuda" or
     "rocm" (ingot_bundle_options_t.device). public_key: the 32 bytes of an
     Ed25519 public key; the bundle must then carry a valid signature by it.
+    shared_threads: an ingot.Threads whose pool this session shares with
+    others (threads is then ignored).
 
     Memory: inputs and outputs live in the session's arena unless bound to
     arrays of the caller (bind_input, bind_output: no copy at all, the

@@ -162,6 +162,15 @@ def case_inspect():
         check(list(md) == sorted(md), f"metadata keys not sorted: {list(md)}")
     check("\nmetadata:\n" in p.stdout and "source_sha256" in p.stdout and "digits_mlp" in p.stdout,
           f"inspect text shows no metadata: {p.stdout}")
+    # A bundle written before 0.4 (the fuzz corpus keeps some): no metadata, shown as such.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(ARGS.model))))
+    old = os.path.join(root, "tests", "fuzz", "corpus", "bundle", "digits.ingot")
+    if os.path.exists(old):
+        p_old = ingot("inspect", old, "--json")
+        check(p_old.returncode == 0 and json.loads(p_old.stdout).get("metadata") == {},
+              f"inspect --json of a bundle without metadata: {p_old.stderr}")
+        p_old = ingot("inspect", old)
+        check(p_old.returncode == 0 and "metadata: none" in p_old.stdout, f"inspect text without metadata: {p_old.stdout}")
     # Byte-reproducible with metadata: the same compile again gives the same bytes.
     again = os.path.join(ARGS.work, "digits_b1_again.ingot")
     q = ingot("compile", ARGS.model, "-o", again, "--input-shape", "input=1x1x8x8")

@@ -613,6 +613,9 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
   const Onnx__GraphProto* gp = model->graph;
   if (!gp) return ingot_fail(INGOT_ERROR_CORRUPT, "the model has no graph");
   g->name = ingot_arena_strdup(&g->arena, gp->name ? gp->name : "");
+  g->producer_name = ingot_arena_strdup(&g->arena, model->producer_name ? model->producer_name : "");
+  g->producer_version = ingot_arena_strdup(&g->arena, model->producer_version ? model->producer_version : "");
+  g->model_version = model->has_model_version ? model->model_version : 0;
   g->opset = 0;
   for (size_t i = 0; i < model->n_opset_import; ++i) {
     const Onnx__OperatorSetIdProto* o = model->opset_import[i];

@@ -102,7 +102,12 @@ typedef enum ingot_dtype_t {
   INGOT_DTYPE_BOOL = 6,
   INGOT_DTYPE_F16 = 7,
   INGOT_DTYPE_F64 = 8,
-  INGOT_DTYPE_COUNT_ = 9,
+  INGOT_DTYPE_I16 = 9,          /* added in 0.4 */
+  INGOT_DTYPE_U16 = 10,
+  INGOT_DTYPE_U32 = 11,
+  INGOT_DTYPE_U64 = 12,
+  INGOT_DTYPE_BF16 = 13,        /* bfloat16: the upper half of a float32's bits */
+  INGOT_DTYPE_COUNT_ = 14,
 } ingot_dtype_t;
 
 /* Bytes per element, 0 for INGOT_DTYPE_INVALID or an unknown value. */

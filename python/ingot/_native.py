@@ -19,7 +19,9 @@ ABI_MINOR_MIN = 4
 DTYPES = {
     1: np.dtype(np.float32), 2: np.dtype(np.uint8), 3: np.dtype(np.int8),
     4: np.dtype(np.int32), 5: np.dtype(np.int64), 6: np.dtype(np.bool_),
-    7: np.dtype(np.float16), 8: np.dtype(np.float64),
+    7: np.dtype(np.float16), 8: np.dtype(np.float64), 9: np.dtype(np.int16), 10: np.dtype(np.uint16),
+    11: np.dtype(np.uint32), 12: np.dtype(np.uint64),
+    13: np.dtype(np.uint16),  # bfloat16: numpy has none; the raw bits as uint16
 }
 
 

@@ -191,7 +191,9 @@ static LLVMTypeRef value_type(gen_t* g, ingot_dtype_t t) {
     case INGOT_DTYPE_I8:
     case INGOT_DTYPE_U8: return g->m.t_i8;
     case INGOT_DTYPE_I16:
-    case INGOT_DTYPE_U16: return LLVMInt16TypeInContext(g->m.ctx);
+    case INGOT_DTYPE_U16:
+    case INGOT_DTYPE_F16:  /* float16, bfloat16: storage, their bits (cast() converts) */
+    case INGOT_DTYPE_BF16: return LLVMInt16TypeInContext(g->m.ctx);
     case INGOT_DTYPE_I32:
     case INGOT_DTYPE_U32: return g->m.t_i32;
     case INGOT_DTYPE_I64:
@@ -657,6 +659,62 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   }
 }
 
+/* float16 / bfloat16 bits (i16, scalar or vector) to float32, and back with
+ * rounding to nearest, ties to even; in integer ops, so that no conversion
+ * routine is imported (the same steps as the c target's ingot_h2f / f2h). */
+static LLVMValueRef half_to_f32(fn_t* F, LLVMValueRef h, bool bf16) {
+  LLVMBuilderRef b = F->b;
+  unsigned n = lanes_of(h);
+  LLVMTypeRef i32 = ingot_llvm_vec_type(F->g->m.t_i32, n), f32 = ingot_llvm_vec_type(F->g->m.t_f32, n);
+  LLVMValueRef u = LLVMBuildZExt(b, h, i32, "");
+#define K(v) const_of(i32, (int64_t)(v))
+  if (bf16) return LLVMBuildBitCast(b, LLVMBuildShl(b, u, K(16), ""), f32, "");
+  LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, u, K(0x8000), ""), K(16), "");
+  LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, u, K(10), ""), K(0x1f), "");
+  LLVMValueRef m = LLVMBuildAnd(b, u, K(0x3ff), "");
+  LLVMValueRef mant = LLVMBuildShl(b, m, K(13), "");
+  LLVMValueRef normal = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, K(112), ""), K(23), ""), mant, "");
+  LLVMValueRef special = LLVMBuildOr(b, K(0x7f800000), mant, "");
+  LLVMValueRef sub = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, f32, ""),
+                                   LLVMConstBitCast(K(0x33800000), f32), ""); /* m * 2^-24, exact */
+  sub = LLVMBuildBitCast(b, sub, i32, "");
+  LLVMValueRef bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, K(31), ""), special, normal, "");
+  bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, K(0), ""), sub, bits, "");
+  return LLVMBuildBitCast(b, LLVMBuildOr(b, bits, sign, ""), f32, "");
+}
+
+static LLVMValueRef f32_to_half(fn_t* F, LLVMValueRef f, bool bf16) {
+  LLVMBuilderRef b = F->b;
+  unsigned n = lanes_of(f);
+  LLVMTypeRef i32 = ingot_llvm_vec_type(F->g->m.t_i32, n), f32 = ingot_llvm_vec_type(F->g->m.t_f32, n);
+  LLVMTypeRef i16 = ingot_llvm_vec_type(LLVMInt16TypeInContext(F->g->m.ctx), n);
+  LLVMValueRef u = LLVMBuildBitCast(b, f, i32, "");
+  LLVMValueRef a = LLVMBuildAnd(b, u, K(0x7fffffff), "");
+  LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntUGT, a, K(0x7f800000), "");
+  if (bf16) {
+    LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, u, K(16), ""), K(1), "");
+    LLVMValueRef r = LLVMBuildLShr(b, LLVMBuildAdd(b, LLVMBuildAdd(b, u, K(0x7fff), ""), lsb, ""), K(16), "");
+    LLVMValueRef q = LLVMBuildOr(b, LLVMBuildLShr(b, u, K(16), ""), K(0x40), "");
+    return LLVMBuildTrunc(b, LLVMBuildSelect(b, nan, q, r, ""), i16, "");
+  }
+  LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildLShr(b, u, K(16), ""), K(0x8000), "");
+  /* normal: round the 13 dropped bits, rebias the exponent */
+  LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, a, K(13), ""), K(1), "");
+  LLVMValueRef rounded = LLVMBuildAdd(b, LLVMBuildAdd(b, a, K(0xfff), ""), lsb, "");
+  LLVMValueRef normal = LLVMBuildLShr(b, LLVMBuildSub(b, rounded, K(0x38000000), ""), K(13), "");
+  /* subnormal or zero: |f| * 2^24 rounded to an integer, ties to even (2^23 trick) */
+  LLVMValueRef v = LLVMBuildFMul(b, LLVMBuildBitCast(b, a, f32, ""), LLVMConstBitCast(K(0x4b800000), f32), "");
+  LLVMValueRef magic = LLVMConstBitCast(K(0x4b000000), f32);
+  v = LLVMBuildFSub(b, LLVMBuildFAdd(b, v, magic, ""), magic, "");
+  LLVMValueRef sub = LLVMBuildFPToUI(b, v, i32, "");
+  LLVMValueRef r = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, a, K(0x38800000), ""), sub, normal, "");
+  r = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGE, a, K(0x477ff000), ""), K(0x7c00), r, "");
+  r = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGE, a, K(0x7f800000), ""),
+                      LLVMBuildSelect(b, nan, K(0x7e00), K(0x7c00), ""), r, "");
+  return LLVMBuildTrunc(b, LLVMBuildOr(b, r, sign, ""), i16, "");
+#undef K
+}
+
 static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   ingot_dtype_t to = e->dtype, from = e->u.unary.a->dtype;
   LLVMTypeRef tt, ft;
@@ -668,6 +726,22 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   unsigned n = lanes_of(a);
   LLVMTypeRef t = ingot_llvm_vec_type(tt, n);
   if (to == from) return a;
+  bool half_from = from == INGOT_DTYPE_F16 || from == INGOT_DTYPE_BF16;
+  bool half_to = to == INGOT_DTYPE_F16 || to == INGOT_DTYPE_BF16;
+  if (half_from) {
+    a = half_to_f32(F, a, from == INGOT_DTYPE_BF16);
+    if (to == INGOT_DTYPE_F32) return a;
+    from = INGOT_DTYPE_F32;
+    ft = F->g->m.t_f32;
+  }
+  if (half_to) {
+    /* to float32 first (float64 rounds twice; integers exactly up to 2^24) */
+    LLVMTypeRef f32 = ingot_llvm_vec_type(F->g->m.t_f32, n);
+    if (from == INGOT_DTYPE_F64) a = LLVMBuildFPTrunc(b, a, f32, "");
+    else if (from == INGOT_DTYPE_BOOL || is_unsigned(from)) { if (from != INGOT_DTYPE_F32) a = LLVMBuildUIToFP(b, a, f32, ""); }
+    else if (from != INGOT_DTYPE_F32) a = LLVMBuildSIToFP(b, a, f32, "");
+    return f32_to_half(F, a, to == INGOT_DTYPE_BF16);
+  }
   bool from_unsigned = is_unsigned(from);
   if (to == INGOT_DTYPE_BOOL) {
     if (is_float(from)) return LLVMBuildFCmp(b, LLVMRealUNE, a, LLVMConstNull(LLVMTypeOf(a)), "");

@@ -490,6 +490,11 @@ ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
  * has no other consumer), rewriting the conv's weights and bias. */
 ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
+/* Float16 and bfloat16 computed in float32: half weights converted, half
+ * graph inputs and outputs (by their declared types) kept with a Cast at the
+ * edge, Casts to half inside the graph made casts to float32
+ * (graph/passes_dtype.c). Before inference. */
+ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph);
 /* Fuses Add(conv_out, r) into the Conv (r becomes its input 3, named by
  * epilogue.residual_input) when the conv output has no other consumer, r has
  * the output's shape and dtype and is computed before the conv, and the conv has no activation yet, so

@@ -801,6 +801,13 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     if (g->values[id].is_output) return ingot_fail(INGOT_ERROR_CORRUPT, "graph output '%s' is listed twice", vi->name);
     g->values[id].is_output = true;
     g->outputs[g->output_count++] = id;
+    /* the declared element type, until inference sets it (a float16 output
+     * stays float16 when the graph computes in float32: graph/passes_dtype.c) */
+    ingot_dtype_t declared;
+    const Onnx__TypeProto* tp = vi->type;
+    if (g->values[id].dtype == INGOT_DTYPE_INVALID && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        tp->tensor_type && tp->tensor_type->has_elem_type && map_dtype(tp->tensor_type->elem_type, &declared))
+      g->values[id].dtype = declared;
   }
   if (imp->problems) return INGOT_OK; /* collect mode: the caller sorts what is left */
   return ingot_graph_sort(g);

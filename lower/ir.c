@@ -84,7 +84,7 @@ static bool is_int_const(const ingot_ir_expr_t* e, int64_t v) {
 }
 
 static bool is_float_dtype(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64 || t == INGOT_DTYPE_F16;
+  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64 || t == INGOT_DTYPE_F16 || t == INGOT_DTYPE_BF16;
 }
 
 bool ingot_ir_dtype_is_float(ingot_dtype_t t) { return is_float_dtype(t); }

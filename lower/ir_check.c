@@ -293,7 +293,7 @@ typedef struct verify_ctx_t {
 } verify_ctx_t;
 
 static bool is_float(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64 || t == INGOT_DTYPE_F16;
+  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64 || t == INGOT_DTYPE_F16 || t == INGOT_DTYPE_BF16;
 }
 
 static bool is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
@@ -772,10 +772,25 @@ static uint16_t double_to_half(double d) {
   return sign | (uint16_t)h;
 }
 
+static double bf16_to_double(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint16_t double_to_bf16(double v) {
+  float f = (float)v;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 /* Rounds a float result to its dtype's precision. */
 static double round_float(ingot_dtype_t t, double v) {
   if (t == INGOT_DTYPE_F32) return (double)(float)v;
   if (t == INGOT_DTYPE_F16) return half_to_double(double_to_half(v));
+  if (t == INGOT_DTYPE_BF16) return bf16_to_double(double_to_bf16(v));
   return v;
 }
 
@@ -821,6 +836,7 @@ static value_t load_elem(ingot_dtype_t t, const void* base, int64_t i) {
     case INGOT_DTYPE_F32: r.f = ((const float*)base)[i]; break;
     case INGOT_DTYPE_F64: r.f = ((const double*)base)[i]; break;
     case INGOT_DTYPE_F16: r.f = half_to_double(((const uint16_t*)base)[i]); break;
+    case INGOT_DTYPE_BF16: r.f = bf16_to_double(((const uint16_t*)base)[i]); break;
     case INGOT_DTYPE_I64: r.i = ((const int64_t*)base)[i]; break;
     case INGOT_DTYPE_I32: r.i = ((const int32_t*)base)[i]; break;
     case INGOT_DTYPE_I8: r.i = ((const int8_t*)base)[i]; break;
@@ -840,6 +856,7 @@ static void store_elem(ingot_dtype_t t, void* base, int64_t i, value_t v) {
     case INGOT_DTYPE_F32: ((float*)base)[i] = (float)v.f; break;
     case INGOT_DTYPE_F64: ((double*)base)[i] = v.f; break;
     case INGOT_DTYPE_F16: ((uint16_t*)base)[i] = double_to_half(v.f); break;
+    case INGOT_DTYPE_BF16: ((uint16_t*)base)[i] = double_to_bf16(v.f); break;
     case INGOT_DTYPE_I64: ((int64_t*)base)[i] = v.i; break;
     case INGOT_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)v.i; break;
     case INGOT_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)v.i; break;

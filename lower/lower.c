@@ -83,7 +83,7 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; float32 only)",
                       ingot_dtype_name(v->dtype), v->name);
   }
-  if (!(LOWER_DT_ANY & LOWER_DT(v->dtype))) {
+  if (!((LOWER_DT_ANY | LOWER_DT_HALF) & LOWER_DT(v->dtype))) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s')",
                       ingot_dtype_name(v->dtype), v->name);
   }

@@ -59,6 +59,9 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
    LOWER_DT(INGOT_DTYPE_I16))
 #define LOWER_DT_NUMERIC (LOWER_DT_FLOAT | LOWER_DT_INT)
 #define LOWER_DT_ANY (LOWER_DT_NUMERIC | LOWER_DT(INGOT_DTYPE_BOOL))
+/* float16 and bfloat16: storage dtypes (loaded and stored as their bits;
+ * Cast converts them; the graph computes them in float32, graph/passes.c) */
+#define LOWER_DT_HALF (LOWER_DT(INGOT_DTYPE_F16) | LOWER_DT(INGOT_DTYPE_BF16))
 /* Fails unless the dtype of `value` is in `allowed` (a LOWER_DT_* set); the
  * message lists the allowed dtypes. */
 ingot_status_t lower_check_dtype(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed);

@@ -34,7 +34,7 @@ static ingot_status_t ew_begin_ex(lower_ctx_t* ctx, uint32_t count, uint32_t all
   if (count > 64) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "more than 64 inputs");
   e->y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value_dt(ctx, e->y, LOWER_DT_ANY))) return s;
+  if ((s = lower_check_value_dt(ctx, e->y, LOWER_DT_ANY | (allowed & LOWER_DT_HALF)))) return s;
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t v = lower_input(ctx, i);
     if (v == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input %u is missing", i);
@@ -353,11 +353,15 @@ ingot_status_t lower_where(lower_ctx_t* ctx) {
 
 ingot_status_t lower_cast(lower_ctx_t* ctx) {
   ew_t e;
-  ingot_status_t s = ew_begin(ctx, 1, LOWER_DT_ANY, true, &e);
+  ingot_status_t s = ew_begin(ctx, 1, LOWER_DT_ANY | LOWER_DT_HALF, true, &e);
   if (s) return s;
   ingot_dtype_t to = lower_value(ctx, e.y)->dtype;
   ingot_ir_expr_t* x = e.in[0];
   ingot_dtype_t from = x->dtype;
+  if ((LOWER_DT(from) & LOWER_DT_HALF) && to != from && to != INGOT_DTYPE_F32) {
+    x = ingot_ir_cast(ctx->f, INGOT_DTYPE_F32, x); /* float16 / bfloat16 convert through float32 */
+    from = INGOT_DTYPE_F32;
+  }
   ingot_ir_expr_t* v;
   if (to == INGOT_DTYPE_BOOL && from != INGOT_DTYPE_BOOL) {
     v = bin(ctx, INGOT_IR_NE, x, lower_const(ctx, from, 0));  /* NaN -> true, as C and ONNX Runtime */

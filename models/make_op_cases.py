@@ -36,6 +36,12 @@ compare.py):
     ScaledTanh, ThresholdedRelu), a GRU (Softsign, Softplus) and an RNN
     (LeakyRelu), random weights and biases.
 
+  half_cnn.onnx (opset 17), input x float16 [1, 3, 16, 16]: a float16 model
+    as a float16 conversion leaves it: Conv 3x3 (float16 weights) -> Relu ->
+    MaxPool -> Conv 1x1 -> Add (residual) -> GlobalAveragePool -> Flatten ->
+    Gemm -> Softmax, float16 outputs `prob` and `logits` (bfloat16 is
+    covered by the node tests: ONNX Runtime's Python API cannot return it).
+
   python models/make_op_cases.py --out build/models
 """
 import argparse
@@ -152,6 +158,29 @@ def rnn_activations(rng):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
 
 
+def half_cnn(rng):
+    def w(name, shape, scale):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float16), name)
+
+    inits = [w("w1", (8, 3, 3, 3), 0.3), w("b1", (8,), 0.1), w("w2", (8, 8, 1, 1), 0.3), w("b2", (8,), 0.1),
+             w("w3", (5, 8), 0.5), w("b3", (5,), 0.1)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"]),
+        helper.make_node("Add", ["c2", "p1"], ["a2"]),
+        helper.make_node("GlobalAveragePool", ["a2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["prob"], axis=1),
+    ]
+    g = helper.make_graph(nodes, "half_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 3, 16, 16])],
+                          [helper.make_tensor_value_info("prob", TensorProto.FLOAT16, [1, 5]),
+                           helper.make_tensor_value_info("logits", TensorProto.FLOAT16, [1, 5])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
@@ -160,7 +189,7 @@ def main():
     rng = np.random.default_rng(15)
     for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot()),
                         ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs()),
-                        ("rnn_activations", rnn_activations(rng))):
+                        ("rnn_activations", rnn_activations(rng)), ("half_cnn", half_cnn(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order

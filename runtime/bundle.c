@@ -59,6 +59,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include <zstd_errors.h>
+#include "runtime_config.h"
 
 #include "runtime_internal.h"
 
@@ -1077,6 +1078,11 @@ int ingot_device_probe(const char* device, char* out_why, size_t why_cap) {
     ingot_rt_cpu_describe(out_why, why_cap);
     return 1;
   }
+#if INGOT_RT_GPU_LOADERS
   if (kind == INGOT_LOADER_CUDA) return ingot_rt_cuda_probe(out_why, why_cap) > 0;
   return ingot_rt_hip_probe(out_why, why_cap) > 0;
+#else
+  snprintf(out_why, why_cap, "this libingot was built without GPU loaders (-DINGOT_GPU_LOADERS=OFF)");
+  return 0;
+#endif
 }

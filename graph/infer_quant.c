@@ -1,6 +1,7 @@
 /* Shape inference and typed parameters of the quantization ops:
  * QuantizeLinear, DequantizeLinear (opsets 10 to 25: per-tensor, per-axis
- * and blocked scales) and DynamicQuantizeLinear. The quantized dtypes are
+ * and blocked scales), DynamicQuantizeLinear, QLinearConv and QLinearMatMul
+ * (x / a and y per tensor; w / b per tensor or per output channel). The quantized dtypes are
  * uint8 and int8 (DequantizeLinear also reads int32); the float side is
  * float32. Other dtypes the ONNX schemas allow (float16, bfloat16, int16,
  * uint16, float8, int4, ...) are refused here, naming the dtype. */
@@ -197,4 +198,105 @@ ingot_status_t infer_dynamicquantizelinear(infer_ctx_t* c) {
   infer_set_output(c, 1, INGOT_DTYPE_F32, 0, none);
   infer_set_output(c, 2, INGOT_DTYPE_U8, 0, none);
   return INGOT_OK;
+}
+
+/* ---- QLinearConv and QLinearMatMul ----
+ * Inputs: x (or a) 0, its scale 1 and zero point 2; w (or b) 3, its scale 4
+ * and zero point 5; y's scale 6 and zero point 7; QLinearConv's int32 bias 8. */
+
+/* Checks scale `si` (float32; one element, or `channels` elements as a 1-D
+ * tensor when channels > 0) and zero point `zi` (data's dtype; the scale's
+ * element count). */
+static ingot_status_t qlinear_check_pair(const infer_ctx_t* c, uint32_t si, uint32_t zi, ingot_dtype_t data,
+                                         int64_t channels) {
+  const ingot_value_t* sc = infer_input(c, si);
+  const ingot_value_t* zp = infer_input(c, zi);
+  if (!sc) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u (a scale) is required", si);
+  if (sc->dtype != INGOT_DTYPE_F32) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "scale '%s' has dtype %s: only float32 scales are supported",
+                      sc->name, ingot_graph_dtype_name(sc->dtype));
+  }
+  int64_t n = ingot_value_numel(sc);
+  bool ok = sc->rank >= 0 && (n == 1 ? sc->rank <= 1 : channels > 0 && sc->rank == 1 && n == channels);
+  if (!ok) {
+    char a[128];
+    infer_shape_str(sc, a, sizeof(a));
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "scale '%s' of shape %s must be a scalar%s", sc->name, a,
+                      channels > 0 ? " or one per output channel" : "");
+  }
+  if (zp) {
+    if (zp->dtype != data) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "zero point '%s' has dtype %s, its data has %s", zp->name,
+                        ingot_graph_dtype_name(zp->dtype), ingot_graph_dtype_name(data));
+    }
+    if (zp->rank < 0 || ingot_value_numel(zp) != n || zp->rank > 1) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "zero point '%s' must have the shape of scale '%s'",
+                        zp->name, sc->name);
+    }
+  }
+  return INGOT_OK;
+}
+
+/* The quantized dtype of input i (uint8 or int8). */
+static ingot_status_t qlinear_data(const infer_ctx_t* c, uint32_t i, ingot_dtype_t* out) {
+  const ingot_value_t* v = infer_input(c, i);
+  if (!v) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u is required", i);
+  if (v->dtype != INGOT_DTYPE_U8 && v->dtype != INGOT_DTYPE_I8) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input '%s' has dtype %s (uint8 or int8 expected)", v->name,
+                      ingot_graph_dtype_name(v->dtype));
+  }
+  *out = v->dtype;
+  return INGOT_OK;
+}
+
+/* Checks the scales and zero points; *out_y: y's dtype (its zero point's,
+ * uint8 without one). */
+static ingot_status_t qlinear_check(const infer_ctx_t* c, int64_t channels, ingot_dtype_t* out_y) {
+  ingot_dtype_t xt = INGOT_DTYPE_U8, wt = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = qlinear_data(c, 0, &xt)) || (s = qlinear_data(c, 3, &wt))) return s;
+  const ingot_value_t* yz = infer_input(c, 7);
+  ingot_dtype_t yt = yz ? yz->dtype : INGOT_DTYPE_U8;
+  if (yt != INGOT_DTYPE_U8 && yt != INGOT_DTYPE_I8) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "y_zero_point '%s' has dtype %s (uint8 or int8 expected)",
+                      yz->name, ingot_graph_dtype_name(yt));
+  }
+  if ((s = qlinear_check_pair(c, 1, 2, xt, 0)) || (s = qlinear_check_pair(c, 4, 5, wt, channels)) ||
+      (s = qlinear_check_pair(c, 6, 7, yt, 0))) {
+    return s;
+  }
+  *out_y = yt;
+  return INGOT_OK;
+}
+
+/* QLinearConv: Conv's shape (window: node.params), y's quantized dtype. */
+ingot_status_t infer_qlinearconv(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* w = infer_input(c, 3);
+  const ingot_value_t* b = infer_input(c, 8);
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "1-D to 3-D QLinearConv only (ranks %d, %d)", x->rank, w->rank);
+  }
+  ingot_dtype_t yt;
+  ingot_status_t s;
+  if ((s = qlinear_check(c, w->dims[0], &yt))) return s;
+  if (b && (b->dtype != INGOT_DTYPE_I32 || b->rank != 1 || b->dims[0] != w->dims[0])) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "bias '%s' must be int32 of shape [%lld]", b->name,
+                      (long long)w->dims[0]);
+  }
+  const ingot_window_params_t* win = &c->n->params.u.conv.window;
+  int64_t dims[INGOT_MAX_RANK] = {x->dims[0], w->dims[0]};
+  for (int32_t i = 0; i < win->spatial; ++i) dims[2 + i] = win->out[i];
+  infer_set_output(c, 0, yt, x->rank, dims);
+  return INGOT_OK;
+}
+
+/* QLinearMatMul: MatMul's shape, y's quantized dtype. */
+ingot_status_t infer_qlinearmatmul(infer_ctx_t* c) {
+  const ingot_value_t* b = infer_input(c, 3);
+  if (!b || b->rank < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "b must not be a scalar");
+  ingot_dtype_t yt;
+  ingot_status_t s;
+  if ((s = qlinear_check(c, b->rank >= 2 ? b->dims[b->rank - 1] : 0, &yt))) return s;
+  return infer_matmul_integer_shape(c, 0, 3, 2, 5, yt);
 }

@@ -191,8 +191,9 @@ ingot_status_t params_parse_conv(const ingot_graph_t* graph, uint32_t node, ingo
   ingot_status_t s;
   if ((s = window_input(graph, n, &x))) return s;
   ingot_value_t unpacked;
-  const ingot_value_t* w = node_input(graph, n, 1);
-  if (w && !(w = ingot_node_logical_input(n, 1, w, &unpacked))) {
+  uint32_t wi = n->op == INGOT_OP_QLINEARCONV ? 3 : 1; /* QLinearConv: x, x_scale, x_zero_point, w, ... */
+  const ingot_value_t* w = node_input(graph, n, wi);
+  if (w && !(w = ingot_node_logical_input(n, wi, w, &unpacked))) {
     return infer_fail(n, INGOT_ERROR_INTERNAL, "packed weight (panels of %u) has the wrong shape", n->weight_block);
   }
   if (!w || w->rank != x->rank) {

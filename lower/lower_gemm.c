@@ -20,7 +20,11 @@
  * (bias: a fused Add, node.epilogue.bias_input).
  * MatMulInteger: the same nest over uint8/int8 operands into int32, each
  * operand widened and its zero point (a scalar, or per row of A / per column
- * of B) subtracted. */
+ * of B) subtracted.
+ * QLinearMatMul (a 0, a_zero_point 2, b 3, b_zero_point 5): the same int32
+ * terms summed in a local accumulator and requantized to uint8/int8 in one
+ * OTHER stage (lower_emit_accumulate, lower_requant_value; b's scale per
+ * tensor or per column; the arithmetic is in lower_quant.c's header). */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -146,9 +150,11 @@ static const char* logical_shape_str(lower_ctx_t* ctx, const ingot_value_t* v) {
 
 ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
-  bool integer = node->op == INGOT_OP_MATMULINTEGER;
-  uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1);
-  uint32_t azp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE, bzp = integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
+  bool qlinear = node->op == INGOT_OP_QLINEARMATMUL;
+  bool integer = node->op == INGOT_OP_MATMULINTEGER || qlinear;
+  uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, qlinear ? 3 : 1);
+  uint32_t azp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE;
+  uint32_t bzp = qlinear ? lower_input(ctx, 5) : integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
   if ((s = lower_check_value(ctx, a, !integer)) || (s = lower_check_value(ctx, b, !integer)) ||
@@ -166,8 +172,10 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
                           ingot_dtype_name(t));
       }
     }
-    if (lower_value(ctx, y)->dtype != INGOT_DTYPE_I32 || lower_has_activation(ctx)) {
-      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the output must be int32 (and no fused activation)");
+    ingot_dtype_t yt = lower_value(ctx, y)->dtype;
+    if ((qlinear ? yt != INGOT_DTYPE_U8 && yt != INGOT_DTYPE_I8 : yt != INGOT_DTYPE_I32) || lower_has_activation(ctx)) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the output must be %s (and no fused activation)",
+                        qlinear ? "uint8 or int8" : "int32");
     }
   }
   /* A fused bias (ingot_graph_fuse_matmul_bias): one value per output column. */
@@ -221,6 +229,8 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "fused bias %s is not one value per output column (%lld)",
                       lower_shape_str(ctx, bias), (long long)n);
   uint32_t bbias = bias != INGOT_NO_VALUE ? lower_add_input(ctx, bias, "bias") : UINT32_MAX;
+  lower_requant_t rq = {0};
+  if (qlinear && (s = lower_requant_args(ctx, b_vec ? 1 : n, yv->dtype, &rq))) return s;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   static const char* const kBatch[INGOT_MAX_RANK] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
@@ -332,6 +342,19 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   bool scaled = scale != 0.0f && scale != 1.0f;
   if (scaled && integer) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a fused scale needs a float MatMul");
   ingot_ir_expr_t* init = bbias != UINT32_MAX && !scaled ? ingot_ir_load(f, bbias, col) : zero;
+  if (qlinear) {
+    uint32_t acc = lower_add_var(ctx, "acc", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I32);
+    ingot_ir_expr_t* out = lower_requant_value(ctx, &rq, ingot_ir_var(f, acc), col ? col : ingot_ir_int(f, 0));
+    zero = lower_const(ctx, INGOT_DTYPE_I32, 0.0);
+    lower_emit_accumulate(ctx, &sp, 0, &red, acc, zero, prod, ingot_ir_store(f, by, yi, out));
+    ctx->op_class = INGOT_OP_CLASS_ROW; /* one OTHER stage: a row pass's schedule (parallel outer loop) */
+    ctx->workload = ingot_arena_printf(ctx->arena, "qlinearmatmul %s.%s.%s zp%lld.%lld bs%lld a=%s b=%s m%lld n%lld k%lld",
+                                       ingot_dtype_name(av->dtype), ingot_dtype_name(lower_value(ctx, b)->dtype),
+                                       ingot_dtype_name(yv->dtype), (long long)azp_n, (long long)bzp_n,
+                                       (long long)rq.w_scales, lower_shape_str(ctx, a), logical_shape_str(ctx, bv),
+                                       (long long)m, (long long)n, (long long)kk);
+    return INGOT_OK;
+  }
   ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, init), prod));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
   if (block && !a_vec) ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */

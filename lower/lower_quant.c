@@ -21,7 +21,19 @@
  *
  * DynamicQuantizeLinear is one OTHER stage (class ROW, one row: the whole
  * tensor): min and max over x in chained partial results (min as -max(-x),
- * exact), the scale and zero point stored, then the quantizing loop. */
+ * exact), the scale and zero point stored, then the quantizing loop.
+ *
+ * QLinearConv and QLinearMatMul (lower_conv.c, lower_gemm.c) accumulate
+ *   acc = bias + sum (x - x_zero) * (w - w_zero)         in int32
+ * and requantize in the same kernel (lower_requant_value):
+ *   y = saturate(round_half_even(float(acc) * m) + y_zero),
+ *   m = x_scale * w_scale[k] / y_scale
+ * all in float32: ONNX Runtime's arithmetic (the multiplier as its QLinear
+ * kernels compute it, the product and the rounding as MLAS's requantize,
+ * which clamps to [lo - zp, hi - zp] before rounding: the same result, the
+ * bounds being integers). A float64 multiplier can differ from it by one
+ * step where acc * m lands next to a half. float(acc) is exact while
+ * |acc| < 2^24, as ONNX Runtime's. */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -204,4 +216,61 @@ ingot_status_t lower_dynamicquantizelinear(lower_ctx_t* ctx) {
   ctx->op_class = INGOT_OP_CLASS_ROW;
   ctx->workload = ingot_arena_printf(ctx->arena, "%s f32 %s", lower_op_lower(ctx), lower_shape_str(ctx, x));
   return INGOT_OK;
+}
+
+/* ---- the requantizing epilogue of QLinearConv and QLinearMatMul ---- */
+
+ingot_status_t lower_requant_args(lower_ctx_t* ctx, int64_t channels, ingot_dtype_t ytype, lower_requant_t* out) {
+  uint32_t xs = lower_input(ctx, 1), ws = lower_input(ctx, 4), ys = lower_input(ctx, 6), yz = lower_input(ctx, 7);
+  ingot_status_t s;
+  uint32_t sc[3] = {xs, ws, ys};
+  for (int i = 0; i < 3; ++i) {
+    if (sc[i] == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the scales are required");
+    if ((s = lower_check_value_dt(ctx, sc[i], LOWER_DT(INGOT_DTYPE_F32)))) return s;
+    int64_t n = ingot_value_numel(lower_value(ctx, sc[i]));
+    if (n != 1 && (i != 1 || n != channels)) {
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "scale '%s' has %lld elements (1%s)", lower_value(ctx, sc[i])->name,
+                        (long long)n, i == 1 ? ", or one per output channel" : "");
+    }
+  }
+  if (yz != INGOT_NO_VALUE && ((s = lower_check_value_dt(ctx, yz, LOWER_DT(ytype))))) return s;
+  if (yz != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, yz)) != 1) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "y_zero_point must be a scalar");
+  }
+  out->x_scale = lower_add_input(ctx, xs, "x_scale");
+  out->w_scale = lower_add_input(ctx, ws, "w_scale");
+  out->y_scale = lower_add_input(ctx, ys, "y_scale");
+  out->y_zero = yz != INGOT_NO_VALUE ? lower_add_input(ctx, yz, "y_zero") : UINT32_MAX;
+  out->w_scales = ingot_value_numel(lower_value(ctx, ws));
+  out->ytype = ytype;
+  return INGOT_OK;
+}
+
+ingot_ir_expr_t* lower_requant_value(lower_ctx_t* ctx, const lower_requant_t* rq, ingot_ir_expr_t* acc,
+                                     ingot_ir_expr_t* channel) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* zero = ingot_ir_int(f, 0);
+  ingot_ir_expr_t* ws = ingot_ir_load(f, rq->w_scale, rq->w_scales > 1 ? channel : zero);
+  ingot_ir_expr_t* m = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, ingot_ir_load(f, rq->x_scale, zero), ws),
+                                       ingot_ir_load(f, rq->y_scale, zero));
+  ingot_ir_expr_t* v = ingot_ir_unary(f, INGOT_IR_ROUND, ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, acc), m));
+  if (rq->y_zero != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_cast(f, INGOT_DTYPE_F32, ingot_ir_load(f, rq->y_zero, zero)));
+  double lo, hi;
+  quant_range(rq->ytype, &lo, &hi);
+  v = ingot_ir_binary(f, INGOT_IR_MAX, v, f32(f, lo));
+  v = ingot_ir_binary(f, INGOT_IR_MIN, v, f32(f, hi));
+  return ingot_ir_cast(f, rq->ytype, v);
+}
+
+void lower_emit_accumulate(lower_ctx_t* ctx, const lower_loops_t* sp, uint32_t outer, const lower_loops_t* red,
+                           uint32_t acc, ingot_ir_expr_t* init, ingot_ir_expr_t* term, ingot_ir_stmt_t* store) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_stmt_t* sum = ingot_ir_assign(f, acc, ingot_ir_add(f, ingot_ir_var(f, acc), term));
+  for (uint32_t i = red->count; i-- > 0;) sum = ingot_ir_for(f, red->vars[i], red->extents[i], sum);
+  ingot_ir_stmt_t* body3[3] = {ingot_ir_local(f, acc, init), sum, store};
+  ingot_ir_stmt_t* nest = ingot_ir_block(f, body3, 3);
+  for (uint32_t i = sp->count; i-- > 0;) {
+    if (i != outer) nest = ingot_ir_for(f, sp->vars[i], sp->extents[i], nest);
+  }
+  lower_emit_other(ctx, ingot_ir_for(f, sp->vars[outer], sp->extents[outer], nest));
 }

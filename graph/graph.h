@@ -33,6 +33,12 @@ typedef enum ingot_op_t {
 const char* ingot_op_name(ingot_op_t op);
 /* INGOT_OP_COUNT_ when `onnx_name` (in the default domain) is unknown. */
 ingot_op_t ingot_op_from_name(const char* onnx_name);
+/* The op's domain: "" for ai.onnx (the default), "com.microsoft" for ONNX
+ * Runtime's contrib ops (ops.def's INGOT_OP_DOMAIN rows). */
+const char* ingot_op_domain(ingot_op_t op);
+/* The op named `onnx_name` in `domain` (NULL, "" and "ai.onnx" are the
+ * default domain); INGOT_OP_COUNT_ when that domain has no such op here. */
+ingot_op_t ingot_op_from_domain_name(const char* domain, const char* onnx_name);
 /* Input/output arity bounds from ops.def. */
 void ingot_op_arity(ingot_op_t op, int* out_min_inputs, int* out_max_inputs,
                     int* out_min_outputs, int* out_max_outputs);

@@ -27,6 +27,9 @@ void infer_shape_str(const ingot_value_t* v, char* buf, size_t size);
 ingot_status_t infer_norm_axis(const infer_ctx_t* c, int64_t axis, int32_t rank, bool inclusive,
                                int64_t* out);
 
+/* Numpy (multidirectional) broadcasting of a's and b's shapes into dims. */
+ingot_status_t infer_broadcast(const infer_ctx_t* c, const ingot_value_t* a, const ingot_value_t* b, int32_t* out_rank,
+                               int64_t* dims);
 /* MatMulInteger's shape rules (numpy MatMul of uint8/int8 operands, zero
  * points scalar or per row of A / per column of B) over inputs a_in, b_in
  * and the zero points az_in, bz_in (absent ones skipped); sets output 0 to

@@ -1,7 +1,10 @@
 /* Shape inference and typed parameters of the quantization ops:
  * QuantizeLinear, DequantizeLinear (opsets 10 to 25: per-tensor, per-axis
  * and blocked scales), DynamicQuantizeLinear, QLinearConv and QLinearMatMul
- * (x / a and y per tensor; w / b per tensor or per output channel). The quantized dtypes are
+ * (x / a and y per tensor; w / b per tensor or per output channel), and
+ * ONNX Runtime's com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+ * QLinearGlobalAveragePool, QLinearConcat and QGemm (scales per tensor;
+ * QGemm's b per tensor or per column). The quantized dtypes are
  * uint8 and int8 (DequantizeLinear also reads int32); the float side is
  * float32. Other dtypes the ONNX schemas allow (float16, bfloat16, int16,
  * uint16, float8, int4, ...) are refused here, naming the dtype. */
@@ -237,6 +240,12 @@ static ingot_status_t qlinear_check_pair(const infer_ctx_t* c, uint32_t si, uint
   return INGOT_OK;
 }
 
+/* A scale at input si and its zero point at zi (absent: 0) for data of
+ * dtype `data`, both per tensor. */
+static ingot_status_t qlinear_check_scalar(const infer_ctx_t* c, uint32_t si, uint32_t zi, ingot_dtype_t data) {
+  return qlinear_check_pair(c, si, zi, data, 0);
+}
+
 /* The quantized dtype of input i (uint8 or int8). */
 static ingot_status_t qlinear_data(const infer_ctx_t* c, uint32_t i, ingot_dtype_t* out) {
   const ingot_value_t* v = infer_input(c, i);
@@ -277,7 +286,7 @@ ingot_status_t infer_qlinearconv(infer_ctx_t* c) {
   if (x->rank < 3 || x->rank > 5 || w->rank != x->rank) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "1-D to 3-D QLinearConv only (ranks %d, %d)", x->rank, w->rank);
   }
-  ingot_dtype_t yt;
+  ingot_dtype_t yt = INGOT_DTYPE_U8;
   ingot_status_t s;
   if ((s = qlinear_check(c, w->dims[0], &yt))) return s;
   if (b && (b->dtype != INGOT_DTYPE_I32 || b->rank != 1 || b->dims[0] != w->dims[0])) {
@@ -295,8 +304,154 @@ ingot_status_t infer_qlinearconv(infer_ctx_t* c) {
 ingot_status_t infer_qlinearmatmul(infer_ctx_t* c) {
   const ingot_value_t* b = infer_input(c, 3);
   if (!b || b->rank < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "b must not be a scalar");
-  ingot_dtype_t yt;
+  ingot_dtype_t yt = INGOT_DTYPE_U8;
   ingot_status_t s;
   if ((s = qlinear_check(c, b->rank >= 2 ? b->dims[b->rank - 1] : 0, &yt))) return s;
   return infer_matmul_integer_shape(c, 0, 3, 2, 5, yt);
+}
+
+/* ---- ONNX Runtime's com.microsoft QLinear ops ---- */
+
+/* y's dtype: its zero point's (input zi), uint8 without one. */
+static ingot_status_t qlinear_out_type(const infer_ctx_t* c, uint32_t zi, ingot_dtype_t* out) {
+  const ingot_value_t* z = infer_input(c, zi);
+  *out = z ? z->dtype : INGOT_DTYPE_U8;
+  if (*out != INGOT_DTYPE_U8 && *out != INGOT_DTYPE_I8) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "zero point '%s' has dtype %s (uint8 or int8 expected)", z->name,
+                      ingot_graph_dtype_name(*out));
+  }
+  return INGOT_OK;
+}
+
+/* QLinearAdd, QLinearMul: A 0 (scale 1, zero point 2), B 3 (4, 5), C's
+ * scale 6 and zero point 7; A, B and C of one dtype; numpy broadcasting. */
+ingot_status_t infer_qlinear_binary(infer_ctx_t* c) {
+  ingot_dtype_t at = INGOT_DTYPE_U8, bt = INGOT_DTYPE_U8, yt = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = qlinear_data(c, 0, &at)) || (s = qlinear_data(c, 3, &bt)) || (s = qlinear_out_type(c, 7, &yt))) return s;
+  if (at != bt || at != yt) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "A, B and C must share one dtype (%s, %s, %s)",
+                      ingot_graph_dtype_name(at), ingot_graph_dtype_name(bt), ingot_graph_dtype_name(yt));
+  }
+  if ((s = qlinear_check_scalar(c, 1, 2, at)) || (s = qlinear_check_scalar(c, 4, 5, bt)) ||
+      (s = qlinear_check_scalar(c, 6, 7, yt))) {
+    return s;
+  }
+  int32_t rank;
+  int64_t dims[INGOT_MAX_RANK];
+  if ((s = infer_broadcast(c, infer_input(c, 0), infer_input(c, 3), &rank, dims))) return s;
+  infer_set_output(c, 0, yt, rank, dims);
+  return INGOT_OK;
+}
+
+/* QLinearSigmoid: X 0 (scale 1, zero point 2), Y's scale 3, zero point 4. */
+ingot_status_t infer_qlinear_unary(infer_ctx_t* c) {
+  ingot_dtype_t xt = INGOT_DTYPE_U8, yt = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = qlinear_data(c, 0, &xt)) || (s = qlinear_out_type(c, 4, &yt)) || (s = qlinear_check_scalar(c, 1, 2, xt)) ||
+      (s = qlinear_check_scalar(c, 3, 4, yt))) {
+    return s;
+  }
+  if (xt != yt) return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "X and Y must share one dtype");
+  const ingot_value_t* x = infer_input(c, 0);
+  infer_set_output(c, 0, yt, x->rank, x->dims);
+  return INGOT_OK;
+}
+
+/* QLinearGlobalAveragePool: as QLinearSigmoid's inputs; N, C, 1.. (NCHW)
+ * or N, 1.., C (channels_last = 1). */
+ingot_status_t infer_qlinear_gap(infer_ctx_t* c) {
+  ingot_dtype_t xt = INGOT_DTYPE_U8, yt = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = qlinear_data(c, 0, &xt)) || (s = qlinear_out_type(c, 4, &yt)) || (s = qlinear_check_scalar(c, 1, 2, xt)) ||
+      (s = qlinear_check_scalar(c, 3, 4, yt))) {
+    return s;
+  }
+  if (xt != yt) return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "X and Y must share one dtype");
+  int64_t last = 0;
+  if ((s = quant_int_attr(c->n, "channels_last", 0, &last))) return s;
+  if (last != 0) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "channels_last = %lld: only NCHW (0) is supported", (long long)last);
+  }
+  const ingot_value_t* x = infer_input(c, 0);
+  if (x->rank < 3) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "X must have rank >= 3 (N, C, spatial..)");
+  int64_t dims[INGOT_MAX_RANK];
+  for (int32_t i = 0; i < x->rank; ++i) dims[i] = i < 2 ? x->dims[i] : 1;
+  infer_set_output(c, 0, yt, x->rank, dims);
+  return INGOT_OK;
+}
+
+/* QLinearConcat: Y's scale 0 and zero point 1, then (X, scale, zero point)
+ * per input, every X of Y's dtype; axis: node.params. */
+ingot_status_t infer_qlinear_concat(infer_ctx_t* c) {
+  uint32_t count = c->n->input_count;
+  ingot_dtype_t yt = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((count - 2) % 3 != 0) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must be Y's scale and zero point, then triples");
+  }
+  if ((s = qlinear_out_type(c, 1, &yt)) || (s = qlinear_check_scalar(c, 0, 1, yt))) return s;
+  const ingot_value_t* x0 = infer_input(c, 2);
+  int64_t axis = c->n->params.u.axis.axis;
+  int64_t dims[INGOT_MAX_RANK];
+  for (uint32_t i = 2; i < count; i += 3) {
+    ingot_dtype_t xt = INGOT_DTYPE_U8;
+    if ((s = qlinear_data(c, i, &xt)) || (s = qlinear_check_scalar(c, i + 1, i + 2, xt))) return s;
+    const ingot_value_t* x = infer_input(c, i);
+    if (xt != yt || x->rank != x0->rank) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' differs in rank or dtype from Y", x->name);
+    }
+    for (int32_t k = 0; k < x->rank; ++k) {
+      if (k != axis && x->dims[k] != x0->dims[k]) {
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' differs from '%s' in dimension %d", x->name,
+                          x0->name, k);
+      }
+      if (i == 2) dims[k] = x->dims[k];
+    }
+    if (i != 2) dims[axis] += x->dims[axis];
+  }
+  infer_set_output(c, 0, yt, x0->rank, dims);
+  return INGOT_OK;
+}
+
+/* QGemm: A 0 (scale 1, zero point 2), B 3 (scale 4 per tensor or per
+ * column, zero point 5), int32 C 6, Y's scale 7 and zero point 8; transA,
+ * transB, alpha: node.params. Without Y's zero point ONNX Runtime writes
+ * float32, which is refused (lowering knows only the requantized form). */
+ingot_status_t infer_qgemm(infer_ctx_t* c) {
+  const ingot_value_t* a = infer_input(c, 0);
+  const ingot_value_t* b = infer_input(c, 3);
+  const ingot_value_t* bias = infer_input(c, 6);
+  ingot_dtype_t at = INGOT_DTYPE_U8, bt = INGOT_DTYPE_U8, yt = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = qlinear_data(c, 0, &at)) || (s = qlinear_data(c, 3, &bt))) return s;
+  if (a->rank != 2 || b->rank != 2) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "A and B must be matrices (ranks %d, %d)", a->rank, b->rank);
+  }
+  if (!infer_input(c, 7) || !infer_input(c, 8)) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
+                      "QGemm without y_scale and y_zero_point (a float32 output) is not supported");
+  }
+  bool ta = c->n->params.u.gemm.trans_a, tb = c->n->params.u.gemm.trans_b;
+  int64_t m = ta ? a->dims[1] : a->dims[0], k = ta ? a->dims[0] : a->dims[1];
+  int64_t k2 = tb ? b->dims[1] : b->dims[0], n = tb ? b->dims[0] : b->dims[1];
+  if (k != k2) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inner dimensions differ: A gives K=%lld, B gives K=%lld",
+                      (long long)k, (long long)k2);
+  }
+  if ((s = qlinear_out_type(c, 8, &yt)) || (s = qlinear_check_pair(c, 1, 2, at, 0)) ||
+      (s = qlinear_check_pair(c, 4, 5, bt, n)) || (s = qlinear_check_pair(c, 7, 8, yt, 0))) {
+    return s;
+  }
+  if (bias && (bias->dtype != INGOT_DTYPE_I32 || bias->rank > 2 || ingot_value_numel(bias) != n ||
+               (bias->rank == 2 && bias->dims[0] != 1))) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "C '%s' must be int32, one value per column (%lld)", bias->name,
+                      (long long)n);
+  }
+  if (c->n->params.u.gemm.beta != 1.0f && bias) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "beta = %g: QGemm adds C as it is (beta 1)", c->n->params.u.gemm.beta);
+  }
+  int64_t dims[2] = {m, n};
+  infer_set_output(c, 0, yt, 2, dims);
+  return INGOT_OK;
 }

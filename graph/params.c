@@ -366,6 +366,16 @@ ingot_status_t params_parse_axis(const ingot_graph_t* graph, uint32_t node, ingo
       if ((s = read_int(n, "axis", 0, &axis))) return s;
       return norm_axis(n, axis, in->rank, &out->axis);
     }
+    case INGOT_OP_QLINEARCONCAT: {
+      /* inputs: y_scale, y_zero_point, then (x, scale, zero point) per tensor */
+      const ingot_value_t* in = node_input(graph, n, 2);
+      int64_t axis = 0;
+      ingot_status_t s;
+      if (!in || in->rank < 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 2 must be a tensor of rank >= 1");
+      if (!ingot_node_attr(n, "axis")) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is required");
+      if ((s = read_int(n, "axis", 0, &axis))) return s;
+      return norm_axis(n, axis, in->rank, &out->axis);
+    }
     case INGOT_OP_ONEHOT: {
       /* an axis of the output, whose rank is the indices' + 1 */
       const ingot_value_t* ind = node_input(graph, n, 0);

@@ -237,7 +237,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   uint32_t bwz = wzp != INGOT_NO_VALUE ? lower_add_input(ctx, wzp, "w_zero") : UINT32_MAX;
   uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
   lower_requant_t rq = {0};
-  if (qlinear && (s = lower_requant_args(ctx, cout, yv->dtype, &rq))) return s;
+  if (qlinear && (s = lower_requant_args(ctx, 1, 4, 6, 7, cout, yv->dtype, &rq))) return s;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   ingot_ir_expr_t* zero = integer ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0)) : lower_f32(ctx, 0.0);

@@ -175,13 +175,18 @@ typedef struct lower_requant_t {
   uint32_t y_zero;                    /* func buffer, or UINT32_MAX: zero point 0 */
   int64_t w_scales;                   /* 1: per tensor, else one per output channel */
   ingot_dtype_t ytype;                /* uint8 or int8 */
+  float alpha;                        /* QGemm's alpha; 1 otherwise */
 } lower_requant_t;
-/* Adds the scale and zero-point inputs of a QLinear node (inputs 1, 4, 6, 7)
- * as buffers: call after the node's other inputs, before its output. Fails
- * unless x's and y's scale are scalars and w's a scalar or `channels` long. */
-ingot_status_t lower_requant_args(lower_ctx_t* ctx, int64_t channels, ingot_dtype_t ytype, lower_requant_t* out);
+/* Adds the scale and zero-point inputs of a QLinear node (x's scale at
+ * input xs_in, w's at ws_in, y's scale and zero point at ys_in, yz_in: 1, 4,
+ * 6, 7 for QLinearConv and QLinearMatMul; QGemm's 1, 4, 7, 8) as buffers:
+ * call after the node's other inputs, before its output. Fails unless x's
+ * and y's scale are scalars and w's a scalar or `channels` long. */
+ingot_status_t lower_requant_args(lower_ctx_t* ctx, uint32_t xs_in, uint32_t ws_in, uint32_t ys_in, uint32_t yz_in,
+                                  int64_t channels, ingot_dtype_t ytype, lower_requant_t* out);
 /* saturate(round_half_even(float(acc) * m) + y_zero) as rq->ytype, where
- * m = x_scale * w_scale[channel] / y_scale in float32 (acc int32). */
+ * m = x_scale * w_scale[channel] / y_scale in float32 (acc int32; with an
+ * alpha, ((alpha * x_scale) * w_scale) / y_scale, as ONNX Runtime's QGemm). */
 ingot_ir_expr_t* lower_requant_value(lower_ctx_t* ctx, const lower_requant_t* rq, ingot_ir_expr_t* acc,
                                      ingot_ir_expr_t* channel);
 /* Emits one OTHER stage: for spatial loops (sp->idx[outer] outermost, the

@@ -120,12 +120,194 @@ def linear(out):
         np.save(os.path.join(out, "qop_linear_%s.npy" % k), v)
 
 
+def contrib(out):
+    """ONNX Runtime's com.microsoft QLinear ops over integer inputs: the
+    integer and exact ones into qop_contrib_exact.onnx, the float-inside
+    ones into qop_contrib_float.onnx."""
+    rng = np.random.default_rng(22)
+    inits = []
+    groups = {"exact": ([], []), "float": ([], [])}
+
+    def t(name, value, dtype):
+        inits.append(numpy_helper.from_array(np.array(value, dtype=dtype), name))
+        return name
+
+    inputs = {
+        "xu8": full_range(rng, np.uint8, (2, 8, 9, 9)),
+        "yu8": full_range(rng, np.uint8, (2, 8, 9, 9)),
+        "xs8": full_range(rng, np.int8, (2, 8, 9, 9)),
+        "cu8": full_range(rng, np.uint8, (8, 1, 1)),
+        "cs8": full_range(rng, np.int8, (8, 1, 1)),
+        "au8": full_range(rng, np.uint8, (5, 37)),
+        "atu8": full_range(rng, np.uint8, (37, 5)),
+        "as8": full_range(rng, np.int8, (5, 37)),
+    }
+
+    def add(op, name, ins, ydtype, shape, **attrs):
+        nodes, outputs = groups["float" if op in ("QLinearAdd", "QLinearMul", "QLinearSigmoid") else "exact"]
+        nodes.append(helper.make_node(op, ins, [name], name=name, domain="com.microsoft", **attrs))
+        outputs.append(helper.make_tensor_value_info(name, tensor_type(ydtype), shape))
+
+    u8, s8, f32 = np.uint8, np.int8, np.float32
+    full = [2, 8, 9, 9]
+    add("QLinearAdd", "add_u8", ["xu8", t("a1_s", 0.031, f32), t("a1_z", 120, u8), "yu8", t("a1_bs", 0.017, f32),
+                                 t("a1_bz", 135, u8), t("a1_ys", 0.043, f32), t("a1_yz", 128, u8)], u8, full)
+    add("QLinearAdd", "add_bcast_u8", ["xu8", "a1_s", "a1_z", "cu8", t("a2_bs", 0.2, f32), t("a2_bz", 90, u8),
+                                       t("a2_ys", 0.25, f32), t("a2_yz", 60, u8)], u8, full)
+    add("QLinearAdd", "add_s8", ["xs8", t("a3_s", 0.05, f32), t("a3_z", -3, s8), "cs8", t("a3_bs", 0.021, f32),
+                                 t("a3_bz", 4, s8), t("a3_ys", 0.06, f32), t("a3_yz", 1, s8)], s8, full)
+    add("QLinearMul", "mul_u8", ["xu8", "a1_s", "a1_z", "yu8", "a1_bs", "a1_bz", t("m1_ys", 0.9, f32),
+                                 t("m1_yz", 100, u8)], u8, full)
+    add("QLinearMul", "mul_bcast_s8", ["xs8", "a3_s", "a3_z", "cs8", "a3_bs", "a3_bz", t("m2_ys", 0.1, f32),
+                                       t("m2_yz", -2, s8)], s8, full)
+    add("QLinearSigmoid", "sigmoid_u8", ["xu8", t("s1_s", 0.05, f32), t("s1_z", 128, u8), t("s1_ys", 1.0 / 256, f32),
+                                         t("s1_yz", 0, u8)], u8, full)
+    add("QLinearSigmoid", "sigmoid_s8", ["xs8", t("s2_s", 0.03, f32), t("s2_z", 0, s8), t("s2_ys", 1.0 / 255, f32),
+                                         t("s2_yz", -128, s8)], s8, full)
+    add("QLinearGlobalAveragePool", "gap_u8", ["xu8", t("g1_s", 0.02, f32), t("g1_z", 110, u8),
+                                               t("g1_ys", 0.003, f32), t("g1_yz", 20, u8)], u8, [2, 8, 1, 1],
+        channels_last=0)
+    add("QLinearGlobalAveragePool", "gap_s8", ["xs8", t("g2_s", 0.02, f32), t("g2_z", 3, s8),
+                                               t("g2_ys", 0.0021, f32), t("g2_yz", -5, s8)], s8, [2, 8, 1, 1])
+    # the third input of concat_u8 has y's scale and zero point: a copy
+    add("QLinearConcat", "concat_u8", [t("c_ys", 0.043, f32), t("c_yz", 128, u8), "xu8", "a1_s", "a1_z",
+                                       "yu8", "a1_bs", "a1_bz", "yu8", "c_ys", "c_yz"], u8, [2, 24, 9, 9], axis=1)
+    add("QLinearConcat", "concat_s8", [t("c2_ys", 0.07, f32), t("c2_yz", -1, s8), "xs8", "a3_s", "a3_z",
+                                       "xs8", "a3_ys", "a3_yz"], s8, [2, 8, 9, 18], axis=-1)
+    wb = full_range(rng, s8, (11, 37))
+    sb = rng.uniform(0.002, 0.02, 11).astype(f32)
+    add("QGemm", "gemm_u8s8_pc", ["au8", t("q1_as", 0.017, f32), t("q1_az", 121, u8), t("q1_b", wb, s8),
+                                  t("q1_bs", sb, f32), t("q1_bz", np.zeros(11), s8),
+                                  t("q1_c", rng.integers(-30000, 30000, 11), np.int32),
+                                  t("q1_ys", 4500 * 0.017 * 0.02 / 40, f32), t("q1_yz", 131, u8)], u8, [5, 11],
+        transB=1)
+    wb = full_range(rng, u8, (37, 11))
+    add("QGemm", "gemm_u8u8_ta", ["atu8", t("q2_as", 2.0 ** -3, f32), t("q2_az", 128, u8), t("q2_b", wb, u8),
+                                  t("q2_bs", 2.0 ** -4, f32), t("q2_bz", 120, u8), t("q2_c", np.zeros(11), np.int32),
+                                  t("q2_ys", 2.0 ** 4, f32), t("q2_yz", 128, u8)], u8, [5, 11], transA=1)
+    wb = full_range(rng, s8, (37, 11))
+    add("QGemm", "gemm_s8s8_alpha", ["as8", t("q3_as", 0.011, f32), t("q3_az", 3, s8), t("q3_b", wb, s8),
+                                     t("q3_bs", 0.004, f32), t("q3_bz", 0, s8), "",
+                                     t("q3_ys", 0.03, f32), t("q3_yz", -7, s8)], s8, [5, 11], alpha=0.75)
+
+    for group, (nodes, outputs) in groups.items():
+        used = {i for n in nodes for i in n.input}
+        graph = helper.make_graph(
+            nodes, "qop_contrib_" + group,
+            [helper.make_tensor_value_info(k, tensor_type(v.dtype), list(v.shape)) for k, v in inputs.items()
+             if k in used],
+            outputs, [i for i in inits if i.name in used])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21),
+                                                        helper.make_opsetid("com.microsoft", 1)],
+                                  producer_name="make_qop_cases")
+        model.ir_version = 10
+        onnx.save(model, os.path.join(out, "qop_contrib_%s.onnx" % group))
+    for k, v in inputs.items():
+        np.save(os.path.join(out, "qop_contrib_%s.npy" % k), v)
+
+
+def float_net(rng):
+    """A small float conv net: Conv+Relu twice, an Add residual, x*sigmoid(x),
+    GlobalAveragePool, Flatten, Gemm and MatMul side by side, Concat. Graph
+    outputs: the concat and three intermediates."""
+    def w(name, shape, s=0.3):
+        return numpy_helper.from_array((rng.standard_normal(shape) * s).astype(np.float32), name)
+
+    inits = [w("w1", [8, 3, 3, 3]), w("b1", [8], 0.1), w("w2", [8, 8, 3, 3], 0.15), w("b2", [8], 0.1),
+             w("wg", [10, 8]), w("bg", [10], 0.1), w("wm", [8, 6])]
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]), n("Relu", ["c1"], ["r1"]),
+             n("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]), n("Relu", ["c2"], ["r2"]),
+             n("Add", ["r1", "r2"], ["add"]), n("Sigmoid", ["add"], ["sig"]), n("Mul", ["add", "sig"], ["mul"]),
+             n("GlobalAveragePool", ["mul"], ["gap"]), n("Flatten", ["gap"], ["flat"]),
+             n("Gemm", ["flat", "wg", "bg"], ["gemm"], transB=1), n("MatMul", ["flat", "wm"], ["mm"]),
+             n("Concat", ["gemm", "mm"], ["cat"], axis=1)]
+    graph = helper.make_graph(nodes, "qop_net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                               for o in ("cat", "r2", "mul", "gap")], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_qop_cases")
+    model.ir_version = 8
+    return model
+
+
+def quantized_outputs(model):
+    """Makes each graph output that a DequantizeLinear writes the quantized
+    tensor it reads (and drops that DequantizeLinear when nothing else reads
+    it): the comparison is then of integers, step for step."""
+    g = model.graph
+    producer = {o: node for node in g.node for o in node.output}
+    readers = {i for node in g.node for i in node.input}
+    zps = {i.name: i.data_type for i in g.initializer}
+    outs, drop = [], []
+    for o in g.output:
+        node = producer.get(o.name)
+        if node is not None and node.op_type == "DequantizeLinear" and len(node.input) > 2 and node.input[2] in zps:
+            outs.append(helper.make_tensor_value_info(node.input[0], zps[node.input[2]], None))
+            if o.name not in readers:
+                drop.append(node)
+        else:
+            outs.append(o)
+    for node in drop:
+        g.node.remove(node)
+    del g.output[:]
+    g.output.extend(outs)
+    return model
+
+
+def quantized_nets(out):
+    """The float net quantized by ONNX Runtime's quantizer (static: QOperator
+    per tensor and per channel, QDQ per channel; uint8 activations, int8
+    weights; calibrated on standard normal inputs, as compare.py draws), and a
+    MatMul model through quantize_dynamic."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
+                                          quantize_static)
+
+    rng = np.random.default_rng(23)
+    float_path = os.path.join(out, "qop_net_float.onnx")
+    onnx.save(float_net(rng), float_path)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            r = np.random.default_rng(24)
+            self.data = iter([{"x": r.standard_normal((1, 3, 16, 16)).astype(np.float32)} for _ in range(16)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    for name, fmt, per_channel in (("qop_net_qop_pt", QuantFormat.QOperator, False),
+                                   ("qop_net_qop_pc", QuantFormat.QOperator, True),
+                                   ("qop_net_qdq_pc", QuantFormat.QDQ, True)):
+        path = os.path.join(out, name + ".onnx")
+        quantize_static(float_path, path, Reader(), quant_format=fmt, per_channel=per_channel,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        onnx.save(quantized_outputs(onnx.load(path)), path)
+
+    # quantize_dynamic: MatMul -> DynamicQuantizeLinear, MatMulInteger and the float scaling
+    def w(name, shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
+
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("MatMul", ["x", "w1"], ["h"]), n("Add", ["h", "b1"], ["hb"]), n("Relu", ["hb"], ["hr"]),
+         n("MatMul", ["hr", "w2"], ["y"])], "qop_dyn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])],
+        [w("w1", [32, 24]), w("b1", [24]), w("w2", [24, 16])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_qop_cases")
+    model.ir_version = 8
+    dyn_float = os.path.join(out, "qop_dyn_float.onnx")
+    onnx.save(model, dyn_float)
+    quantize_dynamic(dyn_float, os.path.join(out, "qop_dyn.onnx"), weight_type=QuantType.QInt8)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     linear(args.out)
+    contrib(args.out)
+    quantized_nets(args.out)
 
 
 if __name__ == "__main__":

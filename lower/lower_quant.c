@@ -49,8 +49,9 @@
  *   QLinearSigmoid  y = quantize(sigmoid(dequantize(x))): ONNX Runtime
  *       tabulates the same expression (its sigmoid can differ in the last
  *       bits, so one step next to a half)
- *   QLinearConcat   y = quantize(dequantize(x_i)) into each slice (exact:
- *       an input of y's scale and zero point is copied)
+ *   QLinearConcat   y = quantize(dequantize(x_i)) into each slice (exact,
+ *       as ONNX Runtime's table of the same: an input already at y's scale
+ *       and zero point comes through unchanged)
  *   QGemm           an integer contraction as QLinearMatMul (lower_gemm.c) */
 #include <string.h>
 

@@ -526,7 +526,14 @@ ingot_status_t ingot_graph_fuse_layernorm(ingot_graph_t* graph);
  * float MatMul whose output has no other consumer (sets
  * node.epilogue.activation and its bounds). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
-/* Moves a Conv's non-zero pads into a Pad node (constant 0) that produces a
+/* Splits a QLinearConv / QLinearMatMul of at least 2^16 multiply-adds into
+ * ConvInteger / MatMulInteger (int32) and a Requantize node (domain
+ * ai.ingot: bias, requantization), so the contraction gets the contraction
+ * schedules (graph/passes_quant.c). Needs inferred shapes; the new values
+ * are inferred by a later ingot_graph_infer_shapes. */
+ingot_status_t ingot_graph_split_qlinear(ingot_graph_t* graph);
+/* Moves a Conv's non-zero pads into a Pad node (constant 0; for ConvInteger
+ * and QLinearConv x's zero point) that produces a
  * padded intermediate, and sets the conv's pads to 0, so the conv reads no
  * out-of-bounds taps (graph/passes_layout.c). Skips convs whose padded input
  * would exceed 64 MiB or whose shape is not known. Needs inferred shapes; the

@@ -455,3 +455,34 @@ ingot_status_t infer_qgemm(infer_ctx_t* c) {
   infer_set_output(c, 0, yt, 2, dims);
   return INGOT_OK;
 }
+
+/* Requantize (domain ai.ingot, made by ingot_graph_split_qlinear): acc 0
+ * (int32), x's scale 1, w's scale 2 (one, or one per index of `axis`), y's
+ * scale 3 and zero point 4, an int32 bias 5 (one per index of `axis`);
+ * attributes axis (the channel axis of acc) and alpha (QGemm's; 1). Output:
+ * acc's shape, y's zero point's dtype (uint8 without one). */
+ingot_status_t infer_requantize(infer_ctx_t* c) {
+  const ingot_value_t* acc = infer_input(c, 0);
+  const ingot_value_t* bias = infer_input(c, 5);
+  int64_t axis = 0;
+  ingot_dtype_t yt = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if (acc->dtype != INGOT_DTYPE_I32 || acc->rank < 1) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "acc '%s' must be int32 of rank >= 1", acc->name);
+  }
+  if ((s = quant_int_attr(c->n, "axis", 1, &axis))) return s;
+  if (axis < 0 || axis >= acc->rank) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range", (long long)axis);
+  }
+  int64_t channels = acc->dims[axis];
+  if ((s = qlinear_out_type(c, 4, &yt)) || (s = qlinear_check_pair(c, 1, INGOT_NO_VALUE, INGOT_DTYPE_U8, 0)) ||
+      (s = qlinear_check_pair(c, 2, INGOT_NO_VALUE, INGOT_DTYPE_U8, channels)) ||
+      (s = qlinear_check_pair(c, 3, 4, yt, 0))) {
+    return s;
+  }
+  if (bias && (bias->dtype != INGOT_DTYPE_I32 || ingot_value_numel(bias) != channels)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "bias '%s' must be int32, one per channel", bias->name);
+  }
+  infer_set_output(c, 0, yt, acc->rank, acc->dims);
+  return INGOT_OK;
+}

@@ -19,8 +19,18 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
   uint32_t node_count = graph->node_count; /* new Pad nodes are not visited */
   for (uint32_t i = 0; i < node_count; ++i) {
     ingot_node_t* conv = &graph->nodes[i];
-    if (conv->dead || conv->op != INGOT_OP_CONV || conv->input_count < 2 || conv->output_count != 1) continue;
+    bool integer = conv->op == INGOT_OP_CONVINTEGER || conv->op == INGOT_OP_QLINEARCONV;
+    if (conv->dead || (conv->op != INGOT_OP_CONV && !integer) || conv->input_count < 2 || conv->output_count != 1) {
+      continue;
+    }
     uint32_t x = conv->inputs[0];
+    /* ConvInteger and QLinearConv pad with x's zero point (input 2; one
+     * element), which contributes 0 to the sums. */
+    uint32_t zp = integer && conv->input_count > 2 ? conv->inputs[2] : INGOT_NO_VALUE;
+    if (zp != INGOT_NO_VALUE && (zp >= graph->value_count || ingot_value_numel(&graph->values[zp]) != 1 ||
+                                 graph->values[zp].rank > 1)) {
+      continue;
+    }
     if (x == INGOT_NO_VALUE || x >= graph->value_count) continue;
     const ingot_value_t* xv = &graph->values[x];
     if (xv->rank < 3 || xv->rank > 5 || xv->dtype == INGOT_DTYPE_INVALID) continue;
@@ -69,9 +79,10 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
     ingot_graph_set_weight(graph, pv, INGOT_DTYPE_I64, 1, &pdim, pad_data);
     base = ingot_arena_printf(&graph->arena, "%s_padded", graph->values[x].name);
     uint32_t yv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
-    uint32_t pad_inputs[2] = {x, pv};
+    uint32_t pad_inputs[3] = {x, pv, zp};
     base = ingot_arena_printf(&graph->arena, "%s_pad", conv_name);
-    uint32_t pad_node = ingot_graph_add_node(graph, INGOT_OP_PAD, base, pad_inputs, 2, &yv, 1);
+    uint32_t pad_node =
+        ingot_graph_add_node(graph, INGOT_OP_PAD, base, pad_inputs, zp != INGOT_NO_VALUE ? 3 : 2, &yv, 1);
     ingot_attr_t* mode = ingot_graph_node_add_attr(graph, pad_node, "mode", INGOT_ATTR_STRING);
     mode->s = "constant";
     /* The node array may have moved. */

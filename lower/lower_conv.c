@@ -30,7 +30,9 @@
  * lower_requant_value: scales per tensor, w's also per output channel;
  * the arithmetic is in lower_quant.c's header):
  *   for k, n, o..: acc = bias[k]; for rc, r..: acc += (x - xz) * (w - wz[k]);
- *                  y[n,k,o..] = requant(acc, k) */
+ *                  y[n,k,o..] = requant(acc, k)
+ * (a large one is split into ConvInteger + Requantize before lowering,
+ * ingot_graph_split_qlinear, to get the contraction schedules). */
 #include <string.h>
 #include <stdlib.h>
 

@@ -24,7 +24,9 @@
  * QLinearMatMul (a 0, a_zero_point 2, b 3, b_zero_point 5): the same int32
  * terms summed in a local accumulator and requantized to uint8/int8 in one
  * OTHER stage (lower_emit_accumulate, lower_requant_value; b's scale per
- * tensor or per column; the arithmetic is in lower_quant.c's header).
+ * tensor or per column; the arithmetic is in lower_quant.c's header; a
+ * large one is split into MatMulInteger + Requantize before lowering,
+ * ingot_graph_split_qlinear).
  * QGemm (com.microsoft; A 0, a_zero_point 2, B 3, b_zero_point 5, int32 C
  * 6 per column, y's scale 7 and zero point 8; transA, transB, alpha): the
  * same, C starting the accumulator:

@@ -52,7 +52,12 @@
  *   QLinearConcat   y = quantize(dequantize(x_i)) into each slice (exact,
  *       as ONNX Runtime's table of the same: an input already at y's scale
  *       and zero point comes through unchanged)
- *   QGemm           an integer contraction as QLinearMatMul (lower_gemm.c) */
+ *   QGemm           an integer contraction as QLinearMatMul (lower_gemm.c)
+ *
+ * Requantize (domain ai.ingot; ingot_graph_split_qlinear makes it from a
+ * large QLinearConv / QLinearMatMul, whose int32 sums a ConvInteger /
+ * MatMulInteger computes): y = requant(acc + bias[c]) elementwise, c the
+ * index along `axis`, with lower_requant_value's arithmetic. */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -520,5 +525,51 @@ ingot_status_t lower_qlinear_concat(lower_ctx_t* ctx) {
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ctx->workload = ingot_arena_printf(ctx->arena, "%s %s %s axis%d n%u", lower_op_lower(ctx), ingot_dtype_name(t),
                                      lower_shape_str(ctx, y), axis, count);
+  return INGOT_OK;
+}
+
+/* ---- Requantize (ai.ingot) ---- */
+
+ingot_status_t lower_requantize(lower_ctx_t* ctx) {
+  uint32_t acc = lower_input(ctx, 0), bias = lower_input(ctx, 5);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  ingot_dtype_t ty = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, acc, LOWER_DT(INGOT_DTYPE_I32))) ||
+      (s = check_q8(ctx, y, &ty)) ||
+      (bias != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, bias, LOWER_DT(INGOT_DTYPE_I32))))) {
+    return s;
+  }
+  const ingot_value_t* av = lower_value(ctx, acc);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  const ingot_attr_t* ax = ingot_node_attr(ctx->node, "axis");
+  int64_t axis = ax && ax->type == INGOT_ATTR_INT ? ax->i : -1;
+  if (axis < 0 || axis >= av->rank || yv->rank != av->rank || ingot_value_numel(yv) != ingot_value_numel(av)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "acc %s, y %s and axis %lld do not fit", lower_shape_str(ctx, acc),
+                      lower_shape_str(ctx, y), (long long)axis);
+  }
+  int64_t channels = av->dims[axis];
+  if (bias != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, bias)) != channels) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "bias %s is not one per channel (%lld)",
+                      lower_shape_str(ctx, bias), (long long)channels);
+  }
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t ba = lower_add_input(ctx, acc, "acc");
+  uint32_t bb = bias != INGOT_NO_VALUE ? lower_add_input(ctx, bias, "bias") : UINT32_MAX;
+  lower_requant_t rq = {0};
+  if ((s = lower_requant_args(ctx, 1, 2, 3, 4, channels, ty, &rq))) return s;
+  const ingot_attr_t* al = ingot_node_attr(ctx->node, "alpha");
+  if (al && al->type == INGOT_ATTR_FLOAT) rq.alpha = al->f;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* v = ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, loops.idx));
+  if (bb != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bb, loops.idx[axis]));
+  v = lower_requant_value(ctx, &rq, v, loops.idx[axis]);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "requantize %s %s axis%lld ws%lld%s", ingot_dtype_name(ty),
+                                     lower_shape_str(ctx, acc), (long long)axis, (long long)rq.w_scales,
+                                     bb != UINT32_MAX ? " bias" : "");
   return INGOT_OK;
 }

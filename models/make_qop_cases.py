@@ -1,22 +1,43 @@
 #!/usr/bin/env python3
 """Writes quantized models in QOperator form (QLinearConv, QLinearMatMul and
 ONNX Runtime's com.microsoft QLinear ops) for an end-to-end check against
-ONNX Runtime (tests/e2e, compare.py):
+ONNX Runtime (tests/e2e/CMakeLists.txt says which must be equal and which
+may be a step apart, and why):
 
   qop_linear.onnx (opset 21), built by hand, integer inputs over their whole
-  range (qop_linear_<input>.npy): QLinearConv and QLinearMatMul, whose
-  outputs must equal ONNX Runtime's bit for bit (int32 accumulation, then
-  y = saturate(round_half_even(float32(acc) * float32(sx * sw / sy)) + zy)):
+  range (qop_linear_<input>.npy, and qop_linear_inputs/ for
+  tests/gpu_emu/run_gpu_emu.py): QLinearConv and QLinearMatMul, int32 sums
+  requantized as y = saturate(round_half_even(float32(acc) * m) + zy),
+  m = float32(sx * sw / sy):
     conv_u8s8_pc   uint8 x (zero point 118), int8 w per output channel, int32
-                   bias, 3x3 pad 1 -> uint8
+                   bias, 3x3 pad 1 -> uint8 (large enough to be split into
+                   ConvInteger + Requantize)
     conv_u8u8_g    uint8 w per tensor (zero point 131), group 2, stride 2, no
-                   bias; power-of-two scales, so that acc * m often lands on a
-                   half (round half to even is tested)
+                   bias; power-of-two scales, so that acc * m can land on a
+                   half (round half to even)
     conv_s8s8_dw   int8 x, depthwise int8 w per channel, dilation 2, pad 2 ->
                    int8
     mm_u8s8_pc     uint8 a [2, 5, 37] x int8 b [37, 11] per column -> uint8
     mm_u8u8_pt     uint8 b per tensor (zero point 120), power-of-two scales
     mm_s8s8        int8 a [5, 37] x int8 b -> int8
+
+  qop_contrib_exact.onnx, qop_contrib_float.onnx (com.microsoft opset 1),
+  inputs qop_contrib_<input>.npy (and qop_contrib_<group>_inputs/):
+    exact: QLinearGlobalAveragePool (uint8, int8), QLinearConcat (3 inputs,
+           one at y's scale; int8 on the last axis), QGemm (u8 x s8 per
+           column with C and transB, u8 x u8 transA, s8 x s8 with alpha 0.75)
+    float: QLinearAdd and QLinearMul (same shape, and broadcast [8, 1, 1]),
+           QLinearSigmoid; uint8 and int8
+
+  qop_net_qop_pt.onnx, qop_net_qop_pc.onnx, qop_net_qdq_pc.onnx: a float
+  conv net (qop_net_float.onnx: Conv+Relu twice, Add residual, x*sigmoid(x),
+  GlobalAveragePool, Flatten, Gemm and MatMul, Concat) quantized here with
+  onnxruntime.quantization.quantize_static (QOperator per tensor / per
+  channel, QDQ per channel; QUInt8 activations, QInt8 weights; a
+  CalibrationDataReader of 16 standard normal inputs), its graph outputs
+  made the quantized tensors (the last DequantizeLinear dropped).
+
+  qop_dyn.onnx: quantize_dynamic of a MatMul + Add + Relu + MatMul model.
 
   python models/make_qop_cases.py --out build/models
 """
@@ -35,6 +56,16 @@ def tensor_type(dtype):
 def full_range(rng, dtype, shape):
     info = np.iinfo(dtype)
     return rng.integers(info.min, info.max + 1, size=shape).astype(dtype)
+
+
+def save_inputs(out, model, inputs, flat=True):
+    """MODEL_NAME.npy (compare.py --input, when flat) and MODEL_inputs/NAME.npy
+    (where tests/gpu_emu/run_gpu_emu.py looks for given inputs)."""
+    os.makedirs(os.path.join(out, model + "_inputs"), exist_ok=True)
+    for k, v in inputs.items():
+        if flat:
+            np.save(os.path.join(out, "%s_%s.npy" % (model, k)), v)
+        np.save(os.path.join(out, model + "_inputs", k + ".npy"), v)
 
 
 def linear(out):
@@ -116,8 +147,7 @@ def linear(out):
     model.ir_version = 10
     onnx.checker.check_model(model, full_check=True)
     onnx.save(model, os.path.join(out, "qop_linear.onnx"))
-    for k, v in inputs.items():
-        np.save(os.path.join(out, "qop_linear_%s.npy" % k), v)
+    save_inputs(out, "qop_linear", inputs)
 
 
 def contrib(out):
@@ -202,6 +232,7 @@ def contrib(out):
                                   producer_name="make_qop_cases")
         model.ir_version = 10
         onnx.save(model, os.path.join(out, "qop_contrib_%s.onnx" % group))
+        save_inputs(out, "qop_contrib_" + group, {k: v for k, v in inputs.items() if k in used}, flat=False)
     for k, v in inputs.items():
         np.save(os.path.join(out, "qop_contrib_%s.npy" % k), v)
 

@@ -72,6 +72,8 @@ static const char k_abi_decls[] =
 static const char k_prelude[] =
     "typedef __INT8_TYPE__ int8_t;\n"
     "typedef __UINT8_TYPE__ uint8_t;\n"
+    "typedef __INT16_TYPE__ int16_t;\n"
+    "typedef __UINT16_TYPE__ uint16_t;\n"
     "typedef __INT32_TYPE__ int32_t;\n"
     "typedef __UINT32_TYPE__ uint32_t;\n"
     "typedef __INT64_TYPE__ int64_t;\n"
@@ -666,6 +668,10 @@ static const ingot_cprint_dialect_t k_c_dialect = {
               [INGOT_DTYPE_U8] = "uint8_t",
               [INGOT_DTYPE_I32] = "int32_t",
               [INGOT_DTYPE_I64] = "int64_t",
+              [INGOT_DTYPE_I16] = "int16_t",
+              [INGOT_DTYPE_U16] = "uint16_t",
+              [INGOT_DTYPE_U32] = "uint32_t",
+              [INGOT_DTYPE_U64] = "uint64_t",
               [INGOT_DTYPE_BOOL] = "_Bool"},
     .unary = {[INGOT_IR_ABS] = CG_PAIR("__builtin_fabs"), [INGOT_IR_SQRT] = CG_PAIR("__builtin_sqrt"),
               [INGOT_IR_FLOOR] = CG_PAIR("ingot_floor"),  [INGOT_IR_CEIL] = CG_PAIR("ingot_ceil"),

@@ -43,9 +43,7 @@ ingot_status_t ingot_cprint_type(ingot_cprint_t* p, ingot_dtype_t t, const char*
 }
 
 static bool cp_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
-static bool cp_is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I64;
-}
+static bool cp_is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
 
 /* ---- Names and scopes. */
 
@@ -207,6 +205,7 @@ static ingot_status_t cp_unary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingo
       return INGOT_OK;
     case INGOT_IR_ABS:
       if (!cp_is_int(t)) break;
+      if (ingot_ir_dtype_is_unsigned(t)) return cp_call1(p, sb, "", "", a); /* |x| = x */
       ingot_strbuf_appendf(sb, "((%s)", ty);
       CP_CHECK(cp_call1(p, sb, d->int_helper, "abs_i64", a));
       ingot_strbuf_append(sb, ")");
@@ -274,10 +273,36 @@ static ingot_status_t cp_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ing
   /* Integers: arithmetic in C's promoted type (int for int8/uint8), helpers
    * in 64 bits; converted back where those differ from the expression's
    * type. Division by a positive constant of a non-negative value is C's. */
+  if (t == INGOT_DTYPE_U64) {
+    /* beyond the int64 helpers: unsigned C operators (a zero divisor gives 0) */
+    switch (op) {
+      case INGOT_IR_MIN:
+      case INGOT_IR_MAX:
+        ingot_strbuf_append(sb, "(");
+        CP_CHECK(cp_infix(p, sb, op == INGOT_IR_MIN ? "<" : ">", a, b));
+        ingot_strbuf_append(sb, " ? ");
+        CP_CHECK(ingot_cprint_expr(p, sb, a));
+        ingot_strbuf_append(sb, " : ");
+        CP_CHECK(ingot_cprint_expr(p, sb, b));
+        ingot_strbuf_append(sb, ")");
+        return INGOT_OK;
+      case INGOT_IR_DIV:
+      case INGOT_IR_MOD:
+        ingot_strbuf_append(sb, "(");
+        CP_CHECK(ingot_cprint_expr(p, sb, b));
+        ingot_strbuf_append(sb, " ? ");
+        CP_CHECK(cp_infix(p, sb, op == INGOT_IR_DIV ? "/" : "%", a, b));
+        ingot_strbuf_append(sb, " : (uint64_t)0)");
+        return INGOT_OK;
+      default: break;
+    }
+  }
   bool helper = op == INGOT_IR_MIN || op == INGOT_IR_MAX || op == INGOT_IR_POW ||
                 ((op == INGOT_IR_DIV || op == INGOT_IR_MOD) &&
                  !(ingot_ir_expr_nonneg(p->f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0));
-  bool convert = t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || (helper && t != INGOT_DTYPE_I64);
+  /* int8/16 arithmetic happens in C's int: converted back; helpers work in int64 */
+  bool narrow = ingot_dtype_size(t) < 4;
+  bool convert = narrow || (helper && t != INGOT_DTYPE_I64 && t != INGOT_DTYPE_U64);
   if (convert) ingot_strbuf_appendf(sb, "((%s)", ty);
   const char* h = d->int_helper;
   switch (op) {

@@ -231,6 +231,10 @@ static const char k_prelude[] =
     "typedef unsigned char ingot_gpu_u8;\n"
     "typedef int ingot_gpu_i32;\n"
     "typedef long long ingot_gpu_i64;\n"
+    "typedef short ingot_gpu_i16;\n"
+    "typedef unsigned short ingot_gpu_u16;\n"
+    "typedef unsigned int ingot_gpu_u32;\n"
+    "typedef unsigned long long ingot_gpu_u64;\n"
     "#define INGOT_GPU_FN static __device__ __forceinline__\n"
     "/* Integer division and modulo rounding toward negative infinity; by 0: 0. */\n"
     "INGOT_GPU_FN long long ingot_gpu_floordiv(long long a, long long b) {\n"
@@ -291,7 +295,8 @@ typedef struct gp_t {
     .types =                                                                                                           \
         {[INGOT_DTYPE_F32] = "float",       [INGOT_DTYPE_F64] = "double",        [INGOT_DTYPE_I8] = "ingot_gpu_i8",    \
          [INGOT_DTYPE_U8] = "ingot_gpu_u8", [INGOT_DTYPE_I32] = "ingot_gpu_i32", [INGOT_DTYPE_I64] = "ingot_gpu_i64",  \
-         [INGOT_DTYPE_BOOL] = "bool"},                                                                                 \
+         [INGOT_DTYPE_BOOL] = "bool",       [INGOT_DTYPE_I16] = "ingot_gpu_i16", [INGOT_DTYPE_U16] = "ingot_gpu_u16", \
+         [INGOT_DTYPE_U32] = "ingot_gpu_u32", [INGOT_DTYPE_U64] = "ingot_gpu_u64"},                                  \
     .f16_note = "yet (half-precision kernels are a later step); compute in float32",                                   \
     .unary =                                                                                                           \
         {[INGOT_IR_ABS] = GP_PAIR("fabs"),    [INGOT_IR_SQRT] = GP_PAIR("sqrt"),  [INGOT_IR_FLOOR] = GP_PAIR("floor"), \

@@ -179,9 +179,9 @@ static void* fail(fn_t* F, ingot_status_t code, const char* fmt, ...) {
 
 /* ---- Types. */
 static bool is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
-static bool is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I64;
-}
+static bool is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
+/* U8 U16 U32 U64 and BOOL: zero-extended, compared and divided unsigned */
+static bool is_unsigned(ingot_dtype_t t) { return ingot_ir_dtype_is_unsigned(t); }
 
 /* The type of a value of `t` (BOOL: i1); NULL when unsupported. */
 static LLVMTypeRef value_type(gen_t* g, ingot_dtype_t t) {
@@ -190,8 +190,12 @@ static LLVMTypeRef value_type(gen_t* g, ingot_dtype_t t) {
     case INGOT_DTYPE_F64: return g->m.t_f64;
     case INGOT_DTYPE_I8:
     case INGOT_DTYPE_U8: return g->m.t_i8;
-    case INGOT_DTYPE_I32: return g->m.t_i32;
-    case INGOT_DTYPE_I64: return g->m.t_i64;
+    case INGOT_DTYPE_I16:
+    case INGOT_DTYPE_U16: return LLVMInt16TypeInContext(g->m.ctx);
+    case INGOT_DTYPE_I32:
+    case INGOT_DTYPE_U32: return g->m.t_i32;
+    case INGOT_DTYPE_I64:
+    case INGOT_DTYPE_U64: return g->m.t_i64;
     case INGOT_DTYPE_BOOL: return g->m.t_i1;
     default: return NULL;
   }
@@ -436,7 +440,7 @@ static LLVMValueRef unary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
       return unsupported(F, name, t);
     case INGOT_IR_ABS:
       if (fl) return intrinsic1(F, "llvm.fabs", a);
-      if (t == INGOT_DTYPE_U8) return a;
+      if (is_unsigned(t)) return a;
       if (is_int(t)) {
         LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, a, LLVMConstNull(LLVMTypeOf(a)), "");
         return LLVMBuildSelect(b, neg, LLVMBuildSub(b, LLVMConstNull(LLVMTypeOf(a)), a, ""), a, "");
@@ -545,7 +549,8 @@ static LLVMValueRef floor_divmod(fn_t* F, LLVMValueRef a, LLVMValueRef bv, bool 
 static LLVMValueRef to_i64(fn_t* F, LLVMValueRef v, ingot_dtype_t from) {
   LLVMTypeRef t = ingot_llvm_vec_type(F->g->m.t_i64, lanes_of(v));
   if (from == INGOT_DTYPE_I64) return v;
-  if (from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL) return LLVMBuildZExt(F->b, v, t, "");
+  if (from == INGOT_DTYPE_U64) return v;
+  if (is_unsigned(from)) return LLVMBuildZExt(F->b, v, t, "");
   return LLVMBuildSExt(F->b, v, t, "");
 }
 
@@ -562,7 +567,7 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   TRY(need_type(F, e->dtype));
   TRY(need_type(F, t));
   bool fl = is_float(t), in = is_int(t), f32 = t == INGOT_DTYPE_F32;
-  bool u8 = t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_BOOL;
+  bool u8 = is_unsigned(t); /* unsigned compares, min, max */
   LLVMBuilderRef b = F->b;
   /* a*b + c, c + a*b, a*b - c: fused multiply-add (contractable). */
   if (fl && op == INGOT_IR_ADD && is_fmul(ae)) return fmuladd(F, ae, be, false, vec);
@@ -633,6 +638,14 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     case INGOT_IR_MOD: {
       bool fast = ingot_ir_expr_nonneg(F->f, ae) && be->kind == INGOT_IR_EXPR_INT && be->u.i > 0;
       if (fast) return op == INGOT_IR_DIV ? LLVMBuildUDiv(b, a, c, "") : LLVMBuildURem(b, a, c, "");
+      if (t == INGOT_DTYPE_U64) {
+        /* unsigned: floor is truncation; a zero divisor gives 0 (as the int paths) */
+        LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(c));
+        LLVMValueRef is0 = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
+        LLVMValueRef safe = LLVMBuildSelect(b, is0, const_of(LLVMTypeOf(c), 1), c, "");
+        LLVMValueRef q = op == INGOT_IR_DIV ? LLVMBuildUDiv(b, a, safe, "") : LLVMBuildURem(b, a, safe, "");
+        return LLVMBuildSelect(b, is0, zero, q, "");
+      }
       LLVMValueRef r = floor_divmod(F, to_i64(F, a, t), to_i64(F, c, t), op == INGOT_IR_MOD);
       return t == INGOT_DTYPE_I64 ? r : LLVMBuildTrunc(b, r, ty, "");
     }
@@ -655,7 +668,7 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   unsigned n = lanes_of(a);
   LLVMTypeRef t = ingot_llvm_vec_type(tt, n);
   if (to == from) return a;
-  bool from_unsigned = from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL;
+  bool from_unsigned = is_unsigned(from);
   if (to == INGOT_DTYPE_BOOL) {
     if (is_float(from)) return LLVMBuildFCmp(b, LLVMRealUNE, a, LLVMConstNull(LLVMTypeOf(a)), "");
     return LLVMBuildICmp(b, LLVMIntNE, a, LLVMConstNull(LLVMTypeOf(a)), "");
@@ -668,6 +681,8 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   if (is_float(from)) {
     /* Truncation toward zero; narrow types through int32 as C compilers do
      * on x86; out of range (undefined in C) is frozen, never poison. */
+    if (to == INGOT_DTYPE_U64 || to == INGOT_DTYPE_U32)
+      return LLVMBuildFreeze(b, LLVMBuildFPToUI(b, a, t, ""), "");
     LLVMTypeRef via = to == INGOT_DTYPE_I64 ? t : ingot_llvm_vec_type(F->g->m.t_i32, n);
     LLVMValueRef r = LLVMBuildFreeze(b, LLVMBuildFPToSI(b, a, via, ""), "");
     return via == t ? r : LLVMBuildTrunc(b, r, t, "");

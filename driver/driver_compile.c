@@ -446,6 +446,9 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       .codes = st->codes, .code_count = st->object_count,
       .weights_codec = o->weights_codec,
   };
+  ingot_bundle_metadata_t* metadata = NULL;
+  if ((s = driver_metadata(&st->arena, o, graph, st->targets, nt, &metadata, &package.metadata_count))) return s;
+  package.metadata = metadata;
   const ingot_kernel_t* variant_steps[INGOT_DRIVER_MAX_TARGETS];
   const uint32_t* variant_alias_of[INGOT_DRIVER_MAX_TARGETS];
   if (per_target) {

@@ -322,6 +322,7 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
       .kernel_names = p->kernel_names, .kernel_count = p->kernel_count,
       .codes = codes, .code_count = p->code_count,
       .weights_codec = (ingot_bundle_weights_codec_t)p->weights_codec,
+      .metadata = p->metadata, .metadata_count = p->metadata_count,
   };
   return INGOT_OK;
 }

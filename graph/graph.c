@@ -81,6 +81,8 @@ ingot_status_t ingot_graph_create(ingot_graph_t** out_graph) {
   ingot_arena_init(&g->arena, ingot_allocator_system());
   g->opset = 0;
   g->name = "";
+  g->producer_name = "";
+  g->producer_version = "";
   *out_graph = g;
   return INGOT_OK;
 }

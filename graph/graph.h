@@ -407,6 +407,11 @@ typedef struct ingot_graph_t {
   uint32_t output_count;
   int64_t opset;             /* the ai.onnx opset the model imports */
   const char* name;
+  /* From the ONNX ModelProto ("" and 0 when unset or not imported): what
+   * the bundle's metadata records. */
+  const char* producer_name;
+  const char* producer_version;
+  int64_t model_version;
   /* Layout chooser called by ingot_graph_pack_weights (NULL: defaults). */
   struct ingot_layout_chooser_t* layout_chooser;
 } ingot_graph_t;

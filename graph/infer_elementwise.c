@@ -225,8 +225,13 @@ static ingot_dtype_t onnx_dtype(int64_t t) {
     case 6: return INGOT_DTYPE_I32;
     case 7: return INGOT_DTYPE_I64;
     case 9: return INGOT_DTYPE_BOOL;
+    case 4: return INGOT_DTYPE_U16;
+    case 5: return INGOT_DTYPE_I16;
     case 10: return INGOT_DTYPE_F16;
     case 11: return INGOT_DTYPE_F64;
+    case 12: return INGOT_DTYPE_U32;
+    case 13: return INGOT_DTYPE_U64;
+    case 16: return INGOT_DTYPE_BF16;
     default: return INGOT_DTYPE_INVALID;
   }
 }

@@ -117,6 +117,11 @@ static bool map_dtype(int32_t onnx_type, ingot_dtype_t* out) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = INGOT_DTYPE_BOOL; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: *out = INGOT_DTYPE_F16; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *out = INGOT_DTYPE_F64; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: *out = INGOT_DTYPE_I16; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: *out = INGOT_DTYPE_U16; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: *out = INGOT_DTYPE_U32; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: *out = INGOT_DTYPE_U64; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = INGOT_DTYPE_BF16; return true;
     default: return false;
   }
 }
@@ -129,15 +134,7 @@ static const char* onnx_type_name(int32_t t) {
   return "unknown";
 }
 
-static size_t dtype_bytes(ingot_dtype_t t) {
-  switch (t) {
-    case INGOT_DTYPE_F32: case INGOT_DTYPE_I32: return 4;
-    case INGOT_DTYPE_I64: case INGOT_DTYPE_F64: return 8;
-    case INGOT_DTYPE_F16: return 2;
-    case INGOT_DTYPE_U8: case INGOT_DTYPE_I8: case INGOT_DTYPE_BOOL: return 1;
-    default: return 0;
-  }
-}
+static size_t dtype_bytes(ingot_dtype_t t) { return ingot_dtype_size(t); }
 
 static bool parse_u64(const char* s, uint64_t* out) {
   if (!s || !*s) return false;
@@ -342,13 +339,31 @@ static ingot_status_t import_tensor(importer_t* imp, const Onnx__TensorProto* t,
           break;
         case INGOT_DTYPE_BOOL: data[i] = v != 0; break;
         case INGOT_DTYPE_F16:
+        case INGOT_DTYPE_BF16:
+        case INGOT_DTYPE_U16:
           if (v < 0 || v > 65535) goto out_of_range;
           ((uint16_t*)data)[i] = (uint16_t)v;
+          break;
+        case INGOT_DTYPE_I16:
+          if (v < -32768 || v > 32767) goto out_of_range;
+          ((int16_t*)data)[i] = (int16_t)v;
           break;
         default: goto wrong_field;
       }
     }
-  } else if (t->n_uint64_data || t->n_string_data) {
+  } else if (t->n_uint64_data) {
+    if (dtype != INGOT_DTYPE_U32 && dtype != INGOT_DTYPE_U64) goto wrong_field;
+    COUNT_CHECK(t->n_uint64_data, "uint64_data");
+    for (uint64_t i = 0; i < numel; ++i) {
+      uint64_t v = t->uint64_data[i];
+      if (dtype == INGOT_DTYPE_U64) {
+        ((uint64_t*)data)[i] = v;
+      } else {
+        if (v > UINT32_MAX) goto out_of_range;
+        ((uint32_t*)data)[i] = (uint32_t)v;
+      }
+    }
+  } else if (t->n_string_data) {
     goto wrong_field;
   }
   goto done;
@@ -357,7 +372,7 @@ wrong_field:
                  onnx_type_name(onnx_type));
   goto done;
 out_of_range:
-  s = ingot_fail(INGOT_ERROR_CORRUPT, "%s: int32_data holds a value out of range for %s", what,
+  s = ingot_fail(INGOT_ERROR_CORRUPT, "%s: a data field holds a value out of range for %s", what,
                  onnx_type_name(onnx_type));
 done:
 #undef COUNT_CHECK
@@ -613,6 +628,9 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
   const Onnx__GraphProto* gp = model->graph;
   if (!gp) return ingot_fail(INGOT_ERROR_CORRUPT, "the model has no graph");
   g->name = ingot_arena_strdup(&g->arena, gp->name ? gp->name : "");
+  g->producer_name = ingot_arena_strdup(&g->arena, model->producer_name ? model->producer_name : "");
+  g->producer_version = ingot_arena_strdup(&g->arena, model->producer_version ? model->producer_version : "");
+  g->model_version = model->has_model_version ? model->model_version : 0;
   g->opset = 0;
   for (size_t i = 0; i < model->n_opset_import; ++i) {
     const Onnx__OperatorSetIdProto* o = model->opset_import[i];

@@ -91,9 +91,7 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
 }
 
 bool lower_dtype_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
-bool lower_dtype_is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I64 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8;
-}
+bool lower_dtype_is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
 
 ingot_status_t lower_check_dtype(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed) {
   const ingot_value_t* v = lower_value(ctx, value);
@@ -406,6 +404,8 @@ ingot_ir_expr_t* lower_const(lower_ctx_t* ctx, ingot_dtype_t dtype, double v) {
     i = v != 0.0;
   } else if (v != v) {
     i = 0;
+  } else if (dtype == INGOT_DTYPE_U64 && v >= 9.2233720368547758e18) {
+    i = v >= 1.8446744073709552e19 ? -1 : (int64_t)(uint64_t)v; /* the bits of the uint64 */
   } else if (v >= 9.2233720368547758e18) {
     i = INT64_MAX;
   } else if (v <= -9.2233720368547758e18) {
@@ -417,6 +417,9 @@ ingot_ir_expr_t* lower_const(lower_ctx_t* ctx, ingot_dtype_t dtype, double v) {
     case INGOT_DTYPE_I32: i = (int64_t)(int32_t)(uint32_t)(uint64_t)i; break;
     case INGOT_DTYPE_I8: i = (int64_t)(int8_t)(uint8_t)(uint64_t)i; break;
     case INGOT_DTYPE_U8: i = (int64_t)(uint8_t)(uint64_t)i; break;
+    case INGOT_DTYPE_I16: i = (int64_t)(int16_t)(uint16_t)(uint64_t)i; break;
+    case INGOT_DTYPE_U16: i = (int64_t)(uint16_t)(uint64_t)i; break;
+    case INGOT_DTYPE_U32: i = (int64_t)(uint32_t)(uint64_t)i; break;
     default: break;
   }
   ingot_ir_expr_t* e = ingot_ir_int(ctx->f, i);
@@ -434,10 +437,14 @@ static bool weight_elem(const ingot_value_t* v, int64_t i, double* out_f, int64_
     case INGOT_DTYPE_I32: *out_i = ((const int32_t*)d)[i]; break;
     case INGOT_DTYPE_I8: *out_i = ((const int8_t*)d)[i]; break;
     case INGOT_DTYPE_U8: *out_i = ((const uint8_t*)d)[i]; break;
+    case INGOT_DTYPE_I16: *out_i = ((const int16_t*)d)[i]; break;
+    case INGOT_DTYPE_U16: *out_i = ((const uint16_t*)d)[i]; break;
+    case INGOT_DTYPE_U32: *out_i = ((const uint32_t*)d)[i]; break;
+    case INGOT_DTYPE_U64: *out_i = (int64_t)((const uint64_t*)d)[i]; break;
     case INGOT_DTYPE_BOOL: *out_i = ((const uint8_t*)d)[i] != 0; break;
     default: return false;
   }
-  *out_f = (double)*out_i;
+  *out_f = v->dtype == INGOT_DTYPE_U64 ? (double)(uint64_t)*out_i : (double)*out_i;
   return true;
 }
 

@@ -51,9 +51,12 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
 /* Dtype sets for lower_check_dtype: a bit per ingot_dtype_t. */
 #define LOWER_DT(t) (1u << (unsigned)(t))
 #define LOWER_DT_FLOAT (LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT(INGOT_DTYPE_F64))
-#define LOWER_DT_INT \
-  (LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_U8))
-#define LOWER_DT_SIGNED (LOWER_DT_FLOAT | LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8))
+#define LOWER_DT_INT                                                                                             \
+  (LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_U8) | \
+   LOWER_DT(INGOT_DTYPE_I16) | LOWER_DT(INGOT_DTYPE_U16) | LOWER_DT(INGOT_DTYPE_U32) | LOWER_DT(INGOT_DTYPE_U64))
+#define LOWER_DT_SIGNED                                                                                 \
+  (LOWER_DT_FLOAT | LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8) | \
+   LOWER_DT(INGOT_DTYPE_I16))
 #define LOWER_DT_NUMERIC (LOWER_DT_FLOAT | LOWER_DT_INT)
 #define LOWER_DT_ANY (LOWER_DT_NUMERIC | LOWER_DT(INGOT_DTYPE_BOOL))
 /* Fails unless the dtype of `value` is in `allowed` (a LOWER_DT_* set); the
@@ -62,7 +65,7 @@ ingot_status_t lower_check_dtype(const lower_ctx_t* ctx, uint32_t value, uint32_
 /* lower_check_value (shape) and lower_check_dtype in one call. */
 ingot_status_t lower_check_value_dt(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed);
 bool lower_dtype_is_float(ingot_dtype_t t);
-bool lower_dtype_is_int(ingot_dtype_t t); /* I64, I32, I8, U8 (not BOOL) */
+bool lower_dtype_is_int(ingot_dtype_t t); /* the integers of 8 to 64 bits, signed and unsigned (not BOOL) */
 /* Checks that `value` broadcasts (numpy rules, unidirectionally) to `out`. */
 ingot_status_t lower_check_broadcast(const lower_ctx_t* ctx, uint32_t value, uint32_t out);
 /* Fails when the node carries a fused activation that this op cannot apply. */

@@ -306,7 +306,7 @@ ingot_status_t lower_bitwise(lower_ctx_t* ctx) {
 }
 
 /* BitCast: a copy of the bytes, both tensors read and written as the
- * integer type of their width (uint8, int32, int64). */
+ * integer type of their width (uint8, uint16, int32, int64). */
 ingot_status_t lower_bitcast(lower_ctx_t* ctx) {
   ingot_status_t s;
   uint32_t x = lower_input(ctx, 0), y = ctx->node->outputs[0];
@@ -319,8 +319,11 @@ ingot_status_t lower_bitcast(lower_ctx_t* ctx) {
   if (width != ingot_dtype_size(lower_value(ctx, y)->dtype)) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input and output differ in width");
   }
-  ingot_dtype_t carrier = width == 1 ? INGOT_DTYPE_U8 : width == 4 ? INGOT_DTYPE_I32 : INGOT_DTYPE_I64;
-  if (width != 1 && width != 4 && width != 8) {
+  ingot_dtype_t carrier = width == 1   ? INGOT_DTYPE_U8
+                          : width == 2 ? INGOT_DTYPE_U16
+                          : width == 4 ? INGOT_DTYPE_I32
+                                       : INGOT_DTYPE_I64;
+  if (width != 1 && width != 2 && width != 4 && width != 8) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "%zu-byte elements are not supported", width);
   }
   uint32_t bx = lower_add_arg_as(ctx, x, "x", false, carrier);
@@ -463,21 +466,28 @@ ingot_status_t lower_prelu(lower_ctx_t* ctx) {
   return ew_end(ctx, &e, v, "");
 }
 
-/* ---- BitShift (uint8; computed in int64: x * 2^y, x / 2^y) ---- */
+/* ---- BitShift (uint8/16/32/64): x * 2^y, x / 2^y computed in int64 (the
+ * narrower types fit) or, for uint64, in uint64 (the IR's multiply wraps
+ * and its uint64 division is unsigned); a shift by the width or more: 0 ---- */
 
 ingot_status_t lower_bitshift(lower_ctx_t* ctx) {
   ew_t e;
-  ingot_status_t s = ew_begin(ctx, 2, LOWER_DT(INGOT_DTYPE_U8), true, &e);
+  uint32_t allowed = LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_U16) | LOWER_DT(INGOT_DTYPE_U32) |
+                     LOWER_DT(INGOT_DTYPE_U64);
+  ingot_status_t s = ew_begin(ctx, 2, allowed, true, &e);
   if (s) return s;
   bool left = ctx->params->u.unary.shift_left; /* direction (graph/params.c) */
   ingot_ir_func_t* f = ctx->f;
-  ingot_ir_expr_t* x = ingot_ir_cast(f, INGOT_DTYPE_I64, e.in[0]);
-  ingot_ir_expr_t* y = ingot_ir_cast(f, INGOT_DTYPE_I64, e.in[1]);
-  /* A shift by 8 or more leaves nothing of a uint8. */
-  ingot_ir_expr_t* big = bin(ctx, INGOT_IR_LE, ingot_ir_int(f, 8), y);
-  ingot_ir_expr_t* p = bin(ctx, INGOT_IR_POW, ingot_ir_int(f, 2), bin(ctx, INGOT_IR_MIN, y, ingot_ir_int(f, 8)));
+  ingot_dtype_t t = e.in[0]->dtype;
+  int64_t width = (int64_t)ingot_dtype_size(t) * 8;
+  ingot_dtype_t wt = t == INGOT_DTYPE_U64 ? INGOT_DTYPE_U64 : INGOT_DTYPE_I64;
+  ingot_ir_expr_t* x = ingot_ir_cast(f, wt, e.in[0]);
+  ingot_ir_expr_t* y = ingot_ir_cast(f, wt, e.in[1]);
+  ingot_ir_expr_t* big = bin(ctx, INGOT_IR_LE, lower_const(ctx, wt, (double)width), y);
+  ingot_ir_expr_t* y2 = ingot_ir_cast(f, wt, e.in[1]);
+  ingot_ir_expr_t* p = bin(ctx, INGOT_IR_POW, lower_const(ctx, wt, 2.0), bin(ctx, INGOT_IR_MIN, y2, lower_const(ctx, wt, (double)(width - 1))));
   ingot_ir_expr_t* r = left ? bin(ctx, INGOT_IR_MUL, x, p) : bin(ctx, INGOT_IR_DIV, x, p);
-  r = sel(ctx, big, ingot_ir_int(f, 0), r);
-  return ew_end(ctx, &e, ingot_ir_cast(f, INGOT_DTYPE_U8, r), ingot_arena_printf(ctx->arena, "%s", left ? "left" : "right"));
+  r = sel(ctx, big, lower_const(ctx, wt, 0.0), r);
+  return ew_end(ctx, &e, ingot_ir_cast(f, t, r), ingot_arena_printf(ctx->arena, "%s", left ? "left" : "right"));
 }
 #undef K

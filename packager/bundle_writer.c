@@ -25,8 +25,14 @@
  *     plan.c): inputs for the whole run, outputs to the last step; aliases
  *     (alias_of chains) form one plan item covering the union of their
  *     intervals and the largest of their sizes, and share its offset;
- *   - PLAN records follow tensor index order, one per ARENA tensor, with the
- *     tensor's own (extended) interval and bytes. */
+ *   - PLAN records follow tensor index order, one per ARENA tensor, with its
+ *     own bytes and the interval of its storage: the tensor's own
+ *     (extended) interval, or for a member of an alias group the group's
+ *     union (since 0.4; before, the member's own), so that two records
+ *     whose bytes overlap share storage exactly when their intervals
+ *     overlap (what the runtime's buffer binding tests);
+ *   - METADATA (spec.metadata, optional): after the CODE sections, entries
+ *     sorted by key, keys then values in the string table in that order. */
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -235,9 +241,10 @@ typedef struct encoded_t {
   uint8_t* stored; /* heap; NULL when stored raw */
 } encoded_t;
 
-/* Section k of the file: MANIFEST, PLAN, the weights blobs, the codes. */
+/* Section k of the file: MANIFEST, PLAN, the weights blobs, the codes, the
+ * metadata when there is some. */
 static void section_payload(const ingot_bundle_spec_t* spec, const ingot_strbuf_t* manifest,
-                            const ingot_strbuf_t* plan, uint8_t* const* blobs,
+                            const ingot_strbuf_t* plan, const ingot_strbuf_t* metadata, uint8_t* const* blobs,
                             const uint64_t* blob_sizes, uint32_t blob_count, uint32_t k,
                             section_t* out) {
   memset(out, 0, sizeof *out);
@@ -247,10 +254,54 @@ static void section_payload(const ingot_bundle_spec_t* spec, const ingot_strbuf_
     *out = (section_t){INGOT_SECTION_PLAN, NULL, (const uint8_t*)plan->data, plan->length};
   } else if (k < 2 + blob_count) {
     *out = (section_t){INGOT_SECTION_WEIGHTS, NULL, blobs[k - 2], (size_t)blob_sizes[k - 2]};
+  } else if (k == 2 + blob_count + spec->code_count) {
+    *out = (section_t){INGOT_SECTION_METADATA, NULL, (const uint8_t*)metadata->data, metadata->length};
   } else {
     const ingot_bundle_code_t* code = &spec->codes[k - 2 - blob_count];
     *out = (section_t){INGOT_SECTION_CODE, code->target, (const uint8_t*)code->data, code->size};
   }
+}
+
+/* The METADATA section of spec->metadata (ingot_format.h): checked, sorted
+ * by key, serialized into `out`. */
+static ingot_status_t build_metadata(const ingot_bundle_spec_t* spec, ingot_strbuf_t* out) {
+  const uint32_t n = spec->metadata_count;
+  if (n > INGOT_METADATA_MAX_ENTRIES)
+    return ingot_fail(INGOT_ERROR_LIMIT, "bundle: %u metadata entries, at most %u", n, INGOT_METADATA_MAX_ENTRIES);
+  if (!spec->metadata) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: metadata is NULL");
+  const ingot_bundle_metadata_t* sorted[INGOT_METADATA_MAX_ENTRIES];
+  for (uint32_t i = 0; i < n; ++i) {
+    const ingot_bundle_metadata_t* m = &spec->metadata[i];
+    size_t len = m->key ? strlen(m->key) : 0;
+    if (len == 0 || len > INGOT_METADATA_MAX_KEY_BYTES || !m->value)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "bundle spec: metadata entry %u: key of 1 to %u bytes and a value needed", i,
+                        INGOT_METADATA_MAX_KEY_BYTES);
+    uint32_t j = i;
+    for (; j > 0 && strcmp(sorted[j - 1]->key, m->key) > 0; --j) sorted[j] = sorted[j - 1];
+    sorted[j] = m;
+  }
+  for (uint32_t i = 1; i < n; ++i)
+    if (strcmp(sorted[i - 1]->key, sorted[i]->key) == 0)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: metadata key '%s' given twice", sorted[i]->key);
+  ingot_strbuf_t strings = {0};
+  ingot_metadata_entry_t entries[INGOT_METADATA_MAX_ENTRIES];
+  for (uint32_t i = 0; i < n; ++i) {
+    entries[i].key = (uint32_t)strings.length;
+    ingot_strbuf_append_bytes(&strings, sorted[i]->key, strlen(sorted[i]->key) + 1);
+    entries[i].value = (uint32_t)strings.length;
+    ingot_strbuf_append_bytes(&strings, sorted[i]->value, strlen(sorted[i]->value) + 1);
+  }
+  if (strings.length > UINT32_MAX / 2) {
+    ingot_strbuf_free(&strings);
+    return ingot_fail(INGOT_ERROR_LIMIT, "bundle: metadata strings too long");
+  }
+  ingot_metadata_header_t h = {n, (uint32_t)strings.length};
+  ingot_strbuf_append_bytes(out, &h, sizeof h);
+  if (n) ingot_strbuf_append_bytes(out, entries, sizeof(ingot_metadata_entry_t) * n);
+  ingot_strbuf_append_bytes(out, strings.data, strings.length);
+  ingot_strbuf_free(&strings);
+  return INGOT_OK;
 }
 
 /* Whether a WEIGHTS section of raw_size bytes that zstd makes `stored` bytes
@@ -373,7 +424,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   uint32_t* last = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
   uint32_t* item_of = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
   ingot_plan_item_t* items = ingot_xcalloc(nt ? nt : 1, sizeof(ingot_plan_item_t));
-  ingot_strbuf_t manifest = {0}, plan = {0}, strings = {0};
+  ingot_strbuf_t manifest = {0}, plan = {0}, strings = {0}, metadata_section = {0};
   uint8_t** blobs = NULL;       /* the distinct WEIGHTS sections */
   uint64_t* blob_sizes = NULL;
   uint32_t blob_count = 0;
@@ -436,6 +487,11 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     }
   }
   section_count = 2 + blob_count + nc;
+  if (spec->metadata_count) {
+    status = build_metadata(spec, &metadata_section);
+    if (status != INGOT_OK) goto done;
+    ++section_count;
+  }
   if (section_count + 1 > INGOT_MAX_SECTIONS) { /* + 1: room for a signature */
     status = ingot_fail(INGOT_ERROR_LIMIT,
                         "bundle: %u code variants with %u distinct weights need %u sections, "
@@ -544,8 +600,8 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     ingot_plan_record_t r;
     memset(&r, 0, sizeof r);
     r.tensor = i;
-    r.first_step = first[i];
-    r.last_step = last[i];
+    r.first_step = items[item_of[i]].first_step; /* the storage's interval */
+    r.last_step = items[item_of[i]].last_step;
     r.offset = offsets[i];
     r.bytes = tensor_bytes[i];
     ingot_strbuf_append_bytes(&plan, &r, sizeof r);
@@ -565,7 +621,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   for (uint32_t k = 0; k < section_count; ++k) {
     section_t s;
     memset(&s, 0, sizeof s);
-    section_payload(spec, &manifest, &plan, blobs, blob_sizes, blob_count, k, &s);
+    section_payload(spec, &manifest, &plan, &metadata_section, blobs, blob_sizes, blob_count, k, &s);
     if (!s.raw) s.raw = (const uint8_t*)"";
     int level = spec->zstd_level ? spec->zstd_level : (s.raw_size >= kLargeSection ? 3 : 19);
     status = encode_section(&s, level, spec->weights_codec, cctx, &encoded[k]);
@@ -587,7 +643,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     const uint8_t* payload = encoded[k].stored;
     if (!payload) {
       section_t s;
-      section_payload(spec, &manifest, &plan, blobs, blob_sizes, blob_count, k, &s);
+      section_payload(spec, &manifest, &plan, &metadata_section, blobs, blob_sizes, blob_count, k, &s);
       payload = s.raw;
     }
     if (encoded[k].entry.stored_size)
@@ -630,6 +686,7 @@ done:
   ingot_strbuf_free(&strings);
   ingot_strbuf_free(&plan);
   ingot_strbuf_free(&manifest);
+  ingot_strbuf_free(&metadata_section);
   free(items);
   free(item_of);
   free(last);

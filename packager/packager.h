@@ -98,6 +98,13 @@ typedef struct ingot_bundle_code_t {
   const ingot_bundle_weight_t* weights;
 } ingot_bundle_code_t;
 
+/* One METADATA entry (runtime/ingot_format.h; the keys the compiler writes
+ * are INGOT_METADATA_* in runtime/ingot.h). */
+typedef struct ingot_bundle_metadata_t {
+  const char* key;        /* 1 to INGOT_METADATA_MAX_KEY_BYTES bytes, unique */
+  const char* value;
+} ingot_bundle_metadata_t;
+
 typedef struct ingot_bundle_spec_t {
   const ingot_bundle_tensor_t* tensors;
   uint32_t tensor_count;
@@ -115,6 +122,10 @@ typedef struct ingot_bundle_spec_t {
   /* How WEIGHTS sections are stored (other sections: zstd whenever it makes
    * them smaller). */
   ingot_bundle_weights_codec_t weights_codec;
+  /* metadata_count entries in any order (the writer sorts them by key), or
+   * none: no METADATA section, a bundle as before 0.4. */
+  const ingot_bundle_metadata_t* metadata;
+  uint32_t metadata_count;
 } ingot_bundle_spec_t;
 
 typedef struct ingot_bundle_report_t {

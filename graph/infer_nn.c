@@ -798,6 +798,10 @@ ingot_status_t infer_deformconv(infer_ctx_t* c) {
 ingot_status_t infer_convinteger(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* w = infer_input(c, 1);
+  ingot_value_t unpacked; /* packed in panels by ingot_graph_pack_weights: its ONNX shape */
+  if (!(w = ingot_node_logical_input(c->n, 1, w, &unpacked))) {
+    return infer_fail(c->n, INGOT_ERROR_INTERNAL, "packed weight (panels of %u) has the wrong shape", c->n->weight_block);
+  }
   for (uint32_t i = 0; i < 4; ++i) {
     const ingot_value_t* v = infer_input(c, i);
     if (v && v->dtype != INGOT_DTYPE_U8 && v->dtype != INGOT_DTYPE_I8) {

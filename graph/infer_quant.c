@@ -208,8 +208,8 @@ ingot_status_t infer_dynamicquantizelinear(infer_ctx_t* c) {
  * and zero point 5; y's scale 6 and zero point 7; QLinearConv's int32 bias 8. */
 
 /* Checks scale `si` (float32; one element, or `channels` elements as a 1-D
- * tensor when channels > 0) and zero point `zi` (data's dtype; the scale's
- * element count). */
+ * tensor when channels > 0) and zero point `zi` (data's dtype; one element
+ * or the scale's count). */
 static ingot_status_t qlinear_check_pair(const infer_ctx_t* c, uint32_t si, uint32_t zi, ingot_dtype_t data,
                                          int64_t channels) {
   const ingot_value_t* sc = infer_input(c, si);
@@ -232,9 +232,10 @@ static ingot_status_t qlinear_check_pair(const infer_ctx_t* c, uint32_t si, uint
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "zero point '%s' has dtype %s, its data has %s", zp->name,
                         ingot_graph_dtype_name(zp->dtype), ingot_graph_dtype_name(data));
     }
-    if (zp->rank < 0 || ingot_value_numel(zp) != n || zp->rank > 1) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "zero point '%s' must have the shape of scale '%s'",
-                        zp->name, sc->name);
+    /* one zero point, or one per element of the scale */
+    if (zp->rank < 0 || (ingot_value_numel(zp) != n && ingot_value_numel(zp) != 1) || zp->rank > 1) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+                        "zero point '%s' must be one element or have the shape of scale '%s'", zp->name, sc->name);
     }
   }
   return INGOT_OK;

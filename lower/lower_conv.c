@@ -22,7 +22,8 @@
  *
  * ConvInteger: the same nest over uint8/int8 x and w into int32, each
  * operand widened and its zero point subtracted (x: a scalar; w: a scalar
- * or one per output channel); padded taps contribute 0.
+ * or one per output channel); padded taps contribute 0. Its weight may be
+ * packed in panels as Conv's (uint8/int8 panels).
  *
  * QLinearConv: the same int32 terms (inputs x 0, x_zero_point 2, w 3,
  * w_zero_point 5, int32 bias 8), summed in a local accumulator and
@@ -129,6 +130,15 @@ static void emit_zero_border(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64
   }
 }
 
+/* An integer operand (uint8/int8) widened to int32, less its zero point
+ * (buffer bz, UINT32_MAX: none; element zi). */
+static ingot_ir_expr_t* int_operand(lower_ctx_t* ctx, ingot_ir_expr_t* v, uint32_t bz, ingot_ir_expr_t* zi) {
+  ingot_ir_func_t* f = ctx->f;
+  v = ingot_ir_cast(f, INGOT_DTYPE_I32, v);
+  if (bz == UINT32_MAX) return v;
+  return ingot_ir_binary(f, INGOT_IR_SUB, v, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bz, zi)));
+}
+
 ingot_status_t lower_conv(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   bool qlinear = node->op == INGOT_OP_QLINEARCONV;
@@ -182,7 +192,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   if (yv->rank != xv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight and output must have rank %d", xv->rank);
   }
-  int64_t block = integer ? 0 : node->weight_block;
+  int64_t block = qlinear ? 0 : node->weight_block; /* ConvInteger's weights may be packed too */
   /* A padded output (epilogue.output_padded, 2-D only): interior at an offset. */
   const int64_t* opad = !integer && ep->output_padded && xv->rank == 4 ? ep->output_pads : NULL;
   if (ep->output_padded && !opad) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a padded output needs a 2-D conv");
@@ -319,6 +329,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);
     ingot_ir_expr_t* cond;
     ingot_ir_expr_t* xval = window_load(ctx, bx, &win, bsp.idx[0], red.idx[0], bsp.idx + 2, &red, &cond);
+    if (integer) xval = int_operand(ctx, xval, bxz, ingot_ir_int(f, 0));
     if (cond) xval = ingot_ir_select(f, cond, xval, zero);
     ingot_ir_expr_t* wi[6] = {bsp.idx[1], red.idx[0]};
     for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
@@ -326,6 +337,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
     ingot_ir_expr_t* yidx[5] = {bsp.idx[0], ingot_ir_add(f, ingot_ir_mul(f, bsp.idx[1], ingot_ir_int(f, block)),
                                                          bsp.idx[2 + nsp])};
+    if (integer) wval = int_operand(ctx, wval, bwz, wzp_n > 1 ? yidx[1] : ingot_ir_int(f, 0));
     for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
     ingot_ir_expr_t* byi = y_index(f, by, yidx, nsp, opad);
     ingot_ir_expr_t* start =

@@ -20,6 +20,9 @@ may be a step apart, and why):
     mm_u8s8_pc     uint8 a [2, 5, 37] x int8 b [37, 11] per column -> uint8
     mm_u8u8_pt     uint8 b per tensor (zero point 120), power-of-two scales
     mm_s8s8        int8 a [5, 37] x int8 b -> int8
+    conv_u8u8_wide uint8 x [1, 32, 12, 12], uint8 w (zero point 128) with
+                   scales per channel, 32 -> 40 channels: split, its
+                   ConvInteger's weights packed in panels (32 and 8)
 
   qop_contrib_exact.onnx, qop_contrib_float.onnx (com.microsoft opset 1),
   inputs qop_contrib_<input>.npy (and qop_contrib_<group>_inputs/):
@@ -83,6 +86,7 @@ def linear(out):
         "au8": full_range(rng, np.uint8, (2, 5, 37)),
         "as8": full_range(rng, np.int8, (5, 37)),
     }
+    inputs_wide = {"xw": full_range(rng, np.uint8, (1, 32, 12, 12))}
 
     def y_scale(acc_std, sx, sw):
         # spread y over about +-40 steps around its zero point
@@ -138,6 +142,17 @@ def linear(out):
          t("m3_bs", 0.004, np.float32), t("m3_bz", 0, np.int8),
          t("m3_ys", y_scale(4500, 0.011, 0.004), np.float32), t("m3_yz", -7, np.int8)],
         np.int8, [5, 11])
+
+    # conv_u8u8_wide: 32 -> 40 channels, 3x3: its ConvInteger gets packed
+    # weights (a whole panel of 32 and a partial one of 8)
+    w = full_range(rng, np.uint8, (40, 32, 3, 3))
+    sw = rng.uniform(0.002, 0.02, 40).astype(np.float32)
+    add("QLinearConv", "conv_u8u8_wide",
+        ["xw", t("c4_xs", 0.02, np.float32), t("c4_xz", 125, np.uint8), t("c4_w", w, np.uint8),
+         t("c4_ws", sw, np.float32), t("c4_wz", 128, np.uint8), t("c4_ys", y_scale(20000, 0.02, sw), np.float32),
+         t("c4_yz", 120, np.uint8), t("c4_b", rng.integers(-20000, 20000, 40), np.int32)],
+        np.uint8, [1, 40, 12, 12], pads=[1, 1, 1, 1])
+    inputs.update(inputs_wide)
 
     graph = helper.make_graph(
         nodes, "qop_linear",

@@ -32,13 +32,30 @@ const char* ingot_op_name(ingot_op_t op) {
   return kOps[op].name;
 }
 
-ingot_op_t ingot_op_from_name(const char* onnx_name) {
+const char* ingot_op_domain(ingot_op_t op) {
+  switch (op) {
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower)
+#define INGOT_OP_DOMAIN(id, domain) \
+  case INGOT_OP_##id:               \
+    return domain;
+#include "graph/ops.def"
+    default:
+      return "";
+  }
+}
+
+ingot_op_t ingot_op_from_domain_name(const char* domain, const char* onnx_name) {
   if (!onnx_name) return INGOT_OP_COUNT_;
+  if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
   for (int i = 0; i < INGOT_OP_COUNT_; ++i) {
-    if (strcmp(kOps[i].name, onnx_name) == 0) return (ingot_op_t)i;
+    if (strcmp(kOps[i].name, onnx_name) == 0 && strcmp(ingot_op_domain((ingot_op_t)i), domain) == 0) {
+      return (ingot_op_t)i;
+    }
   }
   return INGOT_OP_COUNT_;
 }
+
+ingot_op_t ingot_op_from_name(const char* onnx_name) { return ingot_op_from_domain_name("", onnx_name); }
 
 void ingot_op_arity(ingot_op_t op, int* out_min_inputs, int* out_max_inputs, int* out_min_outputs,
                     int* out_max_outputs) {

@@ -33,6 +33,12 @@ typedef enum ingot_op_t {
 const char* ingot_op_name(ingot_op_t op);
 /* INGOT_OP_COUNT_ when `onnx_name` (in the default domain) is unknown. */
 ingot_op_t ingot_op_from_name(const char* onnx_name);
+/* The op's domain: "" for ai.onnx (the default), "com.microsoft" for ONNX
+ * Runtime's contrib ops (ops.def's INGOT_OP_DOMAIN rows). */
+const char* ingot_op_domain(ingot_op_t op);
+/* The op named `onnx_name` in `domain` (NULL, "" and "ai.onnx" are the
+ * default domain); INGOT_OP_COUNT_ when that domain has no such op here. */
+ingot_op_t ingot_op_from_domain_name(const char* domain, const char* onnx_name);
 /* Input/output arity bounds from ops.def. */
 void ingot_op_arity(ingot_op_t op, int* out_min_inputs, int* out_max_inputs,
                     int* out_min_outputs, int* out_max_outputs);
@@ -530,7 +536,14 @@ ingot_status_t ingot_graph_fuse_layernorm(ingot_graph_t* graph);
  * float MatMul whose output has no other consumer (sets
  * node.epilogue.activation and its bounds). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
-/* Moves a Conv's non-zero pads into a Pad node (constant 0) that produces a
+/* Splits a QLinearConv / QLinearMatMul of at least 2^16 multiply-adds into
+ * ConvInteger / MatMulInteger (int32) and a Requantize node (domain
+ * ai.ingot: bias, requantization), so the contraction gets the contraction
+ * schedules (graph/passes_quant.c). Needs inferred shapes; the new values
+ * are inferred by a later ingot_graph_infer_shapes. */
+ingot_status_t ingot_graph_split_qlinear(ingot_graph_t* graph);
+/* Moves a Conv's non-zero pads into a Pad node (constant 0; for ConvInteger
+ * and QLinearConv x's zero point) that produces a
  * padded intermediate, and sets the conv's pads to 0, so the conv reads no
  * out-of-bounds taps (graph/passes_layout.c). Skips convs whose padded input
  * would exceed 64 MiB or whose shape is not known. Needs inferred shapes; the

@@ -1052,6 +1052,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_fuse_matmul_scale(graph))) return s;
   if ((s = ingot_graph_fuse_matmul_bias(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
+  if ((s = ingot_graph_split_qlinear(graph))) return s;
   if ((s = ingot_graph_pad_conv_inputs(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_sort(graph))) return s;

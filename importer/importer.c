@@ -698,14 +698,19 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
     const char* name = np->name && np->name[0] ? np->name : ingot_arena_printf(&g->arena, "%s_%zu", np->op_type, i);
     names[i] = name;
     ops[i] = INGOT_OP_COUNT_;
-    if (!default_domain(np->domain)) {
-      s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): domain '%s' is not supported (only ai.onnx)", name,
-                     np->op_type, np->domain);
+    if (!default_domain(np->domain) && strcmp(np->domain, "com.microsoft") != 0) {
+      s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                     "node '%s' (%s): domain '%s' is not supported (only ai.onnx, and com.microsoft's quantized ops)",
+                     name, np->op_type, np->domain);
     } else {
-      ops[i] = ingot_op_from_name(np->op_type);
-      if (ops[i] == INGOT_OP_COUNT_) {
+      /* com.microsoft: the ONNX Runtime contrib ops of ops.def's INGOT_OP_DOMAIN rows. */
+      ops[i] = ingot_op_from_domain_name(np->domain, np->op_type);
+      if (ops[i] == INGOT_OP_COUNT_ && default_domain(np->domain)) {
         s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): operator '%s' is not supported", name, np->op_type,
                        np->op_type);
+      } else if (ops[i] == INGOT_OP_COUNT_) {
+        s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): operator '%s' of domain '%s' is not supported", name,
+                       np->op_type, np->op_type, np->domain);
       }
     }
     if (s && !collect(imp, s, name, np->op_type, "op")) break;

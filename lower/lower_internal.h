@@ -174,6 +174,34 @@ bool lower_weight_scalar(const lower_ctx_t* ctx, uint32_t value, double* out);
  * weight or i is out of range. */
 bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t* out);
 
+/* ---- integer contractions with a requantizing epilogue ----
+ * (QLinearConv, QLinearMatMul; lower/lower_quant.c) */
+typedef struct lower_requant_t {
+  uint32_t x_scale, w_scale, y_scale; /* func buffers, float32 */
+  uint32_t y_zero;                    /* func buffer, or UINT32_MAX: zero point 0 */
+  int64_t w_scales;                   /* 1: per tensor, else one per output channel */
+  ingot_dtype_t ytype;                /* uint8 or int8 */
+  float alpha;                        /* QGemm's alpha; 1 otherwise */
+} lower_requant_t;
+/* Adds the scale and zero-point inputs of a QLinear node (x's scale at
+ * input xs_in, w's at ws_in, y's scale and zero point at ys_in, yz_in: 1, 4,
+ * 6, 7 for QLinearConv and QLinearMatMul; QGemm's 1, 4, 7, 8) as buffers:
+ * call after the node's other inputs, before its output. Fails unless x's
+ * and y's scale are scalars and w's a scalar or `channels` long. */
+ingot_status_t lower_requant_args(lower_ctx_t* ctx, uint32_t xs_in, uint32_t ws_in, uint32_t ys_in, uint32_t yz_in,
+                                  int64_t channels, ingot_dtype_t ytype, lower_requant_t* out);
+/* saturate(round_half_even(float(acc) * m) + y_zero) as rq->ytype, where
+ * m = x_scale * w_scale[channel] / y_scale in float32 (acc int32; with an
+ * alpha, ((alpha * x_scale) * w_scale) / y_scale, as ONNX Runtime's QGemm). */
+ingot_ir_expr_t* lower_requant_value(lower_ctx_t* ctx, const lower_requant_t* rq, ingot_ir_expr_t* acc,
+                                     ingot_ir_expr_t* channel);
+/* Emits one OTHER stage: for spatial loops (sp->idx[outer] outermost, the
+ * others in order) { acc = init; for reduce loops: acc = acc + term; store },
+ * where `acc` is a LOCAL var of init's dtype that `term` and `store` may
+ * read. A contraction whose accumulator is not the output's dtype. */
+void lower_emit_accumulate(lower_ctx_t* ctx, const lower_loops_t* sp, uint32_t outer, const lower_loops_t* red,
+                           uint32_t acc, ingot_ir_expr_t* init, ingot_ir_expr_t* term, ingot_ir_stmt_t* store);
+
 /* GELU of x: 0.5 x (1 + erf(x / sqrt 2)), or with tanh_form Gelu's
  * approximate "tanh" form (the Gelu op and the GELU epilogues). */
 ingot_ir_expr_t* lower_gelu(lower_ctx_t* ctx, ingot_ir_expr_t* x, bool tanh_form);

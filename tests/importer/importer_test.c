@@ -228,6 +228,8 @@ static void test_external(void) {
 
 static void test_refused(void) {
   import_fails("custom_domain.onnx", INGOT_ERROR_UNSUPPORTED, "com.example", "node 'odd'");
+  import_fails("ms_unknown_op.onnx", INGOT_ERROR_UNSUPPORTED, "operator 'QLinearLeakyRelu' of domain 'com.microsoft'",
+               "node 'leaky'");
   import_fails("unknown_op.onnx", INGOT_ERROR_UNSUPPORTED, "FancyOp", "node 'fancy'");
   import_fails("bad_raw.onnx", INGOT_ERROR_CORRUPT, "raw_data has 12 bytes", "'bad'");
   import_fails("bad_dtype.onnx", INGOT_ERROR_UNSUPPORTED, "COMPLEX64", "'c64'");

@@ -112,6 +112,9 @@ x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
 y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
 save(model_of([helper.make_node("Relu", ["x"], ["y"], name="odd", domain="com.example")], [x], [y]),
      "custom_domain.onnx")
+# an ONNX Runtime contrib op that Ingot does not implement (the domain is accepted for those it does)
+save(model_of([helper.make_node("QLinearLeakyRelu", ["x"], ["y"], name="leaky", domain="com.microsoft")], [x], [y]),
+     "ms_unknown_op.onnx")
 save(model_of([helper.make_node("FancyOp", ["x"], ["y"], name="fancy")], [x], [y]), "unknown_op.onnx")
 bad = TensorProto()
 bad.name, bad.data_type = "bad", TensorProto.FLOAT

@@ -93,6 +93,10 @@ bool ingot_add_u64(uint64_t a, uint64_t b, uint64_t* out);
 /* Reads a whole file into a heap buffer (free() it). Fails with a message
  * naming the path. */
 ingot_status_t ingot_file_read(const char* path, uint8_t** out_data, size_t* out_size);
+/* SHA-256 of data[0, size) (FIPS 180-4): 32 bytes, or 64 lowercase hex
+ * digits and a NUL. */
+void ingot_sha256(const void* data, size_t size, uint8_t out[32]);
+void ingot_sha256_hex(const void* data, size_t size, char out[65]);
 /* Writes a file atomically: a temporary file beside `path`, fsync, rename.
  * On failure nothing is left at `path` (an older file there stays intact). */
 ingot_status_t ingot_file_write_atomic(const char* path, const void* data, size_t size);

@@ -27,6 +27,7 @@ typedef struct compile_options_t {
   int target_count;
   const char* tuning_log;
   const char* emit_c;
+  const char* emit_firmware;   /* --emit-firmware DIR */
   const char* cc;
   const char* input_shapes[64];
   int input_shape_count;
@@ -44,11 +45,13 @@ typedef struct compile_options_t {
 static void compile_usage(FILE* out) {
   fprintf(out,
           "usage: ingot compile MODEL.onnx -o OUT.ingot [options]\n"
+          "       ingot compile MODEL.onnx --target c --emit-firmware DIR [-o OUT.ingot] [options]\n"
           "\n"
-          "Compiles an ONNX model into a self-contained bundle.\n"
+          "Compiles an ONNX model into a self-contained bundle (and, with --emit-firmware, a\n"
+          "freestanding C library to link into firmware).\n"
           "\n"
           "options:\n"
-          "  -o, --output PATH        the bundle to write (required)\n"
+          "  -o, --output PATH        the bundle to write (required, except with --emit-firmware)\n"
           "  --target TARGET          code target (repeat to carry several variants; the\n"
           "                           runtime picks the best one its machine runs): llvm (this\n"
           "                           machine's level), x86-64, x86-64-v2, x86-64-v3,\n"
@@ -74,7 +77,15 @@ static void compile_usage(FILE* out) {
           "  --dump-graph             print the optimized graph\n"
           "  --emit-c PATH            also write the generated source to PATH: C for target c,\n"
           "                           the optimized LLVM IR for llvm targets (first target)\n"
-          "  --cc COMPILER            the C compiler for target c (default: $CC or cc)\n"
+          "  --emit-firmware DIR      also write the model as a freestanding C library into DIR\n"
+          "                           (ingot_model.h, ingot_model.c, ingot_model_kernels.c,\n"
+          "                           ingot_model_weights.c: no libc, no malloc, one entry point\n"
+          "                           ingot_model_run); needs --target c; without -o only\n"
+          "                           these files are written and no compiler is run\n"
+          "  --cc \"COMPILER [FLAGS]\"  the C compiler for target c, with flags of its own, e.g.\n"
+          "                           \"clang --target=aarch64-linux-gnu\" (default: $CC or cc);\n"
+          "                           x86 -march flags are added only for a compiler that\n"
+          "                           targets x86-64\n"
           "  --weights auto|zstd|raw  how weights are stored: raw (64-byte aligned, mapped and\n"
           "                           used in place at open: least memory, fastest open), zstd\n"
           "                           (smallest file, decoded into memory at open), auto (zstd\n"
@@ -96,7 +107,7 @@ static void compile_usage(FILE* out) {
 
 enum {
   OPT_TARGET = 256, OPT_TUNING_LOG, OPT_EMIT_C, OPT_CC, OPT_INPUT_SHAPE, OPT_CONST, OPT_DUMP_SPACE,
-  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS,
+  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS, OPT_EMIT_FIRMWARE,
 };
 
 static const struct option kCompileOptions[] = {
@@ -105,6 +116,7 @@ static const struct option kCompileOptions[] = {
     {"target", required_argument, NULL, OPT_TARGET},
     {"tuning-log", required_argument, NULL, OPT_TUNING_LOG},
     {"emit-c", required_argument, NULL, OPT_EMIT_C},
+    {"emit-firmware", required_argument, NULL, OPT_EMIT_FIRMWARE},
     {"cc", required_argument, NULL, OPT_CC},
     {"weights", required_argument, NULL, OPT_WEIGHTS},
     {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
@@ -155,6 +167,10 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
         if ((rc = need_text("--emit-c", value))) return rc;
         o->emit_c = value;
         break;
+      case OPT_EMIT_FIRMWARE:
+        if ((rc = need_text("--emit-firmware", value))) return rc;
+        o->emit_firmware = value;
+        break;
       case OPT_CC:
         if ((rc = need_text("--cc", value))) return rc;
         o->cc = value;
@@ -194,7 +210,8 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
   }
   /* No --target: the driver's default (llvm, or c in a build without LLVM). */
   if (!o->model) return ingot_cli_usage_error("compile", "no model given%s", "");
-  if (!o->output) return ingot_cli_usage_error("compile", "no output given: add -o OUT.ingot%s", "");
+  if (!o->output && !o->emit_firmware)
+    return ingot_cli_usage_error("compile", "no output given: add -o OUT.ingot (or --emit-firmware DIR)%s", "");
   return 0;
 }
 
@@ -409,6 +426,8 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .on_tuning_skip = o->verbose ? note_skip : NULL,
         .cc = o->cc,
         .emit_source_path = o->emit_c,
+        .emit_firmware_dir = o->emit_firmware,
+        .firmware_only = o->emit_firmware && !o->output,
         .weights_codec = o->weights_codec,
         .hook_self = &hooks, .on_graph = print_graph, .on_lowered = list_space, .on_kernel = print_kernel,
         .on_progress = on_progress,
@@ -424,10 +443,12 @@ static ingot_status_t compile_model(const compile_options_t* o) {
   ingot_strbuf_free(&hooks.space);
   free(hooks.workloads);
   double write_s = now_s();
-  if (!s) s = ingot_file_write_atomic(o->output, result.bundle, result.bundle_size);
+  if (!s && o->output) s = ingot_file_write_atomic(o->output, result.bundle, result.bundle_size);
   write_s = now_s() - write_s;
   if (!s && !o->quiet) {
-    printf("compiled %s -> %s\n", o->model, o->output);
+    if (o->output) printf("compiled %s -> %s\n", o->model, o->output);
+    if (o->emit_firmware) printf("compiled %s -> %s/ (firmware: ingot_model.h, .c, _kernels.c, _weights.c)\n",
+                                 o->model, o->emit_firmware);
     printf("  target:       ");
     for (uint32_t t = 0; t < result.target_count; ++t) printf("%s%s", t ? ", " : "", result.targets[t]);
     printf("\n");
@@ -435,7 +456,7 @@ static ingot_status_t compile_model(const compile_options_t* o) {
     printf("  weights:      %llu bytes\n", (unsigned long long)result.weight_bytes);
     printf("  arena:        %llu bytes (lower bound %llu)\n", (unsigned long long)result.arena_bytes,
            (unsigned long long)result.arena_lower_bound);
-    printf("  bundle:       %llu bytes\n", (unsigned long long)result.bundle_size);
+    if (o->output) printf("  bundle:       %llu bytes\n", (unsigned long long)result.bundle_size);
     /* The default target is this machine's level: say which CPUs the bundle
      * will refuse and how to add a variant for them (issue 13: a bundle must
      * not silently refuse a common CPU of its architecture). */

@@ -18,7 +18,9 @@ static const char kInspectHelp[] =
     "       ingot inspect BUNDLE --plan [--json] [--sort step|offset] [--svg FILE]\n"
     "       ingot inspect BUNDLE --extract-code TARGET -o PATH\n"
     "\n"
-    "Shows a bundle's inputs and outputs (name, dtype, shape), its code targets (CPU\n"
+    "Shows a bundle's metadata (model name and version, producer, the source\n"
+    "model's SHA-256, compile flags), its inputs and outputs (name, dtype, shape),\n"
+    "its code targets (CPU\n"
     "variants) and the one this machine loads and why, each variant's loader, code\n"
     "and weights sections and launch records, its sections (kind, codec, stored and\n"
     "raw size), the signer's key id and its memory plan (arena bytes beside the\n"
@@ -26,7 +28,8 @@ static const char kInspectHelp[] =
     "The bundle is verified first.\n"
     "\n"
     "options:\n"
-    "  --json      print one JSON object (keys: format_version, file_bytes, inputs,\n"
+    "  --json      print one JSON object (keys: format_version, file_bytes, metadata\n"
+    "              {key: value; {} for a bundle without any}, inputs,\n"
     "              outputs, targets, loaded_target, target_reason, loaded_device,\n"
     "              cuda_device and rocm_device {usable, why}, variants, signature\n"
     "              {signed, key_id, public_key}, sections, arena_bytes,\n"
@@ -295,6 +298,30 @@ static int extract_code(const char* path, const uint8_t* bytes, const inspect_se
   return rc;
 }
 
+/* The bundle's METADATA entries (runtime/ingot.h), sorted by key. */
+static json_t* metadata_json(const ingot_bundle_t* bundle) {
+  json_t* o = json_object();
+  for (uint32_t i = 0; i < ingot_bundle_metadata_count(bundle); ++i) {
+    const char *key, *value;
+    if (ingot_bundle_metadata_entry(bundle, i, &key, &value) == INGOT_OK)
+      json_object_set_new(o, key, json_string(value));
+  }
+  return o;
+}
+
+static void print_metadata_text(const ingot_bundle_t* bundle) {
+  uint32_t n = ingot_bundle_metadata_count(bundle);
+  if (n == 0) {
+    printf("metadata: none (written before Ingot 0.4, or by a tool that records none)\n");
+    return;
+  }
+  printf("metadata:\n");
+  for (uint32_t i = 0; i < n; ++i) {
+    const char *key, *value;
+    if (ingot_bundle_metadata_entry(bundle, i, &key, &value) == INGOT_OK) printf("  %-18s %s\n", key, value);
+  }
+}
+
 static int inspect_main(const char* path, bool as_json, const char* extract_target, const char* extract_path) {
   int rc = INGOT_CLI_EXIT_FAILURE;
   ingot_bundle_t* bundle = NULL;        /* no code loaded: what the bundle holds */
@@ -367,6 +394,7 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
     json_t* root = json_object();
     json_object_set_new(root, "format_version", json_integer(version));
     json_object_set_new(root, "file_bytes", json_integer((json_int_t)size));
+    json_object_set_new(root, "metadata", metadata_json(bundle));
     json_t* ins = json_array();
     for (uint32_t i = 0; i < n_in; ++i) json_array_append_new(ins, tensor_json(&inputs[i]));
     json_object_set_new(root, "inputs", ins);
@@ -424,6 +452,7 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
     free(text);
   } else {
     printf("bundle: %s (%zu bytes, format version %u)\n", path, size, version);
+    print_metadata_text(bundle);
     printf("inputs:\n");
     for (uint32_t i = 0; i < n_in; ++i) print_tensor_text(&inputs[i]);
     printf("outputs:\n");

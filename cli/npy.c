@@ -18,7 +18,11 @@ typedef struct npy_descr_t {
 static const npy_descr_t kDescrs[] = {
     {"<f4", INGOT_DTYPE_F32}, {"<f8", INGOT_DTYPE_F64}, {"<f2", INGOT_DTYPE_F16},
     {"<i8", INGOT_DTYPE_I64}, {"<i4", INGOT_DTYPE_I32}, {"|u1", INGOT_DTYPE_U8},
-    {"|i1", INGOT_DTYPE_I8},  {"|b1", INGOT_DTYPE_BOOL},
+    {"|i1", INGOT_DTYPE_I8},  {"|b1", INGOT_DTYPE_BOOL}, {"<i2", INGOT_DTYPE_I16},
+    {"<u2", INGOT_DTYPE_U16}, {"<u4", INGOT_DTYPE_U32}, {"<u8", INGOT_DTYPE_U64},
+    /* numpy has no bfloat16: its .npy files hold the raw bits as uint16
+     * (written so; read as U16, which run.c accepts for a bfloat16 input) */
+    {"<u2", INGOT_DTYPE_BF16},
 };
 enum { kDescrCount = sizeof(kDescrs) / sizeof(kDescrs[0]) };
 
@@ -170,8 +174,8 @@ static ingot_status_t parse_header_dict(const char* file, const char* text, size
                           "'%s': unsupported dtype (structured or not a simple type string)", file);
       }
       out->dtype = INGOT_DTYPE_INVALID;
-      for (int i = 0; i < kDescrCount; ++i) {
-        if (strcmp(descr, kDescrs[i].descr) == 0) out->dtype = kDescrs[i].dtype;
+      for (int i = 0; i < kDescrCount && out->dtype == INGOT_DTYPE_INVALID; ++i) {
+        if (strcmp(descr, kDescrs[i].descr) == 0) out->dtype = kDescrs[i].dtype; /* the first: "<u2" is U16 */
       }
       if (out->dtype == INGOT_DTYPE_INVALID) {
         if (descr[0] == '>') {

@@ -115,6 +115,17 @@ static void fill_random(void* data, const ingot_tensor_info_t* info, uint64_t se
       case INGOT_DTYPE_U8: ((uint8_t*)data)[i] = (uint8_t)(r % 10); break;
       case INGOT_DTYPE_I8: ((int8_t*)data)[i] = (int8_t)(r % 10); break;
       case INGOT_DTYPE_BOOL: ((uint8_t*)data)[i] = (uint8_t)(r & 1); break;
+      case INGOT_DTYPE_I16: ((int16_t*)data)[i] = (int16_t)(r % 10); break;
+      case INGOT_DTYPE_U16: ((uint16_t*)data)[i] = (uint16_t)(r % 10); break;
+      case INGOT_DTYPE_U32: ((uint32_t*)data)[i] = (uint32_t)(r % 10); break;
+      case INGOT_DTYPE_U64: ((uint64_t*)data)[i] = r % 10; break;
+      case INGOT_DTYPE_BF16: {
+        float f = (float)u; /* [0, 1): the upper half of its bits */
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        ((uint16_t*)data)[i] = (uint16_t)(bits >> 16);
+        break;
+      }
       case INGOT_DTYPE_F16: {
         /* u in [0,1) as a half: exponent and mantissa from the top bits. */
         float f = (float)u;
@@ -146,7 +157,8 @@ static int copy_input(const char* path, const ingot_tensor_info_t* info,
                            info->name, want, path, got);
   }
   size_t count = array->count;
-  if (array->dtype == info->dtype) {
+  bool bf16_bits = info->dtype == INGOT_DTYPE_BF16 && array->dtype == INGOT_DTYPE_U16; /* raw bits */
+  if (array->dtype == info->dtype || bf16_bits) {
     if (array->bytes != info->bytes) {
       return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "input '%s': size mismatch (%zu vs %zu bytes)",
                              info->name, array->bytes, info->bytes);
@@ -291,6 +303,16 @@ static double element_as_double(const void* data, ingot_dtype_t dtype, size_t i)
     case INGOT_DTYPE_U8: return ((const uint8_t*)data)[i];
     case INGOT_DTYPE_I8: return ((const int8_t*)data)[i];
     case INGOT_DTYPE_BOOL: return ((const uint8_t*)data)[i] != 0;
+    case INGOT_DTYPE_I16: return ((const int16_t*)data)[i];
+    case INGOT_DTYPE_U16: return ((const uint16_t*)data)[i];
+    case INGOT_DTYPE_U32: return ((const uint32_t*)data)[i];
+    case INGOT_DTYPE_U64: return (double)((const uint64_t*)data)[i];
+    case INGOT_DTYPE_BF16: {
+      uint32_t bits = (uint32_t)((const uint16_t*)data)[i] << 16;
+      float f;
+      memcpy(&f, &bits, 4);
+      return f;
+    }
     case INGOT_DTYPE_F16: {
       uint16_t h = ((const uint16_t*)data)[i];
       int e = (h >> 10) & 0x1f, m = h & 0x3ff;

@@ -22,7 +22,11 @@
 
 enum { kCompileTimeoutSeconds = 600, kMaxArgs = 64, kLogLines = 20, kLogBytes = 2400 };
 
-/* Flags and why:
+/* Flags and why (the compiler command may carry flags of its own, e.g.
+ * "clang --target=aarch64-linux-gnu -mcpu=cortex-a72": a cross compiler):
+ *  -march=x86-64 -mtune=generic         only when `cc -dumpmachine` says the
+ *                                       compiler builds for x86-64 (a target
+ *                                       `c -mcpu=LEVEL` gives -march=LEVEL)
  *  -std=c99 -O3 -fPIC -shared           position-independent shared object
  *  -nostdlib -nostartfiles -ffreestanding  no libc, no crt files, no libgcc
  *  -fvisibility=hidden                  only ingot_library_query is exported
@@ -53,32 +57,57 @@ static size_t split_words(char* text, char** words, size_t cap) {
   return n;
 }
 
-/* 1 if `cc --version` names clang (its flags differ a little), else 0. */
-static int compiler_is_clang(char* const* words, size_t n, const char* dir) {
+/* The first line of what `cc ... option` prints, in out (empty when it
+ * fails or prints nothing). */
+static void compiler_says(char* const* words, size_t n, const char* option, const char* dir, char* out,
+                          size_t cap) {
   char* argv[kMaxArgs];
   size_t a = 0;
+  out[0] = '\0';
   for (size_t i = 0; i < n && a < kMaxArgs - 2; ++i) argv[a++] = words[i];
-  argv[a++] = "--version";
+  argv[a++] = (char*)option;
   argv[a] = NULL;
   char log[4200];
-  snprintf(log, sizeof(log), "%s/version.txt", dir);
+  snprintf(log, sizeof(log), "%s/says.txt", dir);
   ingot_codegen_tool_run_t run;
-  int clang = 0;
-  if (ingot_codegen_run_tool(argv, log, kCompileTimeoutSeconds, &run) == INGOT_OK) {
+  if (ingot_codegen_run_tool(argv, log, kCompileTimeoutSeconds, &run) == INGOT_OK && run.exit_code == 0 &&
+      !run.timed_out) {
     uint8_t* text = NULL;
     size_t size = 0;
     if (ingot_file_read(log, &text, &size) == INGOT_OK) {
-      char* t = ingot_xmalloc(size + 1);
-      memcpy(t, text, size);
-      t[size] = '\0';
-      clang = strstr(t, "clang") != NULL;
-      free(t);
+      size_t k = 0;
+      while (k < size && k + 1 < cap && text[k] != '\n') {
+        out[k] = (char)text[k];
+        ++k;
+      }
+      out[k] = '\0';
       free(text);
     }
   }
   ingot_compiler_error_clear();
   unlink(log);
-  return clang;
+}
+
+/* 1 if `cc --version` names clang (its flags differ a little), else 0. */
+static int compiler_is_clang(char* const* words, size_t n, const char* dir) {
+  char line[512];
+  compiler_says(words, n, "--version", dir, line, sizeof(line));
+  return strstr(line, "clang") != NULL;
+}
+
+/* Whether the compiler (its flags included: "clang --target=...") builds
+ * for x86-64, by `cc -dumpmachine` (gcc and clang print the triple); when it
+ * says nothing, whether this machine is x86-64. */
+static bool compiler_targets_x86_64(char* const* words, size_t n, const char* dir, char* machine, size_t cap) {
+  compiler_says(words, n, "-dumpmachine", dir, machine, cap);
+  if (!machine[0]) {
+#if defined(__x86_64__)
+    return true;
+#else
+    return false;
+#endif
+  }
+  return strncmp(machine, "x86_64", 6) == 0 || strncmp(machine, "amd64", 5) == 0;
 }
 
 static bool cpu_name_ok(const char* cpu) {
@@ -125,25 +154,39 @@ ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
   if (st == INGOT_OK && nwords == 0)
     st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "codegen c: empty compiler command");
   bool keep_source = false;
+  int clang = 0;
+  bool x86 = false;
+  char march[64] = "-march=x86-64", mtune[64] = "-mtune=generic";
   if (st == INGOT_OK) {
-    int clang = compiler_is_clang(words, nwords, dir);
-    char march[64] = "-march=x86-64", mtune[64] = "-mtune=generic";
+    clang = compiler_is_clang(words, nwords, dir);
+    char machine[256];
+    x86 = compiler_targets_x86_64(words, nwords, dir, machine, sizeof(machine));
     if (target && target->cpu[0]) {
       snprintf(march, sizeof(march), "-march=%s", target->cpu);
       mtune[0] = '\0';
     }
+    /* The -mcpu levels of target c are x86-64 levels (target_levels.def);
+     * another machine's compiler takes its flags in --cc. */
+    if (!x86 && target && target->cpu[0])
+      st = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                      "codegen c: target '%s' names an x86-64 level, but '%s' builds for '%s'; for another "
+                      "machine give plain 'c' and the compiler's own flags in --cc (e.g. --cc \"clang "
+                      "--target=aarch64-linux-gnu -mcpu=cortex-a72\")", target->name, cc,
+                      machine[0] ? machine : "another machine");
+  }
+  if (st == INGOT_OK) {
     char* argv[kMaxArgs];
     size_t a = 0;
     for (size_t i = 0; i < nwords; ++i) argv[a++] = words[i];
     for (size_t i = 0; i < sizeof(k_common_flags) / sizeof(k_common_flags[0]); ++i)
       argv[a++] = (char*)k_common_flags[i];
     if (!clang) argv[a++] = "-fno-tree-loop-distribute-patterns";
-#if defined(__x86_64__)
-    argv[a++] = march;
-    if (mtune[0]) argv[a++] = mtune;
-#else
-    if (target && target->cpu[0]) argv[a++] = march;
-#endif
+    /* x86-64 flags only for a compiler that builds for x86-64: the
+     * architecture's baseline unless the target names a level. */
+    if (x86) {
+      argv[a++] = march;
+      if (mtune[0]) argv[a++] = mtune;
+    }
     argv[a++] = "-o";
     argv[a++] = so_path;
     argv[a++] = src_path;

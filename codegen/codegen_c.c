@@ -72,6 +72,8 @@ static const char k_abi_decls[] =
 static const char k_prelude[] =
     "typedef __INT8_TYPE__ int8_t;\n"
     "typedef __UINT8_TYPE__ uint8_t;\n"
+    "typedef __INT16_TYPE__ int16_t;\n"
+    "typedef __UINT16_TYPE__ uint16_t;\n"
     "typedef __INT32_TYPE__ int32_t;\n"
     "typedef __UINT32_TYPE__ uint32_t;\n"
     "typedef __INT64_TYPE__ int64_t;\n"
@@ -83,6 +85,33 @@ static const char k_prelude[] =
     "static inline float ingot_f32_from_bits(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }\n"
     "static inline uint64_t ingot_f64_bits(double f) { uint64_t u; __builtin_memcpy(&u, &f, 8); return u; }\n"
     "static inline double ingot_f64_from_bits(uint64_t u) { double f; __builtin_memcpy(&f, &u, 8); return f; }\n"
+    "\n"
+    "/* float16 and bfloat16 are storage: their bits in uint16_t, converted to\n"
+    " * and from float32 on load and store (round to nearest, ties to even). */\n"
+    "static inline float ingot_h2f(uint16_t h) {\n"
+    "  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+    "  if (e == 0) return ingot_f32_from_bits(ingot_f32_bits((float)m * 0x1p-24f) | sign);\n"
+    "  if (e == 31) return ingot_f32_from_bits(sign | 0x7f800000u | (m << 13));\n"
+    "  return ingot_f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));\n"
+    "}\n"
+    "static inline uint16_t ingot_f2h(float f) {\n"
+    "  uint32_t u = ingot_f32_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n"
+    "  if (a >= 0x7f800000u) return (uint16_t)(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u));\n"
+    "  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);\n"
+    "  if (a < 0x38800000u) {\n"
+    "    float v = ingot_f32_from_bits(a) * 0x1p24f; /* exact; below 1024 */\n"
+    "    v = (v + 0x1p23f) - 0x1p23f;                  /* to an integer, ties to even */\n"
+    "    return (uint16_t)(sign | (uint32_t)v);\n"
+    "  }\n"
+    "  a += 0xfffu + ((a >> 13) & 1u);\n"
+    "  return (uint16_t)(sign | ((a - 0x38000000u) >> 13));\n"
+    "}\n"
+    "static inline float ingot_bf2f(uint16_t b) { return ingot_f32_from_bits((uint32_t)b << 16); }\n"
+    "static inline uint16_t ingot_f2bf(float f) {\n"
+    "  uint32_t u = ingot_f32_bits(f);\n"
+    "  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* NaN stays NaN */\n"
+    "  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+    "}\n"
     "\n"
     "/* exp(x) in double, relative error ~1e-15 for |x| <= 700 (no special cases:\n"
     " * callers clamp). Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, then a\n"
@@ -666,6 +695,12 @@ static const ingot_cprint_dialect_t k_c_dialect = {
               [INGOT_DTYPE_U8] = "uint8_t",
               [INGOT_DTYPE_I32] = "int32_t",
               [INGOT_DTYPE_I64] = "int64_t",
+              [INGOT_DTYPE_I16] = "int16_t",
+              [INGOT_DTYPE_U16] = "uint16_t",
+              [INGOT_DTYPE_U32] = "uint32_t",
+              [INGOT_DTYPE_U64] = "uint64_t",
+              [INGOT_DTYPE_F16] = "uint16_t",  /* storage: the bits (ingot_h2f, ingot_f2h) */
+              [INGOT_DTYPE_BF16] = "uint16_t",
               [INGOT_DTYPE_BOOL] = "_Bool"},
     .unary = {[INGOT_IR_ABS] = CG_PAIR("__builtin_fabs"), [INGOT_IR_SQRT] = CG_PAIR("__builtin_sqrt"),
               [INGOT_IR_FLOOR] = CG_PAIR("ingot_floor"),  [INGOT_IR_CEIL] = CG_PAIR("ingot_ceil"),

@@ -43,9 +43,10 @@ ingot_status_t ingot_cprint_type(ingot_cprint_t* p, ingot_dtype_t t, const char*
 }
 
 static bool cp_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
-static bool cp_is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I64;
-}
+static bool cp_is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
+/* float16 and bfloat16: storage (their bits), converted by the dialect's
+ * <int_helper>h2f / f2h / bf2f / f2bf on casts */
+static bool cp_is_half(ingot_dtype_t t) { return t == INGOT_DTYPE_F16 || t == INGOT_DTYPE_BF16; }
 
 /* ---- Names and scopes. */
 
@@ -189,6 +190,7 @@ static ingot_status_t cp_unary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingo
   if (op <= 0 || op >= INGOT_IR_UNARY_COUNT_)
     return ingot_cprint_fail(p, INGOT_ERROR_INVALID_ARGUMENT, "unknown unary op %d", (int)op);
   const char* name = ingot_ir_unary_op_name(op);
+  if (cp_is_half(t)) return cp_unsupported_op(p, name, t); /* storage only: compute in float32 */
   switch (op) {
     case INGOT_IR_NEG:
       if (t == INGOT_DTYPE_BOOL) return cp_unsupported_op(p, name, t);
@@ -207,6 +209,7 @@ static ingot_status_t cp_unary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingo
       return INGOT_OK;
     case INGOT_IR_ABS:
       if (!cp_is_int(t)) break;
+      if (ingot_ir_dtype_is_unsigned(t)) return cp_call1(p, sb, "", "", a); /* |x| = x */
       ingot_strbuf_appendf(sb, "((%s)", ty);
       CP_CHECK(cp_call1(p, sb, d->int_helper, "abs_i64", a));
       ingot_strbuf_append(sb, ")");
@@ -236,6 +239,7 @@ static ingot_status_t cp_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ing
   if (b->dtype != t)
     return ingot_cprint_fail(p, INGOT_ERROR_INVALID_ARGUMENT, "%s of %s and %s: operand dtypes differ", name,
                              ingot_dtype_name(t), ingot_dtype_name(b->dtype));
+  if (cp_is_half(t)) return cp_unsupported_op(p, name, t); /* storage only: compute in float32 */
   const char* ty;
   CP_CHECK(ingot_cprint_type(p, t, &ty));
   CP_CHECK(ingot_cprint_type(p, e->dtype, &ty));
@@ -274,10 +278,36 @@ static ingot_status_t cp_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ing
   /* Integers: arithmetic in C's promoted type (int for int8/uint8), helpers
    * in 64 bits; converted back where those differ from the expression's
    * type. Division by a positive constant of a non-negative value is C's. */
+  if (t == INGOT_DTYPE_U64) {
+    /* beyond the int64 helpers: unsigned C operators (a zero divisor gives 0) */
+    switch (op) {
+      case INGOT_IR_MIN:
+      case INGOT_IR_MAX:
+        ingot_strbuf_append(sb, "(");
+        CP_CHECK(cp_infix(p, sb, op == INGOT_IR_MIN ? "<" : ">", a, b));
+        ingot_strbuf_append(sb, " ? ");
+        CP_CHECK(ingot_cprint_expr(p, sb, a));
+        ingot_strbuf_append(sb, " : ");
+        CP_CHECK(ingot_cprint_expr(p, sb, b));
+        ingot_strbuf_append(sb, ")");
+        return INGOT_OK;
+      case INGOT_IR_DIV:
+      case INGOT_IR_MOD:
+        ingot_strbuf_append(sb, "(");
+        CP_CHECK(ingot_cprint_expr(p, sb, b));
+        ingot_strbuf_append(sb, " ? ");
+        CP_CHECK(cp_infix(p, sb, op == INGOT_IR_DIV ? "/" : "%", a, b));
+        ingot_strbuf_append(sb, " : (uint64_t)0)");
+        return INGOT_OK;
+      default: break;
+    }
+  }
   bool helper = op == INGOT_IR_MIN || op == INGOT_IR_MAX || op == INGOT_IR_POW ||
                 ((op == INGOT_IR_DIV || op == INGOT_IR_MOD) &&
                  !(ingot_ir_expr_nonneg(p->f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0));
-  bool convert = t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || (helper && t != INGOT_DTYPE_I64);
+  /* int8/16 arithmetic happens in C's int: converted back; helpers work in int64 */
+  bool narrow = ingot_dtype_size(t) < 4;
+  bool convert = narrow || (helper && t != INGOT_DTYPE_I64 && t != INGOT_DTYPE_U64);
   if (convert) ingot_strbuf_appendf(sb, "((%s)", ty);
   const char* h = d->int_helper;
   switch (op) {
@@ -368,6 +398,18 @@ ingot_status_t ingot_cprint_expr(ingot_cprint_t* p, ingot_strbuf_t* sb, const in
       const char* from;
       CP_CHECK(ingot_cprint_type(p, e->dtype, &ty));
       CP_CHECK(ingot_cprint_type(p, a->dtype, &from));
+      if (cp_is_half(a->dtype) || cp_is_half(e->dtype)) {
+        const char* h = p->dialect->int_helper;
+        if (a->dtype == e->dtype) return ingot_cprint_expr(p, sb, a);
+        /* through float32 */
+        if (cp_is_half(e->dtype)) ingot_strbuf_appendf(sb, "%s%s((float)", h, e->dtype == INGOT_DTYPE_F16 ? "f2h" : "f2bf");
+        else ingot_strbuf_appendf(sb, "((%s)", ty);
+        if (cp_is_half(a->dtype)) ingot_strbuf_appendf(sb, "%s%s(", h, a->dtype == INGOT_DTYPE_F16 ? "h2f" : "bf2f");
+        else ingot_strbuf_append(sb, "(");
+        CP_CHECK(ingot_cprint_expr(p, sb, a));
+        ingot_strbuf_append(sb, "))");
+        return INGOT_OK;
+      }
       if (p->dialect->float_to_int && cp_is_float(a->dtype) && cp_is_int(e->dtype)) {
         ingot_strbuf_appendf(sb, "((%s)%s((double)", ty, p->dialect->float_to_int);
         CP_CHECK(ingot_cprint_expr(p, sb, a));

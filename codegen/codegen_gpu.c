@@ -231,7 +231,37 @@ static const char k_prelude[] =
     "typedef unsigned char ingot_gpu_u8;\n"
     "typedef int ingot_gpu_i32;\n"
     "typedef long long ingot_gpu_i64;\n"
+    "typedef short ingot_gpu_i16;\n"
+    "typedef unsigned short ingot_gpu_u16;\n"
+    "typedef unsigned int ingot_gpu_u32;\n"
+    "typedef unsigned long long ingot_gpu_u64;\n"
     "#define INGOT_GPU_FN static __device__ __forceinline__\n"
+    "INGOT_GPU_FN float ingot_gpu_u2f(unsigned int u) { return __int_as_float((int)u); }\n"
+    "INGOT_GPU_FN unsigned int ingot_gpu_f2u(float f) { return (unsigned int)__float_as_int(f); }\n"
+    "INGOT_GPU_FN float ingot_gpu_h2f(unsigned short h) {\n"
+    "  unsigned int sign = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+    "  if (e == 0) return ingot_gpu_u2f(ingot_gpu_f2u((float)m * 5.9604644775390625e-8f) | sign);\n"
+    "  if (e == 31) return ingot_gpu_u2f(sign | 0x7f800000u | (m << 13));\n"
+    "  return ingot_gpu_u2f(sign | ((e + 112u) << 23) | (m << 13));\n"
+    "}\n"
+    "INGOT_GPU_FN unsigned short ingot_gpu_f2h(float f) {\n"
+    "  unsigned int u = ingot_gpu_f2u(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n"
+    "  if (a >= 0x7f800000u) return (unsigned short)(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u));\n"
+    "  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);\n"
+    "  if (a < 0x38800000u) {\n"
+    "    float v = ingot_gpu_u2f(a) * 16777216.0f;\n"
+    "    v = (v + 8388608.0f) - 8388608.0f; /* to an integer, ties to even (no fast math) */\n"
+    "    return (unsigned short)(sign | (unsigned int)v);\n"
+    "  }\n"
+    "  a += 0xfffu + ((a >> 13) & 1u);\n"
+    "  return (unsigned short)(sign | ((a - 0x38000000u) >> 13));\n"
+    "}\n"
+    "INGOT_GPU_FN float ingot_gpu_bf2f(unsigned short b) { return ingot_gpu_u2f((unsigned int)b << 16); }\n"
+    "INGOT_GPU_FN unsigned short ingot_gpu_f2bf(float f) {\n"
+    "  unsigned int u = ingot_gpu_f2u(f);\n"
+    "  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);\n"
+    "  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+    "}\n"
     "/* Integer division and modulo rounding toward negative infinity; by 0: 0. */\n"
     "INGOT_GPU_FN long long ingot_gpu_floordiv(long long a, long long b) {\n"
     "  if (b == 0) return 0;\n"
@@ -291,7 +321,9 @@ typedef struct gp_t {
     .types =                                                                                                           \
         {[INGOT_DTYPE_F32] = "float",       [INGOT_DTYPE_F64] = "double",        [INGOT_DTYPE_I8] = "ingot_gpu_i8",    \
          [INGOT_DTYPE_U8] = "ingot_gpu_u8", [INGOT_DTYPE_I32] = "ingot_gpu_i32", [INGOT_DTYPE_I64] = "ingot_gpu_i64",  \
-         [INGOT_DTYPE_BOOL] = "bool"},                                                                                 \
+         [INGOT_DTYPE_BOOL] = "bool",       [INGOT_DTYPE_I16] = "ingot_gpu_i16", [INGOT_DTYPE_U16] = "ingot_gpu_u16", \
+         [INGOT_DTYPE_U32] = "ingot_gpu_u32", [INGOT_DTYPE_U64] = "ingot_gpu_u64",                                   \
+         [INGOT_DTYPE_F16] = "ingot_gpu_u16", [INGOT_DTYPE_BF16] = "ingot_gpu_u16"},                                  \
     .f16_note = "yet (half-precision kernels are a later step); compute in float32",                                   \
     .unary =                                                                                                           \
         {[INGOT_IR_ABS] = GP_PAIR("fabs"),    [INGOT_IR_SQRT] = GP_PAIR("sqrt"),  [INGOT_IR_FLOOR] = GP_PAIR("floor"), \

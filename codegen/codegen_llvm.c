@@ -179,9 +179,9 @@ static void* fail(fn_t* F, ingot_status_t code, const char* fmt, ...) {
 
 /* ---- Types. */
 static bool is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
-static bool is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I64;
-}
+static bool is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
+/* U8 U16 U32 U64 and BOOL: zero-extended, compared and divided unsigned */
+static bool is_unsigned(ingot_dtype_t t) { return ingot_ir_dtype_is_unsigned(t); }
 
 /* The type of a value of `t` (BOOL: i1); NULL when unsupported. */
 static LLVMTypeRef value_type(gen_t* g, ingot_dtype_t t) {
@@ -190,8 +190,14 @@ static LLVMTypeRef value_type(gen_t* g, ingot_dtype_t t) {
     case INGOT_DTYPE_F64: return g->m.t_f64;
     case INGOT_DTYPE_I8:
     case INGOT_DTYPE_U8: return g->m.t_i8;
-    case INGOT_DTYPE_I32: return g->m.t_i32;
-    case INGOT_DTYPE_I64: return g->m.t_i64;
+    case INGOT_DTYPE_I16:
+    case INGOT_DTYPE_U16:
+    case INGOT_DTYPE_F16:  /* float16, bfloat16: storage, their bits (cast() converts) */
+    case INGOT_DTYPE_BF16: return LLVMInt16TypeInContext(g->m.ctx);
+    case INGOT_DTYPE_I32:
+    case INGOT_DTYPE_U32: return g->m.t_i32;
+    case INGOT_DTYPE_I64:
+    case INGOT_DTYPE_U64: return g->m.t_i64;
     case INGOT_DTYPE_BOOL: return g->m.t_i1;
     default: return NULL;
   }
@@ -436,7 +442,7 @@ static LLVMValueRef unary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
       return unsupported(F, name, t);
     case INGOT_IR_ABS:
       if (fl) return intrinsic1(F, "llvm.fabs", a);
-      if (t == INGOT_DTYPE_U8) return a;
+      if (is_unsigned(t)) return a;
       if (is_int(t)) {
         LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, a, LLVMConstNull(LLVMTypeOf(a)), "");
         return LLVMBuildSelect(b, neg, LLVMBuildSub(b, LLVMConstNull(LLVMTypeOf(a)), a, ""), a, "");
@@ -545,7 +551,8 @@ static LLVMValueRef floor_divmod(fn_t* F, LLVMValueRef a, LLVMValueRef bv, bool 
 static LLVMValueRef to_i64(fn_t* F, LLVMValueRef v, ingot_dtype_t from) {
   LLVMTypeRef t = ingot_llvm_vec_type(F->g->m.t_i64, lanes_of(v));
   if (from == INGOT_DTYPE_I64) return v;
-  if (from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL) return LLVMBuildZExt(F->b, v, t, "");
+  if (from == INGOT_DTYPE_U64) return v;
+  if (is_unsigned(from)) return LLVMBuildZExt(F->b, v, t, "");
   return LLVMBuildSExt(F->b, v, t, "");
 }
 
@@ -562,7 +569,7 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   TRY(need_type(F, e->dtype));
   TRY(need_type(F, t));
   bool fl = is_float(t), in = is_int(t), f32 = t == INGOT_DTYPE_F32;
-  bool u8 = t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_BOOL;
+  bool u8 = is_unsigned(t); /* unsigned compares, min, max */
   LLVMBuilderRef b = F->b;
   /* a*b + c, c + a*b, a*b - c: fused multiply-add (contractable). */
   if (fl && op == INGOT_IR_ADD && is_fmul(ae)) return fmuladd(F, ae, be, false, vec);
@@ -633,6 +640,14 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     case INGOT_IR_MOD: {
       bool fast = ingot_ir_expr_nonneg(F->f, ae) && be->kind == INGOT_IR_EXPR_INT && be->u.i > 0;
       if (fast) return op == INGOT_IR_DIV ? LLVMBuildUDiv(b, a, c, "") : LLVMBuildURem(b, a, c, "");
+      if (t == INGOT_DTYPE_U64) {
+        /* unsigned: floor is truncation; a zero divisor gives 0 (as the int paths) */
+        LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(c));
+        LLVMValueRef is0 = LLVMBuildICmp(b, LLVMIntEQ, c, zero, "");
+        LLVMValueRef safe = LLVMBuildSelect(b, is0, const_of(LLVMTypeOf(c), 1), c, "");
+        LLVMValueRef q = op == INGOT_IR_DIV ? LLVMBuildUDiv(b, a, safe, "") : LLVMBuildURem(b, a, safe, "");
+        return LLVMBuildSelect(b, is0, zero, q, "");
+      }
       LLVMValueRef r = floor_divmod(F, to_i64(F, a, t), to_i64(F, c, t), op == INGOT_IR_MOD);
       return t == INGOT_DTYPE_I64 ? r : LLVMBuildTrunc(b, r, ty, "");
     }
@@ -642,6 +657,62 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     }
     default: return unsupported(F, name, t);
   }
+}
+
+/* float16 / bfloat16 bits (i16, scalar or vector) to float32, and back with
+ * rounding to nearest, ties to even; in integer ops, so that no conversion
+ * routine is imported (the same steps as the c target's ingot_h2f / f2h). */
+static LLVMValueRef half_to_f32(fn_t* F, LLVMValueRef h, bool bf16) {
+  LLVMBuilderRef b = F->b;
+  unsigned n = lanes_of(h);
+  LLVMTypeRef i32 = ingot_llvm_vec_type(F->g->m.t_i32, n), f32 = ingot_llvm_vec_type(F->g->m.t_f32, n);
+  LLVMValueRef u = LLVMBuildZExt(b, h, i32, "");
+#define K(v) const_of(i32, (int64_t)(v))
+  if (bf16) return LLVMBuildBitCast(b, LLVMBuildShl(b, u, K(16), ""), f32, "");
+  LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, u, K(0x8000), ""), K(16), "");
+  LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, u, K(10), ""), K(0x1f), "");
+  LLVMValueRef m = LLVMBuildAnd(b, u, K(0x3ff), "");
+  LLVMValueRef mant = LLVMBuildShl(b, m, K(13), "");
+  LLVMValueRef normal = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, K(112), ""), K(23), ""), mant, "");
+  LLVMValueRef special = LLVMBuildOr(b, K(0x7f800000), mant, "");
+  LLVMValueRef sub = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, f32, ""),
+                                   LLVMConstBitCast(K(0x33800000), f32), ""); /* m * 2^-24, exact */
+  sub = LLVMBuildBitCast(b, sub, i32, "");
+  LLVMValueRef bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, K(31), ""), special, normal, "");
+  bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, K(0), ""), sub, bits, "");
+  return LLVMBuildBitCast(b, LLVMBuildOr(b, bits, sign, ""), f32, "");
+}
+
+static LLVMValueRef f32_to_half(fn_t* F, LLVMValueRef f, bool bf16) {
+  LLVMBuilderRef b = F->b;
+  unsigned n = lanes_of(f);
+  LLVMTypeRef i32 = ingot_llvm_vec_type(F->g->m.t_i32, n), f32 = ingot_llvm_vec_type(F->g->m.t_f32, n);
+  LLVMTypeRef i16 = ingot_llvm_vec_type(LLVMInt16TypeInContext(F->g->m.ctx), n);
+  LLVMValueRef u = LLVMBuildBitCast(b, f, i32, "");
+  LLVMValueRef a = LLVMBuildAnd(b, u, K(0x7fffffff), "");
+  LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntUGT, a, K(0x7f800000), "");
+  if (bf16) {
+    LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, u, K(16), ""), K(1), "");
+    LLVMValueRef r = LLVMBuildLShr(b, LLVMBuildAdd(b, LLVMBuildAdd(b, u, K(0x7fff), ""), lsb, ""), K(16), "");
+    LLVMValueRef q = LLVMBuildOr(b, LLVMBuildLShr(b, u, K(16), ""), K(0x40), "");
+    return LLVMBuildTrunc(b, LLVMBuildSelect(b, nan, q, r, ""), i16, "");
+  }
+  LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildLShr(b, u, K(16), ""), K(0x8000), "");
+  /* normal: round the 13 dropped bits, rebias the exponent */
+  LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, a, K(13), ""), K(1), "");
+  LLVMValueRef rounded = LLVMBuildAdd(b, LLVMBuildAdd(b, a, K(0xfff), ""), lsb, "");
+  LLVMValueRef normal = LLVMBuildLShr(b, LLVMBuildSub(b, rounded, K(0x38000000), ""), K(13), "");
+  /* subnormal or zero: |f| * 2^24 rounded to an integer, ties to even (2^23 trick) */
+  LLVMValueRef v = LLVMBuildFMul(b, LLVMBuildBitCast(b, a, f32, ""), LLVMConstBitCast(K(0x4b800000), f32), "");
+  LLVMValueRef magic = LLVMConstBitCast(K(0x4b000000), f32);
+  v = LLVMBuildFSub(b, LLVMBuildFAdd(b, v, magic, ""), magic, "");
+  LLVMValueRef sub = LLVMBuildFPToUI(b, v, i32, "");
+  LLVMValueRef r = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, a, K(0x38800000), ""), sub, normal, "");
+  r = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGE, a, K(0x477ff000), ""), K(0x7c00), r, "");
+  r = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGE, a, K(0x7f800000), ""),
+                      LLVMBuildSelect(b, nan, K(0x7e00), K(0x7c00), ""), r, "");
+  return LLVMBuildTrunc(b, LLVMBuildOr(b, r, sign, ""), i16, "");
+#undef K
 }
 
 static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
@@ -655,7 +726,23 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   unsigned n = lanes_of(a);
   LLVMTypeRef t = ingot_llvm_vec_type(tt, n);
   if (to == from) return a;
-  bool from_unsigned = from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL;
+  bool half_from = from == INGOT_DTYPE_F16 || from == INGOT_DTYPE_BF16;
+  bool half_to = to == INGOT_DTYPE_F16 || to == INGOT_DTYPE_BF16;
+  if (half_from) {
+    a = half_to_f32(F, a, from == INGOT_DTYPE_BF16);
+    if (to == INGOT_DTYPE_F32) return a;
+    from = INGOT_DTYPE_F32;
+    ft = F->g->m.t_f32;
+  }
+  if (half_to) {
+    /* to float32 first (float64 rounds twice; integers exactly up to 2^24) */
+    LLVMTypeRef f32 = ingot_llvm_vec_type(F->g->m.t_f32, n);
+    if (from == INGOT_DTYPE_F64) a = LLVMBuildFPTrunc(b, a, f32, "");
+    else if (from == INGOT_DTYPE_BOOL || is_unsigned(from)) { if (from != INGOT_DTYPE_F32) a = LLVMBuildUIToFP(b, a, f32, ""); }
+    else if (from != INGOT_DTYPE_F32) a = LLVMBuildSIToFP(b, a, f32, "");
+    return f32_to_half(F, a, to == INGOT_DTYPE_BF16);
+  }
+  bool from_unsigned = is_unsigned(from);
   if (to == INGOT_DTYPE_BOOL) {
     if (is_float(from)) return LLVMBuildFCmp(b, LLVMRealUNE, a, LLVMConstNull(LLVMTypeOf(a)), "");
     return LLVMBuildICmp(b, LLVMIntNE, a, LLVMConstNull(LLVMTypeOf(a)), "");
@@ -668,6 +755,8 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   if (is_float(from)) {
     /* Truncation toward zero; narrow types through int32 as C compilers do
      * on x86; out of range (undefined in C) is frozen, never poison. */
+    if (to == INGOT_DTYPE_U64 || to == INGOT_DTYPE_U32)
+      return LLVMBuildFreeze(b, LLVMBuildFPToUI(b, a, t, ""), "");
     LLVMTypeRef via = to == INGOT_DTYPE_I64 ? t : ingot_llvm_vec_type(F->g->m.t_i32, n);
     LLVMValueRef r = LLVMBuildFreeze(b, LLVMBuildFPToSI(b, a, via, ""), "");
     return via == t ? r : LLVMBuildTrunc(b, r, t, "");

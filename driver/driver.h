@@ -10,7 +10,9 @@
  *                             tuning log), verify, deduplicate kernels and name
  *                             their symbols, build one code object per target
  *                             (codegen/), and the bundle (packager/, which
- *                             plans memory from the steps' live intervals)
+ *                             plans memory from the steps' live intervals);
+ *                             with emit_firmware_dir also (or only) the
+ *                             firmware files from the same spec and plan
  *   ingot_driver_check        everything in a model that cannot be compiled,
  *                             collected in one pass (`ingot check`)
  *   ingot_driver_build_kernel_bundle
@@ -25,7 +27,8 @@
  * Errors: a function that fails returns a status and leaves its message in
  * ingot_compiler_error() (naming the node, op, target or file); its outputs
  * are zeroed on entry and hold nothing on failure. Nothing here writes files
- * except `emit_source_path`; writing the bundle is the caller's.
+ * except `emit_source_path` and `emit_firmware_dir`; writing the bundle is
+ * the caller's.
  * Not thread-safe: the compiler error message is per thread, but one options
  * struct, graph or log must not be used by two calls at once. */
 #ifndef INGOT_DRIVER_H_
@@ -157,9 +160,22 @@ typedef struct ingot_driver_options_t {
    * records of any CPU apply. `ingot compile` passes this machine's
    * (ingot_cpu_model()). */
   const char* tuning_cpu_model;
-  const char* cc;                 /* the C compiler for target c; NULL: $CC or cc */
+  /* The C compiler for target c, a command with flags of its own ("clang
+   * --target=aarch64-linux-gnu" cross-compiles; x86 -march flags are added
+   * only when it builds for x86-64); NULL: $CC or cc. */
+  const char* cc;
   const char* emit_source_path;   /* also write the first target's source here
                                      (C, or the optimized LLVM IR); NULL: no */
+  /* Firmware output: also write the model as a freestanding C library into
+   * this folder (created if missing; ingot_model.h, ingot_model.c,
+   * ingot_model_kernels.c, ingot_model_weights.c: see packager.h,
+   * ingot_firmware_build), from the same plan and weights as the bundle.
+   * Needs exactly one target, of kind c. NULL: no. */
+  const char* emit_firmware_dir;
+  /* With emit_firmware_dir: build no code object and no bundle (the result's
+   * bundle stays NULL), so that the C compiler is never run: for a target
+   * whose compiler cannot build a shared object (a Cortex-M). */
+  bool firmware_only;
   /* Inspection hooks, each optional, all given `hook_self`:
    *   on_graph   the optimized graph, once optimization succeeded
    *              (ingot_driver_load_graph, hence compile without `graph`;

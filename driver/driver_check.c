@@ -256,7 +256,7 @@ ingot_status_t ingot_driver_check(const ingot_driver_options_t* options, ingot_d
   bool walked = false;
   if (g->output_count > 0) {
     ingot_compiler_error_clear();
-    if ((s = ingot_graph_sort(g))) {
+    if ((s = ingot_graph_sort(g)) || (s = ingot_graph_compute_half_in_f32(g))) {
       report_add(r, NULL, NULL, "op", ingot_compiler_error());
     } else {
       for (uint32_t round = 0; round <= g->node_count; ++round) {

@@ -8,9 +8,11 @@
  *
  * The bundle stays in memory; the caller writes it. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "codegen/codegen.h"
@@ -173,6 +175,7 @@ typedef struct compile_state_t {
   uint8_t* objects[INGOT_DRIVER_MAX_TARGETS];
   uint32_t object_count;
   driver_clock_t clock;
+  ingot_strbuf_t firmware_source;   /* the kernels' C source, for emit_firmware_dir */
 } compile_state_t;
 
 static void compile_state_release(compile_state_t* st) {
@@ -182,6 +185,7 @@ static void compile_state_release(compile_state_t* st) {
   for (uint32_t t = 0; t < INGOT_DRIVER_MAX_TARGETS; ++t) ingot_graph_destroy(st->own_graphs[t]);
   if (st->own_log) ingot_tuning_log_destroy(st->own_log);
   for (uint32_t t = 0; t < st->object_count; ++t) free(st->objects[t]);
+  ingot_strbuf_free(&st->firmware_source);
   ingot_arena_deinit(&st->arena);
 }
 
@@ -240,6 +244,39 @@ typedef struct skip_relay_t {
 static void relay_skip(void* self, uint32_t line, const char* reason) {
   const skip_relay_t* r = self;
   r->o->on_tuning_skip(r->o->hook_self, r->info, line, reason);
+}
+
+/* The kernels' C source for the firmware output (and, with firmware_only,
+ * for emit_source_path, which no build writes then). */
+static ingot_status_t firmware_source(ingot_ir_func_t* const* funcs, uint32_t count, const ingot_target_t* target,
+                                      const ingot_driver_options_t* o, ingot_strbuf_t* out) {
+  ingot_strbuf_free(out);
+  ingot_status_t s = ingot_codegen_c_emit(funcs, count, target, out);
+  if (!s && o->firmware_only && o->emit_source_path)
+    s = ingot_file_write_atomic(o->emit_source_path, out->data, out->length);
+  return s;
+}
+
+/* The firmware files of `package` into `dir` (created if missing); the
+ * report gets the plan's and weights' sizes. */
+static ingot_status_t write_firmware(ingot_arena_t* A, const driver_package_t* package, const ingot_strbuf_t* source,
+                                     const char* dir, ingot_bundle_report_t* report) {
+  ingot_bundle_spec_t spec;
+  ingot_status_t s = driver_bundle_spec(A, package, &spec);
+  if (s) return s;
+  ingot_firmware_t fw;
+  if ((s = ingot_firmware_build(&spec, source->data, source->length, &fw))) return s;
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    s = ingot_fail(INGOT_ERROR_IO, "--emit-firmware: cannot create folder '%s': %s", dir, strerror(errno));
+  for (uint32_t f = 0; !s && f < fw.file_count; ++f) {
+    const char* path = ingot_arena_printf(A, "%s/%s", dir, fw.files[f].name);
+    s = ingot_file_write_atomic(path, fw.files[f].text.data, fw.files[f].text.length);
+  }
+  report->arena_bytes = fw.arena_bytes;
+  report->arena_lower_bound = fw.arena_lower_bound;
+  report->weight_bytes = fw.weight_bytes;
+  ingot_firmware_free(&fw);
+  return s;
 }
 
 static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* st, ingot_driver_result_t* res) {
@@ -357,6 +394,12 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   free(texts);
   if (s != INGOT_OK) return s;
 
+  if (o->emit_firmware_dir && (nt != 1 || st->targets[0].kind != INGOT_TARGET_C))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "--emit-firmware needs exactly one target, of kind c "
+                      "(--target c); %u target%s given, the first '%s'", nt, nt == 1 ? "" : "s", st->targets[0].name);
+  if (o->firmware_only && !o->emit_firmware_dir)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_driver_compile: firmware_only without emit_firmware_dir");
+
   /* The code object of each target; emit_source_path shows the first. */
   ingot_ir_func_t** funcs = INGOT_ARENA_ARRAY(&st->arena, ingot_ir_func_t*, unique ? unique : 1);
   clock_enter(&st->clock, INGOT_DRIVER_STAGE_CODEGEN, nt, st->targets[0].name);
@@ -377,6 +420,9 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
         o->on_kernel(o->hook_self, &info);
       }
     }
+    if (o->emit_firmware_dir && (s = firmware_source(funcs, unique, &st->targets[t], o, &st->firmware_source)))
+      return s;
+    if (o->emit_firmware_dir && o->firmware_only) continue;
     size_t size = 0;
     if ((s = ingot_codegen_build(funcs, unique, &st->targets[t], o->cc, t == 0 ? o->emit_source_path : NULL,
                                  &st->objects[t], &size)))
@@ -400,6 +446,9 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       .codes = st->codes, .code_count = st->object_count,
       .weights_codec = o->weights_codec,
   };
+  ingot_bundle_metadata_t* metadata = NULL;
+  if ((s = driver_metadata(&st->arena, o, graph, st->targets, nt, &metadata, &package.metadata_count))) return s;
+  package.metadata = metadata;
   const ingot_kernel_t* variant_steps[INGOT_DRIVER_MAX_TARGETS];
   const uint32_t* variant_alias_of[INGOT_DRIVER_MAX_TARGETS];
   if (per_target) {
@@ -412,7 +461,12 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
     package.variant_alias_of = variant_alias_of;
   }
   clock_enter(&st->clock, INGOT_DRIVER_STAGE_PACKAGE, 0, NULL);
-  if ((s = driver_package(&st->arena, &package, &res->bundle, &res->bundle_size, &report))) return s;
+  if (o->emit_firmware_dir) {
+    s = write_firmware(&st->arena, &package, &st->firmware_source, o->emit_firmware_dir, &report);
+    if (s) return s;
+  }
+  if (!o->firmware_only && (s = driver_package(&st->arena, &package, &res->bundle, &res->bundle_size, &report)))
+    return s;
   clock_enter(&st->clock, -1, 0, NULL);
   res->target_count = nt;
   for (uint32_t t = 0; t < nt; ++t) memcpy(res->targets[t], st->targets[t].name, INGOT_TARGET_NAME_BYTES);

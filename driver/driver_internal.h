@@ -66,7 +66,19 @@ typedef struct driver_package_t {
   const ingot_kernel_t* const* variant_steps;
   const uint32_t* const* variant_alias_of;
   uint32_t weights_codec;          /* ingot_bundle_weights_codec_t (packager.h) */
+  const ingot_bundle_metadata_t* metadata; /* the METADATA entries, or none */
+  uint32_t metadata_count;
 } driver_package_t;
+
+/* The bundle's metadata for a compile of `graph` (the first target's) with
+ * options `o` for `targets` (driver_metadata.c): name, model version,
+ * producer, the source file's name and SHA-256 (when o->model_path was
+ * imported here), the options that shape the code, the compiler version.
+ * Strings and the array come from `arena`. Fails only when the model file
+ * cannot be read again. */
+ingot_status_t driver_metadata(ingot_arena_t* arena, const ingot_driver_options_t* o, const ingot_graph_t* graph,
+                               const ingot_target_t* targets, uint32_t target_count,
+                               ingot_bundle_metadata_t** out_entries, uint32_t* out_count);
 
 /* Builds the bundle spec (one tensor per value that a step, an input or an
  * output uses, in value order; alias roots included; with variant graphs,
@@ -74,6 +86,10 @@ typedef struct driver_package_t {
  * (heap, free() it). Temporary arrays come from `arena`. */
 ingot_status_t driver_package(ingot_arena_t* arena, const driver_package_t* package, uint8_t** out_data,
                               size_t* out_size, ingot_bundle_report_t* out_report);
+
+/* The bundle spec alone (what driver_package builds the bundle from; the
+ * firmware writer reads the same). Its arrays live in `arena`. */
+ingot_status_t driver_bundle_spec(ingot_arena_t* arena, const driver_package_t* package, ingot_bundle_spec_t* out_spec);
 
 /* Faults the tuner's tests plant in a candidate (INGOT_TUNE_INJECT, see
  * driver_tune.c): a store out of bounds (the child crashes), a loop that

@@ -232,8 +232,8 @@ ingot_status_t driver_code_record(ingot_arena_t* A, ingot_ir_func_t* const* func
   return INGOT_OK;
 }
 
-ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8_t** out_data, size_t* out_size,
-                              ingot_bundle_report_t* out_report) {
+ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, ingot_bundle_spec_t* out_spec) {
+  memset(out_spec, 0, sizeof(*out_spec));
   const ingot_graph_t* g = p->graph;
   const uint32_t nv = g->value_count;
   uint32_t steps = p->step_count;
@@ -331,7 +331,7 @@ ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8
   for (uint32_t i = 0; i < p->input_count; ++i) inputs[i] = tensor_of[p->inputs[i]];
   for (uint32_t i = 0; i < p->output_count; ++i) outputs[i] = tensor_of[p->outputs[i]];
 
-  ingot_bundle_spec_t spec = {
+  *out_spec = (ingot_bundle_spec_t){
       .tensors = tensors, .tensor_count = tensor_count,
       .inputs = inputs, .input_count = p->input_count,
       .outputs = outputs, .output_count = p->output_count,
@@ -339,6 +339,20 @@ ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8
       .kernel_names = p->kernel_names, .kernel_count = p->kernel_count,
       .codes = codes, .code_count = p->code_count,
       .weights_codec = (ingot_bundle_weights_codec_t)p->weights_codec,
+      .metadata = p->metadata, .metadata_count = p->metadata_count,
   };
+  return INGOT_OK;
+}
+
+ingot_status_t driver_package(ingot_arena_t* A, const driver_package_t* p, uint8_t** out_data, size_t* out_size,
+                              ingot_bundle_report_t* out_report) {
+  ingot_bundle_spec_t spec;
+  ingot_status_t s = driver_bundle_spec(A, p, &spec);
+  if (s) {
+    *out_data = NULL;
+    *out_size = 0;
+    if (out_report) memset(out_report, 0, sizeof(*out_report));
+    return s;
+  }
   return ingot_bundle_build(&spec, out_data, out_size, out_report);
 }

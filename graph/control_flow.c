@@ -305,6 +305,11 @@ static ingot_status_t instantiate(cf_t* c, const ingot_graph_t* body, const uint
           if (a.count) memcpy(floats, a.floats, sizeof(float) * a.count);
           a.floats = floats;
         }
+        if (a.type == INGOT_ATTR_STRINGS) {
+          const char** strings = INGOT_ARENA_ARRAY(&c->g->arena, const char*, a.count ? a.count : 1);
+          for (uint32_t j = 0; j < a.count; ++j) strings[j] = ingot_arena_strdup(&c->g->arena, a.strings[j]);
+          a.strings = strings;
+        }
         if (a.type == INGOT_ATTR_TENSOR) s = map_value(c, body, map, a.tensor, prefix, &a.tensor);
         attrs[k] = a;
       }

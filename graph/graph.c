@@ -32,13 +32,30 @@ const char* ingot_op_name(ingot_op_t op) {
   return kOps[op].name;
 }
 
-ingot_op_t ingot_op_from_name(const char* onnx_name) {
+const char* ingot_op_domain(ingot_op_t op) {
+  switch (op) {
+#define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower)
+#define INGOT_OP_DOMAIN(id, domain) \
+  case INGOT_OP_##id:               \
+    return domain;
+#include "graph/ops.def"
+    default:
+      return "";
+  }
+}
+
+ingot_op_t ingot_op_from_domain_name(const char* domain, const char* onnx_name) {
   if (!onnx_name) return INGOT_OP_COUNT_;
+  if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
   for (int i = 0; i < INGOT_OP_COUNT_; ++i) {
-    if (strcmp(kOps[i].name, onnx_name) == 0) return (ingot_op_t)i;
+    if (strcmp(kOps[i].name, onnx_name) == 0 && strcmp(ingot_op_domain((ingot_op_t)i), domain) == 0) {
+      return (ingot_op_t)i;
+    }
   }
   return INGOT_OP_COUNT_;
 }
+
+ingot_op_t ingot_op_from_name(const char* onnx_name) { return ingot_op_from_domain_name("", onnx_name); }
 
 void ingot_op_arity(ingot_op_t op, int* out_min_inputs, int* out_max_inputs, int* out_min_outputs,
                     int* out_max_outputs) {
@@ -64,6 +81,8 @@ ingot_status_t ingot_graph_create(ingot_graph_t** out_graph) {
   ingot_arena_init(&g->arena, ingot_allocator_system());
   g->opset = 0;
   g->name = "";
+  g->producer_name = "";
+  g->producer_version = "";
   *out_graph = g;
   return INGOT_OK;
 }
@@ -444,6 +463,11 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
           break;
         case INGOT_ATTR_GRAPH:
           ingot_strbuf_appendf(sb, "{graph of %u nodes}", a->graph ? a->graph->node_count : 0);
+          break;
+        case INGOT_ATTR_STRINGS:
+          ingot_strbuf_append(sb, "[");
+          for (uint32_t j = 0; j < a->count; ++j) ingot_strbuf_appendf(sb, "%s\"%s\"", j ? "," : "", a->strings[j]);
+          ingot_strbuf_append(sb, "]");
           break;
       }
     }

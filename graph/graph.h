@@ -33,6 +33,12 @@ typedef enum ingot_op_t {
 const char* ingot_op_name(ingot_op_t op);
 /* INGOT_OP_COUNT_ when `onnx_name` (in the default domain) is unknown. */
 ingot_op_t ingot_op_from_name(const char* onnx_name);
+/* The op's domain: "" for ai.onnx (the default), "com.microsoft" for ONNX
+ * Runtime's contrib ops (ops.def's INGOT_OP_DOMAIN rows). */
+const char* ingot_op_domain(ingot_op_t op);
+/* The op named `onnx_name` in `domain` (NULL, "" and "ai.onnx" are the
+ * default domain); INGOT_OP_COUNT_ when that domain has no such op here. */
+ingot_op_t ingot_op_from_domain_name(const char* domain, const char* onnx_name);
 /* Input/output arity bounds from ops.def. */
 void ingot_op_arity(ingot_op_t op, int* out_min_inputs, int* out_max_inputs,
                     int* out_min_outputs, int* out_max_outputs);
@@ -65,7 +71,8 @@ typedef enum ingot_attr_type_t {
   INGOT_ATTR_INTS = 4,
   INGOT_ATTR_FLOATS = 5,
   INGOT_ATTR_TENSOR = 6,     /* `tensor` holds a value id of kind WEIGHT */
-  INGOT_ATTR_GRAPH = 7,      /* `graph` holds a subgraph (the body of If, Loop, Scan) */
+  INGOT_ATTR_STRINGS = 7,
+  INGOT_ATTR_GRAPH = 8,      /* `graph` holds a subgraph (the body of If, Loop, Scan) */
 } ingot_attr_type_t;
 
 struct ingot_graph_t;
@@ -78,6 +85,7 @@ typedef struct ingot_attr_t {
   const char* s;             /* STRING */
   int64_t* ints;             /* INTS: count entries */
   float* floats;             /* FLOATS: count entries */
+  const char** strings;      /* STRINGS: count entries */
   uint32_t count;
   uint32_t tensor;           /* TENSOR */
   /* GRAPH: owned by the outermost graph's tree of subgraphs (see
@@ -186,7 +194,8 @@ typedef struct ingot_lp_params_t {       /* GlobalLpPool */
 /* One axis of input 0, normalized into [0, rank): Softmax, LogSoftmax,
  * Hardmax (default 1 before opset 13, else -1), Concat (required from opset
  * 4), Gather, GatherElements (default 0), OneHot (default -1, an axis of the
- * output: of the indices' rank + 1). */
+ * output: of the indices' rank + 1), Compress (-1 when absent: the input
+ * flattened). */
 typedef struct ingot_axis_params_t {
   int32_t axis;
 } ingot_axis_params_t;
@@ -412,6 +421,11 @@ typedef struct ingot_graph_t {
   uint32_t output_count;
   int64_t opset;             /* the ai.onnx opset the model imports */
   const char* name;
+  /* From the ONNX ModelProto ("" and 0 when unset or not imported): what
+   * the bundle's metadata records. */
+  const char* producer_name;
+  const char* producer_version;
+  int64_t model_version;
   /* Layout chooser called by ingot_graph_pack_weights (NULL: defaults). */
   struct ingot_layout_chooser_t* layout_chooser;
   /* A subgraph (a GRAPH attribute: the body of an If, Loop or Scan) reads
@@ -546,6 +560,11 @@ ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
  * has no other consumer), rewriting the conv's weights and bias. */
 ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
+/* Float16 and bfloat16 computed in float32: half weights converted, half
+ * graph inputs and outputs (by their declared types) kept with a Cast at the
+ * edge, Casts to half inside the graph made casts to float32
+ * (graph/passes_dtype.c). Before inference. */
+ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph);
 /* Fuses Add(conv_out, r) into the Conv (r becomes its input 3, named by
  * epilogue.residual_input) when the conv output has no other consumer, r has
  * the output's shape and dtype and is computed before the conv, and the conv has no activation yet, so
@@ -581,7 +600,14 @@ ingot_status_t ingot_graph_fuse_layernorm(ingot_graph_t* graph);
  * float MatMul whose output has no other consumer (sets
  * node.epilogue.activation and its bounds). */
 ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
-/* Moves a Conv's non-zero pads into a Pad node (constant 0) that produces a
+/* Splits a QLinearConv / QLinearMatMul of at least 2^16 multiply-adds into
+ * ConvInteger / MatMulInteger (int32) and a Requantize node (domain
+ * ai.ingot: bias, requantization), so the contraction gets the contraction
+ * schedules (graph/passes_quant.c). Needs inferred shapes; the new values
+ * are inferred by a later ingot_graph_infer_shapes. */
+ingot_status_t ingot_graph_split_qlinear(ingot_graph_t* graph);
+/* Moves a Conv's non-zero pads into a Pad node (constant 0; for ConvInteger
+ * and QLinearConv x's zero point) that produces a
  * padded intermediate, and sets the conv's pads to 0, so the conv reads no
  * out-of-bounds taps (graph/passes_layout.c). Skips convs whose padded input
  * would exceed 64 MiB or whose shape is not known. Needs inferred shapes; the

@@ -28,8 +28,14 @@ static const ingot_value_t* node_input(const ingot_graph_t* g, const ingot_node_
 static bool is_int_index_type(ingot_dtype_t t) { return t == INGOT_DTYPE_I64 || t == INGOT_DTYPE_I32; }
 
 /* Fails unless `v` (input `what`) is a weight whose data is at hand. */
-static ingot_status_t need_const(const ingot_node_t* n, const ingot_value_t* v, const char* what) {
+static ingot_status_t need_const(const ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* v,
+                                 const char* what) {
   if (v->kind == INGOT_VALUE_WEIGHT && (v->data || ingot_value_numel(v) == 0)) return INGOT_OK;
+  /* a float16 graph input reaches its readers through a Cast to float32
+   * (graph/passes_dtype.c): name the input, which --const can bind */
+  if (v->producer != INGOT_NO_VALUE && g->nodes[v->producer].op == INGOT_OP_CAST &&
+      g->nodes[v->producer].input_count == 1 && g->values[g->nodes[v->producer].inputs[0]].kind == INGOT_VALUE_INPUT)
+    v = &g->values[g->nodes[v->producer].inputs[0]];
   return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
                     "input '%s' ('%s') decides the output shape and must be known at compile time, but it is %s", what,
                     v->name, v->kind == INGOT_VALUE_INPUT ? "a graph input" : "computed at run time");
@@ -44,9 +50,9 @@ static int64_t weight_int_at(const ingot_value_t* v, int64_t i) {
 }
 
 /* A constant int64/int32 vector (or scalar) of at most `max` entries. */
-static ingot_status_t const_ints(const ingot_node_t* n, const ingot_value_t* v, const char* what, int64_t max,
-                                 int64_t* out, int64_t* out_count) {
-  ingot_status_t s = need_const(n, v, what);
+static ingot_status_t const_ints(const ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* v,
+                                 const char* what, int64_t max, int64_t* out, int64_t* out_count) {
+  ingot_status_t s = need_const(g, n, v, what);
   if (s) return s;
   if (!is_int_index_type(v->dtype)) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' must be int64 or int32, not %s", what,
@@ -64,9 +70,9 @@ static ingot_status_t const_ints(const ingot_node_t* n, const ingot_value_t* v, 
 }
 
 /* A constant float vector (float32 or float64) of at most `max` entries. */
-static ingot_status_t const_floats(const ingot_node_t* n, const ingot_value_t* v, const char* what, int64_t max,
-                                   double* out, int64_t* out_count) {
-  ingot_status_t s = need_const(n, v, what);
+static ingot_status_t const_floats(const ingot_graph_t* g, const ingot_node_t* n, const ingot_value_t* v,
+                                   const char* what, int64_t max, double* out, int64_t* out_count) {
+  ingot_status_t s = need_const(g, n, v, what);
   if (s) return s;
   if (v->dtype != INGOT_DTYPE_F32 && v->dtype != INGOT_DTYPE_F64) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' must be float32 or float64, not %s", what,
@@ -340,14 +346,14 @@ ingot_status_t ingot_graph_slice_params(const ingot_graph_t* g, uint32_t node, i
     if (ns < 0 || ne < 0) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attributes 'starts' and 'ends' are required");
   } else {
     const ingot_value_t* v;
-    if (!(v = node_input(g, n, 1)) || (s = const_ints(n, v, "starts", rank, starts, &ns))) {
+    if (!(v = node_input(g, n, 1)) || (s = const_ints(g, n, v, "starts", rank, starts, &ns))) {
       return v ? s : infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 'starts' is required");
     }
-    if (!(v = node_input(g, n, 2)) || (s = const_ints(n, v, "ends", rank, ends, &ne))) {
+    if (!(v = node_input(g, n, 2)) || (s = const_ints(g, n, v, "ends", rank, ends, &ne))) {
       return v ? s : infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 'ends' is required");
     }
-    if ((v = node_input(g, n, 3)) && (s = const_ints(n, v, "axes", rank, axes, &na))) return s;
-    if ((v = node_input(g, n, 4)) && (s = const_ints(n, v, "steps", rank, steps, &nst))) return s;
+    if ((v = node_input(g, n, 3)) && (s = const_ints(g, n, v, "axes", rank, axes, &na))) return s;
+    if ((v = node_input(g, n, 4)) && (s = const_ints(g, n, v, "steps", rank, steps, &nst))) return s;
   }
   if (ne != ns) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "starts and ends differ in length");
   if (na < 0) {
@@ -419,7 +425,7 @@ ingot_status_t ingot_graph_split_params(const ingot_graph_t* g, uint32_t node, i
   int64_t dim = x->dims[axis], got = -1;
   const ingot_value_t* sv = node_input(g, n, 1);
   if (sv && ingot_value_numel(sv) != 0) {
-    if ((s = const_ints(n, sv, "split", INGOT_MAX_SPLIT, p->sizes, &got))) return s;
+    if ((s = const_ints(g, n, sv, "split", INGOT_MAX_SPLIT, p->sizes, &got))) return s;
   } else if (!sv && (s = attr_ints(n, "split", INGOT_MAX_SPLIT, p->sizes, &got))) {
     return s;
   }
@@ -509,7 +515,7 @@ ingot_status_t ingot_graph_pad_params(const ingot_graph_t* g, uint32_t node, ing
   } else {
     const ingot_value_t* v = node_input(g, n, 1);
     if (!v) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 'pads' is required");
-    if ((s = const_ints(n, v, "pads", 2 * rank, pads, &np_))) return s;
+    if ((s = const_ints(g, n, v, "pads", 2 * rank, pads, &np_))) return s;
     const ingot_value_t* cv = node_input(g, n, 2);
     if (cv && ingot_value_numel(cv) > 0) {
       if (cv->dtype != x->dtype || ingot_value_numel(cv) != 1) {
@@ -519,7 +525,7 @@ ingot_status_t ingot_graph_pad_params(const ingot_graph_t* g, uint32_t node, ing
       p->value_in = n->inputs[2];
     }
     const ingot_value_t* av = node_input(g, n, 3);
-    if (av && (s = const_ints(n, av, "axes", rank, axes, &na))) return s;
+    if (av && (s = const_ints(g, n, av, "axes", rank, axes, &na))) return s;
   }
   if (na < 0) {
     na = rank;
@@ -564,7 +570,7 @@ ingot_status_t infer_PAD(infer_ctx_t* c) {
 ingot_status_t infer_EXPAND(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   int64_t shape[INGOT_MAX_RANK], count;
-  ingot_status_t s = const_ints(c->n, infer_input(c, 1), "shape", INGOT_MAX_RANK, shape, &count);
+  ingot_status_t s = const_ints(c->g, c->n, infer_input(c, 1), "shape", INGOT_MAX_RANK, shape, &count);
   if (s) return s;
   int32_t rank = x->rank > count ? x->rank : (int32_t)count;
   int64_t dims[INGOT_MAX_RANK];
@@ -585,7 +591,7 @@ ingot_status_t infer_EXPAND(infer_ctx_t* c) {
 ingot_status_t infer_TILE(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   int64_t reps[INGOT_MAX_RANK], count;
-  ingot_status_t s = const_ints(c->n, infer_input(c, 1), "repeats", INGOT_MAX_RANK, reps, &count);
+  ingot_status_t s = const_ints(c->g, c->n, infer_input(c, 1), "repeats", INGOT_MAX_RANK, reps, &count);
   if (s) return s;
   if (count != x->rank) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "repeats has %lld entries for rank %d", (long long)count,
@@ -615,7 +621,7 @@ ingot_status_t infer_RANGE(infer_ctx_t* c) {
   double f[3];
   int64_t iv[3];
   for (int k = 0; k < 3; ++k) {
-    ingot_status_t s = need_const(c->n, v[k], kNames[k]);
+    ingot_status_t s = need_const(c->g, c->n, v[k], kNames[k]);
     if (s) return s;
     if (v[k]->dtype != t || ingot_value_numel(v[k]) != 1 || v[k]->rank > 1) {
       return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "'%s' must be a scalar %s", kNames[k],
@@ -643,7 +649,7 @@ ingot_status_t infer_CONSTANTOFSHAPE(infer_ctx_t* c) {
   int64_t shape[INGOT_MAX_RANK], count;
   const ingot_value_t* sv = infer_input(c, 0);
   if (sv->dtype != INGOT_DTYPE_I64) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "the shape input must be int64");
-  ingot_status_t s = const_ints(c->n, sv, "input", INGOT_MAX_RANK, shape, &count);
+  ingot_status_t s = const_ints(c->g, c->n, sv, "input", INGOT_MAX_RANK, shape, &count);
   if (s) return s;
   for (int64_t i = 0; i < count; ++i) {
     if (shape[i] < 0) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shape[%lld] is negative", (long long)i);
@@ -669,7 +675,7 @@ ingot_status_t infer_CONSTANTOFSHAPE(infer_ctx_t* c) {
 /* The axes of Squeeze/Unsqueeze: input 1 (opset >= 13) or attribute. */
 static ingot_status_t squeeze_axes(infer_ctx_t* c, int64_t* axes, int64_t* count) {
   const ingot_value_t* av = infer_input(c, 1);
-  if (av) return const_ints(c->n, av, "axes", 2 * INGOT_MAX_RANK, axes, count);
+  if (av) return const_ints(c->g, c->n, av, "axes", 2 * INGOT_MAX_RANK, axes, count);
   return attr_ints(c->n, "axes", 2 * INGOT_MAX_RANK, axes, count);
 }
 
@@ -801,10 +807,10 @@ ingot_status_t ingot_graph_resize_params(const ingot_graph_t* g, uint32_t node, 
     sv = node_input(g, n, 2);
     zv = node_input(g, n, 3);
   }
-  if (sv && ingot_value_numel(sv) > 0 && (s = const_floats(n, sv, "scales", INGOT_MAX_RANK, scales, &ns))) return s;
+  if (sv && ingot_value_numel(sv) > 0 && (s = const_floats(g, n, sv, "scales", INGOT_MAX_RANK, scales, &ns))) return s;
   if (zv && ingot_value_numel(zv) > 0) {
     if (zv->dtype != INGOT_DTYPE_I64) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "sizes must be int64");
-    if ((s = const_ints(n, zv, "sizes", INGOT_MAX_RANK, sizes, &nz))) return s;
+    if ((s = const_ints(g, n, zv, "sizes", INGOT_MAX_RANK, sizes, &nz))) return s;
   }
   if ((ns >= 0) == (nz >= 0)) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "exactly one of 'scales' and 'sizes' must be given");
@@ -865,7 +871,7 @@ ingot_status_t ingot_graph_resize_params(const ingot_graph_t* g, uint32_t node, 
     double roi[2 * INGOT_MAX_RANK];
     int64_t nr = 0;
     if (rv && ingot_value_numel(rv) > 0) {
-      if ((s = const_floats(n, rv, "roi", 2 * INGOT_MAX_RANK, roi, &nr))) return s;
+      if ((s = const_floats(g, n, rv, "roi", 2 * INGOT_MAX_RANK, roi, &nr))) return s;
       if (nr != 2 * na) {
         return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "roi has %lld entries, expected %lld", (long long)nr,
                           (long long)(2 * na));
@@ -939,7 +945,7 @@ ingot_status_t infer_onehot(infer_ctx_t* c) {
   const ingot_value_t* ind = infer_input(c, 0);
   const ingot_value_t* depth = infer_input(c, 1);
   const ingot_value_t* values = infer_input(c, 2);
-  ingot_status_t s = need_const(c->n, depth, "depth");
+  ingot_status_t s = need_const(c->g, c->n, depth, "depth");
   if (s) return s;
   if (ingot_value_numel(depth) != 1 || depth->rank > 1) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input 'depth' must be a scalar or one-element tensor");
@@ -999,7 +1005,7 @@ ingot_status_t infer_gridsample(infer_ctx_t* c) {
 ingot_status_t infer_affinegrid(infer_ctx_t* c) {
   const ingot_value_t* theta = infer_input(c, 0);
   int64_t size[5], count = 0;
-  ingot_status_t s = const_ints(c->n, infer_input(c, 1), "size", 5, size, &count);
+  ingot_status_t s = const_ints(c->g, c->n, infer_input(c, 1), "size", 5, size, &count);
   if (s) return s;
   if (count != 4 && count != 5) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "size must have 4 or 5 entries");
   int64_t k = count - 2;
@@ -1018,5 +1024,31 @@ ingot_status_t infer_affinegrid(infer_ctx_t* c) {
   }
   dims[1 + k] = k;
   infer_set_output(c, 0, theta->dtype, (int32_t)k + 2, dims);
+  return INGOT_OK;
+}
+
+/* Compress: the slices of the input along axis (or the elements of the
+ * flattened input, axis absent) where the condition, a constant bool vector,
+ * is true; past the condition's length nothing is taken. The condition must
+ * be known when compiling: it decides the output shape. */
+ingot_status_t infer_compress(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* cond = infer_input(c, 1);
+  ingot_status_t s = need_const(c->g, c->n, cond, "condition");
+  if (s) return s;
+  if (cond->dtype != INGOT_DTYPE_BOOL || cond->rank != 1) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "condition must be a 1-D bool tensor");
+  }
+  int32_t axis = c->n->params.u.axis.axis; /* -1: flattened (graph/params.c) */
+  int64_t extent = axis < 0 ? ingot_value_numel(x) : x->dims[axis];
+  int64_t len = cond->dims[0] < extent ? cond->dims[0] : extent, kept = 0;
+  for (int64_t i = 0; i < len; ++i) kept += ((const uint8_t*)cond->data)[i] != 0;
+  if (axis < 0) {
+    infer_set_output(c, 0, x->dtype, 1, &kept);
+    return INGOT_OK;
+  }
+  int64_t dims[INGOT_MAX_RANK];
+  for (int32_t i = 0; i < x->rank; ++i) dims[i] = i == axis ? kept : x->dims[i];
+  infer_set_output(c, 0, x->dtype, x->rank, dims);
   return INGOT_OK;
 }

@@ -225,8 +225,13 @@ static ingot_dtype_t onnx_dtype(int64_t t) {
     case 6: return INGOT_DTYPE_I32;
     case 7: return INGOT_DTYPE_I64;
     case 9: return INGOT_DTYPE_BOOL;
+    case 4: return INGOT_DTYPE_U16;
+    case 5: return INGOT_DTYPE_I16;
     case 10: return INGOT_DTYPE_F16;
     case 11: return INGOT_DTYPE_F64;
+    case 12: return INGOT_DTYPE_U32;
+    case 13: return INGOT_DTYPE_U64;
+    case 16: return INGOT_DTYPE_BF16;
     default: return INGOT_DTYPE_INVALID;
   }
 }
@@ -244,6 +249,26 @@ ingot_status_t infer_CAST(infer_ctx_t* c) {
                       (long long)to->i);
   }
   const ingot_value_t* x = infer_input(c, 0);
+  infer_set_output(c, 0, t, x->rank, x->dims);
+  return INGOT_OK;
+}
+
+/* BitCast: the same bytes as dtype 'to', which must be as wide. */
+ingot_status_t infer_bitcast(infer_ctx_t* c) {
+  const ingot_attr_t* to = ingot_node_attr(c->n, "to");
+  if (!to || to->type != INGOT_ATTR_INT) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'to' (an int) is required");
+  }
+  ingot_dtype_t t = onnx_dtype(to->i);
+  if (t == INGOT_DTYPE_INVALID) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "attribute 'to' = %lld: that target dtype is not supported",
+                      (long long)to->i);
+  }
+  const ingot_value_t* x = infer_input(c, 0);
+  if (ingot_graph_dtype_size(t) != ingot_graph_dtype_size(x->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s and %s differ in width", ingot_graph_dtype_name(x->dtype),
+                      ingot_graph_dtype_name(t));
+  }
   infer_set_output(c, 0, t, x->rank, x->dims);
   return INGOT_OK;
 }

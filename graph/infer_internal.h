@@ -27,6 +27,16 @@ void infer_shape_str(const ingot_value_t* v, char* buf, size_t size);
 ingot_status_t infer_norm_axis(const infer_ctx_t* c, int64_t axis, int32_t rank, bool inclusive,
                                int64_t* out);
 
+/* Numpy (multidirectional) broadcasting of a's and b's shapes into dims. */
+ingot_status_t infer_broadcast(const infer_ctx_t* c, const ingot_value_t* a, const ingot_value_t* b, int32_t* out_rank,
+                               int64_t* dims);
+/* MatMulInteger's shape rules (numpy MatMul of uint8/int8 operands, zero
+ * points scalar or per row of A / per column of B) over inputs a_in, b_in
+ * and the zero points az_in, bz_in (absent ones skipped); sets output 0 to
+ * out_dtype. QLinearMatMul shares them (graph/infer_quant.c). */
+ingot_status_t infer_matmul_integer_shape(infer_ctx_t* c, uint32_t a_in, uint32_t b_in, uint32_t az_in, uint32_t bz_in,
+                                          ingot_dtype_t out_dtype);
+
 /* The parse function of every kind of typed parameters, named in
  * graph/params.def (graph/params.c and the infer_*.c files). */
 #define INGOT_PARAMS(kind, member, type, parse) \

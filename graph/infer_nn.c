@@ -206,18 +206,22 @@ ingot_status_t infer_einsum(infer_ctx_t* c) {
 
 /* ---- MatMulInteger ---- */
 
-ingot_status_t infer_matmulinteger(infer_ctx_t* c) {
-  const ingot_value_t* a = infer_input(c, 0);
-  const ingot_value_t* b = infer_input(c, 1);
+ingot_status_t infer_matmulinteger(infer_ctx_t* c) { return infer_matmul_integer_shape(c, 0, 1, 2, 3, INGOT_DTYPE_I32); }
+
+ingot_status_t infer_matmul_integer_shape(infer_ctx_t* c, uint32_t a_in, uint32_t b_in, uint32_t az_in, uint32_t bz_in,
+                                          ingot_dtype_t out_dtype) {
+  const ingot_value_t* a = infer_input(c, a_in);
+  const ingot_value_t* b = infer_input(c, b_in);
+  const uint32_t ins[4] = {a_in, b_in, az_in, bz_in};
   for (uint32_t i = 0; i < 4; ++i) {
-    const ingot_value_t* v = infer_input(c, i);
+    const ingot_value_t* v = infer_input(c, ins[i]);
     if (v && v->dtype != INGOT_DTYPE_U8 && v->dtype != INGOT_DTYPE_I8) {
       return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input '%s' has type %s (uint8 or int8 expected)", v->name,
                         ingot_graph_dtype_name(v->dtype));
     }
   }
-  const ingot_value_t* az = infer_input(c, 2);
-  const ingot_value_t* bz = infer_input(c, 3);
+  const ingot_value_t* az = infer_input(c, az_in);
+  const ingot_value_t* bz = infer_input(c, bz_in);
   if ((az && az->dtype != a->dtype) || (bz && bz->dtype != b->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "a zero point differs in type from its matrix");
   }
@@ -261,7 +265,7 @@ ingot_status_t infer_matmulinteger(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "b_zero_point must be a scalar or a vector of %lld columns",
                       (long long)nn);
   }
-  infer_set_output(c, 0, INGOT_DTYPE_I32, rank, dims);
+  infer_set_output(c, 0, out_dtype, rank, dims);
   return INGOT_OK;
 }
 
@@ -506,13 +510,8 @@ ingot_status_t infer_rnn(infer_ctx_t* c) {
   if (op == INGOT_OP_LSTM && ingot_node_attr_int(c->n, "input_forget", 0) != 0) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input_forget=1 is not supported");
   }
-  /* The importer does not read string lists yet, so only the defaults
-   * (LSTM: Sigmoid, Tanh, Tanh; GRU: Sigmoid, Tanh; RNN: Tanh) can arrive. */
-  if (ingot_node_attr(c->n, "activations") || ingot_node_attr(c->n, "activation_alpha") ||
-      ingot_node_attr(c->n, "activation_beta")) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
-                      "the 'activations' attributes are not supported (only the default activations)");
-  }
+  /* activations, activation_alpha, activation_beta: read and checked where
+   * they are applied (lower/lower_rnn.c). */
   ensure_output(c, 0, "Y");
   if (op == INGOT_OP_LSTM) ensure_output(c, 2, "Y_c");
   if (op == INGOT_OP_GRU) ensure_output(c, 1, "Y_h");
@@ -799,6 +798,10 @@ ingot_status_t infer_deformconv(infer_ctx_t* c) {
 ingot_status_t infer_convinteger(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* w = infer_input(c, 1);
+  ingot_value_t unpacked; /* packed in panels by ingot_graph_pack_weights: its ONNX shape */
+  if (!(w = ingot_node_logical_input(c->n, 1, w, &unpacked))) {
+    return infer_fail(c->n, INGOT_ERROR_INTERNAL, "packed weight (panels of %u) has the wrong shape", c->n->weight_block);
+  }
   for (uint32_t i = 0; i < 4; ++i) {
     const ingot_value_t* v = infer_input(c, i);
     if (v && v->dtype != INGOT_DTYPE_U8 && v->dtype != INGOT_DTYPE_I8) {

@@ -191,8 +191,9 @@ ingot_status_t params_parse_conv(const ingot_graph_t* graph, uint32_t node, ingo
   ingot_status_t s;
   if ((s = window_input(graph, n, &x))) return s;
   ingot_value_t unpacked;
-  const ingot_value_t* w = node_input(graph, n, 1);
-  if (w && !(w = ingot_node_logical_input(n, 1, w, &unpacked))) {
+  uint32_t wi = n->op == INGOT_OP_QLINEARCONV ? 3 : 1; /* QLinearConv: x, x_scale, x_zero_point, w, ... */
+  const ingot_value_t* w = node_input(graph, n, wi);
+  if (w && !(w = ingot_node_logical_input(n, wi, w, &unpacked))) {
     return infer_fail(n, INGOT_ERROR_INTERNAL, "packed weight (panels of %u) has the wrong shape", n->weight_block);
   }
   if (!w || w->rank != x->rank) {
@@ -353,6 +354,28 @@ ingot_status_t params_parse_axis(const ingot_graph_t* graph, uint32_t node, ingo
       fallback = 1;
       scalar = "inputs must not be scalars";
       break;
+    case INGOT_OP_COMPRESS: {
+      const ingot_value_t* in = node_input(graph, n, 0);
+      int64_t axis = 0;
+      ingot_status_t s;
+      if (!in) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+      if (!ingot_node_attr(n, "axis")) {
+        out->axis = -1;
+        return INGOT_OK;
+      }
+      if ((s = read_int(n, "axis", 0, &axis))) return s;
+      return norm_axis(n, axis, in->rank, &out->axis);
+    }
+    case INGOT_OP_QLINEARCONCAT: {
+      /* inputs: y_scale, y_zero_point, then (x, scale, zero point) per tensor */
+      const ingot_value_t* in = node_input(graph, n, 2);
+      int64_t axis = 0;
+      ingot_status_t s;
+      if (!in || in->rank < 1) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 2 must be a tensor of rank >= 1");
+      if (!ingot_node_attr(n, "axis")) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axis' is required");
+      if ((s = read_int(n, "axis", 0, &axis))) return s;
+      return norm_axis(n, axis, in->rank, &out->axis);
+    }
     case INGOT_OP_ONEHOT: {
       /* an axis of the output, whose rank is the indices' + 1 */
       const ingot_value_t* ind = node_input(graph, n, 0);

@@ -1081,6 +1081,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
    * that a Reshape/Expand/Slice/... whose shape input is computed from
    * constants or static shapes finds a weight there. */
   if ((s = ingot_graph_sort(graph))) return s;
+  if ((s = ingot_graph_compute_half_in_f32(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_infer_and_fold(graph, eval, eval_self))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
@@ -1091,6 +1092,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_fuse_matmul_scale(graph))) return s;
   if ((s = ingot_graph_fuse_matmul_bias(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
+  if ((s = ingot_graph_split_qlinear(graph))) return s;
   if ((s = ingot_graph_pad_conv_inputs(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_sort(graph))) return s;

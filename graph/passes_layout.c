@@ -19,8 +19,18 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
   uint32_t node_count = graph->node_count; /* new Pad nodes are not visited */
   for (uint32_t i = 0; i < node_count; ++i) {
     ingot_node_t* conv = &graph->nodes[i];
-    if (conv->dead || conv->op != INGOT_OP_CONV || conv->input_count < 2 || conv->output_count != 1) continue;
+    bool integer = conv->op == INGOT_OP_CONVINTEGER || conv->op == INGOT_OP_QLINEARCONV;
+    if (conv->dead || (conv->op != INGOT_OP_CONV && !integer) || conv->input_count < 2 || conv->output_count != 1) {
+      continue;
+    }
     uint32_t x = conv->inputs[0];
+    /* ConvInteger and QLinearConv pad with x's zero point (input 2; one
+     * element), which contributes 0 to the sums. */
+    uint32_t zp = integer && conv->input_count > 2 ? conv->inputs[2] : INGOT_NO_VALUE;
+    if (zp != INGOT_NO_VALUE && (zp >= graph->value_count || ingot_value_numel(&graph->values[zp]) != 1 ||
+                                 graph->values[zp].rank > 1)) {
+      continue;
+    }
     if (x == INGOT_NO_VALUE || x >= graph->value_count) continue;
     const ingot_value_t* xv = &graph->values[x];
     if (xv->rank < 3 || xv->rank > 5 || xv->dtype == INGOT_DTYPE_INVALID) continue;
@@ -69,9 +79,10 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
     ingot_graph_set_weight(graph, pv, INGOT_DTYPE_I64, 1, &pdim, pad_data);
     base = ingot_arena_printf(&graph->arena, "%s_padded", graph->values[x].name);
     uint32_t yv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
-    uint32_t pad_inputs[2] = {x, pv};
+    uint32_t pad_inputs[3] = {x, pv, zp};
     base = ingot_arena_printf(&graph->arena, "%s_pad", conv_name);
-    uint32_t pad_node = ingot_graph_add_node(graph, INGOT_OP_PAD, base, pad_inputs, 2, &yv, 1);
+    uint32_t pad_node =
+        ingot_graph_add_node(graph, INGOT_OP_PAD, base, pad_inputs, zp != INGOT_NO_VALUE ? 3 : 2, &yv, 1);
     ingot_attr_t* mode = ingot_graph_node_add_attr(graph, pad_node, "mode", INGOT_ATTR_STRING);
     mode->s = "constant";
     /* The node array may have moved. */
@@ -118,15 +129,18 @@ static uint32_t weight_block_for(int64_t outputs) {
 static bool packable_weight(const ingot_graph_t* graph, const ingot_node_t* node, int64_t* out_n, int64_t* out_r,
                             bool* out_output_major, int64_t* out_taps) {
   if (node->dead || node->input_count < 2 || node->output_count != 1) return false;
-  if (node->op != INGOT_OP_CONV && node->op != INGOT_OP_MATMUL && node->op != INGOT_OP_GEMM) return false;
+  bool integer = node->op == INGOT_OP_CONVINTEGER;
+  if (node->op != INGOT_OP_CONV && !integer && node->op != INGOT_OP_MATMUL && node->op != INGOT_OP_GEMM) return false;
   uint32_t w = node->inputs[1];
   if (w == INGOT_NO_VALUE || w >= graph->value_count) return false;
   ingot_value_t scratch;
   const ingot_value_t* wv = ingot_node_logical_input(node, 1, &graph->values[w], &scratch);
-  if (!wv || wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output || wv->dtype != INGOT_DTYPE_F32) return false;
+  if (!wv || wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output) return false;
+  /* ConvInteger's weights are uint8 or int8, the others' float32. */
+  if (integer ? wv->dtype != INGOT_DTYPE_U8 && wv->dtype != INGOT_DTYPE_I8 : wv->dtype != INGOT_DTYPE_F32) return false;
   int64_t n, r_count = 1;
   bool output_major;
-  if (node->op == INGOT_OP_CONV) {
+  if (node->op == INGOT_OP_CONV || integer) {
     if (ingot_node_attr_int(node, "group", 1) != 1 || wv->rank < 3 || wv->rank > 5) return false;
     n = wv->dims[0];
     for (int32_t d = 1; d < wv->rank; ++d) r_count *= wv->dims[d];
@@ -171,7 +185,7 @@ void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* n
      * unpacked and 0.41 packed, SqueezeNet's (3 -> 64, no pads) 0.59 and
      * 0.73; with 144 steps (3x3, 16 -> 64 at 55) packing won (0.56 against
      * 0.81), with 147 (ResNet's 7x7/2 stem) the two tied. */
-    bool short_reduction = node->op == INGOT_OP_CONV &&
+    bool short_reduction = (node->op == INGOT_OP_CONV || node->op == INGOT_OP_CONVINTEGER) &&
                            r_count < (taps > 1 ? PACK_WINDOW_MIN_REDUCTION : PACK_CONV_MIN_REDUCTION);
     out->defaults.pack = block != 0 && !short_reduction && out->panel_count > 0;
   }
@@ -218,12 +232,15 @@ void ingot_graph_set_layout_chooser(ingot_graph_t* graph, ingot_layout_chooser_t
 /* Element (j, r) of an N x R weight (j an output channel, r a reduction
  * step), stored at src[j*R + r] (output-major) or src[r*N + j], goes to
  * panel j / B at [(j/B)*R + r]*B + j%B; the rest of a partial last panel is 0. */
-static float* pack_panels(const float* src, int64_t n, int64_t r_count, bool output_major, uint32_t block) {
+/* Elements of `esize` bytes (float32; ConvInteger's uint8/int8). */
+static void* pack_panels(const void* src, size_t esize, int64_t n, int64_t r_count, bool output_major, uint32_t block) {
   int64_t panels = (n + block - 1) / block;
-  float* dst = ingot_xcalloc((size_t)(panels * block * r_count > 0 ? panels * block * r_count : 1), sizeof(float));
+  char* dst = ingot_xcalloc((size_t)(panels * block * r_count > 0 ? panels * block * r_count : 1), esize);
+  const char* s = src;
   for (int64_t j = 0; j < n; ++j)
     for (int64_t r = 0; r < r_count; ++r)
-      dst[((j / block) * r_count + r) * block + j % block] = output_major ? src[j * r_count + r] : src[r * n + j];
+      memcpy(dst + (size_t)(((j / block) * r_count + r) * block + j % block) * esize,
+             s + (size_t)(output_major ? j * r_count + r : r * n + j) * esize, esize);
   return dst;
 }
 
@@ -235,7 +252,7 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
   *scratch = *value;
   int64_t outputs = node->weight_outputs;
   if (outputs <= (value->dims[0] - 1) * block || outputs > value->dims[0] * block) return NULL;
-  if (node->op == INGOT_OP_CONV) {
+  if (node->op == INGOT_OP_CONV || node->op == INGOT_OP_CONVINTEGER) {
     scratch->rank = value->rank - 1;
     scratch->dims[0] = outputs;
     return scratch;
@@ -276,10 +293,10 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     uint32_t block = layout.panel;
     uint32_t w = node->inputs[1];
     const ingot_value_t* wv = &graph->values[w];
-    float* dst = pack_panels(wv->data, n, r_count, output_major, block);
+    void* dst = pack_panels(wv->data, ingot_graph_dtype_size(wv->dtype), n, r_count, output_major, block);
     int64_t dims[INGOT_MAX_RANK];
     int32_t rank;
-    if (node->op == INGOT_OP_CONV) {
+    if (node->op == INGOT_OP_CONV || node->op == INGOT_OP_CONVINTEGER) {
       rank = wv->rank + 1;
       dims[0] = (n + block - 1) / block;
       for (int32_t d = 1; d < wv->rank; ++d) dims[d] = wv->dims[d];
@@ -291,7 +308,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     dims[rank - 1] = block;
     char* base = ingot_arena_printf(&graph->arena, "%s_packed%u", wv->name, block);
     uint32_t pv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
-    ingot_graph_set_weight(graph, pv, INGOT_DTYPE_F32, rank, dims, dst);
+    ingot_graph_set_weight(graph, pv, graph->values[w].dtype, rank, dims, dst);
     /* The value and node arrays may have moved. */
     node = &graph->nodes[i];
     node->inputs[1] = pv;

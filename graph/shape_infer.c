@@ -252,6 +252,11 @@ static ingot_status_t broadcast(const infer_ctx_t* c, const ingot_value_t* a, co
   return INGOT_OK;
 }
 
+ingot_status_t infer_broadcast(const infer_ctx_t* c, const ingot_value_t* a, const ingot_value_t* b, int32_t* out_rank,
+                               int64_t* dims) {
+  return broadcast(c, a, b, out_rank, dims);
+}
+
 static ingot_status_t infer_binary(infer_ctx_t* c) {
   const ingot_value_t* a = infer_input(c, 0);
   const ingot_value_t* b = infer_input(c, 1);

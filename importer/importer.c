@@ -149,6 +149,11 @@ static bool map_dtype(int32_t onnx_type, ingot_dtype_t* out) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = INGOT_DTYPE_BOOL; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: *out = INGOT_DTYPE_F16; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *out = INGOT_DTYPE_F64; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: *out = INGOT_DTYPE_I16; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: *out = INGOT_DTYPE_U16; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: *out = INGOT_DTYPE_U32; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: *out = INGOT_DTYPE_U64; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = INGOT_DTYPE_BF16; return true;
     default: return false;
   }
 }
@@ -161,15 +166,7 @@ static const char* onnx_type_name(int32_t t) {
   return "unknown";
 }
 
-static size_t dtype_bytes(ingot_dtype_t t) {
-  switch (t) {
-    case INGOT_DTYPE_F32: case INGOT_DTYPE_I32: return 4;
-    case INGOT_DTYPE_I64: case INGOT_DTYPE_F64: return 8;
-    case INGOT_DTYPE_F16: return 2;
-    case INGOT_DTYPE_U8: case INGOT_DTYPE_I8: case INGOT_DTYPE_BOOL: return 1;
-    default: return 0;
-  }
-}
+static size_t dtype_bytes(ingot_dtype_t t) { return ingot_dtype_size(t); }
 
 static bool parse_u64(const char* s, uint64_t* out) {
   if (!s || !*s) return false;
@@ -374,13 +371,31 @@ static ingot_status_t import_tensor(importer_t* imp, const Onnx__TensorProto* t,
           break;
         case INGOT_DTYPE_BOOL: data[i] = v != 0; break;
         case INGOT_DTYPE_F16:
+        case INGOT_DTYPE_BF16:
+        case INGOT_DTYPE_U16:
           if (v < 0 || v > 65535) goto out_of_range;
           ((uint16_t*)data)[i] = (uint16_t)v;
+          break;
+        case INGOT_DTYPE_I16:
+          if (v < -32768 || v > 32767) goto out_of_range;
+          ((int16_t*)data)[i] = (int16_t)v;
           break;
         default: goto wrong_field;
       }
     }
-  } else if (t->n_uint64_data || t->n_string_data) {
+  } else if (t->n_uint64_data) {
+    if (dtype != INGOT_DTYPE_U32 && dtype != INGOT_DTYPE_U64) goto wrong_field;
+    COUNT_CHECK(t->n_uint64_data, "uint64_data");
+    for (uint64_t i = 0; i < numel; ++i) {
+      uint64_t v = t->uint64_data[i];
+      if (dtype == INGOT_DTYPE_U64) {
+        ((uint64_t*)data)[i] = v;
+      } else {
+        if (v > UINT32_MAX) goto out_of_range;
+        ((uint32_t*)data)[i] = (uint32_t)v;
+      }
+    }
+  } else if (t->n_string_data) {
     goto wrong_field;
   }
   goto done;
@@ -389,7 +404,7 @@ wrong_field:
                  onnx_type_name(onnx_type));
   goto done;
 out_of_range:
-  s = ingot_fail(INGOT_ERROR_CORRUPT, "%s: int32_data holds a value out of range for %s", what,
+  s = ingot_fail(INGOT_ERROR_CORRUPT, "%s: a data field holds a value out of range for %s", what,
                  onnx_type_name(onnx_type));
 done:
 #undef COUNT_CHECK
@@ -420,6 +435,7 @@ static ingot_attr_type_t attr_kind(const Onnx__AttributeProto* a) {
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: return INGOT_ATTR_FLOATS;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: return INGOT_ATTR_INTS;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return INGOT_ATTR_GRAPH;
+      case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return INGOT_ATTR_STRINGS;
       default: return (ingot_attr_type_t)0;
     }
   }
@@ -431,6 +447,7 @@ static ingot_attr_type_t attr_kind(const Onnx__AttributeProto* a) {
   if (a->n_floats) return INGOT_ATTR_FLOATS;
   if (a->n_ints) return INGOT_ATTR_INTS;
   if (a->g) return INGOT_ATTR_GRAPH;
+  if (a->n_strings) return INGOT_ATTR_STRINGS;
   return (ingot_attr_type_t)0;
 }
 
@@ -564,6 +581,19 @@ static ingot_status_t import_attrs(importer_t* imp, const Onnx__NodeProto* np, u
         out->floats = INGOT_ARENA_ARRAY(&g->arena, float, a->n_floats ? a->n_floats : 1);
         if (a->n_floats) memcpy(out->floats, a->floats, sizeof(float) * a->n_floats);
         break;
+      case INGOT_ATTR_STRINGS:
+        out->count = (uint32_t)a->n_strings;
+        out->strings = INGOT_ARENA_ARRAY(&g->arena, const char*, a->n_strings ? a->n_strings : 1);
+        for (size_t k = 0; k < a->n_strings; ++k) {
+          if (a->strings[k].len && memchr(a->strings[k].data, 0, a->strings[k].len)) {
+            return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s): attribute '%s' holds a NUL byte", node_name, op,
+                              a->name);
+          }
+          char* s = ingot_arena_alloc(&g->arena, a->strings[k].len + 1);
+          if (a->strings[k].len) memcpy(s, a->strings[k].data, a->strings[k].len);
+          out->strings[k] = s;
+        }
+        break;
       case INGOT_ATTR_TENSOR: {
         if (!a->t) {
           return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s): tensor attribute '%s' holds no tensor", node_name,
@@ -584,8 +614,8 @@ static ingot_status_t import_attrs(importer_t* imp, const Onnx__NodeProto* np, u
       }
       default:
         return ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                          "node '%s' (%s): attribute '%s' has a type that is not supported (graphs, string lists, "
-                          "graph lists, tensor lists, sparse tensors, type protos)",
+                          "node '%s' (%s): attribute '%s' has a type that is not supported (graph lists, "
+                          "tensor lists, sparse tensors, type protos)",
                           node_name, op, a->name);
     }
     ++count;
@@ -717,6 +747,9 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
   const Onnx__GraphProto* gp = model->graph;
   if (!gp) return ingot_fail(INGOT_ERROR_CORRUPT, "the model has no graph");
   g->name = ingot_arena_strdup(&g->arena, gp->name ? gp->name : "");
+  g->producer_name = ingot_arena_strdup(&g->arena, model->producer_name ? model->producer_name : "");
+  g->producer_version = ingot_arena_strdup(&g->arena, model->producer_version ? model->producer_version : "");
+  g->model_version = model->has_model_version ? model->model_version : 0;
   g->opset = 0;
   for (size_t i = 0; i < model->n_opset_import; ++i) {
     const Onnx__OperatorSetIdProto* o = model->opset_import[i];
@@ -791,14 +824,19 @@ static ingot_status_t import_graph(importer_t* imp, const Onnx__GraphProto* gp) 
     const char* name = np->name && np->name[0] ? np->name : ingot_arena_printf(&g->arena, "%s_%zu", np->op_type, i);
     names[i] = name;
     ops[i] = INGOT_OP_COUNT_;
-    if (!default_domain(np->domain)) {
-      s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): domain '%s' is not supported (only ai.onnx)", name,
-                     np->op_type, np->domain);
+    if (!default_domain(np->domain) && strcmp(np->domain, "com.microsoft") != 0) {
+      s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                     "node '%s' (%s): domain '%s' is not supported (only ai.onnx, and com.microsoft's quantized ops)",
+                     name, np->op_type, np->domain);
     } else {
-      ops[i] = ingot_op_from_name(np->op_type);
-      if (ops[i] == INGOT_OP_COUNT_) {
+      /* com.microsoft: the ONNX Runtime contrib ops of ops.def's INGOT_OP_DOMAIN rows. */
+      ops[i] = ingot_op_from_domain_name(np->domain, np->op_type);
+      if (ops[i] == INGOT_OP_COUNT_ && default_domain(np->domain)) {
         s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): operator '%s' is not supported", name, np->op_type,
                        np->op_type);
+      } else if (ops[i] == INGOT_OP_COUNT_) {
+        s = ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): operator '%s' of domain '%s' is not supported", name,
+                       np->op_type, np->op_type, np->domain);
       }
     }
     if (s && !collect(imp, s, name, np->op_type, "op")) break;
@@ -894,6 +932,13 @@ static ingot_status_t import_graph(importer_t* imp, const Onnx__GraphProto* gp) 
     if (g->values[id].is_output && !imp->parent) return ingot_fail(INGOT_ERROR_CORRUPT, "graph output '%s' is listed twice", vi->name);
     g->values[id].is_output = true;
     g->outputs[g->output_count++] = id;
+    /* the declared element type, until inference sets it (a float16 output
+     * stays float16 when the graph computes in float32: graph/passes_dtype.c) */
+    ingot_dtype_t declared;
+    const Onnx__TypeProto* tp = vi->type;
+    if (g->values[id].dtype == INGOT_DTYPE_INVALID && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        tp->tensor_type && tp->tensor_type->has_elem_type && map_dtype(tp->tensor_type->elem_type, &declared))
+      g->values[id].dtype = declared;
   }
   if (imp->problems) return INGOT_OK; /* collect mode: the caller sorts what is left */
   return ingot_graph_sort(g);

@@ -84,7 +84,20 @@ static bool is_int_const(const ingot_ir_expr_t* e, int64_t v) {
 }
 
 static bool is_float_dtype(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64 || t == INGOT_DTYPE_F16;
+  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64 || t == INGOT_DTYPE_F16 || t == INGOT_DTYPE_BF16;
+}
+
+bool ingot_ir_dtype_is_float(ingot_dtype_t t) { return is_float_dtype(t); }
+bool ingot_ir_dtype_is_int(ingot_dtype_t t) {
+  switch (t) {
+    case INGOT_DTYPE_I8: case INGOT_DTYPE_U8: case INGOT_DTYPE_I16: case INGOT_DTYPE_U16:
+    case INGOT_DTYPE_I32: case INGOT_DTYPE_U32: case INGOT_DTYPE_I64: case INGOT_DTYPE_U64: return true;
+    default: return false;
+  }
+}
+bool ingot_ir_dtype_is_unsigned(ingot_dtype_t t) {
+  return t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_U16 || t == INGOT_DTYPE_U32 || t == INGOT_DTYPE_U64 ||
+         t == INGOT_DTYPE_BOOL;
 }
 
 ingot_ir_expr_t* ingot_ir_int(ingot_ir_func_t* f, int64_t value) {
@@ -476,9 +489,7 @@ void ingot_ir_uses_free(ingot_ir_uses_t* u) {
 }
 
 /* ---- facts about expressions ---- */
-static bool ir_is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I64 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8;
-}
+static bool ir_is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
 
 bool ingot_ir_expr_nonneg(const ingot_ir_func_t* f, const ingot_ir_expr_t* e) {
   switch (e->kind) {
@@ -486,10 +497,12 @@ bool ingot_ir_expr_nonneg(const ingot_ir_func_t* f, const ingot_ir_expr_t* e) {
     case INGOT_IR_EXPR_VAR: return e->u.var < f->var_count && f->vars[e->u.var].kind == INGOT_IR_VAR_LOOP;
     case INGOT_IR_EXPR_CAST: {
       ingot_dtype_t from = e->u.unary.a->dtype;
-      if (from == INGOT_DTYPE_U8 || from == INGOT_DTYPE_BOOL) return ir_is_int(e->dtype);
+      /* an unsigned value fits a wider int, or one as wide of any kind but signed of that width */
+      if (ingot_ir_dtype_is_unsigned(from) && from != INGOT_DTYPE_U64)
+        return ir_is_int(e->dtype) && ingot_dtype_size(e->dtype) > ingot_dtype_size(from);
       return e->dtype == INGOT_DTYPE_I64 && ir_is_int(from) && ingot_ir_expr_nonneg(f, e->u.unary.a);
     }
-    case INGOT_IR_EXPR_LOAD: return e->dtype == INGOT_DTYPE_U8;
+    case INGOT_IR_EXPR_LOAD: return ingot_ir_dtype_is_unsigned(e->dtype) && e->dtype != INGOT_DTYPE_BOOL;
     case INGOT_IR_EXPR_BINARY: {
       const ingot_ir_expr_t* a = e->u.binary.a;
       const ingot_ir_expr_t* b = e->u.binary.b;

@@ -165,6 +165,13 @@ typedef struct ingot_ir_func_t {
   ingot_ir_stmt_t* body;
 } ingot_ir_func_t;
 
+/* The element types the IR computes in: float32, float64 (float16 and
+ * bfloat16 are storage only), the integers of 8, 16, 32 and 64 bits, signed
+ * and unsigned, and bool. */
+bool ingot_ir_dtype_is_float(ingot_dtype_t t); /* F32, F64 (and F16: the verifier's view) */
+bool ingot_ir_dtype_is_int(ingot_dtype_t t);   /* I8 U8 I16 U16 I32 U32 I64 U64 */
+bool ingot_ir_dtype_is_unsigned(ingot_dtype_t t); /* U8 U16 U32 U64 and BOOL */
+
 ingot_ir_func_t* ingot_ir_func_create(const char* name);
 void ingot_ir_func_destroy(ingot_ir_func_t* func);
 

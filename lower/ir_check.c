@@ -293,12 +293,10 @@ typedef struct verify_ctx_t {
 } verify_ctx_t;
 
 static bool is_float(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64 || t == INGOT_DTYPE_F16;
+  return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64 || t == INGOT_DTYPE_F16 || t == INGOT_DTYPE_BF16;
 }
 
-static bool is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I64 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8;
-}
+static bool is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
 
 static bool is_valid_dtype(ingot_dtype_t t) {
   return is_float(t) || is_int(t) || t == INGOT_DTYPE_BOOL;
@@ -774,10 +772,25 @@ static uint16_t double_to_half(double d) {
   return sign | (uint16_t)h;
 }
 
+static double bf16_to_double(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint16_t double_to_bf16(double v) {
+  float f = (float)v;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 /* Rounds a float result to its dtype's precision. */
 static double round_float(ingot_dtype_t t, double v) {
   if (t == INGOT_DTYPE_F32) return (double)(float)v;
   if (t == INGOT_DTYPE_F16) return half_to_double(double_to_half(v));
+  if (t == INGOT_DTYPE_BF16) return bf16_to_double(double_to_bf16(v));
   return v;
 }
 
@@ -787,6 +800,9 @@ static int64_t wrap_int(ingot_dtype_t t, int64_t v) {
     case INGOT_DTYPE_I32: return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
     case INGOT_DTYPE_I8: return (int64_t)(int8_t)(uint8_t)(uint64_t)v;
     case INGOT_DTYPE_U8: return (int64_t)(uint8_t)(uint64_t)v;
+    case INGOT_DTYPE_I16: return (int64_t)(int16_t)(uint16_t)(uint64_t)v;
+    case INGOT_DTYPE_U16: return (int64_t)(uint16_t)(uint64_t)v;
+    case INGOT_DTYPE_U32: return (int64_t)(uint32_t)(uint64_t)v;
     case INGOT_DTYPE_BOOL: return v != 0;
     default: return v;
   }
@@ -802,9 +818,12 @@ static int64_t float_to_int(double v) {
 static value_t convert(ingot_dtype_t from, ingot_dtype_t to, value_t v) {
   value_t r = {0, 0.0};
   if (is_float(to)) {
-    r.f = round_float(to, is_float(from) ? v.f : (double)v.i);
+    double x = is_float(from) ? v.f : from == INGOT_DTYPE_U64 ? (double)(uint64_t)v.i : (double)v.i;
+    r.f = round_float(to, x);
   } else if (to == INGOT_DTYPE_BOOL) {
     r.i = is_float(from) ? (v.f != 0.0) : (v.i != 0);
+  } else if (to == INGOT_DTYPE_U64 && is_float(from) && v.f >= 9.2233720368547758e18) {
+    r.i = v.f >= 1.8446744073709552e19 ? -1 : (int64_t)(uint64_t)v.f; /* the bits of the uint64 */
   } else {
     r.i = wrap_int(to, is_float(from) ? float_to_int(v.f) : v.i);
   }
@@ -817,10 +836,15 @@ static value_t load_elem(ingot_dtype_t t, const void* base, int64_t i) {
     case INGOT_DTYPE_F32: r.f = ((const float*)base)[i]; break;
     case INGOT_DTYPE_F64: r.f = ((const double*)base)[i]; break;
     case INGOT_DTYPE_F16: r.f = half_to_double(((const uint16_t*)base)[i]); break;
+    case INGOT_DTYPE_BF16: r.f = bf16_to_double(((const uint16_t*)base)[i]); break;
     case INGOT_DTYPE_I64: r.i = ((const int64_t*)base)[i]; break;
     case INGOT_DTYPE_I32: r.i = ((const int32_t*)base)[i]; break;
     case INGOT_DTYPE_I8: r.i = ((const int8_t*)base)[i]; break;
     case INGOT_DTYPE_U8: r.i = ((const uint8_t*)base)[i]; break;
+    case INGOT_DTYPE_I16: r.i = ((const int16_t*)base)[i]; break;
+    case INGOT_DTYPE_U16: r.i = ((const uint16_t*)base)[i]; break;
+    case INGOT_DTYPE_U32: r.i = ((const uint32_t*)base)[i]; break;
+    case INGOT_DTYPE_U64: r.i = (int64_t)((const uint64_t*)base)[i]; break; /* the bits; see U64 in eval */
     case INGOT_DTYPE_BOOL: r.i = ((const uint8_t*)base)[i] != 0; break;
     default: break;
   }
@@ -832,10 +856,15 @@ static void store_elem(ingot_dtype_t t, void* base, int64_t i, value_t v) {
     case INGOT_DTYPE_F32: ((float*)base)[i] = (float)v.f; break;
     case INGOT_DTYPE_F64: ((double*)base)[i] = v.f; break;
     case INGOT_DTYPE_F16: ((uint16_t*)base)[i] = double_to_half(v.f); break;
+    case INGOT_DTYPE_BF16: ((uint16_t*)base)[i] = double_to_bf16(v.f); break;
     case INGOT_DTYPE_I64: ((int64_t*)base)[i] = v.i; break;
     case INGOT_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)v.i; break;
     case INGOT_DTYPE_I8: ((int8_t*)base)[i] = (int8_t)v.i; break;
     case INGOT_DTYPE_U8: ((uint8_t*)base)[i] = (uint8_t)v.i; break;
+    case INGOT_DTYPE_I16: ((int16_t*)base)[i] = (int16_t)v.i; break;
+    case INGOT_DTYPE_U16: ((uint16_t*)base)[i] = (uint16_t)v.i; break;
+    case INGOT_DTYPE_U32: ((uint32_t*)base)[i] = (uint32_t)v.i; break;
+    case INGOT_DTYPE_U64: ((uint64_t*)base)[i] = (uint64_t)v.i; break;
     case INGOT_DTYPE_BOOL: ((uint8_t*)base)[i] = v.i != 0; break;
     default: break;
   }
@@ -926,7 +955,9 @@ static value_t eval(interp_ctx_t* c, const ingot_ir_expr_t* e) {
       } else {
         switch (e->u.unary.op) {
           case INGOT_IR_NEG: r.i = (int64_t)(0 - (uint64_t)a.i); break;
-          case INGOT_IR_ABS: r.i = a.i < 0 ? (int64_t)(0 - (uint64_t)a.i) : a.i; break;
+          case INGOT_IR_ABS:
+            r.i = a.i < 0 && !ingot_ir_dtype_is_unsigned(t) ? (int64_t)(0 - (uint64_t)a.i) : a.i;
+            break;
           case INGOT_IR_BITNOT: r.i = ~a.i; break;
           default: r.i = a.i; break; /* floor/ceil of an int */
         }
@@ -961,6 +992,25 @@ static value_t eval(interp_ctx_t* c, const ingot_ir_expr_t* e) {
         return r;
       }
       int64_t x = a.i, y = b.i, z = 0;
+      if (t == INGOT_DTYPE_U64) {
+        /* uint64 values are held as their bits: compare and divide unsigned */
+        uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+        switch (op) {
+          case INGOT_IR_DIV:
+          case INGOT_IR_MOD:
+            if (uy == 0) {
+              interp_fail(c, "integer division by zero");
+              return r;
+            }
+            r.i = (int64_t)(op == INGOT_IR_DIV ? ux / uy : ux % uy);
+            return r;
+          case INGOT_IR_MIN: r.i = (int64_t)(ux < uy ? ux : uy); return r;
+          case INGOT_IR_MAX: r.i = (int64_t)(ux > uy ? ux : uy); return r;
+          case INGOT_IR_LT: r.i = ux < uy; return r;
+          case INGOT_IR_LE: r.i = ux <= uy; return r;
+          default: break;
+        }
+      }
       switch (op) {
         case INGOT_IR_ADD: z = (int64_t)((uint64_t)x + (uint64_t)y); break;
         case INGOT_IR_SUB: z = (int64_t)((uint64_t)x - (uint64_t)y); break;

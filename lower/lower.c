@@ -83,7 +83,7 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; float32 only)",
                       ingot_dtype_name(v->dtype), v->name);
   }
-  if (!(LOWER_DT_ANY & LOWER_DT(v->dtype))) {
+  if (!((LOWER_DT_ANY | LOWER_DT_HALF) & LOWER_DT(v->dtype))) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s')",
                       ingot_dtype_name(v->dtype), v->name);
   }
@@ -91,9 +91,7 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
 }
 
 bool lower_dtype_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
-bool lower_dtype_is_int(ingot_dtype_t t) {
-  return t == INGOT_DTYPE_I64 || t == INGOT_DTYPE_I32 || t == INGOT_DTYPE_I8 || t == INGOT_DTYPE_U8;
-}
+bool lower_dtype_is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
 
 ingot_status_t lower_check_dtype(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed) {
   const ingot_value_t* v = lower_value(ctx, value);
@@ -156,6 +154,14 @@ uint32_t lower_add_input(lower_ctx_t* ctx, uint32_t value, const char* name) {
 
 uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name) {
   return add_arg(ctx, value, name, INGOT_IR_BUFFER_OUTPUT);
+}
+
+uint32_t lower_add_arg_as(lower_ctx_t* ctx, uint32_t value, const char* name, bool output, ingot_dtype_t dtype) {
+  const ingot_value_t* v = lower_value(ctx, value);
+  uint32_t b = ingot_ir_add_buffer(ctx->f, name, dtype, output ? INGOT_IR_BUFFER_OUTPUT : INGOT_IR_BUFFER_INPUT, v->rank,
+                                   v->dims);
+  INGOT_VEC_PUSH(ctx->args, value);
+  return b;
 }
 
 /* ---- loops and stages ---- */
@@ -398,6 +404,8 @@ ingot_ir_expr_t* lower_const(lower_ctx_t* ctx, ingot_dtype_t dtype, double v) {
     i = v != 0.0;
   } else if (v != v) {
     i = 0;
+  } else if (dtype == INGOT_DTYPE_U64 && v >= 9.2233720368547758e18) {
+    i = v >= 1.8446744073709552e19 ? -1 : (int64_t)(uint64_t)v; /* the bits of the uint64 */
   } else if (v >= 9.2233720368547758e18) {
     i = INT64_MAX;
   } else if (v <= -9.2233720368547758e18) {
@@ -409,6 +417,9 @@ ingot_ir_expr_t* lower_const(lower_ctx_t* ctx, ingot_dtype_t dtype, double v) {
     case INGOT_DTYPE_I32: i = (int64_t)(int32_t)(uint32_t)(uint64_t)i; break;
     case INGOT_DTYPE_I8: i = (int64_t)(int8_t)(uint8_t)(uint64_t)i; break;
     case INGOT_DTYPE_U8: i = (int64_t)(uint8_t)(uint64_t)i; break;
+    case INGOT_DTYPE_I16: i = (int64_t)(int16_t)(uint16_t)(uint64_t)i; break;
+    case INGOT_DTYPE_U16: i = (int64_t)(uint16_t)(uint64_t)i; break;
+    case INGOT_DTYPE_U32: i = (int64_t)(uint32_t)(uint64_t)i; break;
     default: break;
   }
   ingot_ir_expr_t* e = ingot_ir_int(ctx->f, i);
@@ -426,10 +437,14 @@ static bool weight_elem(const ingot_value_t* v, int64_t i, double* out_f, int64_
     case INGOT_DTYPE_I32: *out_i = ((const int32_t*)d)[i]; break;
     case INGOT_DTYPE_I8: *out_i = ((const int8_t*)d)[i]; break;
     case INGOT_DTYPE_U8: *out_i = ((const uint8_t*)d)[i]; break;
+    case INGOT_DTYPE_I16: *out_i = ((const int16_t*)d)[i]; break;
+    case INGOT_DTYPE_U16: *out_i = ((const uint16_t*)d)[i]; break;
+    case INGOT_DTYPE_U32: *out_i = ((const uint32_t*)d)[i]; break;
+    case INGOT_DTYPE_U64: *out_i = (int64_t)((const uint64_t*)d)[i]; break;
     case INGOT_DTYPE_BOOL: *out_i = ((const uint8_t*)d)[i] != 0; break;
     default: return false;
   }
-  *out_f = (double)*out_i;
+  *out_f = v->dtype == INGOT_DTYPE_U64 ? (double)(uint64_t)*out_i : (double)*out_i;
   return true;
 }
 
@@ -571,6 +586,14 @@ ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ing
   }
   if (node->epilogue.bias_input && node->op != INGOT_OP_MATMUL)
     return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "a fused bias on this op is not supported");
+  /* A node whose outputs are all empty (a zero-size dimension) has nothing
+   * to write: no kernel. */
+  bool all_empty = node->output_count > 0;
+  for (uint32_t i = 0; i < node->output_count && all_empty; ++i) {
+    uint32_t o = node->outputs[i];
+    all_empty = o == INGOT_NO_VALUE || (graph->values[o].rank > 0 && ingot_value_numel(&graph->values[o]) == 0);
+  }
+  if (all_empty) return INGOT_OK;
   ctx.f = ingot_ir_func_create(ingot_arena_printf(ctx.arena, "%s_%u", lower_op_lower(&ctx), node_id));
   ingot_status_t status = kLowerers[node->op](&ctx);
   if (status != INGOT_OK || ctx.no_kernel) {

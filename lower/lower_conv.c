@@ -22,7 +22,18 @@
  *
  * ConvInteger: the same nest over uint8/int8 x and w into int32, each
  * operand widened and its zero point subtracted (x: a scalar; w: a scalar
- * or one per output channel); padded taps contribute 0. */
+ * or one per output channel); padded taps contribute 0. Its weight may be
+ * packed in panels as Conv's (uint8/int8 panels).
+ *
+ * QLinearConv: the same int32 terms (inputs x 0, x_zero_point 2, w 3,
+ * w_zero_point 5, int32 bias 8), summed in a local accumulator and
+ * requantized to uint8/int8 in one OTHER stage (lower_emit_accumulate,
+ * lower_requant_value: scales per tensor, w's also per output channel;
+ * the arithmetic is in lower_quant.c's header):
+ *   for k, n, o..: acc = bias[k]; for rc, r..: acc += (x - xz) * (w - wz[k]);
+ *                  y[n,k,o..] = requant(acc, k)
+ * (a large one is split into ConvInteger + Requantize before lowering,
+ * ingot_graph_split_qlinear, to get the contraction schedules). */
 #include <string.h>
 #include <stdlib.h>
 
@@ -119,11 +130,23 @@ static void emit_zero_border(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64
   }
 }
 
+/* An integer operand (uint8/int8) widened to int32, less its zero point
+ * (buffer bz, UINT32_MAX: none; element zi). */
+static ingot_ir_expr_t* int_operand(lower_ctx_t* ctx, ingot_ir_expr_t* v, uint32_t bz, ingot_ir_expr_t* zi) {
+  ingot_ir_func_t* f = ctx->f;
+  v = ingot_ir_cast(f, INGOT_DTYPE_I32, v);
+  if (bz == UINT32_MAX) return v;
+  return ingot_ir_binary(f, INGOT_IR_SUB, v, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bz, zi)));
+}
+
 ingot_status_t lower_conv(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
-  bool integer = node->op == INGOT_OP_CONVINTEGER;
-  uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 1), b = integer ? INGOT_NO_VALUE : lower_input(ctx, 2);
-  uint32_t xzp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE, wzp = integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
+  bool qlinear = node->op == INGOT_OP_QLINEARCONV;
+  bool integer = node->op == INGOT_OP_CONVINTEGER || qlinear;
+  uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, qlinear ? 3 : 1);
+  uint32_t b = qlinear ? lower_input(ctx, 8) : integer ? INGOT_NO_VALUE : lower_input(ctx, 2);
+  uint32_t xzp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE;
+  uint32_t wzp = qlinear ? lower_input(ctx, 5) : integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   const ingot_epilogue_t* ep = &node->epilogue;
   uint32_t res = !integer && ep->residual_input ? lower_input(ctx, ep->residual_input) : INGOT_NO_VALUE;
@@ -132,7 +155,10 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
       (s = lower_check_value(ctx, y, !integer))) {
     return s;
   }
-  if (b != INGOT_NO_VALUE && (s = lower_check_value(ctx, b, true))) return s;
+  if (b != INGOT_NO_VALUE && (s = qlinear ? lower_check_value_dt(ctx, b, LOWER_DT(INGOT_DTYPE_I32))
+                                          : lower_check_value(ctx, b, true))) {
+    return s;
+  }
   if (ep->residual_input && (res == INGOT_NO_VALUE || (s = lower_check_value(ctx, res, true)) ||
                          (s = lower_check_broadcast(ctx, res, y)) ||
                          ingot_value_numel(lower_value(ctx, res)) != ingot_value_numel(lower_value(ctx, y)))) {
@@ -149,9 +175,11 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
                           ingot_dtype_name(t));
       }
     }
-    if (lower_value(ctx, y)->dtype != INGOT_DTYPE_I32 || lower_has_activation(ctx) ||
+    ingot_dtype_t yt = lower_value(ctx, y)->dtype;
+    if ((qlinear ? yt != INGOT_DTYPE_U8 && yt != INGOT_DTYPE_I8 : yt != INGOT_DTYPE_I32) || lower_has_activation(ctx) ||
         (xzp != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, xzp)) != 1)) {
-      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "ConvInteger needs an int32 output and a scalar x_zero_point");
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "%s needs an %s output and a scalar x_zero_point",
+                        qlinear ? "QLinearConv" : "ConvInteger", qlinear ? "uint8 or int8" : "int32");
     }
   }
   const ingot_value_t* xv = lower_value(ctx, x);
@@ -164,7 +192,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   if (yv->rank != xv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight and output must have rank %d", xv->rank);
   }
-  int64_t block = integer ? 0 : node->weight_block;
+  int64_t block = qlinear ? 0 : node->weight_block; /* ConvInteger's weights may be packed too */
   /* A padded output (epilogue.output_padded, 2-D only): interior at an offset. */
   const int64_t* opad = !integer && ep->output_padded && xv->rank == 4 ? ep->output_pads : NULL;
   if (ep->output_padded && !opad) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a padded output needs a 2-D conv");
@@ -220,6 +248,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   uint32_t bxz = xzp != INGOT_NO_VALUE ? lower_add_input(ctx, xzp, "x_zero") : UINT32_MAX;
   uint32_t bwz = wzp != INGOT_NO_VALUE ? lower_add_input(ctx, wzp, "w_zero") : UINT32_MAX;
   uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
+  lower_requant_t rq = {0};
+  if (qlinear && (s = lower_requant_args(ctx, 1, 4, 6, 7, cout, yv->dtype, &rq))) return s;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   ingot_ir_expr_t* zero = integer ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0)) : lower_f32(ctx, 0.0);
@@ -299,6 +329,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);
     ingot_ir_expr_t* cond;
     ingot_ir_expr_t* xval = window_load(ctx, bx, &win, bsp.idx[0], red.idx[0], bsp.idx + 2, &red, &cond);
+    if (integer) xval = int_operand(ctx, xval, bxz, ingot_ir_int(f, 0));
     if (cond) xval = ingot_ir_select(f, cond, xval, zero);
     ingot_ir_expr_t* wi[6] = {bsp.idx[1], red.idx[0]};
     for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
@@ -306,6 +337,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
     ingot_ir_expr_t* yidx[5] = {bsp.idx[0], ingot_ir_add(f, ingot_ir_mul(f, bsp.idx[1], ingot_ir_int(f, block)),
                                                          bsp.idx[2 + nsp])};
+    if (integer) wval = int_operand(ctx, wval, bwz, wzp_n > 1 ? yidx[1] : ingot_ir_int(f, 0));
     for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
     ingot_ir_expr_t* byi = y_index(f, by, yidx, nsp, opad);
     ingot_ir_expr_t* start =
@@ -344,7 +376,14 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     }
   }
   ingot_ir_expr_t* yi = y_index(f, by, sp.idx, nsp, opad);
-  ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : zero);
+  ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : zero;
+  if (qlinear) {
+    uint32_t acc = lower_add_var(ctx, "acc", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I32);
+    ingot_ir_expr_t* out = lower_requant_value(ctx, &rq, ingot_ir_var(f, acc), sp.idx[1]);
+    /* Output channels outermost: the parallel loop even at batch 1. */
+    lower_emit_accumulate(ctx, &sp, 1, &red, acc, init, ingot_ir_mul(f, xval, wval), ingot_ir_store(f, by, yi, out));
+  } else {
+  ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, init);
   ingot_ir_expr_t* acc = ingot_ir_add(f, start, ingot_ir_mul(f, xval, wval));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, acc));
   /* The register tile's rows: output channels, which share every input
@@ -352,6 +391,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
    * which share input rows between their vertical taps. */
   bool depthwise = group > 1 && cg == 1 && cout == group && nsp >= 2 && !getenv("DWOLD");
   ctx->stages.data[ctx->stages.count - 1].tile_axis = depthwise ? 2 : 1;
+  }
   }
 
   /* FINISH */
@@ -363,13 +403,19 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
   }
 
-  ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
+  /* QLinearConv's one OTHER stage schedules as a row pass (parallel outer loop). */
+  ctx->op_class = qlinear ? INGOT_OP_CLASS_ROW : INGOT_OP_CLASS_CONTRACTION;
   ingot_strbuf_t sb = {0};
   static const char* const kSp[3][3] = {{"w"}, {"h", "w"}, {"d", "h", "w"}};
   static const char* const kK[3][3] = {{"s"}, {"r", "s"}, {"t", "r", "s"}};
   ingot_strbuf_appendf(&sb, "conv%ud %s n%lld c%lld", nsp,
-                       integer ? ingot_arena_printf(ctx->arena, "integer.%s.%s.zp%d.%lld", ingot_dtype_name(xv->dtype),
-                                                    ingot_dtype_name(wv->dtype), bxz != UINT32_MAX, (long long)wzp_n)
+                       integer ? ingot_arena_printf(ctx->arena, "%s.%s.%s.zp%d.%lld%s", qlinear ? "qlinear" : "integer",
+                                                    ingot_dtype_name(xv->dtype), ingot_dtype_name(wv->dtype),
+                                                    bxz != UINT32_MAX, (long long)wzp_n,
+                                                    qlinear ? ingot_arena_printf(ctx->arena, ".%s.ws%lld",
+                                                                                 ingot_dtype_name(yv->dtype),
+                                                                                 (long long)rq.w_scales)
+                                                            : "")
                                : "f32",
                        (long long)batch, (long long)cin);
   for (uint32_t i = 0; i < nsp; ++i) ingot_strbuf_appendf(&sb, " %s%lld", kSp[nsp - 1][i], (long long)in_sp[i]);

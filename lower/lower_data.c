@@ -683,3 +683,54 @@ ingot_status_t lower_onehot(lower_ctx_t* ctx) {
                                        (long long)depth, lower_shape_str(ctx, ind)));
   return INGOT_OK;
 }
+
+/* Compress, one OTHER stage that reads the condition:
+ *   k = 0
+ *   for i in [0, min(len, extent)): if (cond[i]) { y[o, k, q] = x[o, i, q]
+ *     for every outer o and inner q; k = k + 1 }
+ * (axis absent: the flattened input, o and q of extent 1). */
+ingot_status_t lower_compress(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), cond = lower_input(ctx, 1), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = lower_check_value_dt(ctx, cond, LOWER_DT(INGOT_DTYPE_BOOL)))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  int32_t axis = ctx->params->u.axis.axis; /* -1: flattened (graph/params.c) */
+  int64_t outer = 1, inner = 1, extent = ingot_value_numel(xv);
+  if (axis >= 0) {
+    extent = xv->dims[axis];
+    for (int32_t i = 0; i < axis; ++i) outer *= xv->dims[i];
+    for (int32_t i = axis + 1; i < xv->rank; ++i) inner *= xv->dims[i];
+  }
+  int64_t len = lower_value(ctx, cond)->dims[0];
+  if (len > extent) len = extent;
+  int64_t kept = axis >= 0 ? lower_value(ctx, y)->dims[axis] : lower_value(ctx, y)->dims[0];
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bc = lower_add_input(ctx, cond, "condition");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t i = lower_add_var(ctx, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t o = lower_add_var(ctx, "o", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t q = lower_add_var(ctx, "q", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t k = lower_add_var(ctx, "k", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  uint32_t once = lower_add_var(ctx, "once", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  /* y[(o * kept + k) * inner + q] = x[(o * extent + i) * inner + q] */
+  ingot_ir_expr_t* yi = ingot_ir_add(
+      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_var(f, o), ingot_ir_int(f, kept)), ingot_ir_var(f, k)),
+                      ingot_ir_int(f, inner)),
+      ingot_ir_var(f, q));
+  ingot_ir_expr_t* xi = ingot_ir_add(
+      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_var(f, o), ingot_ir_int(f, extent)), ingot_ir_var(f, i)),
+                      ingot_ir_int(f, inner)),
+      ingot_ir_var(f, q));
+  ingot_ir_stmt_t* copy =
+      ingot_ir_for(f, o, outer, ingot_ir_for(f, q, inner, ingot_ir_store(f, by, yi, ingot_ir_load(f, bx, xi))));
+  ingot_ir_stmt_t* take[2] = {copy, ingot_ir_assign(f, k, ingot_ir_add(f, ingot_ir_var(f, k), ingot_ir_int(f, 1)))};
+  ingot_ir_stmt_t* scan = ingot_ir_for(
+      f, i, len, ingot_ir_if(f, ingot_ir_load(f, bc, ingot_ir_var(f, i)), ingot_ir_block(f, take, 2)));
+  ingot_ir_stmt_t* body[2] = {ingot_ir_local(f, k, ingot_ir_int(f, 0)), scan};
+  /* one outer loop of extent 1 holds the whole scan (a stage's outermost loop) */
+  lower_emit_other(ctx, ingot_ir_for(f, once, 1, ingot_ir_block(f, body, 2)));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "compress %s x=%s axis%d len%lld kept%lld", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), axis, (long long)len, (long long)kept));
+  return INGOT_OK;
+}

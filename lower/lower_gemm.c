@@ -20,7 +20,18 @@
  * (bias: a fused Add, node.epilogue.bias_input).
  * MatMulInteger: the same nest over uint8/int8 operands into int32, each
  * operand widened and its zero point (a scalar, or per row of A / per column
- * of B) subtracted. */
+ * of B) subtracted.
+ * QLinearMatMul (a 0, a_zero_point 2, b 3, b_zero_point 5): the same int32
+ * terms summed in a local accumulator and requantized to uint8/int8 in one
+ * OTHER stage (lower_emit_accumulate, lower_requant_value; b's scale per
+ * tensor or per column; the arithmetic is in lower_quant.c's header; a
+ * large one is split into MatMulInteger + Requantize before lowering,
+ * ingot_graph_split_qlinear).
+ * QGemm (com.microsoft; A 0, a_zero_point 2, B 3, b_zero_point 5, int32 C
+ * 6 per column, y's scale 7 and zero point 8; transA, transB, alpha): the
+ * same, C starting the accumulator:
+ *   for i, j: acc = C[j]; for k: acc += (A'[i,k] - az) * (B'[k,j] - bz[j]);
+ *             y[i,j] = requant(acc, j) */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -32,8 +43,85 @@ static ingot_ir_expr_t* c_term(lower_ctx_t* ctx, uint32_t bc, double beta, ingot
   return beta == 1.0 ? c : ingot_ir_mul(ctx->f, lower_f32(ctx, beta), c);
 }
 
+/* The integer operand `v` (uint8/int8) widened to int32, less its zero
+ * point (buffer bz, UINT32_MAX: none; element zi). */
+static ingot_ir_expr_t* int_operand(lower_ctx_t* ctx, ingot_ir_expr_t* v, uint32_t bz, ingot_ir_expr_t* zi) {
+  ingot_ir_func_t* f = ctx->f;
+  v = ingot_ir_cast(f, INGOT_DTYPE_I32, v);
+  if (bz == UINT32_MAX) return v;
+  return ingot_ir_binary(f, INGOT_IR_SUB, v, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bz, zi)));
+}
+
+static ingot_status_t lower_qgemm(lower_ctx_t* ctx) {
+  uint32_t a = lower_input(ctx, 0), azp = lower_input(ctx, 2), b = lower_input(ctx, 3), bzp = lower_input(ctx, 5);
+  uint32_t c = lower_input(ctx, 6);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  const uint32_t q8 = LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8);
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, a, q8)) ||
+      (s = lower_check_value_dt(ctx, b, q8)) || (s = lower_check_value_dt(ctx, y, q8)) ||
+      (azp != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, azp, q8))) ||
+      (bzp != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, bzp, q8))) ||
+      (c != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, c, LOWER_DT(INGOT_DTYPE_I32))))) {
+    return s;
+  }
+  const ingot_value_t* av = lower_value(ctx, a);
+  const ingot_value_t* bv = lower_value(ctx, b);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  const ingot_gemm_params_t* gp = &ctx->params->u.gemm; /* graph/params.c */
+  bool ta = gp->trans_a, tb = gp->trans_b;
+  int64_t m = ta ? av->dims[1] : av->dims[0], kk = ta ? av->dims[0] : av->dims[1];
+  int64_t n = tb ? bv->dims[0] : bv->dims[1];
+  if (av->rank != 2 || bv->rank != 2 || yv->rank != 2 || yv->dims[0] != m || yv->dims[1] != n ||
+      (tb ? bv->dims[1] : bv->dims[0]) != kk) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit: A %s, B %s, Y %s", lower_shape_str(ctx, a),
+                      lower_shape_str(ctx, b), lower_shape_str(ctx, y));
+  }
+  int64_t azp_n = azp != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, azp)) : 0;
+  int64_t bzp_n = bzp != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, bzp)) : 0;
+  int64_t c_n = c != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, c)) : 0;
+  if (azp_n > 1 || (bzp_n > 1 && bzp_n != n) || (c_n > 1 && c_n != n)) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED,
+                      "a_zero_point must be a scalar, b_zero_point and C scalars or one per column (%lld)", (long long)n);
+  }
+  uint32_t ba = lower_add_input(ctx, a, "a");
+  uint32_t bb = lower_add_input(ctx, b, "b");
+  uint32_t baz = azp != INGOT_NO_VALUE ? lower_add_input(ctx, azp, "a_zero") : UINT32_MAX;
+  uint32_t bbz = bzp != INGOT_NO_VALUE ? lower_add_input(ctx, bzp, "b_zero") : UINT32_MAX;
+  uint32_t bc = c != INGOT_NO_VALUE ? lower_add_input(ctx, c, "c") : UINT32_MAX;
+  lower_requant_t rq = {0};
+  if ((s = lower_requant_args(ctx, 1, 4, 7, 8, n, yv->dtype, &rq))) return s;
+  rq.alpha = gp->alpha;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  static const char* const kSp[2] = {"i", "j"};
+  static const char* const kRed[1] = {"k"};
+  int64_t sext[2] = {m, n}, rext[1] = {kk};
+  lower_loops_t sp, red;
+  lower_loops_make(ctx, &sp, 2, sext, kSp);
+  lower_loops_make(ctx, &red, 1, rext, kRed);
+  ingot_ir_expr_t *i = sp.idx[0], *j = sp.idx[1], *k = red.idx[0], *zero = ingot_ir_int(f, 0);
+  ingot_ir_expr_t* ai[2] = {ta ? k : i, ta ? i : k};
+  ingot_ir_expr_t* bi[2] = {tb ? j : k, tb ? k : j};
+  ingot_ir_expr_t* term =
+      ingot_ir_mul(f, int_operand(ctx, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)), baz, zero),
+                   int_operand(ctx, ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)), bbz, bzp_n > 1 ? j : zero));
+  ingot_ir_expr_t* init = bc != UINT32_MAX ? ingot_ir_load(f, bc, c_n > 1 ? j : zero) : lower_const(ctx, INGOT_DTYPE_I32, 0.0);
+  uint32_t acc = lower_add_var(ctx, "acc", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I32);
+  ingot_ir_stmt_t* store =
+      ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), lower_requant_value(ctx, &rq, ingot_ir_var(f, acc), j));
+  lower_emit_accumulate(ctx, &sp, 0, &red, acc, init, term, store);
+  ctx->op_class = INGOT_OP_CLASS_ROW; /* one OTHER stage: a row pass's schedule (parallel outer loop) */
+  ctx->workload = ingot_arena_printf(ctx->arena, "qgemm %s.%s.%s m%lld n%lld k%lld ta%d tb%d zp%lld.%lld bs%lld c%lld alpha%g",
+                                     ingot_dtype_name(av->dtype), ingot_dtype_name(bv->dtype), ingot_dtype_name(yv->dtype),
+                                     (long long)m, (long long)n, (long long)kk, ta, tb, (long long)azp_n,
+                                     (long long)bzp_n, (long long)rq.w_scales, (long long)c_n, (double)gp->alpha);
+  return INGOT_OK;
+}
+
 ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
+  if (node->op == INGOT_OP_QGEMM) return lower_qgemm(ctx);
   uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1), c = lower_input(ctx, 2);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
@@ -146,9 +234,11 @@ static const char* logical_shape_str(lower_ctx_t* ctx, const ingot_value_t* v) {
 
 ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
-  bool integer = node->op == INGOT_OP_MATMULINTEGER;
-  uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1);
-  uint32_t azp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE, bzp = integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
+  bool qlinear = node->op == INGOT_OP_QLINEARMATMUL;
+  bool integer = node->op == INGOT_OP_MATMULINTEGER || qlinear;
+  uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, qlinear ? 3 : 1);
+  uint32_t azp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE;
+  uint32_t bzp = qlinear ? lower_input(ctx, 5) : integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
   if ((s = lower_check_value(ctx, a, !integer)) || (s = lower_check_value(ctx, b, !integer)) ||
@@ -166,8 +256,10 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
                           ingot_dtype_name(t));
       }
     }
-    if (lower_value(ctx, y)->dtype != INGOT_DTYPE_I32 || lower_has_activation(ctx)) {
-      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the output must be int32 (and no fused activation)");
+    ingot_dtype_t yt = lower_value(ctx, y)->dtype;
+    if ((qlinear ? yt != INGOT_DTYPE_U8 && yt != INGOT_DTYPE_I8 : yt != INGOT_DTYPE_I32) || lower_has_activation(ctx)) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the output must be %s (and no fused activation)",
+                        qlinear ? "uint8 or int8" : "int32");
     }
   }
   /* A fused bias (ingot_graph_fuse_matmul_bias): one value per output column. */
@@ -221,6 +313,8 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "fused bias %s is not one value per output column (%lld)",
                       lower_shape_str(ctx, bias), (long long)n);
   uint32_t bbias = bias != INGOT_NO_VALUE ? lower_add_input(ctx, bias, "bias") : UINT32_MAX;
+  lower_requant_t rq = {0};
+  if (qlinear && (s = lower_requant_args(ctx, 1, 4, 6, 7, b_vec ? 1 : n, yv->dtype, &rq))) return s;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   static const char* const kBatch[INGOT_MAX_RANK] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
@@ -332,6 +426,19 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   bool scaled = scale != 0.0f && scale != 1.0f;
   if (scaled && integer) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a fused scale needs a float MatMul");
   ingot_ir_expr_t* init = bbias != UINT32_MAX && !scaled ? ingot_ir_load(f, bbias, col) : zero;
+  if (qlinear) {
+    uint32_t acc = lower_add_var(ctx, "acc", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I32);
+    ingot_ir_expr_t* out = lower_requant_value(ctx, &rq, ingot_ir_var(f, acc), col ? col : ingot_ir_int(f, 0));
+    zero = lower_const(ctx, INGOT_DTYPE_I32, 0.0);
+    lower_emit_accumulate(ctx, &sp, 0, &red, acc, zero, prod, ingot_ir_store(f, by, yi, out));
+    ctx->op_class = INGOT_OP_CLASS_ROW; /* one OTHER stage: a row pass's schedule (parallel outer loop) */
+    ctx->workload = ingot_arena_printf(ctx->arena, "qlinearmatmul %s.%s.%s zp%lld.%lld bs%lld a=%s b=%s m%lld n%lld k%lld",
+                                       ingot_dtype_name(av->dtype), ingot_dtype_name(lower_value(ctx, b)->dtype),
+                                       ingot_dtype_name(yv->dtype), (long long)azp_n, (long long)bzp_n,
+                                       (long long)rq.w_scales, lower_shape_str(ctx, a), logical_shape_str(ctx, bv),
+                                       (long long)m, (long long)n, (long long)kk);
+    return INGOT_OK;
+  }
   ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, init), prod));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
   if (block && !a_vec) ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */

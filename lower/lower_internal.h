@@ -51,18 +51,24 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
 /* Dtype sets for lower_check_dtype: a bit per ingot_dtype_t. */
 #define LOWER_DT(t) (1u << (unsigned)(t))
 #define LOWER_DT_FLOAT (LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT(INGOT_DTYPE_F64))
-#define LOWER_DT_INT \
-  (LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_U8))
-#define LOWER_DT_SIGNED (LOWER_DT_FLOAT | LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8))
+#define LOWER_DT_INT                                                                                             \
+  (LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_U8) | \
+   LOWER_DT(INGOT_DTYPE_I16) | LOWER_DT(INGOT_DTYPE_U16) | LOWER_DT(INGOT_DTYPE_U32) | LOWER_DT(INGOT_DTYPE_U64))
+#define LOWER_DT_SIGNED                                                                                 \
+  (LOWER_DT_FLOAT | LOWER_DT(INGOT_DTYPE_I64) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I8) | \
+   LOWER_DT(INGOT_DTYPE_I16))
 #define LOWER_DT_NUMERIC (LOWER_DT_FLOAT | LOWER_DT_INT)
 #define LOWER_DT_ANY (LOWER_DT_NUMERIC | LOWER_DT(INGOT_DTYPE_BOOL))
+/* float16 and bfloat16: storage dtypes (loaded and stored as their bits;
+ * Cast converts them; the graph computes them in float32, graph/passes.c) */
+#define LOWER_DT_HALF (LOWER_DT(INGOT_DTYPE_F16) | LOWER_DT(INGOT_DTYPE_BF16))
 /* Fails unless the dtype of `value` is in `allowed` (a LOWER_DT_* set); the
  * message lists the allowed dtypes. */
 ingot_status_t lower_check_dtype(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed);
 /* lower_check_value (shape) and lower_check_dtype in one call. */
 ingot_status_t lower_check_value_dt(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed);
 bool lower_dtype_is_float(ingot_dtype_t t);
-bool lower_dtype_is_int(ingot_dtype_t t); /* I64, I32, I8, U8 (not BOOL) */
+bool lower_dtype_is_int(ingot_dtype_t t); /* the integers of 8 to 64 bits, signed and unsigned (not BOOL) */
 /* Checks that `value` broadcasts (numpy rules, unidirectionally) to `out`. */
 ingot_status_t lower_check_broadcast(const lower_ctx_t* ctx, uint32_t value, uint32_t out);
 /* Fails when the node carries a fused activation that this op cannot apply. */
@@ -74,6 +80,10 @@ ingot_status_t lower_refuse_activation(const lower_ctx_t* ctx);
  * existing buffer (x + x reads one argument). Add all inputs before outputs. */
 uint32_t lower_add_input(lower_ctx_t* ctx, uint32_t value, const char* name);
 uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name);
+/* The same for a view of the value's bytes as `dtype`, which must be as
+ * wide as the value's (BitCast reads and writes its tensors as integers of
+ * their width). */
+uint32_t lower_add_arg_as(lower_ctx_t* ctx, uint32_t value, const char* name, bool output, ingot_dtype_t dtype);
 
 /* ---- loops and stages ---- */
 /* ingot_ir_add_var, but the name also avoids every buffer name (loop vars and
@@ -163,6 +173,34 @@ bool lower_weight_scalar(const lower_ctx_t* ctx, uint32_t value, double* out);
 /* Element i of a WEIGHT value as int64 (floats truncated); false when not a
  * weight or i is out of range. */
 bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t* out);
+
+/* ---- integer contractions with a requantizing epilogue ----
+ * (QLinearConv, QLinearMatMul; lower/lower_quant.c) */
+typedef struct lower_requant_t {
+  uint32_t x_scale, w_scale, y_scale; /* func buffers, float32 */
+  uint32_t y_zero;                    /* func buffer, or UINT32_MAX: zero point 0 */
+  int64_t w_scales;                   /* 1: per tensor, else one per output channel */
+  ingot_dtype_t ytype;                /* uint8 or int8 */
+  float alpha;                        /* QGemm's alpha; 1 otherwise */
+} lower_requant_t;
+/* Adds the scale and zero-point inputs of a QLinear node (x's scale at
+ * input xs_in, w's at ws_in, y's scale and zero point at ys_in, yz_in: 1, 4,
+ * 6, 7 for QLinearConv and QLinearMatMul; QGemm's 1, 4, 7, 8) as buffers:
+ * call after the node's other inputs, before its output. Fails unless x's
+ * and y's scale are scalars and w's a scalar or `channels` long. */
+ingot_status_t lower_requant_args(lower_ctx_t* ctx, uint32_t xs_in, uint32_t ws_in, uint32_t ys_in, uint32_t yz_in,
+                                  int64_t channels, ingot_dtype_t ytype, lower_requant_t* out);
+/* saturate(round_half_even(float(acc) * m) + y_zero) as rq->ytype, where
+ * m = x_scale * w_scale[channel] / y_scale in float32 (acc int32; with an
+ * alpha, ((alpha * x_scale) * w_scale) / y_scale, as ONNX Runtime's QGemm). */
+ingot_ir_expr_t* lower_requant_value(lower_ctx_t* ctx, const lower_requant_t* rq, ingot_ir_expr_t* acc,
+                                     ingot_ir_expr_t* channel);
+/* Emits one OTHER stage: for spatial loops (sp->idx[outer] outermost, the
+ * others in order) { acc = init; for reduce loops: acc = acc + term; store },
+ * where `acc` is a LOCAL var of init's dtype that `term` and `store` may
+ * read. A contraction whose accumulator is not the output's dtype. */
+void lower_emit_accumulate(lower_ctx_t* ctx, const lower_loops_t* sp, uint32_t outer, const lower_loops_t* red,
+                           uint32_t acc, ingot_ir_expr_t* init, ingot_ir_expr_t* term, ingot_ir_stmt_t* store);
 
 /* GELU of x: 0.5 x (1 + erf(x / sqrt 2)), or with tanh_form Gelu's
  * approximate "tanh" form (the Gelu op and the GELU epilogues). */

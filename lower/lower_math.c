@@ -34,7 +34,7 @@ static ingot_status_t ew_begin_ex(lower_ctx_t* ctx, uint32_t count, uint32_t all
   if (count > 64) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "more than 64 inputs");
   e->y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value_dt(ctx, e->y, LOWER_DT_ANY))) return s;
+  if ((s = lower_check_value_dt(ctx, e->y, LOWER_DT_ANY | (allowed & LOWER_DT_HALF)))) return s;
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t v = lower_input(ctx, i);
     if (v == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input %u is missing", i);
@@ -305,6 +305,40 @@ ingot_status_t lower_bitwise(lower_ctx_t* ctx) {
   return ew_end(ctx, &e, v, "");
 }
 
+/* BitCast: a copy of the bytes, both tensors read and written as the
+ * integer type of their width (uint8, uint16, int32, int64). */
+ingot_status_t lower_bitcast(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = ctx->node->outputs[0];
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, x, LOWER_DT_ANY)) ||
+      (s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) {
+    return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  size_t width = ingot_dtype_size(xv->dtype);
+  if (width != ingot_dtype_size(lower_value(ctx, y)->dtype)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input and output differ in width");
+  }
+  ingot_dtype_t carrier = width == 1   ? INGOT_DTYPE_U8
+                          : width == 2 ? INGOT_DTYPE_U16
+                          : width == 4 ? INGOT_DTYPE_I32
+                                       : INGOT_DTYPE_I64;
+  if (width != 1 && width != 2 && width != 4 && width != 8) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "%zu-byte elements are not supported", width);
+  }
+  uint32_t bx = lower_add_arg_as(ctx, x, "x", false, carrier);
+  uint32_t by = lower_add_arg_as(ctx, y, "y", true, carrier);
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, xv->rank, xv->dims);
+  ingot_ir_expr_t* flat = ingot_ir_flat_index(f, by, l.idx);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL,
+                   ingot_ir_store(f, by, flat, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, l.idx))));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "bitcast %s x=%s", ingot_dtype_name(carrier), lower_shape_str(ctx, x));
+  return INGOT_OK;
+}
+
 ingot_status_t lower_where(lower_ctx_t* ctx) {
   ew_t e;
   ingot_status_t s = ew_begin(ctx, 3, LOWER_DT(INGOT_DTYPE_BOOL), false, &e);
@@ -319,11 +353,15 @@ ingot_status_t lower_where(lower_ctx_t* ctx) {
 
 ingot_status_t lower_cast(lower_ctx_t* ctx) {
   ew_t e;
-  ingot_status_t s = ew_begin(ctx, 1, LOWER_DT_ANY, true, &e);
+  ingot_status_t s = ew_begin(ctx, 1, LOWER_DT_ANY | LOWER_DT_HALF, true, &e);
   if (s) return s;
   ingot_dtype_t to = lower_value(ctx, e.y)->dtype;
   ingot_ir_expr_t* x = e.in[0];
   ingot_dtype_t from = x->dtype;
+  if ((LOWER_DT(from) & LOWER_DT_HALF) && to != from && to != INGOT_DTYPE_F32) {
+    x = ingot_ir_cast(ctx->f, INGOT_DTYPE_F32, x); /* float16 / bfloat16 convert through float32 */
+    from = INGOT_DTYPE_F32;
+  }
   ingot_ir_expr_t* v;
   if (to == INGOT_DTYPE_BOOL && from != INGOT_DTYPE_BOOL) {
     v = bin(ctx, INGOT_IR_NE, x, lower_const(ctx, from, 0));  /* NaN -> true, as C and ONNX Runtime */
@@ -432,21 +470,28 @@ ingot_status_t lower_prelu(lower_ctx_t* ctx) {
   return ew_end(ctx, &e, v, "");
 }
 
-/* ---- BitShift (uint8; computed in int64: x * 2^y, x / 2^y) ---- */
+/* ---- BitShift (uint8/16/32/64): x * 2^y, x / 2^y computed in int64 (the
+ * narrower types fit) or, for uint64, in uint64 (the IR's multiply wraps
+ * and its uint64 division is unsigned); a shift by the width or more: 0 ---- */
 
 ingot_status_t lower_bitshift(lower_ctx_t* ctx) {
   ew_t e;
-  ingot_status_t s = ew_begin(ctx, 2, LOWER_DT(INGOT_DTYPE_U8), true, &e);
+  uint32_t allowed = LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_U16) | LOWER_DT(INGOT_DTYPE_U32) |
+                     LOWER_DT(INGOT_DTYPE_U64);
+  ingot_status_t s = ew_begin(ctx, 2, allowed, true, &e);
   if (s) return s;
   bool left = ctx->params->u.unary.shift_left; /* direction (graph/params.c) */
   ingot_ir_func_t* f = ctx->f;
-  ingot_ir_expr_t* x = ingot_ir_cast(f, INGOT_DTYPE_I64, e.in[0]);
-  ingot_ir_expr_t* y = ingot_ir_cast(f, INGOT_DTYPE_I64, e.in[1]);
-  /* A shift by 8 or more leaves nothing of a uint8. */
-  ingot_ir_expr_t* big = bin(ctx, INGOT_IR_LE, ingot_ir_int(f, 8), y);
-  ingot_ir_expr_t* p = bin(ctx, INGOT_IR_POW, ingot_ir_int(f, 2), bin(ctx, INGOT_IR_MIN, y, ingot_ir_int(f, 8)));
+  ingot_dtype_t t = e.in[0]->dtype;
+  int64_t width = (int64_t)ingot_dtype_size(t) * 8;
+  ingot_dtype_t wt = t == INGOT_DTYPE_U64 ? INGOT_DTYPE_U64 : INGOT_DTYPE_I64;
+  ingot_ir_expr_t* x = ingot_ir_cast(f, wt, e.in[0]);
+  ingot_ir_expr_t* y = ingot_ir_cast(f, wt, e.in[1]);
+  ingot_ir_expr_t* big = bin(ctx, INGOT_IR_LE, lower_const(ctx, wt, (double)width), y);
+  ingot_ir_expr_t* y2 = ingot_ir_cast(f, wt, e.in[1]);
+  ingot_ir_expr_t* p = bin(ctx, INGOT_IR_POW, lower_const(ctx, wt, 2.0), bin(ctx, INGOT_IR_MIN, y2, lower_const(ctx, wt, (double)(width - 1))));
   ingot_ir_expr_t* r = left ? bin(ctx, INGOT_IR_MUL, x, p) : bin(ctx, INGOT_IR_DIV, x, p);
-  r = sel(ctx, big, ingot_ir_int(f, 0), r);
-  return ew_end(ctx, &e, ingot_ir_cast(f, INGOT_DTYPE_U8, r), ingot_arena_printf(ctx->arena, "%s", left ? "left" : "right"));
+  r = sel(ctx, big, lower_const(ctx, wt, 0.0), r);
+  return ew_end(ctx, &e, ingot_ir_cast(f, t, r), ingot_arena_printf(ctx->arena, "%s", left ? "left" : "right"));
 }
 #undef K

@@ -21,7 +21,43 @@
  *
  * DynamicQuantizeLinear is one OTHER stage (class ROW, one row: the whole
  * tensor): min and max over x in chained partial results (min as -max(-x),
- * exact), the scale and zero point stored, then the quantizing loop. */
+ * exact), the scale and zero point stored, then the quantizing loop.
+ *
+ * QLinearConv and QLinearMatMul (lower_conv.c, lower_gemm.c) accumulate
+ *   acc = bias + sum (x - x_zero) * (w - w_zero)         in int32
+ * and requantize in the same kernel (lower_requant_value):
+ *   y = saturate(round_half_even(float(acc) * m) + y_zero),
+ *   m = x_scale * w_scale[k] / y_scale
+ * all in float32: ONNX Runtime's arithmetic (the multiplier as its QLinear
+ * kernels compute it, the product and the rounding as MLAS's requantize,
+ * which clamps to [lo - zp, hi - zp] before rounding: the same result, the
+ * bounds being integers). A float64 multiplier can differ from it by one
+ * step where acc * m lands next to a half. float(acc) is exact while
+ * |acc| < 2^24, as ONNX Runtime's.
+ *
+ * ONNX Runtime's com.microsoft ops, one PURE (or OTHER) stage each, scales
+ * and zero points per tensor:
+ *   QLinearGlobalAveragePool  integer: acc = sum(x) - x_zero * HW (int32),
+ *       y = saturate(round(float(acc) * (x_scale / (y_scale * HW))) + y_zero),
+ *       as MLAS computes it (an OTHER stage per (n, c), like QLinearConv's)
+ *   QLinearAdd   y = saturate(round((sa (a - za) + sb (b - zb)) / sc + zc))
+ *   QLinearMul   y = saturate(round((sa (a - za)) * (sb (b - zb)) / sc + zc))
+ *       (numpy broadcasting): dequantize, compute and requantize in float32
+ *       in one kernel, the form of MLAS's portable kernels (its vector
+ *       kernels regroup the arithmetic: a result next to a half can differ
+ *       by one step)
+ *   QLinearSigmoid  y = quantize(sigmoid(dequantize(x))): ONNX Runtime
+ *       tabulates the same expression (its sigmoid can differ in the last
+ *       bits, so one step next to a half)
+ *   QLinearConcat   y = quantize(dequantize(x_i)) into each slice (exact,
+ *       as ONNX Runtime's table of the same: an input already at y's scale
+ *       and zero point comes through unchanged)
+ *   QGemm           an integer contraction as QLinearMatMul (lower_gemm.c)
+ *
+ * Requantize (domain ai.ingot; ingot_graph_split_qlinear makes it from a
+ * large QLinearConv / QLinearMatMul, whose int32 sums a ConvInteger /
+ * MatMulInteger computes): y = requant(acc + bias[c]) elementwise, c the
+ * index along `axis`, with lower_requant_value's arithmetic. */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -203,5 +239,337 @@ ingot_status_t lower_dynamicquantizelinear(lower_ctx_t* ctx) {
   lower_mark_vector_loop(ctx, j);
   ctx->op_class = INGOT_OP_CLASS_ROW;
   ctx->workload = ingot_arena_printf(ctx->arena, "%s f32 %s", lower_op_lower(ctx), lower_shape_str(ctx, x));
+  return INGOT_OK;
+}
+
+/* ---- the requantizing epilogue of QLinearConv and QLinearMatMul ---- */
+
+ingot_status_t lower_requant_args(lower_ctx_t* ctx, uint32_t xs_in, uint32_t ws_in, uint32_t ys_in, uint32_t yz_in,
+                                  int64_t channels, ingot_dtype_t ytype, lower_requant_t* out) {
+  uint32_t xs = lower_input(ctx, xs_in), ws = lower_input(ctx, ws_in), ys = lower_input(ctx, ys_in);
+  uint32_t yz = lower_input(ctx, yz_in);
+  ingot_status_t s;
+  uint32_t sc[3] = {xs, ws, ys};
+  for (int i = 0; i < 3; ++i) {
+    if (sc[i] == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the scales are required");
+    if ((s = lower_check_value_dt(ctx, sc[i], LOWER_DT(INGOT_DTYPE_F32)))) return s;
+    int64_t n = ingot_value_numel(lower_value(ctx, sc[i]));
+    if (n != 1 && (i != 1 || n != channels)) {
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "scale '%s' has %lld elements (1%s)", lower_value(ctx, sc[i])->name,
+                        (long long)n, i == 1 ? ", or one per output channel" : "");
+    }
+  }
+  if (yz != INGOT_NO_VALUE && ((s = lower_check_value_dt(ctx, yz, LOWER_DT(ytype))))) return s;
+  if (yz != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, yz)) != 1) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "y_zero_point must be a scalar");
+  }
+  out->x_scale = lower_add_input(ctx, xs, "x_scale");
+  out->w_scale = lower_add_input(ctx, ws, "w_scale");
+  out->y_scale = lower_add_input(ctx, ys, "y_scale");
+  out->y_zero = yz != INGOT_NO_VALUE ? lower_add_input(ctx, yz, "y_zero") : UINT32_MAX;
+  out->w_scales = ingot_value_numel(lower_value(ctx, ws));
+  out->ytype = ytype;
+  out->alpha = 1.0f;
+  return INGOT_OK;
+}
+
+ingot_ir_expr_t* lower_requant_value(lower_ctx_t* ctx, const lower_requant_t* rq, ingot_ir_expr_t* acc,
+                                     ingot_ir_expr_t* channel) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* zero = ingot_ir_int(f, 0);
+  ingot_ir_expr_t* ws = ingot_ir_load(f, rq->w_scale, rq->w_scales > 1 ? channel : zero);
+  ingot_ir_expr_t* xs = ingot_ir_load(f, rq->x_scale, zero);
+  if (rq->alpha != 1.0f) xs = ingot_ir_mul(f, f32(f, rq->alpha), xs);
+  ingot_ir_expr_t* m = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, xs, ws), ingot_ir_load(f, rq->y_scale, zero));
+  ingot_ir_expr_t* v = ingot_ir_unary(f, INGOT_IR_ROUND, ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, acc), m));
+  if (rq->y_zero != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_cast(f, INGOT_DTYPE_F32, ingot_ir_load(f, rq->y_zero, zero)));
+  double lo, hi;
+  quant_range(rq->ytype, &lo, &hi);
+  v = ingot_ir_binary(f, INGOT_IR_MAX, v, f32(f, lo));
+  v = ingot_ir_binary(f, INGOT_IR_MIN, v, f32(f, hi));
+  return ingot_ir_cast(f, rq->ytype, v);
+}
+
+void lower_emit_accumulate(lower_ctx_t* ctx, const lower_loops_t* sp, uint32_t outer, const lower_loops_t* red,
+                           uint32_t acc, ingot_ir_expr_t* init, ingot_ir_expr_t* term, ingot_ir_stmt_t* store) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_stmt_t* sum = ingot_ir_assign(f, acc, ingot_ir_add(f, ingot_ir_var(f, acc), term));
+  for (uint32_t i = red->count; i-- > 0;) sum = ingot_ir_for(f, red->vars[i], red->extents[i], sum);
+  ingot_ir_stmt_t* body3[3] = {ingot_ir_local(f, acc, init), sum, store};
+  ingot_ir_stmt_t* nest = ingot_ir_block(f, body3, 3);
+  for (uint32_t i = sp->count; i-- > 0;) {
+    if (i != outer) nest = ingot_ir_for(f, sp->vars[i], sp->extents[i], nest);
+  }
+  lower_emit_other(ctx, ingot_ir_for(f, sp->vars[outer], sp->extents[outer], nest));
+}
+
+/* ---- ONNX Runtime's com.microsoft QLinear ops ---- */
+
+/* Checks a per-tensor scale (input si, float32) and zero point (input zi,
+ * dtype t, may be absent) and adds them as buffers (*out_z UINT32_MAX when
+ * absent). */
+static ingot_status_t scalar_pair(lower_ctx_t* ctx, uint32_t si, uint32_t zi, ingot_dtype_t t, const char* sname,
+                                  const char* zname, uint32_t* out_s, uint32_t* out_z) {
+  uint32_t sc = lower_input(ctx, si), zp = lower_input(ctx, zi);
+  ingot_status_t s;
+  if (sc == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input %u (a scale) is required", si);
+  if ((s = lower_check_value_dt(ctx, sc, LOWER_DT(INGOT_DTYPE_F32))) ||
+      (zp != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, zp, LOWER_DT(t))))) {
+    return s;
+  }
+  if (ingot_value_numel(lower_value(ctx, sc)) != 1 || (zp != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, zp)) != 1)) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "scale '%s' and its zero point must be scalars (per tensor)",
+                      lower_value(ctx, sc)->name);
+  }
+  *out_s = lower_add_input(ctx, sc, sname);
+  *out_z = zp != INGOT_NO_VALUE ? lower_add_input(ctx, zp, zname) : UINT32_MAX;
+  return INGOT_OK;
+}
+
+static ingot_ir_expr_t* load0(ingot_ir_func_t* f, uint32_t b) { return ingot_ir_load(f, b, ingot_ir_int(f, 0)); }
+
+/* (x - zero) as int32 (zero: buffer bz, UINT32_MAX for none). */
+static ingot_ir_expr_t* centered(lower_ctx_t* ctx, ingot_ir_expr_t* x, uint32_t bz) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* v = ingot_ir_cast(f, INGOT_DTYPE_I32, x);
+  if (bz != UINT32_MAX) v = ingot_ir_binary(f, INGOT_IR_SUB, v, ingot_ir_cast(f, INGOT_DTYPE_I32, load0(f, bz)));
+  return v;
+}
+
+/* scale * (x - zero) in float32. */
+static ingot_ir_expr_t* dequantized(lower_ctx_t* ctx, ingot_ir_expr_t* x, uint32_t bs, uint32_t bz) {
+  ingot_ir_func_t* f = ctx->f;
+  return ingot_ir_mul(f, load0(f, bs), ingot_ir_cast(f, INGOT_DTYPE_F32, centered(ctx, x, bz)));
+}
+
+/* saturate(round(v + zero)) as t, v float32 (zero: buffer bz or none). */
+static ingot_ir_expr_t* saturated(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_expr_t* v, uint32_t bz) {
+  ingot_ir_func_t* f = ctx->f;
+  if (bz != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_cast(f, INGOT_DTYPE_F32, load0(f, bz)));
+  double lo, hi;
+  quant_range(t, &lo, &hi);
+  v = ingot_ir_unary(f, INGOT_IR_ROUND, v);
+  v = ingot_ir_binary(f, INGOT_IR_MAX, v, f32(f, lo));
+  v = ingot_ir_binary(f, INGOT_IR_MIN, v, f32(f, hi));
+  return ingot_ir_cast(f, t, v);
+}
+
+static ingot_status_t check_q8(lower_ctx_t* ctx, uint32_t v, ingot_dtype_t* out) {
+  ingot_status_t s = lower_check_value_dt(ctx, v, LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8));
+  if (!s) *out = lower_value(ctx, v)->dtype;
+  return s;
+}
+
+ingot_status_t lower_qlinear_binary(lower_ctx_t* ctx) {
+  bool mul = ctx->node->op == INGOT_OP_QLINEARMUL;
+  uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 3);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  ingot_dtype_t t = INGOT_DTYPE_U8, tb = INGOT_DTYPE_U8, ty = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx)) || (s = check_q8(ctx, a, &t)) || (s = check_q8(ctx, b, &tb)) ||
+      (s = check_q8(ctx, y, &ty)) || (s = lower_check_broadcast(ctx, a, y)) || (s = lower_check_broadcast(ctx, b, y))) {
+    return s;
+  }
+  if (t != tb || t != ty) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "A, B and C must share one dtype");
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t ba = lower_add_input(ctx, a, "a");
+  uint32_t bb = lower_add_input(ctx, b, "b");
+  uint32_t bas, baz, bbs, bbz, bcs, bcz;
+  if ((s = scalar_pair(ctx, 1, 2, t, "a_scale", "a_zero", &bas, &baz)) ||
+      (s = scalar_pair(ctx, 4, 5, t, "b_scale", "b_zero", &bbs, &bbz)) ||
+      (s = scalar_pair(ctx, 6, 7, t, "c_scale", "c_zero", &bcs, &bcz))) {
+    return s;
+  }
+  uint32_t by = lower_add_output(ctx, y, "c");
+  const ingot_value_t* yv = lower_value(ctx, y);
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* av = ingot_ir_load(f, ba, lower_broadcast_index(ctx, ba, yv->rank, loops.idx));
+  ingot_ir_expr_t* bv = ingot_ir_load(f, bb, lower_broadcast_index(ctx, bb, yv->rank, loops.idx));
+  ingot_ir_expr_t* da = dequantized(ctx, av, bas, baz);
+  ingot_ir_expr_t* db = dequantized(ctx, bv, bbs, bbz);
+  ingot_ir_expr_t* v = mul ? ingot_ir_mul(f, da, db) : ingot_ir_add(f, da, db);
+  v = ingot_ir_binary(f, INGOT_IR_DIV, v, load0(f, bcs));
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), saturated(ctx, t, v, bcz)));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s a=%s b=%s", lower_op_lower(ctx), ingot_dtype_name(t),
+                                     lower_shape_str(ctx, a), lower_shape_str(ctx, b));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_qlinear_unary(lower_ctx_t* ctx) {
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  ingot_dtype_t t = INGOT_DTYPE_U8, ty = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx)) || (s = check_q8(ctx, x, &t)) || (s = check_q8(ctx, y, &ty))) return s;
+  if (t != ty) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "X and Y must share one dtype");
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bxs, bxz, bys, byz;
+  if ((s = scalar_pair(ctx, 1, 2, t, "x_scale", "x_zero", &bxs, &bxz)) ||
+      (s = scalar_pair(ctx, 3, 4, t, "y_scale", "y_zero", &bys, &byz))) {
+    return s;
+  }
+  uint32_t by = lower_add_output(ctx, y, "y");
+  const ingot_value_t* yv = lower_value(ctx, y);
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* at = ingot_ir_flat_index(f, bx, loops.idx);
+  ingot_ir_expr_t* v = dequantized(ctx, ingot_ir_load(f, bx, at), bxs, bxz);
+  /* sigmoid(v) = 1 / (1 + exp(-v)) */
+  v = ingot_ir_binary(f, INGOT_IR_DIV, f32(f, 1.0),
+                      ingot_ir_add(f, f32(f, 1.0), ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_unary(f, INGOT_IR_NEG, v))));
+  ingot_ir_expr_t* q = quantize_expr(ctx, t, v, load0(f, bys),
+                                     byz != UINT32_MAX ? ingot_ir_cast(f, INGOT_DTYPE_F32, load0(f, byz)) : NULL);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), q));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s %s", lower_op_lower(ctx), ingot_dtype_name(t),
+                                     lower_shape_str(ctx, x));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_qlinear_gap(lower_ctx_t* ctx) {
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  ingot_dtype_t t = INGOT_DTYPE_U8, ty = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx)) || (s = check_q8(ctx, x, &t)) || (s = check_q8(ctx, y, &ty))) return s;
+  if (t != ty) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "X and Y must share one dtype");
+  const ingot_value_t* xv = lower_value(ctx, x);
+  if (xv->rank < 3) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "X must have rank >= 3 (N, C, spatial..)");
+  int64_t hw = 1;
+  for (int32_t i = 2; i < xv->rank; ++i) hw *= xv->dims[i];
+  if (hw >= ((int64_t)1 << 23)) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "%lld positions: the int32 sum could overflow", (long long)hw);
+  }
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bxs, bxz, bys, byz;
+  if ((s = scalar_pair(ctx, 1, 2, t, "x_scale", "x_zero", &bxs, &bxz)) ||
+      (s = scalar_pair(ctx, 3, 4, t, "y_scale", "y_zero", &bys, &byz))) {
+    return s;
+  }
+  uint32_t by = lower_add_output(ctx, y, "y");
+  static const char* const kSp[2] = {"n", "c"};
+  static const char* const kRed[1] = {"p"};
+  int64_t sext[2] = {xv->dims[0], xv->dims[1]}, rext[1] = {hw};
+  lower_loops_t sp, red;
+  lower_loops_make(ctx, &sp, 2, sext, kSp);
+  lower_loops_make(ctx, &red, 1, rext, kRed);
+  /* x viewed as [N*C, HW] */
+  ingot_ir_expr_t* row = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[0], ingot_ir_int(f, xv->dims[1])), sp.idx[1]);
+  ingot_ir_expr_t* xi = ingot_ir_add(f, ingot_ir_mul(f, row, ingot_ir_int(f, hw)), red.idx[0]);
+  ingot_ir_expr_t* term = ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bx, xi));
+  ingot_ir_expr_t* init = lower_const(ctx, INGOT_DTYPE_I32, 0.0);
+  if (bxz != UINT32_MAX) {
+    init = ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_I32, load0(f, bxz)), lower_const(ctx, INGOT_DTYPE_I32, (double)-hw));
+  }
+  uint32_t acc = lower_add_var(ctx, "acc", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I32);
+  /* MLAS: scale = x_scale / (y_scale * float(HW)) */
+  ingot_ir_expr_t* m = ingot_ir_binary(f, INGOT_IR_DIV, load0(f, bxs), ingot_ir_mul(f, load0(f, bys), f32(f, (double)hw)));
+  ingot_ir_expr_t* v = ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, ingot_ir_var(f, acc)), m);
+  ingot_ir_stmt_t* store = ingot_ir_store(f, by, row, saturated(ctx, t, ingot_ir_unary(f, INGOT_IR_ROUND, v), byz));
+  lower_emit_accumulate(ctx, &sp, 1, &red, acc, init, term, store);
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s %s", lower_op_lower(ctx), ingot_dtype_name(t),
+                                     lower_shape_str(ctx, x));
+  return INGOT_OK;
+}
+
+ingot_status_t lower_qlinear_concat(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_dtype_t t = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx)) || (s = check_q8(ctx, y, &t))) return s;
+  uint32_t count = (node->input_count - 2) / 3;
+  if (node->input_count < 5 || (node->input_count - 2) % 3) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "inputs must be Y's scale and zero point, then triples");
+  }
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t bx[21], bxs[21], bxz[21];
+  if (count > 20) return lower_fail(ctx, INGOT_ERROR_LIMIT, "%u inputs (at most 20)", count);
+  for (uint32_t k = 0; k < count; ++k) {
+    ingot_dtype_t tx = INGOT_DTYPE_U8;
+    uint32_t x = lower_input(ctx, 2 + 3 * k);
+    if ((s = check_q8(ctx, x, &tx))) return s;
+    if (tx != t) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' differs in dtype from Y", lower_value(ctx, x)->name);
+    bx[k] = lower_add_input(ctx, x, ingot_arena_printf(ctx->arena, "x%u", k));
+    if ((s = scalar_pair(ctx, 3 + 3 * k, 4 + 3 * k, t, ingot_arena_printf(ctx->arena, "x%u_scale", k),
+                         ingot_arena_printf(ctx->arena, "x%u_zero", k), &bxs[k], &bxz[k]))) {
+      return s;
+    }
+  }
+  uint32_t bys, byz;
+  if ((s = scalar_pair(ctx, 0, 1, t, "y_scale", "y_zero", &bys, &byz))) return s;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int32_t axis = (int32_t)ctx->params->u.axis.axis;
+  int64_t offset = 0;
+  for (uint32_t k = 0; k < count; ++k) {
+    const ingot_value_t* xv = lower_value(ctx, lower_input(ctx, 2 + 3 * k));
+    if (xv->rank != yv->rank) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "inputs differ in rank from Y");
+    lower_loops_t loops;
+    lower_loops_over(ctx, &loops, xv->rank, xv->dims);
+    ingot_ir_expr_t* yi[INGOT_MAX_RANK];
+    for (int32_t i = 0; i < xv->rank; ++i) yi[i] = loops.idx[i];
+    yi[axis] = ingot_ir_add(f, loops.idx[axis], ingot_ir_int(f, offset));
+    ingot_ir_expr_t* v = dequantized(ctx, ingot_ir_load(f, bx[k], ingot_ir_flat_index(f, bx[k], loops.idx)), bxs[k], bxz[k]);
+    ingot_ir_expr_t* q = quantize_expr(ctx, t, v, load0(f, bys),
+                                       byz != UINT32_MAX ? ingot_ir_cast(f, INGOT_DTYPE_F32, load0(f, byz)) : NULL);
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, yi), q));
+    offset += xv->dims[axis];
+  }
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s %s axis%d n%u", lower_op_lower(ctx), ingot_dtype_name(t),
+                                     lower_shape_str(ctx, y), axis, count);
+  return INGOT_OK;
+}
+
+/* ---- Requantize (ai.ingot) ---- */
+
+ingot_status_t lower_requantize(lower_ctx_t* ctx) {
+  uint32_t acc = lower_input(ctx, 0), bias = lower_input(ctx, 5);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  ingot_dtype_t ty = INGOT_DTYPE_U8;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, acc, LOWER_DT(INGOT_DTYPE_I32))) ||
+      (s = check_q8(ctx, y, &ty)) ||
+      (bias != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, bias, LOWER_DT(INGOT_DTYPE_I32))))) {
+    return s;
+  }
+  const ingot_value_t* av = lower_value(ctx, acc);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  const ingot_attr_t* ax = ingot_node_attr(ctx->node, "axis");
+  int64_t axis = ax && ax->type == INGOT_ATTR_INT ? ax->i : -1;
+  if (axis < 0 || axis >= av->rank || yv->rank != av->rank || ingot_value_numel(yv) != ingot_value_numel(av)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "acc %s, y %s and axis %lld do not fit", lower_shape_str(ctx, acc),
+                      lower_shape_str(ctx, y), (long long)axis);
+  }
+  int64_t channels = av->dims[axis];
+  if (bias != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, bias)) != channels) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "bias %s is not one per channel (%lld)",
+                      lower_shape_str(ctx, bias), (long long)channels);
+  }
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t ba = lower_add_input(ctx, acc, "acc");
+  uint32_t bb = bias != INGOT_NO_VALUE ? lower_add_input(ctx, bias, "bias") : UINT32_MAX;
+  lower_requant_t rq = {0};
+  if ((s = lower_requant_args(ctx, 1, 2, 3, 4, channels, ty, &rq))) return s;
+  const ingot_attr_t* al = ingot_node_attr(ctx->node, "alpha");
+  if (al && al->type == INGOT_ATTR_FLOAT) rq.alpha = al->f;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_expr_t* v = ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, loops.idx));
+  if (bb != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bb, loops.idx[axis]));
+  v = lower_requant_value(ctx, &rq, v, loops.idx[axis]);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "requantize %s %s axis%lld ws%lld%s", ingot_dtype_name(ty),
+                                     lower_shape_str(ctx, acc), (long long)axis, (long long)rq.w_scales,
+                                     bb != UINT32_MAX ? " bias" : "");
   return INGOT_OK;
 }

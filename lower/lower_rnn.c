@@ -1,6 +1,10 @@
 /* LSTM, GRU and RNN (forward, reverse, bidirectional; layout 0 and 1; bias,
- * initial_h, initial_c, peepholes, clip, GRU linear_before_reset; default
- * activations; sequence_lens, constant or given at run time).
+ * initial_h, initial_c, peepholes, clip, GRU linear_before_reset; the
+ * activations attribute (Relu, Tanh, Sigmoid, Affine, LeakyRelu,
+ * ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus, per
+ * direction, with activation_alpha / activation_beta consumed in order by
+ * the functions that take them, defaults as the ops of those names);
+ * sequence_lens, constant or given at run time).
  *
  * One OTHER stage. Its outermost loop runs over (direction, batch) rows, which
  * are independent; inside, a serial loop over the time steps, and per step a
@@ -29,8 +33,18 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lower_internal.h"
+
+typedef enum rnn_act_kind_t {
+  RNN_ACT_SIGMOID, RNN_ACT_TANH, RNN_ACT_RELU, RNN_ACT_AFFINE, RNN_ACT_LEAKYRELU, RNN_ACT_THRESHOLDEDRELU,
+  RNN_ACT_SCALEDTANH, RNN_ACT_HARDSIGMOID, RNN_ACT_ELU, RNN_ACT_SOFTSIGN, RNN_ACT_SOFTPLUS,
+} rnn_act_kind_t;
+typedef struct rnn_act_t {
+  rnn_act_kind_t kind;
+  double alpha, beta;
+} rnn_act_t;
 
 typedef struct rnn_t {
   lower_ctx_t* ctx;
@@ -43,6 +57,12 @@ typedef struct rnn_t {
   uint32_t bx, bw, br, bb, bh0, bc0, bp, by, byh, byc; /* UINT32_MAX when absent */
   ingot_ir_expr_t* d;   /* direction index */
   ingot_ir_expr_t* b;   /* batch index */
+  /* The activation functions: per direction (f, g, h of LSTM; f, g of
+   * GRU; f of RNN), with their alpha and beta. */
+  rnn_act_t act[2][3];
+  uint32_t act_count;   /* per direction */
+  uint32_t row;         /* the (direction, batch) row's loop variable */
+  uint32_t tmp_count;   /* locals made for activation arguments */
 } rnn_t;
 
 static ingot_ir_expr_t* I(rnn_t* r, int64_t v) { return ingot_ir_int(r->f, v); }
@@ -81,11 +101,112 @@ static ingot_ir_expr_t* bias(rnn_t* r, int64_t half, int64_t gate, ingot_ir_expr
   return ingot_ir_load(r->f, r->bb, i);
 }
 
-static ingot_ir_expr_t* sigmoid(rnn_t* r, ingot_ir_expr_t* v) {
-  ingot_ir_expr_t* e = ingot_ir_unary(r->f, INGOT_IR_EXP, ingot_ir_unary(r->f, INGOT_IR_NEG, v));
-  return ingot_ir_binary(r->f, INGOT_IR_DIV, F(r, 1.0), add(r, F(r, 1.0), e));
+/* The activation functions by name (case as ONNX writes them, any case
+ * accepted), with how many of alpha, beta each takes and their defaults. */
+static const struct {
+  const char* name;
+  rnn_act_kind_t kind;
+  int params; /* 0, 1 (alpha) or 2 (alpha, beta) */
+  double alpha, beta;
+} kActs[] = {
+    {"Sigmoid", RNN_ACT_SIGMOID, 0, 0, 0},         {"Tanh", RNN_ACT_TANH, 0, 0, 0},
+    {"Relu", RNN_ACT_RELU, 0, 0, 0},               {"Affine", RNN_ACT_AFFINE, 2, 1.0, 0.0},
+    {"LeakyRelu", RNN_ACT_LEAKYRELU, 1, 0.01, 0},  {"ThresholdedRelu", RNN_ACT_THRESHOLDEDRELU, 1, 1.0, 0},
+    {"ScaledTanh", RNN_ACT_SCALEDTANH, 2, 1.0, 1.0}, {"HardSigmoid", RNN_ACT_HARDSIGMOID, 2, 0.2, 0.5},
+    {"Elu", RNN_ACT_ELU, 1, 1.0, 0},               {"Softsign", RNN_ACT_SOFTSIGN, 0, 0, 0},
+    {"Softplus", RNN_ACT_SOFTPLUS, 0, 0, 0},
+};
+
+/* Reads activations / activation_alpha / activation_beta into r->act. */
+static ingot_status_t read_activations(rnn_t* r, ingot_op_t op) {
+  lower_ctx_t* ctx = r->ctx;
+  const ingot_node_t* node = ctx->node;
+  static const rnn_act_kind_t kDefault[3][3] = {
+      {RNN_ACT_SIGMOID, RNN_ACT_TANH, RNN_ACT_TANH}, {RNN_ACT_SIGMOID, RNN_ACT_TANH}, {RNN_ACT_TANH}};
+  int which = op == INGOT_OP_LSTM ? 0 : op == INGOT_OP_GRU ? 1 : 2;
+  r->act_count = which == 0 ? 3 : which == 1 ? 2 : 1;
+  for (uint32_t d = 0; d < 2; ++d)
+    for (uint32_t k = 0; k < r->act_count; ++k) r->act[d][k] = (rnn_act_t){kDefault[which][k], 0, 0};
+  const ingot_attr_t* names = ingot_node_attr(node, "activations");
+  const ingot_attr_t* alphas = ingot_node_attr(node, "activation_alpha");
+  const ingot_attr_t* betas = ingot_node_attr(node, "activation_beta");
+  if (!names) {
+    if (alphas || betas) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "activation_alpha/beta without activations");
+    return INGOT_OK;
+  }
+  if (names->type != INGOT_ATTR_STRINGS || names->count != r->act_count * (uint32_t)r->ndir) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "activations must list %u names (%u per direction)",
+                      r->act_count * (uint32_t)r->ndir, r->act_count);
+  }
+  if ((alphas && alphas->type != INGOT_ATTR_FLOATS) || (betas && betas->type != INGOT_ATTR_FLOATS)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "activation_alpha and activation_beta must be float lists");
+  }
+  uint32_t ai = 0, bi = 0;
+  for (uint32_t i = 0; i < names->count; ++i) {
+    size_t a = 0;
+    while (a < sizeof(kActs) / sizeof(kActs[0]) && strcasecmp(kActs[a].name, names->strings[i]) != 0) ++a;
+    if (a == sizeof(kActs) / sizeof(kActs[0])) {
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "activation '%s' is not supported (Relu, Tanh, Sigmoid, Affine, "
+                        "LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)",
+                        names->strings[i]);
+    }
+    rnn_act_t* e = &r->act[i / r->act_count][i % r->act_count];
+    e->kind = kActs[a].kind;
+    e->alpha = kActs[a].alpha;
+    e->beta = kActs[a].beta;
+    if (kActs[a].params >= 1 && alphas && ai < alphas->count) e->alpha = alphas->floats[ai++];
+    if (kActs[a].params >= 2 && betas && bi < betas->count) e->beta = betas->floats[bi++];
+  }
+  return INGOT_OK;
 }
-static ingot_ir_expr_t* tanh_(rnn_t* r, ingot_ir_expr_t* v) { return ingot_ir_unary(r->f, INGOT_IR_TANH, v); }
+
+static ingot_ir_expr_t* act_of(rnn_t* r, const rnn_act_t* a, uint32_t x) {
+  ingot_ir_func_t* f = r->f;
+#define X() ingot_ir_var(f, x)
+  switch (a->kind) {
+    case RNN_ACT_SIGMOID: {
+      ingot_ir_expr_t* e = ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_unary(f, INGOT_IR_NEG, X()));
+      return ingot_ir_binary(f, INGOT_IR_DIV, F(r, 1.0), add(r, F(r, 1.0), e));
+    }
+    case RNN_ACT_TANH: return ingot_ir_unary(f, INGOT_IR_TANH, X());
+    case RNN_ACT_RELU: return ingot_ir_binary(f, INGOT_IR_MAX, X(), F(r, 0.0));
+    case RNN_ACT_AFFINE: return add(r, mul(r, F(r, a->alpha), X()), F(r, a->beta));
+    case RNN_ACT_LEAKYRELU:
+      return ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, X(), F(r, 0.0)), mul(r, F(r, a->alpha), X()), X());
+    case RNN_ACT_THRESHOLDEDRELU:
+      return ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, F(r, a->alpha), X()), X(), F(r, 0.0));
+    case RNN_ACT_SCALEDTANH:
+      return mul(r, F(r, a->alpha), ingot_ir_unary(f, INGOT_IR_TANH, mul(r, F(r, a->beta), X())));
+    case RNN_ACT_HARDSIGMOID: {
+      ingot_ir_expr_t* v = add(r, mul(r, F(r, a->alpha), X()), F(r, a->beta));
+      return ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, v, F(r, 0.0)), F(r, 1.0));
+    }
+    case RNN_ACT_ELU:
+      return ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, X(), F(r, 0.0)),
+                             mul(r, F(r, a->alpha), sub(r, ingot_ir_unary(f, INGOT_IR_EXP, X()), F(r, 1.0))), X());
+    case RNN_ACT_SOFTSIGN:
+      return ingot_ir_binary(f, INGOT_IR_DIV, X(), add(r, F(r, 1.0), ingot_ir_unary(f, INGOT_IR_ABS, X())));
+    case RNN_ACT_SOFTPLUS:
+      return ingot_ir_unary(f, INGOT_IR_LOG, add(r, F(r, 1.0), ingot_ir_unary(f, INGOT_IR_EXP, X())));
+  }
+#undef X
+  return ingot_ir_var(f, x);
+}
+
+/* Activation k (0: f, 1: g, 2: h) of the row's direction applied to v: v
+ * goes into a new local (appended to stmts[*n]) that the function reads. */
+static ingot_ir_expr_t* act(rnn_t* r, uint32_t k, ingot_ir_expr_t* v, ingot_ir_stmt_t** stmts, uint32_t* n) {
+  ingot_ir_func_t* f = r->f;
+  uint32_t x = lower_add_var(r->ctx, ingot_arena_printf(r->ctx->arena, "av%u", r->tmp_count++), INGOT_IR_VAR_LOCAL, r->dt);
+  stmts[(*n)++] = ingot_ir_local(f, x, v);
+  ingot_ir_expr_t* fwd = act_of(r, &r->act[0][k], x);
+  const rnn_act_t *a0 = &r->act[0][k], *a1 = &r->act[1][k];
+  if (r->ndir < 2 || (a0->kind == a1->kind && a0->alpha == a1->alpha && a0->beta == a1->beta)) return fwd;
+  /* bidirectional with another function backwards: the row's direction picks */
+  ingot_ir_expr_t* is_fwd = ingot_ir_binary(f, INGOT_IR_EQ, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_var(f, r->row), ingot_ir_int(f, r->batch)), ingot_ir_int(f, 0));
+  return ingot_ir_select(f, is_fwd, fwd, act_of(r, &r->act[1][k], x));
+}
+
 static ingot_ir_expr_t* clip(rnn_t* r, ingot_ir_expr_t* v) {
   if (!r->has_clip) return v;
   v = ingot_ir_binary(r->f, INGOT_IR_MAX, v, F(r, -r->clip));
@@ -121,10 +242,6 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
                         lower_value(ctx, all[i])->name, ingot_dtype_name(t));
     }
   }
-  if (ingot_node_attr(node, "activations") || ingot_node_attr(node, "activation_alpha") ||
-      ingot_node_attr(node, "activation_beta")) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "only the default activations are supported");
-  }
   if (op == INGOT_OP_LSTM && ingot_node_attr_int(node, "input_forget", 0) != 0) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "input_forget=1 is not supported");
   }
@@ -145,6 +262,7 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes do not fit (X %s, W %s, R %s, direction %s)",
                       lower_shape_str(ctx, x), lower_shape_str(ctx, w), lower_shape_str(ctx, rr), dir);
   }
+  if ((s = read_activations(r, op))) return s;
   const ingot_attr_t* clip_attr = ingot_node_attr(node, "clip");
   r->has_clip = clip_attr && clip_attr->type == INGOT_ATTR_FLOAT;
   r->clip = r->has_clip ? clip_attr->f : 0.0;
@@ -181,6 +299,7 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
   r->f = f;
 
   uint32_t row = lower_add_var(ctx, "row", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  r->row = row;
   uint32_t sv = lower_add_var(ctx, "s", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t jv = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t kx = lower_add_var(ctx, "kx", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
@@ -283,31 +402,31 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
       po = ingot_ir_load(f, r->bp, add(r, base, add(r, I(r, r->hidden), j_e)));
       pf = ingot_ir_load(f, r->bp, add(r, base, add(r, I(r, 2 * r->hidden), j_e)));
     }
-    ingot_ir_expr_t* ig = sigmoid(r, clip(r, add(r, ingot_ir_var(f, acc[0]), mul(r, pi, cp))));
-    ingot_ir_expr_t* fg = sigmoid(r, clip(r, add(r, ingot_ir_var(f, acc[2]), mul(r, pf, cp))));
-    ingot_ir_expr_t* cg = tanh_(r, clip(r, ingot_ir_var(f, acc[3])));
+    ingot_ir_expr_t* ig = act(r, 0, clip(r, add(r, ingot_ir_var(f, acc[0]), mul(r, pi, cp))), unit_stmts, &nu);
+    ingot_ir_expr_t* fg = act(r, 0, clip(r, add(r, ingot_ir_var(f, acc[2]), mul(r, pf, cp))), unit_stmts, &nu);
+    ingot_ir_expr_t* cg = act(r, 1, clip(r, ingot_ir_var(f, acc[3])), unit_stmts, &nu);
     unit_stmts[nu++] = ingot_ir_local(f, cnew, add(r, mul(r, fg, cp), mul(r, ig, cg)));
     ingot_ir_expr_t* cn = ingot_ir_var(f, cnew);
-    ingot_ir_expr_t* og = sigmoid(r, clip(r, add(r, ingot_ir_var(f, acc[1]), mul(r, po, cn))));
-    unit_stmts[nu++] = ingot_ir_store(f, r->byc, state_at(r, j_e), cn);
-    h_new = mul(r, og, tanh_(r, cn));
+    ingot_ir_expr_t* og = act(r, 0, clip(r, add(r, ingot_ir_var(f, acc[1]), mul(r, po, cn))), unit_stmts, &nu);
+    unit_stmts[nu++] = ingot_ir_store(f, r->byc, state_at(r, j_e), ingot_ir_var(f, cnew));
+    h_new = mul(r, og, act(r, 2, ingot_ir_var(f, cnew), unit_stmts, &nu));
   } else if (op == INGOT_OP_GRU) {
     /* gates z, r, h; B = [Wbz, Wbr, Wbh, Rbz, Rbr, Rbh] */
-    ingot_ir_expr_t* z = sigmoid(r, clip(r, ingot_ir_var(f, acc[0])));
+    ingot_ir_expr_t* z = act(r, 0, clip(r, ingot_ir_var(f, acc[0])), unit_stmts, &nu);
     uint32_t zv = lower_add_var(ctx, "z", INGOT_IR_VAR_LOCAL, r->dt);
     unit_stmts[nu++] = ingot_ir_local(f, zv, z);
     ingot_ir_expr_t* pre;
     if (lbr) {
-      ingot_ir_expr_t* rg = sigmoid(r, clip(r, ingot_ir_var(f, acc[1])));
+      ingot_ir_expr_t* rg = act(r, 0, clip(r, ingot_ir_var(f, acc[1])), unit_stmts, &nu);
       pre = add(r, ingot_ir_var(f, acc[2]), mul(r, rg, ingot_ir_var(f, rh_acc)));
     } else {
       pre = add(r, ingot_ir_var(f, acc[2]), ingot_ir_var(f, rh_acc));
     }
-    ingot_ir_expr_t* hh = tanh_(r, clip(r, pre));
+    ingot_ir_expr_t* hh = act(r, 1, clip(r, pre), unit_stmts, &nu);
     ingot_ir_expr_t* ze = ingot_ir_var(f, zv);
     h_new = add(r, mul(r, sub(r, F(r, 1.0), ze), hh), mul(r, ze, hprev_j));
   } else {
-    h_new = tanh_(r, clip(r, ingot_ir_var(f, acc[0])));
+    h_new = act(r, 0, clip(r, ingot_ir_var(f, acc[0])), unit_stmts, &nu);
   }
   unit_stmts[nu++] = ingot_ir_store(f, r->by, y_at(r, t_e, j_e), h_new);
 
@@ -324,7 +443,7 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
     ingot_ir_expr_t* hprev_j2 = ingot_ir_select(
         f, first, r->bh0 != UINT32_MAX ? ingot_ir_load(f, r->bh0, state_at(r, j2e)) : F(r, 0.0),
         ingot_ir_load(f, r->by, y_at(r, ingot_ir_var(f, tp), j2e)));
-    ingot_ir_stmt_t* rs[4] = {
+    ingot_ir_stmt_t* rs[5] = {
         ingot_ir_local(f, ar, add(r, bias(r, 0, 1, j2e), bias(r, 1, 1, j2e))),
         ingot_ir_for(f, k2x, r->in,
                      ingot_ir_assign(f, ar, add(r, ingot_ir_var(f, ar),
@@ -334,9 +453,11 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
                      ingot_ir_assign(f, ar, add(r, ingot_ir_var(f, ar),
                                                 mul(r, hprev_k2,
                                                     ingot_ir_load(f, r->br, wr_at(r, 1, j2e, ingot_ir_var(f, k2h), r->hidden)))))),
-        ingot_ir_store(f, r->byh, state_at(r, j2e), mul(r, sigmoid(r, clip(r, ingot_ir_var(f, ar))), hprev_j2)),
     };
-    INGOT_VEC_PUSH(step, ingot_ir_for(f, j2, r->hidden, ingot_ir_block(f, rs, 4)));
+    uint32_t nr = 3;
+    ingot_ir_expr_t* rgate = act(r, 0, clip(r, ingot_ir_var(f, ar)), rs, &nr);
+    rs[nr++] = ingot_ir_store(f, r->byh, state_at(r, j2e), mul(r, rgate, hprev_j2));
+    INGOT_VEC_PUSH(step, ingot_ir_for(f, j2, r->hidden, ingot_ir_block(f, rs, nr)));
   }
   INGOT_VEC_PUSH(step, ingot_ir_for(f, jv, r->hidden, ingot_ir_block(f, unit_stmts, nu)));
 

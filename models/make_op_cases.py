@@ -10,17 +10,37 @@ compare.py):
     alpha 1e-3, beta 0.5, bias 1: a window that is cut at both channel
     ends) -> MaxPool 3x3 stride 2 -> Flatten -> Gemm (-> 10).
 
-  split_onehot.onnx (opset 18), inputs x [2, 24, 3] and ids [3, 5] (int64):
+  split_onehot.onnx (opset 18; also Compress), inputs x [2, 24, 3] and ids [3, 5] (int64):
     Split of x into 12 outputs along axis 1 (more outputs than a fixed
     table of 8 would hold), and OneHot of ids with a constant depth 7 and
     values (-1, 3) on axis 1 (indices from -9 to 8: negative ones count from
-    the end; those outside [-7, 7) match no class).
+    the end; those outside [-7, 7) match no class); Compress of x along
+    axis 1 by a constant condition of 20 entries (shorter than the axis:
+    the rest is dropped) keeping 9 slices, and of x flattened by a
+    condition of 50 entries keeping 17 elements.
 
   spatial_transformer.onnx (opset 20), inputs x [2, 3, 9, 11] and theta
     [2, 2, 3]: AffineGrid (size [2, 3, 7, 8], align_corners 0) -> GridSample
     of x three ways: linear with border padding, cubic with reflection,
     nearest with zeros and align_corners 1; theta scales past the image so
     that every padding mode is exercised.
+
+  empty_outputs.onnx (opset 18), input x [2, 5]: Split into [2, 0], [2, 5]
+    and [2, 0]; the empty parts are outputs, one through a Sigmoid (a node
+    with nothing to write: no kernel) and one through a Concat with the
+    non-empty part.
+
+  rnn_activations.onnx (opset 14), input x [5, 2, 4] (time, batch, input):
+    recurrent layers with the activations attribute: a bidirectional LSTM
+    (forward HardSigmoid, Elu, Softsign with alpha/beta; backward Sigmoid,
+    ScaledTanh, ThresholdedRelu), a GRU (Softsign, Softplus) and an RNN
+    (LeakyRelu), random weights and biases.
+
+  half_cnn.onnx (opset 17), input x float16 [1, 3, 16, 16]: a float16 model
+    as a float16 conversion leaves it: Conv 3x3 (float16 weights) -> Relu ->
+    MaxPool -> Conv 1x1 -> Add (residual) -> GlobalAveragePool -> Flatten ->
+    Gemm -> Softmax, float16 outputs `prob` and `logits` (bfloat16 is
+    covered by the node tests: ONNX Runtime's Python API cannot return it).
 
   python models/make_op_cases.py --out build/models
 """
@@ -60,14 +80,23 @@ def split_onehot():
     nodes = [
         helper.make_node("Split", ["x"], outs, axis=1, num_outputs=12),
         helper.make_node("OneHot", ["ids", "depth", "values"], ["hot"], axis=1),
+        helper.make_node("Compress", ["x", "keep"], ["picked"], axis=1),
+        helper.make_node("Compress", ["x", "keep_flat"], ["picked_flat"]),
     ]
+    keep = np.zeros(20, dtype=bool)
+    keep[[0, 1, 2, 5, 8, 11, 12, 18, 19]] = True
+    keep_flat = np.zeros(50, dtype=bool)
+    keep_flat[[0, 3, 4, 7, 9, 10, 13, 21, 22, 23, 30, 31, 38, 40, 44, 47, 49]] = True
     inits = [numpy_helper.from_array(np.array(7, dtype=np.int64), "depth"),
-             numpy_helper.from_array(np.array([-1.0, 3.0], dtype=np.float32), "values")]
+             numpy_helper.from_array(np.array([-1.0, 3.0], dtype=np.float32), "values"),
+             numpy_helper.from_array(keep, "keep"), numpy_helper.from_array(keep_flat, "keep_flat")]
     g = helper.make_graph(nodes, "split_onehot",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 24, 3]),
                            helper.make_tensor_value_info("ids", TensorProto.INT64, [3, 5])],
                           [helper.make_tensor_value_info(o, TensorProto.FLOAT, [2, 2, 3]) for o in outs] +
-                          [helper.make_tensor_value_info("hot", TensorProto.FLOAT, [3, 7, 5])], inits)
+                          [helper.make_tensor_value_info("hot", TensorProto.FLOAT, [3, 7, 5]),
+                           helper.make_tensor_value_info("picked", TensorProto.FLOAT, [2, 9, 3]),
+                           helper.make_tensor_value_info("picked_flat", TensorProto.FLOAT, [17])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
@@ -87,6 +116,71 @@ def spatial_transformer():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
 
 
+def empty_outputs():
+    nodes = [
+        helper.make_node("Split", ["x", "sizes"], ["a", "b", "c"], axis=1),
+        helper.make_node("Relu", ["b"], ["rb"]),
+        helper.make_node("Sigmoid", ["a"], ["sa"]),
+        helper.make_node("Concat", ["c", "b"], ["cb"], axis=1),
+    ]
+    inits = [numpy_helper.from_array(np.array([0, 5, 0], dtype=np.int64), "sizes")]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+            for n, shape in (("a", [2, 0]), ("rb", [2, 5]), ("sa", [2, 0]), ("cb", [2, 5]))]
+    g = helper.make_graph(nodes, "empty_outputs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])], outs,
+                          inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def rnn_activations(rng):
+    hidden, inp = 3, 4
+
+    def w(name, shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.5).astype(np.float32), name)
+
+    inits = [w("lw", (2, 4 * hidden, inp)), w("lr", (2, 4 * hidden, hidden)), w("lb", (2, 8 * hidden)),
+             w("gw", (1, 3 * hidden, inp)), w("gr", (1, 3 * hidden, hidden)), w("gb", (1, 6 * hidden)),
+             w("rw", (1, hidden, inp)), w("rr", (1, hidden, hidden)), w("rb", (1, 2 * hidden))]
+    nodes = [
+        helper.make_node("LSTM", ["x", "lw", "lr", "lb"], ["ly", "lh", "lc"], hidden_size=hidden,
+                         direction="bidirectional",
+                         activations=["HardSigmoid", "Elu", "Softsign", "Sigmoid", "ScaledTanh", "ThresholdedRelu"],
+                         activation_alpha=[0.3, 0.8, 1.2, 0.1], activation_beta=[0.4, 0.9]),
+        helper.make_node("GRU", ["x", "gw", "gr", "gb"], ["gy", "gh"], hidden_size=hidden,
+                         activations=["Softsign", "Softplus"]),
+        helper.make_node("RNN", ["x", "rw", "rr", "rb"], ["ry", "rh"], hidden_size=hidden,
+                         activations=["LeakyRelu"], activation_alpha=[0.2]),
+    ]
+    shapes = {"ly": [5, 2, 2, hidden], "lh": [2, 2, hidden], "lc": [2, 2, hidden], "gy": [5, 1, 2, hidden],
+              "gh": [1, 2, hidden], "ry": [5, 1, 2, hidden], "rh": [1, 2, hidden]}
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in shapes.items()]
+    g = helper.make_graph(nodes, "rnn_activations", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2, inp])],
+                          outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+
+
+def half_cnn(rng):
+    def w(name, shape, scale):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float16), name)
+
+    inits = [w("w1", (8, 3, 3, 3), 0.3), w("b1", (8,), 0.1), w("w2", (8, 8, 1, 1), 0.3), w("b2", (8,), 0.1),
+             w("w3", (5, 8), 0.5), w("b3", (5,), 0.1)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"]),
+        helper.make_node("Add", ["c2", "p1"], ["a2"]),
+        helper.make_node("GlobalAveragePool", ["a2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["prob"], axis=1),
+    ]
+    g = helper.make_graph(nodes, "half_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 3, 16, 16])],
+                          [helper.make_tensor_value_info("prob", TensorProto.FLOAT16, [1, 5]),
+                           helper.make_tensor_value_info("logits", TensorProto.FLOAT16, [1, 5])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
@@ -94,7 +188,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(15)
     for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot()),
-                        ("spatial_transformer", spatial_transformer())):
+                        ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs()),
+                        ("rnn_activations", rnn_activations(rng)), ("half_cnn", half_cnn(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order

@@ -25,8 +25,14 @@
  *     plan.c): inputs for the whole run, outputs to the last step; aliases
  *     (alias_of chains) form one plan item covering the union of their
  *     intervals and the largest of their sizes, and share its offset;
- *   - PLAN records follow tensor index order, one per ARENA tensor, with the
- *     tensor's own (extended) interval and bytes. */
+ *   - PLAN records follow tensor index order, one per ARENA tensor, with its
+ *     own bytes and the interval of its storage: the tensor's own
+ *     (extended) interval, or for a member of an alias group the group's
+ *     union (since 0.4; before, the member's own), so that two records
+ *     whose bytes overlap share storage exactly when their intervals
+ *     overlap (what the runtime's buffer binding tests);
+ *   - METADATA (spec.metadata, optional): after the CODE sections, entries
+ *     sorted by key, keys then values in the string table in that order. */
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -89,12 +95,14 @@ static ingot_status_t weights_layout(const ingot_bundle_spec_t* spec, const uint
   return INGOT_OK;
 }
 
-static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* tensor_bytes) {
+/* Checks the spec; `with_codes` false: everything but the code variants
+ * (what the plan and the firmware writer read). */
+static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_codes, uint64_t* tensor_bytes) {
   if ((spec->tensor_count && !spec->tensors) || (spec->input_count && !spec->inputs) ||
       (spec->output_count && !spec->outputs) || (spec->step_count && !spec->steps) ||
       (spec->kernel_count && !spec->kernel_names) || (spec->code_count && !spec->codes))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: an array with a count is NULL");
-  if (spec->code_count == 0)
+  if (with_codes && spec->code_count == 0)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: no code variant");
   for (uint32_t i = 0; i < spec->tensor_count; ++i) {
     const ingot_bundle_tensor_t* t = &spec->tensors[i];
@@ -171,7 +179,7 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, uint64_t* t
   for (uint32_t k = 0; k < spec->kernel_count; ++k)
     if (!spec->kernel_names[k] || !spec->kernel_names[k][0])
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: kernel %u has no name", k);
-  for (uint32_t c = 0; c < spec->code_count; ++c) {
+  for (uint32_t c = 0; with_codes && c < spec->code_count; ++c) {
     const ingot_bundle_code_t* code = &spec->codes[c];
     size_t len = code->target ? strlen(code->target) : 0;
     if (len == 0 || len >= INGOT_TARGET_NAME_BYTES)
@@ -241,9 +249,10 @@ typedef struct encoded_t {
   uint8_t* stored; /* heap; NULL when stored raw */
 } encoded_t;
 
-/* Section k of the file: MANIFEST, PLAN, the weights blobs, the codes. */
+/* Section k of the file: MANIFEST, PLAN, the weights blobs, the codes, the
+ * metadata when there is some. */
 static void section_payload(const ingot_bundle_spec_t* spec, const ingot_strbuf_t* manifest,
-                            const ingot_strbuf_t* plan, uint8_t* const* blobs,
+                            const ingot_strbuf_t* plan, const ingot_strbuf_t* metadata, uint8_t* const* blobs,
                             const uint64_t* blob_sizes, uint32_t blob_count, uint32_t k,
                             section_t* out) {
   memset(out, 0, sizeof *out);
@@ -253,10 +262,54 @@ static void section_payload(const ingot_bundle_spec_t* spec, const ingot_strbuf_
     *out = (section_t){INGOT_SECTION_PLAN, NULL, (const uint8_t*)plan->data, plan->length};
   } else if (k < 2 + blob_count) {
     *out = (section_t){INGOT_SECTION_WEIGHTS, NULL, blobs[k - 2], (size_t)blob_sizes[k - 2]};
+  } else if (k == 2 + blob_count + spec->code_count) {
+    *out = (section_t){INGOT_SECTION_METADATA, NULL, (const uint8_t*)metadata->data, metadata->length};
   } else {
     const ingot_bundle_code_t* code = &spec->codes[k - 2 - blob_count];
     *out = (section_t){INGOT_SECTION_CODE, code->target, (const uint8_t*)code->data, code->size};
   }
+}
+
+/* The METADATA section of spec->metadata (ingot_format.h): checked, sorted
+ * by key, serialized into `out`. */
+static ingot_status_t build_metadata(const ingot_bundle_spec_t* spec, ingot_strbuf_t* out) {
+  const uint32_t n = spec->metadata_count;
+  if (n > INGOT_METADATA_MAX_ENTRIES)
+    return ingot_fail(INGOT_ERROR_LIMIT, "bundle: %u metadata entries, at most %u", n, INGOT_METADATA_MAX_ENTRIES);
+  if (!spec->metadata) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: metadata is NULL");
+  const ingot_bundle_metadata_t* sorted[INGOT_METADATA_MAX_ENTRIES];
+  for (uint32_t i = 0; i < n; ++i) {
+    const ingot_bundle_metadata_t* m = &spec->metadata[i];
+    size_t len = m->key ? strlen(m->key) : 0;
+    if (len == 0 || len > INGOT_METADATA_MAX_KEY_BYTES || !m->value)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "bundle spec: metadata entry %u: key of 1 to %u bytes and a value needed", i,
+                        INGOT_METADATA_MAX_KEY_BYTES);
+    uint32_t j = i;
+    for (; j > 0 && strcmp(sorted[j - 1]->key, m->key) > 0; --j) sorted[j] = sorted[j - 1];
+    sorted[j] = m;
+  }
+  for (uint32_t i = 1; i < n; ++i)
+    if (strcmp(sorted[i - 1]->key, sorted[i]->key) == 0)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: metadata key '%s' given twice", sorted[i]->key);
+  ingot_strbuf_t strings = {0};
+  ingot_metadata_entry_t entries[INGOT_METADATA_MAX_ENTRIES];
+  for (uint32_t i = 0; i < n; ++i) {
+    entries[i].key = (uint32_t)strings.length;
+    ingot_strbuf_append_bytes(&strings, sorted[i]->key, strlen(sorted[i]->key) + 1);
+    entries[i].value = (uint32_t)strings.length;
+    ingot_strbuf_append_bytes(&strings, sorted[i]->value, strlen(sorted[i]->value) + 1);
+  }
+  if (strings.length > UINT32_MAX / 2) {
+    ingot_strbuf_free(&strings);
+    return ingot_fail(INGOT_ERROR_LIMIT, "bundle: metadata strings too long");
+  }
+  ingot_metadata_header_t h = {n, (uint32_t)strings.length};
+  ingot_strbuf_append_bytes(out, &h, sizeof h);
+  if (n) ingot_strbuf_append_bytes(out, entries, sizeof(ingot_metadata_entry_t) * n);
+  ingot_strbuf_append_bytes(out, strings.data, strings.length);
+  ingot_strbuf_free(&strings);
+  return INGOT_OK;
 }
 
 /* Whether a WEIGHTS section of raw_size bytes that zstd makes `stored` bytes
@@ -300,6 +353,70 @@ static ingot_status_t encode_section(const section_t* s, int level, ingot_bundle
   return INGOT_OK;
 }
 
+/* The arena offset of every ARENA tensor (offsets[i]; weights keep 0), from
+ * the live intervals first/last: an alias group is one item covering the
+ * union of its members' intervals and the largest of their sizes. item_of
+ * and items are scratch arrays of tensor_count entries. */
+static ingot_status_t plan_spec(const ingot_bundle_spec_t* spec, const uint64_t* tensor_bytes, const uint32_t* first,
+                                const uint32_t* last, uint32_t* item_of, ingot_plan_item_t* items, uint64_t* offsets,
+                                uint64_t* out_arena_bytes, uint64_t* out_lower_bound) {
+  const uint32_t nt = spec->tensor_count;
+  uint32_t item_count = 0;
+  for (uint32_t i = 0; i < nt; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of != UINT32_MAX)
+      continue;
+    item_of[i] = item_count;
+    items[item_count].bytes = tensor_bytes[i];
+    items[item_count].first_step = first[i];
+    items[item_count].last_step = last[i];
+    ++item_count;
+  }
+  for (uint32_t i = 0; i < nt; ++i) {
+    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of == UINT32_MAX)
+      continue;
+    uint32_t root = alias_root(spec, i);
+    if (root == UINT32_MAX)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': alias_of cycle",
+                        tensor_name(&spec->tensors[i]));
+    ingot_plan_item_t* item = &items[item_of[root]];
+    item_of[i] = item_of[root];
+    if (tensor_bytes[i] > item->bytes) item->bytes = tensor_bytes[i];
+    if (first[i] < item->first_step) item->first_step = first[i];
+    if (last[i] > item->last_step) item->last_step = last[i];
+  }
+  ingot_status_t status = ingot_memory_plan(items, item_count, out_arena_bytes, out_lower_bound);
+  if (status != INGOT_OK) return status;
+  for (uint32_t i = 0; i < nt; ++i)
+    offsets[i] = spec->tensors[i].storage == INGOT_STORAGE_ARENA ? items[item_of[i]].offset : 0;
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_bundle_plan(const ingot_bundle_spec_t* spec, uint64_t* out_offsets, uint64_t* out_arena_bytes,
+                                 uint64_t* out_lower_bound) {
+  if (out_arena_bytes) *out_arena_bytes = 0;
+  if (out_lower_bound) *out_lower_bound = 0;
+  if (!spec || !out_offsets || !out_arena_bytes || !out_lower_bound)
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle plan: NULL spec or output");
+  const uint32_t nt = spec->tensor_count;
+  uint64_t* tensor_bytes = ingot_xcalloc(nt ? nt : 1, sizeof(uint64_t));
+  uint32_t* first = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  uint32_t* last = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  uint32_t* item_of = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
+  ingot_plan_item_t* items = ingot_xcalloc(nt ? nt : 1, sizeof(ingot_plan_item_t));
+  ingot_status_t status = validate_spec(spec, false, tensor_bytes);
+  if (status == INGOT_OK) {
+    ingot_bundle_live_intervals(spec, first, last);
+    status = plan_spec(spec, tensor_bytes, first, last, item_of, items, out_offsets, out_arena_bytes,
+                       out_lower_bound);
+  }
+  free(items);
+  free(item_of);
+  free(last);
+  free(first);
+  free(tensor_bytes);
+  return status;
+}
+
 ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out_data,
                                   size_t* out_size, ingot_bundle_report_t* out_report) {
   if (out_data) *out_data = NULL;
@@ -315,7 +432,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   uint32_t* last = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
   uint32_t* item_of = ingot_xcalloc(nt ? nt : 1, sizeof(uint32_t));
   ingot_plan_item_t* items = ingot_xcalloc(nt ? nt : 1, sizeof(ingot_plan_item_t));
-  ingot_strbuf_t manifest = {0}, plan = {0}, strings = {0};
+  ingot_strbuf_t manifest = {0}, plan = {0}, strings = {0}, metadata_section = {0};
   uint8_t** blobs = NULL;       /* the distinct WEIGHTS sections */
   uint64_t* blob_sizes = NULL;
   uint32_t blob_count = 0;
@@ -325,50 +442,21 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   encoded_t* encoded = NULL;
   uint32_t section_count = 0;
   ZSTD_CCtx* cctx = NULL;
-  ingot_status_t status = validate_spec(spec, tensor_bytes);
+  ingot_status_t status = validate_spec(spec, true, tensor_bytes);
   if (status != INGOT_OK) goto done;
 
   /* ---- Live intervals, alias groups, the plan. */
   ingot_bundle_live_intervals(spec, first, last);
-  uint32_t item_count = 0;
-  for (uint32_t i = 0; i < nt; ++i) {
-    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of != UINT32_MAX)
-      continue;
-    item_of[i] = item_count;
-    items[item_count].bytes = tensor_bytes[i];
-    items[item_count].first_step = first[i];
-    items[item_count].last_step = last[i];
-    ++item_count;
-  }
-  for (uint32_t i = 0; i < nt; ++i) {
-    if (spec->tensors[i].storage != INGOT_STORAGE_ARENA || spec->tensors[i].alias_of == UINT32_MAX)
-      continue;
-    uint32_t root = alias_root(spec, i);
-    if (root == UINT32_MAX) {
-      status = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: tensor '%s': alias_of cycle",
-                          tensor_name(&spec->tensors[i]));
-      goto done;
-    }
-    ingot_plan_item_t* item = &items[item_of[root]];
-    item_of[i] = item_of[root];
-    if (tensor_bytes[i] > item->bytes) item->bytes = tensor_bytes[i];
-    if (first[i] < item->first_step) item->first_step = first[i];
-    if (last[i] > item->last_step) item->last_step = last[i];
-  }
   uint64_t arena_bytes = 0, lower_bound = 0;
-  status = ingot_memory_plan(items, item_count, &arena_bytes, &lower_bound);
+  status = plan_spec(spec, tensor_bytes, first, last, item_of, items, offsets, &arena_bytes, &lower_bound);
   if (status != INGOT_OK) goto done;
-
-  /* ---- Weights: one layout per variant, identical ones stored once. */
   uint32_t arena_tensors = 0, weight_count = 0;
   for (uint32_t i = 0; i < nt; ++i) {
-    if (spec->tensors[i].storage == INGOT_STORAGE_WEIGHT) {
-      ++weight_count;
-    } else {
-      offsets[i] = items[item_of[i]].offset;
-      ++arena_tensors;
-    }
+    if (spec->tensors[i].storage == INGOT_STORAGE_WEIGHT) ++weight_count;
+    else ++arena_tensors;
   }
+
+  /* ---- Weights: one layout per variant, identical ones stored once. */
   const uint32_t nc = spec->code_count;
   wrecords = ingot_xcalloc((size_t)nc * weight_count + 1, sizeof(ingot_weight_record_t));
   blobs = ingot_xcalloc(nc, sizeof(uint8_t*));
@@ -407,6 +495,11 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     }
   }
   section_count = 2 + blob_count + nc;
+  if (spec->metadata_count) {
+    status = build_metadata(spec, &metadata_section);
+    if (status != INGOT_OK) goto done;
+    ++section_count;
+  }
   if (section_count + 1 > INGOT_MAX_SECTIONS) { /* + 1: room for a signature */
     status = ingot_fail(INGOT_ERROR_LIMIT,
                         "bundle: %u code variants with %u distinct weights need %u sections, "
@@ -515,8 +608,8 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     ingot_plan_record_t r;
     memset(&r, 0, sizeof r);
     r.tensor = i;
-    r.first_step = first[i];
-    r.last_step = last[i];
+    r.first_step = items[item_of[i]].first_step; /* the storage's interval */
+    r.last_step = items[item_of[i]].last_step;
     r.offset = offsets[i];
     r.bytes = tensor_bytes[i];
     ingot_strbuf_append_bytes(&plan, &r, sizeof r);
@@ -536,7 +629,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   for (uint32_t k = 0; k < section_count; ++k) {
     section_t s;
     memset(&s, 0, sizeof s);
-    section_payload(spec, &manifest, &plan, blobs, blob_sizes, blob_count, k, &s);
+    section_payload(spec, &manifest, &plan, &metadata_section, blobs, blob_sizes, blob_count, k, &s);
     if (!s.raw) s.raw = (const uint8_t*)"";
     int level = spec->zstd_level ? spec->zstd_level : (s.raw_size >= kLargeSection ? 3 : 19);
     status = encode_section(&s, level, spec->weights_codec, cctx, &encoded[k]);
@@ -558,7 +651,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     const uint8_t* payload = encoded[k].stored;
     if (!payload) {
       section_t s;
-      section_payload(spec, &manifest, &plan, blobs, blob_sizes, blob_count, k, &s);
+      section_payload(spec, &manifest, &plan, &metadata_section, blobs, blob_sizes, blob_count, k, &s);
       payload = s.raw;
     }
     if (encoded[k].entry.stored_size)
@@ -601,6 +694,7 @@ done:
   ingot_strbuf_free(&strings);
   ingot_strbuf_free(&plan);
   ingot_strbuf_free(&manifest);
+  ingot_strbuf_free(&metadata_section);
   free(items);
   free(item_of);
   free(last);

@@ -101,6 +101,13 @@ typedef struct ingot_bundle_code_t {
   const ingot_bundle_weight_t* weights;
 } ingot_bundle_code_t;
 
+/* One METADATA entry (runtime/ingot_format.h; the keys the compiler writes
+ * are INGOT_METADATA_* in runtime/ingot.h). */
+typedef struct ingot_bundle_metadata_t {
+  const char* key;        /* 1 to INGOT_METADATA_MAX_KEY_BYTES bytes, unique */
+  const char* value;
+} ingot_bundle_metadata_t;
+
 typedef struct ingot_bundle_spec_t {
   const ingot_bundle_tensor_t* tensors;
   uint32_t tensor_count;
@@ -118,6 +125,10 @@ typedef struct ingot_bundle_spec_t {
   /* How WEIGHTS sections are stored (other sections: zstd whenever it makes
    * them smaller). */
   ingot_bundle_weights_codec_t weights_codec;
+  /* metadata_count entries in any order (the writer sorts them by key), or
+   * none: no METADATA section, a bundle as before 0.4. */
+  const ingot_bundle_metadata_t* metadata;
+  uint32_t metadata_count;
 } ingot_bundle_spec_t;
 
 typedef struct ingot_bundle_report_t {
@@ -143,8 +154,54 @@ typedef struct ingot_bundle_report_t {
  * this before calling). */
 void ingot_bundle_live_intervals(const ingot_bundle_spec_t* spec, uint32_t* out_first, uint32_t* out_last);
 
+/* The memory plan of `spec` as ingot_bundle_build makes it: out_offsets
+ * (spec->tensor_count entries) gets every ARENA tensor's offset (aliases
+ * share their root's; weights 0), and the arena size and its lower bound.
+ * Checks the spec as the bundle writer does, except its code variants
+ * (none are needed). */
+ingot_status_t ingot_bundle_plan(const ingot_bundle_spec_t* spec, uint64_t* out_offsets, uint64_t* out_arena_bytes,
+                                 uint64_t* out_lower_bound);
+
 /* Plans memory and serializes the bundle into a heap buffer (free() it). */
 ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out_data,
                                   size_t* out_size, ingot_bundle_report_t* out_report);
+
+/* ---- Firmware output (firmware_writer.c) --------------------------------
+ *
+ * The data of a bundle as a freestanding C library to link into firmware:
+ * the same spec (tensors, steps, kernel names, the first code variant's
+ * weights if it has its own) and the same memory plan, plus the kernels'
+ * C source from codegen (target c: it defines ingot_library_query). The
+ * files, in this order:
+ *   ingot_model.h          int ingot_model_run(void* arena,
+ *                          const void* const* inputs, void* const* outputs);
+ *                          INGOT_MODEL_ARENA_BYTES; each input's and
+ *                          output's name, dtype, shape and bytes as macros
+ *   ingot_model.c          step table, kernel environment (single-threaded
+ *                          parallel_for, float math in plain C), entry point
+ *   ingot_model_kernels.c  kernel_source, unchanged
+ *   ingot_model_weights.c  the weights, const, 64-byte aligned
+ * No libc, malloc or libm is used by any of them; the contract for callers
+ * is written at the top of ingot_model.h. spec->codes may be empty. */
+#define INGOT_FIRMWARE_FILE_COUNT 4u
+
+typedef struct ingot_firmware_file_t {
+  const char* name;        /* a file name, no directory (static storage) */
+  ingot_strbuf_t text;
+} ingot_firmware_file_t;
+
+typedef struct ingot_firmware_t {
+  ingot_firmware_file_t files[INGOT_FIRMWARE_FILE_COUNT];
+  uint32_t file_count;
+  uint64_t arena_bytes;
+  uint64_t arena_lower_bound;
+  uint64_t weight_bytes;
+} ingot_firmware_t;
+
+/* Fills *out (free with ingot_firmware_free; emptied on entry and on
+ * failure). */
+ingot_status_t ingot_firmware_build(const ingot_bundle_spec_t* spec, const char* kernel_source, size_t source_size,
+                                    ingot_firmware_t* out);
+void ingot_firmware_free(ingot_firmware_t* firmware);
 
 #endif /* INGOT_PACKAGER_H_ */

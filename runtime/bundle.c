@@ -8,7 +8,9 @@
  *   - every byte of the file not covered by the header, the section table or
  *     a section payload (alignment padding) is zero;
  *   - sections never overlap; exactly one MANIFEST and PLAN, at least one
- *     WEIGHTS and one CODE, at most one SIGNATURE (the last entry and the
+ *     WEIGHTS and one CODE, at most one METADATA (decoded whatever the
+ *     device, so that tools opening with device "none" read it), at most
+ *     one SIGNATURE (the last entry and the
  *     last bytes of the file; verified when the caller gives a public key,
  *     before anything is decoded); a CODE target is
  *     NUL-terminated inside its 32 bytes with zero padding, other sections
@@ -57,6 +59,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include <zstd_errors.h>
+#include "runtime_config.h"
 
 #include "runtime_internal.h"
 
@@ -191,7 +194,7 @@ static ingot_status_t check_header(const uint8_t* file, size_t size, ingot_bundl
 
 static ingot_status_t check_entry(const uint8_t* file, size_t size, uint64_t table_end, uint32_t i,
                                   const ingot_section_entry_t* e, const ingot_limits_t* limits) {
-  if (e->kind < INGOT_SECTION_MANIFEST || e->kind > INGOT_SECTION_SIGNATURE)
+  if (e->kind < INGOT_SECTION_MANIFEST || e->kind > INGOT_SECTION_KIND_LAST)
     return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: section %u: unknown kind %u", i, e->kind);
   if (e->codec != INGOT_CODEC_NONE && e->codec != INGOT_CODEC_ZSTD)
     return section_fail(INGOT_ERROR_UNSUPPORTED, i, e, "unknown codec %u", e->codec);
@@ -482,10 +485,72 @@ static ingot_status_t parse_plan(ingot_bundle_t* b, const ingot_limits_t* limits
     if (r->first_step > r->last_step || r->last_step > last_allowed)
       return PLAN_FAIL("record %u: bad live interval", i);
     t->offset = r->offset;
+    t->first_step = r->first_step;
+    t->last_step = r->last_step;
   }
   b->arena_bytes = h->arena_bytes;
   b->arena_lower_bound = h->lower_bound_bytes;
   return INGOT_OK;
+}
+
+#define METADATA_FAIL(...) fail_at(INGOT_ERROR_CORRUPT, "metadata", __VA_ARGS__)
+
+/* The METADATA section (ingot_format.h): bounds, NUL-terminated strings,
+ * keys non-empty, short, sorted and unique. */
+static ingot_status_t parse_metadata(ingot_bundle_t* b) {
+  cursor_t c = {b->metadata, b->metadata_bytes, 0};
+  const ingot_metadata_header_t* h = (const ingot_metadata_header_t*)cursor_take(&c, sizeof *h);
+  if (!h) return METADATA_FAIL("truncated header");
+  if (h->entry_count > INGOT_METADATA_MAX_ENTRIES)
+    return METADATA_FAIL("%u entries, at most %u", h->entry_count, INGOT_METADATA_MAX_ENTRIES);
+  const ingot_metadata_entry_t* e = (const ingot_metadata_entry_t*)cursor_take(
+      &c, (uint64_t)h->entry_count * sizeof(ingot_metadata_entry_t));
+  const char* strings = (const char*)cursor_take(&c, h->string_bytes);
+  if (!e || !strings || c.pos != c.size) return METADATA_FAIL("size does not match its header");
+  if (h->string_bytes == 0 || strings[h->string_bytes - 1] != '\0')
+    return METADATA_FAIL("strings do not end with NUL");
+  for (uint32_t i = 0; i < h->entry_count; ++i) {
+    if (e[i].key >= h->string_bytes || e[i].value >= h->string_bytes)
+      return METADATA_FAIL("entry %u: string offset outside the strings", i);
+    size_t len = strlen(strings + e[i].key);
+    if (len == 0 || len > INGOT_METADATA_MAX_KEY_BYTES)
+      return METADATA_FAIL("entry %u: key of %zu bytes", i, len);
+    if (i > 0 && strcmp(strings + e[i - 1].key, strings + e[i].key) >= 0)
+      return METADATA_FAIL("entry %u: keys not sorted or not unique ('%s')", i, strings + e[i].key);
+  }
+  b->metadata_count = h->entry_count;
+  b->metadata_entries = e;
+  b->metadata_strings = strings;
+  return INGOT_OK;
+}
+
+uint32_t ingot_bundle_metadata_count(const ingot_bundle_t* b) { return b ? b->metadata_count : 0; }
+
+ingot_status_t ingot_bundle_metadata_entry(const ingot_bundle_t* b, uint32_t index, const char** out_key,
+                                           const char** out_value) {
+  if (out_key) *out_key = NULL;
+  if (out_value) *out_value = NULL;
+  if (!b || !out_key || !out_value)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: NULL bundle or output");
+  if (index >= b->metadata_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "bundle: no metadata entry %u (it has %u)", index,
+                         b->metadata_count);
+  *out_key = b->metadata_strings + b->metadata_entries[index].key;
+  *out_value = b->metadata_strings + b->metadata_entries[index].value;
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_bundle_metadata(const ingot_bundle_t* b, const char* key, const char** out_value) {
+  if (out_value) *out_value = NULL;
+  if (!b || !key || !out_value)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: NULL bundle, key or output");
+  for (uint32_t i = 0; i < b->metadata_count; ++i)
+    if (strcmp(b->metadata_strings + b->metadata_entries[i].key, key) == 0) {
+      *out_value = b->metadata_strings + b->metadata_entries[i].value;
+      return INGOT_OK;
+    }
+  return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "bundle: no metadata '%.64s'%s", key,
+                       b->metadata_count ? "" : " (the bundle carries no metadata)");
 }
 
 /* ---- Code variants ---------------------------------------------------------- */
@@ -715,7 +780,7 @@ static ingot_status_t check_container(const uint8_t* file, size_t size, const in
   if (status != INGOT_OK) return status;
   uint64_t table_end = sizeof *h + (uint64_t)h->section_count * sizeof(ingot_section_entry_t);
   memcpy(entries, file + sizeof *h, (size_t)(table_end - sizeof *h));
-  uint32_t counts[INGOT_SECTION_SIGNATURE + 1] = {0};
+  uint32_t counts[INGOT_SECTION_KIND_LAST + 1] = {0};
   for (uint32_t i = 0; i < h->section_count; ++i) {
     status = check_entry(file, size, table_end, i, &entries[i], limits);
     if (status != INGOT_OK) return status;
@@ -723,9 +788,11 @@ static ingot_status_t check_container(const uint8_t* file, size_t size, const in
   }
   if (counts[INGOT_SECTION_MANIFEST] != 1 || counts[INGOT_SECTION_WEIGHTS] == 0 ||
       counts[INGOT_SECTION_PLAN] != 1 || counts[INGOT_SECTION_SIGNATURE] > 1 ||
+      counts[INGOT_SECTION_METADATA] > 1 ||
       counts[INGOT_SECTION_CODE] == 0)
     return ingot_rt_fail(INGOT_ERROR_CORRUPT,
-                         "bundle: needs one manifest and plan section, weights and some code");
+                         "bundle: needs one manifest and plan section, weights and some code (at most "
+                         "one metadata and one signature section)");
   status = check_layout(file, size, table_end, entries, h->section_count);
   if (status != INGOT_OK) return status;
   /* Without a key: the signature section's place and shape only. */
@@ -738,10 +805,11 @@ static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t
   ingot_section_entry_t entries[INGOT_RT_MAX_SECTIONS];
   ingot_status_t status = check_container(file, size, limits, public_key, &h, entries);
   if (status != INGOT_OK) return status;
-  int manifest = -1, plan = -1;
+  int manifest = -1, plan = -1, metadata = -1;
   for (uint32_t i = 0; i < h.section_count; ++i) {
     if (entries[i].kind == INGOT_SECTION_MANIFEST) manifest = (int)i;
     if (entries[i].kind == INGOT_SECTION_PLAN) plan = (int)i;
+    if (entries[i].kind == INGOT_SECTION_METADATA) metadata = (int)i;
   }
 
   status = section_decode(b, file, (uint32_t)manifest, &entries[manifest], &b->manifest);
@@ -756,6 +824,13 @@ static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t
   if (status != INGOT_OK) return status;
   status = parse_plan(b, limits);
   if (status != INGOT_OK) return status;
+  if (metadata >= 0) {
+    status = section_decode(b, file, (uint32_t)metadata, &entries[metadata], &b->metadata);
+    if (status != INGOT_OK) return status;
+    b->metadata_bytes = entries[metadata].raw_size;
+    status = parse_metadata(b);
+    if (status != INGOT_OK) return status;
+  }
   if (b->forced_loader == NO_DEVICE) {
     reason_append(b, "no code loaded (device none)");
     return INGOT_OK;
@@ -771,6 +846,7 @@ void ingot_bundle_release(ingot_bundle_t* b) {
   ingot_rt_free(b->allocator, b->steps);
   ingot_rt_free(b->allocator, b->tensors);
   ingot_rt_free(b->allocator, b->plan);
+  ingot_rt_free(b->allocator, b->metadata);
   ingot_rt_free(b->allocator, b->weights_copy);
   ingot_rt_free(b->allocator, b->manifest);
   if (b->map) munmap(b->map, b->map_bytes);
@@ -1012,6 +1088,11 @@ int ingot_device_probe(const char* device, char* out_why, size_t why_cap) {
     ingot_rt_cpu_describe(out_why, why_cap);
     return 1;
   }
+#if INGOT_RT_GPU_LOADERS
   if (kind == INGOT_LOADER_CUDA) return ingot_rt_cuda_probe(out_why, why_cap) > 0;
   return ingot_rt_hip_probe(out_why, why_cap) > 0;
+#else
+  snprintf(out_why, why_cap, "this libingot was built without GPU loaders (-DINGOT_GPU_LOADERS=OFF)");
+  return 0;
+#endif
 }

@@ -14,11 +14,16 @@
  * stores them raw (`ingot compile --weights`; see ingot_bundle_open_file and
  * INGOT_BUNDLE_BORROW), else a decoded copy. Weights are read-only: no kernel
  * and no part of the runtime writes to them. A session borrows the bundle
- * (the bundle must outlive its sessions) and owns its thread pool; its arena
+ * (the bundle must outlive its sessions) and owns its thread pool (or
+ * borrows a shared one, ingot_threads_t); its arena
  * is its own, the caller's (ingot_session_options_t.arena), or one from an
  * ingot_pool_t. A bundle is immutable once open and may be shared by any
  * number of sessions in any threads; one session is used by one thread at a
- * time.
+ * time. Since 0.4 a session may borrow a thread pool shared with other
+ * sessions (ingot_threads_t, usable by sessions running at once) or run its
+ * loops on the application's parallel-for, read inputs from and write
+ * outputs to the caller's buffers (ingot_session_bind_input/_output), and a
+ * bundle tells what it was made from (ingot_bundle_metadata).
  *
  * Errors: every call that can fail returns an ingot_status_t. On failure the
  * outputs are NULL and ingot_last_error() (per thread) names what was wrong.
@@ -45,9 +50,12 @@ extern "C" {
  * ingot_session_options_t): rebuild a program against the header of the
  * libingot it runs with (the SONAME follows the major version only). Zero
  * new fields keep the old behaviour. */
-#define INGOT_VERSION_MINOR 3 /* 2: weights in place, caller arenas, pools;
+#define INGOT_VERSION_MINOR 4 /* 2: weights in place, caller arenas, pools;
                                  3: tensors by name, cancel, the signature
-                                 checked before the checksums */
+                                 checked before the checksums;
+                                 4: model metadata, caller-owned input and
+                                 output buffers, shared threads and the
+                                 application's parallel-for */
 #define INGOT_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */
 uint32_t ingot_version(void);
@@ -94,7 +102,12 @@ typedef enum ingot_dtype_t {
   INGOT_DTYPE_BOOL = 6,
   INGOT_DTYPE_F16 = 7,
   INGOT_DTYPE_F64 = 8,
-  INGOT_DTYPE_COUNT_ = 9,
+  INGOT_DTYPE_I16 = 9,          /* added in 0.4 */
+  INGOT_DTYPE_U16 = 10,
+  INGOT_DTYPE_U32 = 11,
+  INGOT_DTYPE_U64 = 12,
+  INGOT_DTYPE_BF16 = 13,        /* bfloat16: the upper half of a float32's bits */
+  INGOT_DTYPE_COUNT_ = 14,
 } ingot_dtype_t;
 
 /* Bytes per element, 0 for INGOT_DTYPE_INVALID or an unknown value. */
@@ -234,6 +247,36 @@ ingot_status_t ingot_bundle_input_index(const ingot_bundle_t* bundle, const char
                                         uint32_t* out_index);
 ingot_status_t ingot_bundle_output_index(const ingot_bundle_t* bundle, const char* name,
                                          uint32_t* out_index);
+/* ---- Model metadata (added in 0.4) ------------------------------------------
+ * What the bundle was made from, as `ingot compile` records it (the bundle's
+ * METADATA section; `ingot inspect` shows it). Keys and values are UTF-8
+ * strings owned by the bundle. The compiler writes the keys below; a bundle
+ * written before 0.4, or by a tool that records nothing, has none (count 0,
+ * every lookup INGOT_ERROR_NOT_FOUND). Values are byte-reproducible: no
+ * timestamps, no absolute paths. */
+#define INGOT_METADATA_NAME "name"                  /* the ONNX graph's name, else the
+                                                       file's name without ".onnx" */
+#define INGOT_METADATA_MODEL_VERSION "model_version" /* ONNX ModelProto.model_version
+                                                       ("0" when unset) */
+#define INGOT_METADATA_PRODUCER "producer"          /* ModelProto.producer_name */
+#define INGOT_METADATA_PRODUCER_VERSION "producer_version"
+#define INGOT_METADATA_SOURCE "source"              /* the .onnx file's name (no folder) */
+#define INGOT_METADATA_SOURCE_SHA256 "source_sha256" /* of the .onnx file, 64 hex digits */
+#define INGOT_METADATA_COMPILE_FLAGS "compile_flags" /* the options that shaped the code,
+                                                       as `ingot compile` options:
+                                                       "--target 'llvm x86-64-v3' ..." */
+#define INGOT_METADATA_COMPILER "compiler"          /* "ingot 0.4.0" */
+
+/* The value of metadata `key`: INGOT_OK, or INGOT_ERROR_NOT_FOUND (and
+ * *out_value NULL). */
+ingot_status_t ingot_bundle_metadata(const ingot_bundle_t* bundle, const char* key,
+                                     const char** out_value);
+/* Entries, sorted by key: index < ingot_bundle_metadata_count, else
+ * INGOT_ERROR_NOT_FOUND. */
+uint32_t ingot_bundle_metadata_count(const ingot_bundle_t* bundle);
+ingot_status_t ingot_bundle_metadata_entry(const ingot_bundle_t* bundle, uint32_t index,
+                                           const char** out_key, const char** out_value);
+
 /* 1 when the loaded variant's weights are used in place (from the mapped
  * file or the borrowed bytes), 0 when they were decoded into a copy. */
 int ingot_bundle_weights_in_place(const ingot_bundle_t* bundle);
@@ -315,6 +358,36 @@ ingot_status_t ingot_pool_arena_create(ingot_pool_t* pool, const ingot_bundle_t*
 void ingot_arena_release(ingot_arena_t* arena);
 uint64_t ingot_arena_bytes(const ingot_arena_t* arena);
 
+/* ---- Threads (added in 0.4) -------------------------------------------------
+ * By default every session has a thread pool of its own
+ * (ingot_session_options_t.threads). Sessions may instead share one pool,
+ * or run their parallel loops on the application's own parallel-for; either
+ * way the kernels see a parallel-for with this contract (the kernel
+ * environment's, runtime/ingot_kernel_env.def): run body over [0, count) in
+ * chunks [begin, end) that together cover each index exactly once, on any
+ * threads, and return when all are done; never fail; a body may call the
+ * parallel-for again (a nested loop), which must then still complete (running
+ * it inline on the calling thread is fine). */
+typedef void (*ingot_parallel_body_t)(void* context, int64_t begin, int64_t end);
+typedef void (*ingot_parallel_for_t)(void* self, int64_t count, ingot_parallel_body_t body,
+                                     void* context);
+
+/* A thread pool that sessions share: `count` threads, the calling one
+ * included (count - 1 workers are started here; 0: one per online CPU, at
+ * most INGOT_SESSION_THREADS_MAX).
+ * Thread-safety: any number of sessions may use it, running at the same time
+ * in any threads. One parallel loop runs on the pool at a time: a loop that
+ * finds the pool busy with another session's loop runs inline on its own
+ * calling thread instead of waiting, so concurrent sessions never block each
+ * other and never oversubscribe the CPUs beyond their own threads plus the
+ * pool's workers. Results do not depend on which happened. The pool must
+ * outlive the sessions that use it. */
+typedef struct ingot_threads_t ingot_threads_t;
+ingot_status_t ingot_threads_create(uint32_t count, ingot_allocator_t allocator,
+                                    ingot_threads_t** out_threads);
+void ingot_threads_release(ingot_threads_t* threads);
+uint32_t ingot_threads_count(const ingot_threads_t* threads);
+
 typedef struct ingot_session_options_t {
   ingot_allocator_t allocator; /* fn == NULL: the bundle's allocator */
   uint32_t threads;            /* 0: one per online CPU (at most
@@ -336,6 +409,23 @@ typedef struct ingot_session_options_t {
   uint64_t arena_bytes;
   ingot_pool_t* pool;
   ingot_arena_t* shared_arena;
+  /* Where parallel loops run (added in 0.4; at most one of the two, and then
+   * `threads` must be 0, else INGOT_ERROR_INVALID_ARGUMENT; neither: a pool
+   * of the session's own of `threads` threads):
+   *   shared_threads  a pool from ingot_threads_create (borrowed: it must
+   *                   outlive the session);
+   *   parallel_for    the application's (contract above), called with
+   *                   parallel_for_self and count >= 2 (shorter loops run
+   *                   inline) from the thread that runs the session, or
+   *                   from inside one of its own bodies (a nested loop);
+   *                   kernels split their loops for
+   *                   parallel_for_threads threads (0: one per online CPU,
+   *                   at most INGOT_SESSION_THREADS_MAX).
+   * GPU variants run no host loops: they accept and ignore both. */
+  ingot_threads_t* shared_threads;
+  ingot_parallel_for_t parallel_for;
+  void* parallel_for_self;
+  uint32_t parallel_for_threads;
 } ingot_session_options_t;
 
 typedef struct ingot_session_t ingot_session_t;
@@ -353,6 +443,48 @@ void ingot_session_release(ingot_session_t* session);
  * the next run. */
 void* ingot_session_input_data(ingot_session_t* session, uint32_t index);
 const void* ingot_session_output_data(const ingot_session_t* session, uint32_t index);
+
+/* Caller-owned input and output buffers (added in 0.4). Binds input (or
+ * output) `index` to the caller's `data` of `bytes` bytes: runs then read
+ * that input from (write that output to) the caller's memory, and
+ * ingot_session_input_data / _output_data return `data`. data NULL unbinds
+ * (bytes ignored): the tensor is in the session's memory again, with
+ * unspecified contents. Checked: bytes at least the tensor's
+ * (ingot_tensor_info_t.bytes), data aligned to the element size (what the
+ * kernels assume; the arena's 64 bytes are not needed), an output buffer
+ * overlapping no other bound buffer of the session; else
+ * INGOT_ERROR_INVALID_ARGUMENT and the binding is unchanged; a bad index:
+ * INGOT_ERROR_NOT_FOUND. Bind between runs, from the thread that runs the
+ * session (like every session call but ingot_session_cancel). Never
+ * allocates; a run then allocates nothing either. Bindings last until
+ * changed or the session is released.
+ *
+ * CPU variants, zero-copy: the kernels' argument pointers for the tensor
+ * point into `data`, so steps read a bound input in place and write a bound
+ * output there, and later steps that read the output read it there too. A
+ * run never writes to a bound input. The buffers must stay valid, and must
+ * not be read or written by the caller while a run is in progress (an
+ * output's bytes are scratch until the run returns; after a failed or
+ * cancelled run they are unspecified). A tensor whose storage the bundle's
+ * plan shares with another tensor while it is live (a view: `ingot compile`
+ * never makes one of an input or output, a hand-made bundle may) is bound
+ * by copy instead: the run copies a bound input into the session's memory
+ * at its start and a bound output out of it at its end (same results, no
+ * allocation); so is an output kept with the weights. The plan records
+ * every view's storage interval since 0.4, which makes the test exact; a
+ * hand-made bundle from before 0.4 with a view of an output that no step
+ * touches while the output is live is not detected.
+ * ingot_session_binding_copies says which way a binding went.
+ * GPU variants: the run copies a bound input to the device from `data` and
+ * the output back into `data` (instead of the session's host staging
+ * buffers): one copy each way, as without binding. */
+ingot_status_t ingot_session_bind_input(ingot_session_t* session, uint32_t index, const void* data,
+                                        uint64_t bytes);
+ingot_status_t ingot_session_bind_output(ingot_session_t* session, uint32_t index, void* data,
+                                         uint64_t bytes);
+/* 1 when the input (is_output 0) or output `index` is bound and a run
+ * copies it (see above), 0 when it is unbound or bound without a copy. */
+int ingot_session_binding_copies(const ingot_session_t* session, int is_output, uint32_t index);
 
 /* Runs the model once. Allocates nothing. */
 ingot_status_t ingot_session_run(ingot_session_t* session);

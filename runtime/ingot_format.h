@@ -33,6 +33,13 @@
  *   PLAN      the arena plan (layout below)
  *   CODE      one per target variant (target names it; what the bytes are is
  *             the variant's loader kind: an ELF shared object for CPU_ELF)
+ *   METADATA  at most one, optional: what the bundle was made from and how
+ *             (model name and version, producer, the source model's hash,
+ *             compile flags; layout below). Written by compilers since
+ *             runtime API 0.4; bundles without it stay valid. It changes the
+ *             layout of no other record, so it shares INGOT_FORMAT_VERSION
+ *             (as SIGNATURE did); a runtime older than 0.4 refuses a bundle
+ *             that has it ("unknown kind 6").
  *   SIGNATURE at most one: an Ed25519ph signature over everything before it
  *             (ingot_signature_record_t below; `ingot sign` adds it)
  *
@@ -71,7 +78,9 @@ typedef enum ingot_section_kind_t {
   INGOT_SECTION_PLAN = 3,
   INGOT_SECTION_CODE = 4,
   INGOT_SECTION_SIGNATURE = 5,
+  INGOT_SECTION_METADATA = 6,
 } ingot_section_kind_t;
+#define INGOT_SECTION_KIND_LAST INGOT_SECTION_METADATA
 
 /* The name a message gives a section kind ("weights"; "unknown"). */
 static inline const char* ingot_section_kind_name(uint32_t kind) {
@@ -81,6 +90,7 @@ static inline const char* ingot_section_kind_name(uint32_t kind) {
     case INGOT_SECTION_PLAN: return "plan";
     case INGOT_SECTION_CODE: return "code";
     case INGOT_SECTION_SIGNATURE: return "signature";
+    case INGOT_SECTION_METADATA: return "metadata";
     default: return "unknown";
   }
 }
@@ -268,6 +278,31 @@ typedef struct ingot_plan_record_t {
   uint64_t offset;            /* in the arena, 64-byte aligned */
   uint64_t bytes;
 } ingot_plan_record_t;
+
+/* ---- METADATA -------------------------------------------------------------
+ *   ingot_metadata_header_t
+ *   ingot_metadata_entry_t[entry_count]
+ *   char strings[string_bytes]              NUL-terminated UTF-8
+ * Each entry names a key and a value by their offsets in strings. Rules (the
+ * reader refuses anything else as CORRUPT): entry_count <=
+ * INGOT_METADATA_MAX_ENTRIES; string_bytes >= 1 and the last string byte is
+ * NUL; every offset < string_bytes; keys are non-empty, at most
+ * INGOT_METADATA_MAX_KEY_BYTES long, unique, and the entries are sorted by
+ * key (strcmp), so the same metadata is always the same bytes; codec NONE or
+ * ZSTD; all-zero target. The keys the compiler writes are listed in
+ * runtime/ingot.h (INGOT_METADATA_*); readers ignore keys they do not know. */
+#define INGOT_METADATA_MAX_ENTRIES 256u
+#define INGOT_METADATA_MAX_KEY_BYTES 64u
+
+typedef struct ingot_metadata_header_t {
+  uint32_t entry_count;
+  uint32_t string_bytes;
+} ingot_metadata_header_t;    /* 8 bytes */
+
+typedef struct ingot_metadata_entry_t {
+  uint32_t key;               /* string offset */
+  uint32_t value;             /* string offset */
+} ingot_metadata_entry_t;     /* 8 bytes */
 
 /* ---- SIGNATURE ------------------------------------------------------------
  * Written by `ingot sign`, checked by the runtime when the caller names a

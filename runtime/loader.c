@@ -2,11 +2,14 @@
  * in a file of its own (loader_<kind>.c), declare it in loader.h and list it
  * here; bundle.c and session.c need no change. */
 #include "loader.h"
+#include "runtime_config.h"
 
 static const ingot_rt_loader_t* const k_loaders[] = {
     &ingot_rt_loader_cpu_elf,
+#if INGOT_RT_GPU_LOADERS
     &ingot_rt_loader_cuda,
     &ingot_rt_loader_hip,
+#endif
 };
 
 const ingot_rt_loader_t* ingot_rt_loader_find(uint32_t kind) {

@@ -85,6 +85,12 @@ typedef struct ingot_rt_loader_t {
   ingot_status_t (*device_create)(uint32_t threads, ingot_allocator_t allocator,
                                   ingot_rt_device_t** out_device);
   void (*device_release)(ingot_rt_device_t* device); /* NULL is fine */
+  /* Runs the device's parallel loops on `parallel_for` (kernel-env contract,
+   * called with `self`) for thread_count threads instead of its own pool
+   * (the session's shared threads or the application's parallel-for).
+   * NULL for rows that run no host loops (GPU rows): nothing to set. */
+  void (*device_set_parallel)(ingot_rt_device_t* device, ingot_parallel_for_t parallel_for, void* self,
+                              uint32_t thread_count);
   /* A buffer of `bytes` (at least 1), 64-byte aligned, owned by the caller
    * until buffer_free. */
   ingot_status_t (*buffer_alloc)(ingot_rt_device_t* device, uint64_t bytes, void** out_buffer);

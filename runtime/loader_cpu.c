@@ -21,6 +21,9 @@ struct ingot_rt_device_t {
   ingot_allocator_t allocator;
   ingot_thread_pool_t* pool;
   ingot_kernel_env_t env;
+  /* device_set_parallel's loop runner, called through parallel_trampoline. */
+  ingot_parallel_for_t parallel_for;
+  void* parallel_self;
 };
 
 static int cpu_code_fits(const void* code, size_t size) {
@@ -142,6 +145,27 @@ static ingot_status_t cpu_device_create(uint32_t threads, ingot_allocator_t allo
   return INGOT_OK;
 }
 
+/* The kernel env's parallel_for when loops run elsewhere: empty and
+ * one-iteration loops stay on this thread, the rest go to the runner. */
+static void parallel_trampoline(void* raw, int64_t count, ingot_parallel_body_fn_t body, void* context) {
+  const ingot_rt_device_t* d = (const ingot_rt_device_t*)raw;
+  if (count <= 0) return;
+  if (count == 1) {
+    body(context, 0, 1);
+    return;
+  }
+  d->parallel_for(d->parallel_self, count, body, context);
+}
+
+static void cpu_device_set_parallel(ingot_rt_device_t* d, ingot_parallel_for_t parallel_for, void* self,
+                                    uint32_t thread_count) {
+  d->parallel_for = parallel_for;
+  d->parallel_self = self;
+  d->env.pool = d;
+  d->env.parallel_for = parallel_trampoline;
+  d->env.thread_count = thread_count ? thread_count : 1;
+}
+
 static ingot_status_t cpu_buffer_alloc(ingot_rt_device_t* d, uint64_t bytes, void** out_buffer) {
   *out_buffer = NULL;
   /* At least 64 bytes so the allocator's 64-byte alignment promise holds. */
@@ -190,6 +214,7 @@ const ingot_rt_loader_t ingot_rt_loader_cpu_elf = {
     .unload = cpu_unload,
     .device_create = cpu_device_create,
     .device_release = cpu_device_release,
+    .device_set_parallel = cpu_device_set_parallel,
     .buffer_alloc = cpu_buffer_alloc,
     .buffer_free = cpu_buffer_free,
     .buffer_copy = cpu_buffer_copy,

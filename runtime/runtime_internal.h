@@ -91,6 +91,12 @@ INGOT_HIDDEN uint32_t ingot_thread_pool_thread_count(const ingot_thread_pool_t* 
 INGOT_HIDDEN void ingot_thread_pool_parallel_for(void* pool, int64_t count,
                                                  ingot_parallel_body_fn_t body, void* context);
 INGOT_HIDDEN void ingot_thread_pool_release(ingot_thread_pool_t* pool);
+/* The parallel_for of a shared ingot_threads_t (raw): the pool when it is
+ * free, else inline on the calling thread (ingot.h). */
+INGOT_HIDDEN void ingot_rt_threads_parallel_for(void* raw, int64_t count, ingot_parallel_body_fn_t body,
+                                                void* context);
+/* Online CPUs, 1 to INGOT_SESSION_THREADS_MAX. */
+INGOT_HIDDEN uint32_t ingot_rt_online_cpus(void);
 
 /* ---- pool.c ------------------------------------------------------------------
  * Arenas from pools (ingot_pool_t, ingot_arena_t in ingot.h). take returns
@@ -140,6 +146,7 @@ typedef struct ingot_rt_tensor_t {
   uint32_t storage;  /* ingot_storage_t */
   uint64_t offset;   /* WEIGHT: in weights (the loaded variant's layout);
                         ARENA: in the arena (from PLAN) */
+  uint32_t first_step, last_step; /* ARENA: the PLAN record's live interval */
 } ingot_rt_tensor_t;
 
 /* One step as the loaded variant runs it. */
@@ -174,6 +181,13 @@ struct ingot_bundle_t {
   size_t map_bytes;
   uint8_t* plan;
   uint64_t plan_bytes;
+  /* The METADATA section decoded (from the allocator), NULL when the bundle
+   * has none; entries and strings point into it. */
+  uint8_t* metadata;
+  uint64_t metadata_bytes;
+  uint32_t metadata_count;
+  const ingot_metadata_entry_t* metadata_entries;
+  const char* metadata_strings;
   /* Parsed views; arrays from the allocator, strings point into manifest. */
   uint32_t tensor_count;
   ingot_rt_tensor_t* tensors;

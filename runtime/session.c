@@ -35,6 +35,11 @@ struct ingot_session_t {
   void** args;                 /* bundle->arg_count pointers, in step order */
   /* Not host-visible only: a host buffer per input, then per output. */
   uint8_t** staging;
+  /* Caller-owned buffers (ingot_session_bind_input/_output): per input, then
+   * per output, the bound pointer (NULL: unbound) and whether a run copies
+   * it (1) or the step arguments point into it (0). */
+  uint8_t** bound;
+  uint8_t* bound_copy;
   atomic_int cancel;           /* ingot_session_cancel's request, consumed by a run */
 };
 
@@ -83,6 +88,20 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
   if (threads > INGOT_SESSION_THREADS_MAX)
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: %u threads (at most %u)", threads,
                          INGOT_SESSION_THREADS_MAX);
+  if (o.shared_threads || o.parallel_for) {
+    if (o.shared_threads && o.parallel_for)
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: give shared_threads or parallel_for, not both");
+    if (threads != 0)
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                           "session: threads is %u with %s (the loops run there: leave threads 0)", threads,
+                           o.shared_threads ? "shared_threads" : "parallel_for");
+    if (o.parallel_for_threads > INGOT_SESSION_THREADS_MAX)
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: parallel_for_threads %u (at most %u)",
+                           o.parallel_for_threads, INGOT_SESSION_THREADS_MAX);
+    threads = 1; /* the device's own pool: no workers */
+  } else if (o.parallel_for_threads) {
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: parallel_for_threads without parallel_for");
+  }
   const ingot_rt_loader_t* loader = bundle->loader;
   if (!loader)
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
@@ -133,6 +152,16 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
     if (status == INGOT_OK) s->arena = ingot_rt_arena_base(s->pool_arena);
   }
   if (status == INGOT_OK) status = loader->device_create(threads, allocator, &s->device);
+  if (status == INGOT_OK && loader->device_set_parallel) {
+    /* Loops elsewhere: the device's own pool was made with one thread (no
+     * workers), above. */
+    if (o.shared_threads)
+      loader->device_set_parallel(s->device, ingot_rt_threads_parallel_for, o.shared_threads,
+                                  ingot_threads_count(o.shared_threads));
+    else if (o.parallel_for)
+      loader->device_set_parallel(s->device, o.parallel_for, o.parallel_for_self,
+                                  o.parallel_for_threads ? o.parallel_for_threads : ingot_rt_online_cpus());
+  }
   if (status == INGOT_OK && !s->arena) {
     status = loader->buffer_alloc(s->device, bundle->arena_bytes, (void**)&s->arena);
     s->arena_owned = status == INGOT_OK;
@@ -148,6 +177,15 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
     return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");
   }
   for (uint32_t i = 0; i < bundle->arg_count; ++i) s->args[i] = tensor_data(s, bundle->args[i]);
+  uint32_t slots = bundle->input_count + bundle->output_count;
+  s->bound = (uint8_t**)ingot_rt_alloc(allocator, sizeof(uint8_t*) * (slots ? slots : 1));
+  s->bound_copy = (uint8_t*)ingot_rt_alloc(allocator, slots ? slots : 1);
+  if (!s->bound || !s->bound_copy) {
+    ingot_session_release(s);
+    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");
+  }
+  memset(s->bound, 0, sizeof(uint8_t*) * (slots ? slots : 1));
+  memset(s->bound_copy, 0, slots ? slots : 1);
   *out_session = s;
   return INGOT_OK;
 }
@@ -155,6 +193,8 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
 void ingot_session_release(ingot_session_t* s) {
   if (!s) return;
   ingot_rt_free(s->allocator, s->args);
+  ingot_rt_free(s->allocator, s->bound);
+  ingot_rt_free(s->allocator, s->bound_copy);
   if (s->staging) {
     for (uint32_t i = 0; i < s->bundle->input_count + s->bundle->output_count; ++i)
       ingot_rt_free(s->allocator, s->staging[i]);
@@ -169,14 +209,119 @@ void ingot_session_release(ingot_session_t* s) {
 
 void* ingot_session_input_data(ingot_session_t* s, uint32_t index) {
   if (!s || index >= s->bundle->input_count) return NULL;
+  if (s->bound[index]) return s->bound[index];
   if (s->staging) return s->staging[index];
   return tensor_data(s, s->bundle->inputs[index]);
 }
 
 const void* ingot_session_output_data(const ingot_session_t* s, uint32_t index) {
   if (!s || index >= s->bundle->output_count) return NULL;
-  if (s->staging) return s->staging[s->bundle->input_count + index];
+  uint32_t slot = s->bundle->input_count + index;
+  if (s->bound[slot]) return s->bound[slot];
+  if (s->staging) return s->staging[slot];
   return tensor_data(s, s->bundle->outputs[index]);
+}
+
+/* ---- Caller-owned buffers ---------------------------------------------------
+ * A slot is an input (0 .. input_count-1) or an output (input_count + i).
+ * Zero-copy means the step arguments that name the slot's tensor point into
+ * the caller's buffer. That is right only when no other tensor shares the
+ * tensor's storage while it is live: the planner never overlaps two live
+ * tensors in memory except an alias group (views), and since 0.4 the PLAN
+ * gives every member of a group the group's interval, so "bytes overlap and
+ * intervals overlap" finds exactly the sharers. The same tensor in two
+ * slots, or an output kept with the weights, is copied too. */
+
+static uint32_t slot_tensor(const ingot_bundle_t* b, uint32_t slot) {
+  return slot < b->input_count ? b->inputs[slot] : b->outputs[slot - b->input_count];
+}
+
+static int storage_shared(const ingot_bundle_t* b, uint32_t slot) {
+  const uint32_t t = slot_tensor(b, slot);
+  const ingot_rt_tensor_t* x = &b->tensors[t];
+  if (x->storage != INGOT_STORAGE_ARENA) return 1;
+  for (uint32_t other = 0; other < b->input_count + b->output_count; ++other)
+    if (other != slot && slot_tensor(b, other) == t) return 1;
+  if (x->info.bytes == 0) return 0;
+  for (uint32_t u = 0; u < b->tensor_count; ++u) {
+    const ingot_rt_tensor_t* y = &b->tensors[u];
+    if (u == t || y->storage != INGOT_STORAGE_ARENA || y->info.bytes == 0) continue;
+    int bytes_overlap = y->offset < x->offset + x->info.bytes && x->offset < y->offset + y->info.bytes;
+    int live_overlap = y->first_step <= x->last_step && x->first_step <= y->last_step;
+    if (bytes_overlap && live_overlap) return 1;
+  }
+  return 0;
+}
+
+/* Points the step arguments that name tensor t at `data`. */
+static void args_point(ingot_session_t* s, uint32_t t, void* data) {
+  const ingot_bundle_t* b = s->bundle;
+  for (uint32_t i = 0; i < b->arg_count; ++i)
+    if (b->args[i] == t) s->args[i] = data;
+}
+
+static ingot_status_t bind_slot(ingot_session_t* s, uint32_t slot, uint8_t* data, uint64_t bytes) {
+  const ingot_bundle_t* b = s->bundle;
+  const uint32_t t = slot_tensor(b, slot);
+  const ingot_rt_tensor_t* x = &b->tensors[t];
+  const int is_output = slot >= b->input_count;
+  const char* what = is_output ? "output" : "input";
+  if (data) {
+    if (bytes < x->info.bytes)
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: %s '%s' needs %zu bytes, the buffer has %llu",
+                           what, x->info.name, x->info.bytes, (unsigned long long)bytes);
+    size_t align = ingot_dtype_size(x->info.dtype);
+    if (align > 1 && ((uintptr_t)data % align) != 0)
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                           "session: %s '%s': the buffer at %p is not aligned to its %zu-byte %s elements", what,
+                           x->info.name, (void*)data, align, ingot_dtype_name(x->info.dtype));
+    for (uint32_t other = 0; other < b->input_count + b->output_count; ++other) {
+      const uint8_t* o = s->bound[other];
+      if (other == slot || !o || (!is_output && other < b->input_count)) continue;
+      size_t ob = b->tensors[slot_tensor(b, other)].info.bytes;
+      if (o < data + x->info.bytes && data < o + ob)
+        return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                             "session: %s '%s': the buffer overlaps the one bound to %s '%s'", what, x->info.name,
+                             other < b->input_count ? "input" : "output", b->tensors[slot_tensor(b, other)].info.name);
+    }
+  }
+  /* Undo the old binding, then make the new one. */
+  if (s->bound[slot] && !s->bound_copy[slot] && !s->staging) args_point(s, t, tensor_data(s, t));
+  s->bound[slot] = data;
+  s->bound_copy[slot] = 0;
+  if (!data) return INGOT_OK;
+  if (s->staging || storage_shared(b, slot)) {
+    s->bound_copy[slot] = 1; /* GPU: the run's copy to or from the device uses it */
+  } else {
+    args_point(s, t, data);
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_session_bind_input(ingot_session_t* s, uint32_t index, const void* data, uint64_t bytes) {
+  if (!s) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL session");
+  if (index >= s->bundle->input_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "session: no input %u (the bundle has %u)", index,
+                         s->bundle->input_count);
+  /* The run never writes a bound input (see storage_shared): const is kept
+   * in spirit, dropped only to share the argument array's type. */
+  return bind_slot(s, index, (uint8_t*)(uintptr_t)data, bytes);
+}
+
+ingot_status_t ingot_session_bind_output(ingot_session_t* s, uint32_t index, void* data, uint64_t bytes) {
+  if (!s) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL session");
+  if (index >= s->bundle->output_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "session: no output %u (the bundle has %u)", index,
+                         s->bundle->output_count);
+  return bind_slot(s, s->bundle->input_count + index, (uint8_t*)data, bytes);
+}
+
+int ingot_session_binding_copies(const ingot_session_t* s, int is_output, uint32_t index) {
+  if (!s) return 0;
+  const ingot_bundle_t* b = s->bundle;
+  if (index >= (is_output ? b->output_count : b->input_count)) return 0;
+  uint32_t slot = is_output ? b->input_count + index : index;
+  return s->bound[slot] && s->bound_copy[slot];
 }
 
 static uint64_t monotonic_ns(void) {
@@ -208,10 +353,14 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   ingot_status_t status = INGOT_OK;
   for (uint32_t i = 0; s->staging && i < b->input_count && status == INGOT_OK; ++i) {
     uint32_t t = b->inputs[i];
-    status = loader->buffer_copy(s->device, tensor_data(s, t), s->staging[i], b->tensors[t].info.bytes,
-                                 INGOT_RT_COPY_TO_DEVICE);
+    status = loader->buffer_copy(s->device, tensor_data(s, t), s->bound[i] ? s->bound[i] : s->staging[i],
+                                 b->tensors[t].info.bytes, INGOT_RT_COPY_TO_DEVICE);
   }
   if (status != INGOT_OK) return status;
+  /* Bound inputs that a host-visible run copies (storage shared). */
+  for (uint32_t i = 0; !s->staging && i < b->input_count; ++i)
+    if (s->bound[i] && s->bound_copy[i] && b->tensors[b->inputs[i]].info.bytes)
+      memcpy(tensor_data(s, b->inputs[i]), s->bound[i], b->tensors[b->inputs[i]].info.bytes);
   for (uint32_t i = 0; i < b->step_count; ++i) {
     if (cancel_taken(s)) {
       /* Launched work may still be queued on a device: let it end first,
@@ -247,9 +396,14 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
                          why);
   }
   for (uint32_t i = 0; s->staging && i < b->output_count && status == INGOT_OK; ++i) {
-    uint32_t t = b->outputs[i];
-    status = loader->buffer_copy(s->device, s->staging[b->input_count + i], tensor_data(s, t),
+    uint32_t t = b->outputs[i], slot = b->input_count + i;
+    status = loader->buffer_copy(s->device, s->bound[slot] ? s->bound[slot] : s->staging[slot], tensor_data(s, t),
                                  b->tensors[t].info.bytes, INGOT_RT_COPY_TO_HOST);
+  }
+  for (uint32_t i = 0; !s->staging && i < b->output_count; ++i) {
+    uint32_t t = b->outputs[i], slot = b->input_count + i;
+    if (s->bound[slot] && s->bound_copy[slot] && b->tensors[t].info.bytes)
+      memcpy(s->bound[slot], tensor_data(s, t), b->tensors[t].info.bytes);
   }
   return status;
 }

@@ -54,6 +54,11 @@ size_t ingot_dtype_size(ingot_dtype_t dtype) {
     case INGOT_DTYPE_BOOL: return 1;
     case INGOT_DTYPE_F16: return 2;
     case INGOT_DTYPE_F64: return 8;
+    case INGOT_DTYPE_I16: return 2;
+    case INGOT_DTYPE_U16: return 2;
+    case INGOT_DTYPE_U32: return 4;
+    case INGOT_DTYPE_U64: return 8;
+    case INGOT_DTYPE_BF16: return 2;
     default: return 0;
   }
 }
@@ -68,6 +73,11 @@ const char* ingot_dtype_name(ingot_dtype_t dtype) {
     case INGOT_DTYPE_BOOL: return "bool";
     case INGOT_DTYPE_F16: return "float16";
     case INGOT_DTYPE_F64: return "float64";
+    case INGOT_DTYPE_I16: return "int16";
+    case INGOT_DTYPE_U16: return "uint16";
+    case INGOT_DTYPE_U32: return "uint32";
+    case INGOT_DTYPE_U64: return "uint64";
+    case INGOT_DTYPE_BF16: return "bfloat16";
     default: return "invalid";
   }
 }

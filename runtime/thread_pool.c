@@ -200,3 +200,65 @@ void ingot_thread_pool_release(ingot_thread_pool_t* pool) {
   ingot_rt_free(pool->allocator, pool->workers);
   ingot_rt_free(pool->allocator, pool);
 }
+
+/* ---- Shared pools (ingot_threads_t, ingot.h) ---------------------------------
+ * One parallel loop at a time: `busy` is taken with an atomic exchange; a
+ * loop that finds it taken (another session's loop is on the pool) runs
+ * inline on its own thread instead of waiting. So sessions running at once
+ * never block one another, each makes progress on its own thread, and the
+ * pool's workers serve whichever loop got them. A nested loop from inside a
+ * body finds the pool busy (or, on a worker, t_inside_pool) and runs inline,
+ * as with a private pool. */
+struct ingot_threads_t {
+  ingot_allocator_t allocator;
+  ingot_thread_pool_t* pool;
+  atomic_int busy;
+};
+
+uint32_t ingot_rt_online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1) return 1;
+  return n > (long)INGOT_SESSION_THREADS_MAX ? INGOT_SESSION_THREADS_MAX : (uint32_t)n;
+}
+
+ingot_status_t ingot_threads_create(uint32_t count, ingot_allocator_t allocator, ingot_threads_t** out_threads) {
+  if (!out_threads) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "threads: out_threads is NULL");
+  *out_threads = NULL;
+  if (!allocator.fn) allocator = ingot_allocator_system();
+  if (count == 0) count = ingot_rt_online_cpus();
+  if (count > INGOT_SESSION_THREADS_MAX)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "threads: %u threads (at most %u)", count,
+                         INGOT_SESSION_THREADS_MAX);
+  ingot_threads_t* t = (ingot_threads_t*)ingot_rt_alloc(allocator, sizeof *t);
+  if (!t) return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "threads: out of memory");
+  memset(t, 0, sizeof *t);
+  t->allocator = allocator;
+  atomic_init(&t->busy, 0);
+  ingot_status_t status = ingot_thread_pool_create(count, allocator, &t->pool);
+  if (status != INGOT_OK) {
+    ingot_rt_free(allocator, t);
+    return status;
+  }
+  *out_threads = t;
+  return INGOT_OK;
+}
+
+void ingot_threads_release(ingot_threads_t* t) {
+  if (!t) return;
+  ingot_thread_pool_release(t->pool);
+  ingot_rt_free(t->allocator, t);
+}
+
+uint32_t ingot_threads_count(const ingot_threads_t* t) { return t ? t->pool->thread_count : 0; }
+
+void ingot_rt_threads_parallel_for(void* raw, int64_t count, ingot_parallel_body_fn_t body, void* context) {
+  ingot_threads_t* t = (ingot_threads_t*)raw;
+  if (count <= 0) return;
+  if (t_inside_pool || atomic_load_explicit(&t->busy, memory_order_relaxed) ||
+      atomic_exchange_explicit(&t->busy, 1, memory_order_acquire)) {
+    body(context, 0, count);
+    return;
+  }
+  ingot_thread_pool_parallel_for(t->pool, count, body, context);
+  atomic_store_explicit(&t->busy, 0, memory_order_release);
+}

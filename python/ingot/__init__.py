@@ -14,10 +14,10 @@ against ONNX Runtime.
 """
 from ._compiler import CompileError, compile
 from ._locate import NotFoundError, find_tool
-from .session import IngotError, Session, TensorInfo
+from .session import IngotError, Session, TensorInfo, Threads
 
 __version__ = "0.1.0"
-__all__ = ["compile", "Session", "TensorInfo", "IngotError", "CompileError", "NotFoundError",
+__all__ = ["compile", "Session", "TensorInfo", "Threads", "IngotError", "CompileError", "NotFoundError",
            "find_tool", "library_path", "runtime_version"]
 
 

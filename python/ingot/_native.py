@@ -10,14 +10,18 @@ import numpy as np
 
 from . import _locate
 
-# The ABI this file declares (INGOT_VERSION_MAJOR in runtime/ingot.h).
+# The ABI this file declares (INGOT_VERSION_MAJOR in runtime/ingot.h), and
+# the least minor version whose functions and structs it declares.
 ABI_MAJOR = 0
+ABI_MINOR_MIN = 4
 
 # ingot_dtype_t -> numpy (values fixed by the bundle format).
 DTYPES = {
     1: np.dtype(np.float32), 2: np.dtype(np.uint8), 3: np.dtype(np.int8),
     4: np.dtype(np.int32), 5: np.dtype(np.int64), 6: np.dtype(np.bool_),
-    7: np.dtype(np.float16), 8: np.dtype(np.float64),
+    7: np.dtype(np.float16), 8: np.dtype(np.float64), 9: np.dtype(np.int16), 10: np.dtype(np.uint16),
+    11: np.dtype(np.uint32), 12: np.dtype(np.uint64),
+    13: np.dtype(np.uint16),  # bfloat16: numpy has none; the raw bits as uint16
 }
 
 
@@ -37,9 +41,13 @@ class BundleOptions(ctypes.Structure):
 
 
 class SessionOptions(ctypes.Structure):
+    # ingot_session_options_t of API 0.4, field for field (a shorter mirror
+    # would let libingot read past the end of it).
     _fields_ = [("allocator", Allocator), ("threads", ctypes.c_uint32),
                 ("arena", ctypes.c_void_p), ("arena_bytes", ctypes.c_uint64),
-                ("pool", ctypes.c_void_p), ("shared_arena", ctypes.c_void_p)]
+                ("pool", ctypes.c_void_p), ("shared_arena", ctypes.c_void_p),
+                ("shared_threads", ctypes.c_void_p), ("parallel_for", ctypes.c_void_p),
+                ("parallel_for_self", ctypes.c_void_p), ("parallel_for_threads", ctypes.c_uint32)]
 
 
 class TensorInfo(ctypes.Structure):
@@ -68,6 +76,18 @@ _PROTOTYPES = {
     "ingot_session_input_data": (_P, [_P, ctypes.c_uint32]),
     "ingot_session_output_data": (_P, [_P, ctypes.c_uint32]),
     "ingot_session_run": (ctypes.c_int, [_P]),
+    # 0.3
+    "ingot_bundle_input_index": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint32)]),
+    "ingot_bundle_output_index": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint32)]),
+    "ingot_session_cancel": (None, [_P]),
+    # 0.4
+    "ingot_bundle_metadata_count": (ctypes.c_uint32, [_P]),
+    "ingot_bundle_metadata_entry": (ctypes.c_int, [_P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p),
+                                                   ctypes.POINTER(ctypes.c_char_p)]),
+    "ingot_session_bind_input": (ctypes.c_int, [_P, ctypes.c_uint32, _P, ctypes.c_uint64]),
+    "ingot_session_bind_output": (ctypes.c_int, [_P, ctypes.c_uint32, _P, ctypes.c_uint64]),
+    "ingot_threads_create": (ctypes.c_int, [ctypes.c_uint32, Allocator, ctypes.POINTER(_P)]),
+    "ingot_threads_release": (None, [_P]),
 }
 
 _lock = threading.Lock()
@@ -101,10 +121,12 @@ def lib():
                         f"{path} has no function {name}: not an Ingot runtime this package can use")
                 fn.restype = restype
                 fn.argtypes = argtypes
-            major = handle.ingot_version() >> 16
-            if major != ABI_MAJOR:
+            version = handle.ingot_version()
+            major, minor = version >> 16, (version >> 8) & 0xFF
+            if major != ABI_MAJOR or minor < ABI_MINOR_MIN:
                 raise _locate.NotFoundError(
-                    f"{path} is Ingot runtime version {major}.x; this package needs {ABI_MAJOR}.x")
+                    f"{path} is Ingot runtime version {major}.{minor}; this package needs "
+                    f"{ABI_MAJOR}.{ABI_MINOR_MIN} or a later {ABI_MAJOR}.x")
             _lib, _lib_path = handle, path
         return _lib
 

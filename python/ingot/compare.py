@@ -91,6 +91,8 @@ def main(argv=None, prog=None, default_via="session"):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--int-atol", type=int, default=0,
+                    help="integer outputs may differ by this much (quantized outputs: steps); default: equal")
     ap.add_argument("--threads", type=int, default=0, help="0: the runtime's default")
     ap.add_argument("--target", action="append", default=None,
                     help="a code target as `ingot compile --target` takes it (repeatable)")
@@ -241,6 +243,13 @@ def main(argv=None, prog=None, default_via="session"):
                     print(f"    worst at {tuple(int(i) for i in idx)}: ingot {got[idx]!r}, "
                           f"onnxruntime {want[idx]!r}")
                     ok = False
+            elif args.int_atol > 0 and want.dtype.kind in "iu":
+                # quantized outputs: within int_atol steps, how many differ said
+                diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+                good = int(diff.max(initial=0)) <= args.int_atol
+                print(f"  {name}: {list(want.shape)} {int((diff != 0).sum())} of {want.size} differ, max "
+                      f"{int(diff.max(initial=0))} (int atol {args.int_atol}) -> {'ok' if good else 'MISMATCH'}")
+                ok = ok and good
             else:
                 equal = np.array_equal(got, want)
                 print(f"  {name}: {list(want.shape)} {'equal' if equal else 'MISMATCH'}")

@@ -97,9 +97,12 @@ class Session:
     device: which kind of code variant to load: None/"auto", "cpu", "cuda" or
     "rocm" (ingot_bundle_options_t.device). public_key: the 32 bytes of an
     Ed25519 public key; the bundle must then carry a valid signature by it.
+    shared_threads: an ingot.Threads whose pool this session shares with
+    others (threads is then ignored).
 
-    Memory: inputs and outputs live in the session's arena (libingot has no
-    call to bind a caller's buffer yet). run() copies each input into the
+    Memory: inputs and outputs live in the session's arena unless bound to
+    arrays of the caller (bind_input, bind_output: no copy at all, the
+    kernels read and write the arrays). run() copies each input into the
     arena once (straight from the array's buffer, whatever its strides), or
     not at all when the array given is the arena's own (see input()). Outputs
     are copied into new arrays by default; run(copy_outputs=False) returns
@@ -112,7 +115,7 @@ class Session:
     False) refers to it any more.
     """
 
-    def __init__(self, bundle_path, threads=1, device=None, public_key=None):
+    def __init__(self, bundle_path, threads=1, device=None, public_key=None, shared_threads=None):
         path = os.fspath(bundle_path)
         if isinstance(threads, bool) or not isinstance(threads, int):
             raise TypeError(f"threads must be an int, not {type(threads).__name__}")
@@ -146,12 +149,22 @@ class Session:
                                     lib.ingot_bundle_output_info, "output")
         session_options = _native.SessionOptions()
         session_options.threads = threads
+        if shared_threads is not None:
+            if not isinstance(shared_threads, Threads):
+                raise TypeError(f"shared_threads must be an ingot.Threads, not {type(shared_threads).__name__}")
+            if shared_threads._holder is None:
+                raise ValueError("shared_threads is closed")
+            session_options.threads = 0
+            session_options.shared_threads = shared_threads._holder.handle
         _check(lib, lib.ingot_session_create(handles.bundle, ctypes.byref(session_options),
                                              ctypes.byref(handles.session)),
                f"cannot create a session on '{path}'")
         self._lib = lib
         self._handles = handles
+        # The pool must outlive the session: its handles hold it.
+        handles.threads = shared_threads._holder if shared_threads is not None else None
         self._path = path
+        self._bound = {}
         self._input_index = {info.name: i for i, info in enumerate(self._inputs)}
         self._input_views = [
             _arena_array(handles, lib.ingot_session_input_data(handles.session, i), info, True)
@@ -213,6 +226,88 @@ class Session:
     @property
     def arena_bytes(self):
         return int(self._lib.ingot_bundle_arena_bytes(self._bundle()))
+
+    @property
+    def metadata(self):
+        """What the bundle was made from (ingot_bundle_metadata): {key: value},
+        e.g. name, model_version, producer, source_sha256, compile_flags;
+        {} for a bundle written before Ingot 0.4."""
+        bundle = self._bundle()
+        out = {}
+        for i in range(self._lib.ingot_bundle_metadata_count(bundle)):
+            key, value = ctypes.c_char_p(), ctypes.c_char_p()
+            _check(self._lib, self._lib.ingot_bundle_metadata_entry(bundle, i, ctypes.byref(key),
+                                                                    ctypes.byref(value)), "metadata")
+            out[_native.text(key.value)] = _native.text(value.value)
+        return out
+
+    def input_index(self, name):
+        """The position of input `name` in Session.inputs (libingot's lookup);
+        IngotError (status "not found") for an unknown name."""
+        return self._index(name, self._lib.ingot_bundle_input_index, "input")
+
+    def output_index(self, name):
+        """The position of output `name` in Session.outputs."""
+        return self._index(name, self._lib.ingot_bundle_output_index, "output")
+
+    def _index(self, name, fn, kind):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} names are str, not {type(name).__name__}")
+        index = ctypes.c_uint32()
+        _check(self._lib, fn(self._bundle(), name.encode(), ctypes.byref(index)), f"{kind} {name!r}")
+        return int(index.value)
+
+    def cancel(self):
+        """Asks a run in progress (in another thread) to stop before its next
+        step; it then raises IngotError with status "cancelled". A cancel
+        between runs cancels the next run (ingot_session_cancel)."""
+        handles = self._handles
+        if handles is not None:
+            self._lib.ingot_session_cancel(handles.session)
+
+    # -- caller-owned buffers ----------------------------------------------------
+
+    def _bind(self, kind, name, array):
+        infos = self._inputs if kind == "input" else self._outputs
+        index = self.input_index(name) if kind == "input" else self.output_index(name)
+        info = infos[index]
+        handles = self._handles
+        fn = self._lib.ingot_session_bind_input if kind == "input" else self._lib.ingot_session_bind_output
+        views = self._input_views if kind == "input" else self._output_views
+        if array is None:
+            _check(self._lib, fn(handles.session, index, None, 0), f"unbind {kind} '{name}'")
+            self._bound.pop((kind, index), None)
+            pointer = (self._lib.ingot_session_input_data(handles.session, index) if kind == "input"
+                       else self._lib.ingot_session_output_data(handles.session, index))
+            views[index] = _arena_array(handles, pointer, info, kind == "input")
+            return
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"{kind} '{name}': expected a numpy.ndarray, got {type(array).__name__}")
+        if array.dtype != info.dtype or tuple(array.shape) != info.shape:
+            raise ValueError(f"{kind} '{name}': the array is {_dtype_text(array.dtype)} {list(array.shape)}, "
+                             f"the model's is {_describe(info)}")
+        if not array.flags.c_contiguous:
+            raise ValueError(f"{kind} '{name}': the array must be C-contiguous")
+        if kind == "output" and not array.flags.writeable:
+            raise ValueError(f"output '{name}': the array must be writable")
+        _check(self._lib, fn(handles.session, index, array.ctypes.data, array.nbytes), f"bind {kind} '{name}'")
+        self._bound[(kind, index)] = array  # kept alive while bound
+        views[index] = array
+
+    def bind_input(self, name, array):
+        """Runs read input `name` straight from `array` (C-contiguous, the
+        input's exact dtype and shape; kept referenced while bound): no copy.
+        run({name: other}) then copies `other` into `array`. None unbinds."""
+        self._bundle()
+        self._bind("input", name, array)
+
+    def bind_output(self, name, array):
+        """Runs write output `name` straight into `array` (writable,
+        C-contiguous, exact dtype and shape); run(copy_outputs=False) returns
+        `array` itself for it. Do not touch it while a run is in progress.
+        None unbinds."""
+        self._bundle()
+        self._bind("output", name, array)
 
     # -- running --------------------------------------------------------------
 
@@ -284,6 +379,7 @@ class Session:
     def close(self):
         """Ends the session (idempotent); see the class's note on memory."""
         self._handles = None
+        self._bound = {}
         self._input_views = []
         self._output_views = []
 
@@ -299,3 +395,39 @@ class Session:
         ins = ", ".join(f"{i.name}: {_describe(i)}" for i in self._inputs)
         outs = ", ".join(f"{o.name}: {_describe(o)}" for o in self._outputs)
         return f"<ingot.Session '{self._path}' ({state}) inputs [{ins}] outputs [{outs}]>"
+
+
+class _PoolHandle:
+    """The native ingot_threads_t; released when the last holder (the Threads
+    object, or a session's handles) lets go, so after every session on it."""
+
+    def __init__(self, lib, handle):
+        self.lib = lib
+        self.handle = handle
+
+    def __del__(self):
+        if self.handle:
+            self.lib.ingot_threads_release(self.handle)
+            self.handle = ctypes.c_void_p()
+
+
+class Threads:
+    """A thread pool that sessions share (ingot_threads_t): pass it as
+    Session(..., shared_threads=pool). count: threads, the calling one
+    included (0: one per online CPU). Sessions on one pool may run at the
+    same time in different threads; one parallel loop uses the pool at a
+    time and the others run on their own thread meanwhile. The native pool
+    is released once close() was called (or the object collected) and no
+    session on it is left."""
+
+    def __init__(self, count=0):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count must be an int >= 0, not {count!r}")
+        lib = _native.lib()
+        handle = ctypes.c_void_p()
+        _check(lib, lib.ingot_threads_create(count, _native.Allocator(), ctypes.byref(handle)),
+               "cannot create a thread pool")
+        self._holder = _PoolHandle(lib, handle)
+
+    def close(self):
+        self._holder = None

@@ -134,7 +134,8 @@ def onnx_dtype_problem(type_proto):
              onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16,
              onnx.TensorProto.INT8, onnx.TensorProto.UINT64, onnx.TensorProto.UINT32,
              onnx.TensorProto.UINT16, onnx.TensorProto.UINT8, onnx.TensorProto.BOOL,
-             onnx.TensorProto.COMPLEX64, onnx.TensorProto.COMPLEX128}
+             onnx.TensorProto.COMPLEX64, onnx.TensorProto.COMPLEX128,
+             onnx.TensorProto.BFLOAT16}  # bfloat16: its raw bits as uint16 (README, "run")
     if et not in np_ok:
         return f"dtype {onnx.TensorProto.DataType.Name(et).lower()}"
     return None
@@ -176,8 +177,14 @@ def error_line(text):
     return None
 
 
+def as_npy(arr):
+    """arr as .npy can hold it: bfloat16 (ml_dtypes, from onnx) as its uint16 bits."""
+    return arr.view(np.uint16) if arr.dtype.name == "bfloat16" else arr
+
+
 def compare(got, want):
     """None when equal within tolerance, else a description."""
+    want = as_npy(want)  # bfloat16 compares bit for bit
     if got.dtype != want.dtype:
         return f"dtype {got.dtype} != expected {want.dtype}", None
     if got.shape != want.shape:
@@ -249,7 +256,7 @@ def run_one(args):
         for i, v in enumerate(graph_inputs):
             arr = read_tensor(os.path.join(data_dir, f"input_{i}.pb"))
             f = os.path.join(tdir, f"input_{i}.npy")
-            np.save(f, arr)
+            np.save(f, as_npy(arr))
             input_files[v.name] = f
             cmd_compile += ["--input-shape", f"{v.name}=" + "x".join(str(d) for d in arr.shape)]
         # Inputs that decide an output shape (a Reshape target, Resize scales,

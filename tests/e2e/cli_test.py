@@ -32,6 +32,7 @@ CASE is one of:
             the output folder or in $TMPDIR, and dies of that signal
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -145,6 +146,37 @@ def case_inspect():
     p = ingot("inspect", bundle)
     check(p.returncode == 0 and "probabilities" in p.stdout and "arena" in p.stdout,
           f"inspect text: {p.stdout} {p.stderr}")
+    # Metadata (API 0.4): what the bundle was made from, in both forms.
+    md = info.get("metadata")
+    if check(isinstance(md, dict), f"inspect --json metadata: {md!r}"):
+        with open(ARGS.model, "rb") as f:
+            want_hash = hashlib.sha256(f.read()).hexdigest()
+        check(md.get("source_sha256") == want_hash, f"source_sha256 {md.get('source_sha256')} != {want_hash}")
+        check(md.get("source") == os.path.basename(ARGS.model), f"source {md.get('source')}")
+        check(md.get("name") == "digits_mlp" and md.get("producer") == "ingot-make_digits"
+              and md.get("model_version") == "0", f"name, producer, version: {md}")
+        flags = md.get("compile_flags", "")
+        check("--input-shape input=1x1x8x8" in flags and "--target" in flags and "--weights auto" in flags
+              and ARGS.work not in flags, f"compile_flags {flags!r}")
+        check(md.get("compiler", "").startswith("ingot 0."), f"compiler {md.get('compiler')}")
+        check(list(md) == sorted(md), f"metadata keys not sorted: {list(md)}")
+    check("\nmetadata:\n" in p.stdout and "source_sha256" in p.stdout and "digits_mlp" in p.stdout,
+          f"inspect text shows no metadata: {p.stdout}")
+    # A bundle written before 0.4 (the fuzz corpus keeps some): no metadata, shown as such.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(ARGS.model))))
+    old = os.path.join(root, "tests", "fuzz", "corpus", "bundle", "digits.ingot")
+    if os.path.exists(old):
+        p_old = ingot("inspect", old, "--json")
+        check(p_old.returncode == 0 and json.loads(p_old.stdout).get("metadata") == {},
+              f"inspect --json of a bundle without metadata: {p_old.stderr}")
+        p_old = ingot("inspect", old)
+        check(p_old.returncode == 0 and "metadata: none" in p_old.stdout, f"inspect text without metadata: {p_old.stdout}")
+    # Byte-reproducible with metadata: the same compile again gives the same bytes.
+    again = os.path.join(ARGS.work, "digits_b1_again.ingot")
+    q = ingot("compile", ARGS.model, "-o", again, "--input-shape", "input=1x1x8x8")
+    if check(q.returncode == 0, f"second compile: {q.stderr}"):
+        with open(bundle, "rb") as f1, open(again, "rb") as f2:
+            check(f1.read() == f2.read(), "two compiles of the same model differ")
 
 
 def case_corrupt():

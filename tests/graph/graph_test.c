@@ -152,9 +152,14 @@ static void test_op_table(void) {
   for (int i = 0; i < INGOT_OP_COUNT_; ++i) {
     const char* name = ingot_op_name((ingot_op_t)i);
     CHECK(name != NULL);
-    CHECK(ingot_op_from_name(name) == (ingot_op_t)i);
+    CHECK(ingot_op_from_domain_name(ingot_op_domain((ingot_op_t)i), name) == (ingot_op_t)i);
   }
   CHECK(ingot_op_from_name("NoSuchOp") == INGOT_OP_COUNT_);
+  /* ONNX Runtime's contrib ops live in their domain only. */
+  CHECK(ingot_op_from_domain_name("com.microsoft", "QLinearAdd") == INGOT_OP_QLINEARADD);
+  CHECK(ingot_op_from_name("QLinearAdd") == INGOT_OP_COUNT_);
+  CHECK(ingot_op_from_domain_name("com.microsoft", "Conv") == INGOT_OP_COUNT_);
+  CHECK(ingot_op_from_domain_name("ai.onnx", "Conv") == INGOT_OP_CONV);
   CHECK(ingot_op_name(INGOT_OP_COUNT_) == NULL);
   int a, b, c, d;
   ingot_op_arity(INGOT_OP_CONV, &a, &b, &c, &d);

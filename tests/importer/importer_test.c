@@ -228,9 +228,11 @@ static void test_external(void) {
 
 static void test_refused(void) {
   import_fails("custom_domain.onnx", INGOT_ERROR_UNSUPPORTED, "com.example", "node 'odd'");
+  import_fails("ms_unknown_op.onnx", INGOT_ERROR_UNSUPPORTED, "operator 'QLinearLeakyRelu' of domain 'com.microsoft'",
+               "node 'leaky'");
   import_fails("unknown_op.onnx", INGOT_ERROR_UNSUPPORTED, "FancyOp", "node 'fancy'");
   import_fails("bad_raw.onnx", INGOT_ERROR_CORRUPT, "raw_data has 12 bytes", "'bad'");
-  import_fails("bad_dtype.onnx", INGOT_ERROR_UNSUPPORTED, "UINT16", "'u16'");
+  import_fails("bad_dtype.onnx", INGOT_ERROR_UNSUPPORTED, "COMPLEX64", "'c64'");
   import_fails("bad_overflow.onnx", INGOT_ERROR_CORRUPT, "overflow", "'huge'");
   import_fails("bad_input.onnx", INGOT_ERROR_CORRUPT, "'nowhere'", "node 'lost' (Relu)");
   import_fails("no_such_file.onnx", INGOT_ERROR_IO, "no_such_file.onnx", NULL);

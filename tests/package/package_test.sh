@@ -9,9 +9,10 @@
 #                 find_package(ingot CONFIG) (static) and pkg-config (shared)
 #   runtime_only  a -DINGOT_RUNTIME_ONLY=ON build that can see nothing but a
 #                 C compiler, zstd and libsodium, installed; both consumers
-#   no_signatures the same with -DINGOT_SIGNATURES=OFF, seeing only zstd:
-#                 libsodium is not linked, not required by ingot.pc, and a
-#                 public key is answered with "unsupported"
+#   no_signatures the same with -DINGOT_SIGNATURES=OFF -DINGOT_GPU_LOADERS=OFF
+#                 (the smallest libingot), seeing only zstd: libsodium is not
+#                 linked, not required by ingot.pc, a public key is answered
+#                 with "unsupported", and no GPU driver is named in it
 #   subproject    add_subdirectory of SOURCE from the consumer's project, the
 #                 whole tree (tests on, to check their paths) and runtime-only
 set -euo pipefail
@@ -103,8 +104,11 @@ case "$case_" in
     consumers "$work/rt/prefix" on
     ;;
   no_signatures)
-    restricted_build "$work/rt" "libzstd" -DINGOT_SIGNATURES=OFF
+    restricted_build "$work/rt" "libzstd" -DINGOT_SIGNATURES=OFF -DINGOT_GPU_LOADERS=OFF
     needs=$(needed "$work/rt/prefix/lib/libingot.so")
+    if grep -q -a -e 'libcuda.so' -e 'libamdhip64' "$work/rt/prefix/lib/libingot.so"; then
+      fail "libingot.so built with INGOT_GPU_LOADERS=OFF still names a GPU driver"
+    fi
     case "$needs" in *sodium*) fail "libingot.so built with INGOT_SIGNATURES=OFF needs: $needs" ;; esac
     requires=$(PKG_CONFIG_PATH="$work/rt/prefix/lib/pkgconfig" pkg-config --print-requires-private ingot)
     case "$requires" in *sodium*) fail "ingot.pc requires $requires" ;; esac

@@ -1,10 +1,13 @@
 /* Memory planner: random cases keep overlapping tensors apart, offsets
  * aligned, arena >= lower bound, and hit the lower bound where the optimum is
  * known (disjoint intervals; intervals sharing one step); live intervals
- * derived from a bundle spec's steps (ingot_bundle_live_intervals). */
+ * derived from a bundle spec's steps (ingot_bundle_live_intervals); the
+ * plan of a spec without code variants (ingot_bundle_plan) equal to the
+ * bundle's, and the firmware files written from it (ingot_firmware_build). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "packager/packager.h"
 
@@ -142,6 +145,66 @@ int main(void) {
     spec.step_count = 0;
     ingot_bundle_live_intervals(&spec, first, last);
     for (int i = 0; i < 6; ++i) CHECK(first[i] == 0 && last[i] == 0, "no steps: tensor %d [%u, %u]", i, first[i], last[i]);
+  }
+  /* ingot_bundle_plan gives the bundle's plan, without code variants; the
+   * firmware writer reads it. tensors: 0 x (input, 4 floats), 1 w (weight),
+   * 2 t (16 floats), 3 y (output, 4 floats), 4 v (view of t);
+   * steps: (x, w -> t), (v -> y). */
+  {
+    ingot_bundle_tensor_t tensors[5] = {{0}};
+    static const float wdata[4] = {1, 2, 3, 4};
+    static const int64_t n4[] = {4}, n16[] = {16};
+    for (int i = 0; i < 5; ++i) {
+      tensors[i].alias_of = UINT32_MAX;
+      tensors[i].storage = INGOT_STORAGE_ARENA;
+      tensors[i].dtype = INGOT_DTYPE_F32;
+      tensors[i].rank = 1;
+      tensors[i].dims[0] = (i == 2 || i == 4) ? n16[0] : n4[0];
+      tensors[i].name = (const char*[]){"x", "w", "t", "y", "v"}[i];
+    }
+    tensors[1].storage = INGOT_STORAGE_WEIGHT;
+    tensors[1].data = wdata;
+    tensors[4].alias_of = 2;
+    static const uint32_t a0[] = {0, 1, 2}, a1[] = {4, 3};
+    ingot_bundle_step_t steps[2] = {{0, a0, 3, "s0"}, {1, a1, 2, "s1"}};
+    static const uint32_t inputs[] = {0}, outputs[] = {3};
+    static const char* const kernels[] = {"k0", "k1"};
+    ingot_bundle_spec_t spec = {.tensors = tensors, .tensor_count = 5, .inputs = inputs, .input_count = 1,
+                                .outputs = outputs, .output_count = 1, .steps = steps, .step_count = 2,
+                                .kernel_names = kernels, .kernel_count = 2};
+    uint64_t offsets[5], arena = 0, lb = 0;
+    CHECK(ingot_bundle_plan(&spec, offsets, &arena, &lb) == INGOT_OK, "plan without code variants");
+    CHECK(offsets[4] == offsets[2] && offsets[1] == 0, "view at %" PRIu64 ", root at %" PRIu64, offsets[4],
+          offsets[2]);
+    CHECK(arena >= lb && lb > 0, "arena %" PRIu64 ", lower bound %" PRIu64, arena, lb);
+    ingot_bundle_code_t code = {.target = "c", .data = "x", .size = 1, .loader = INGOT_LOADER_CPU_ELF};
+    spec.codes = &code;
+    spec.code_count = 1;
+    uint8_t* bundle = NULL;
+    size_t size = 0;
+    ingot_bundle_report_t report;
+    CHECK(ingot_bundle_build(&spec, &bundle, &size, &report) == INGOT_OK && report.arena_bytes == arena &&
+              report.arena_lower_bound == lb,
+          "the bundle's arena %" PRIu64 " vs the plan's %" PRIu64, report.arena_bytes, arena);
+    free(bundle);
+    /* The firmware files from the same spec. */
+    ingot_firmware_t fw;
+    static const char source[] = "/* kernels */\n";
+    CHECK(ingot_firmware_build(&spec, source, sizeof(source) - 1, &fw) == INGOT_OK &&
+              fw.file_count == INGOT_FIRMWARE_FILE_COUNT && fw.arena_bytes == arena && fw.weight_bytes == 16,
+          "firmware: %u files, arena %" PRIu64, fw.file_count, fw.arena_bytes);
+    char want[64];
+    snprintf(want, sizeof(want), "#define INGOT_MODEL_ARENA_BYTES %" PRIu64 "u\n", arena);
+    CHECK(fw.file_count && strstr(fw.files[0].text.data, want), "ingot_model.h lacks '%s'", want);
+    CHECK(fw.file_count && strstr(fw.files[0].text.data, "#define INGOT_MODEL_OUTPUT0_DIMS {4}"), "output dims");
+    CHECK(fw.file_count && !strcmp(fw.files[2].text.data, source), "the kernels' source, unchanged");
+    CHECK(fw.file_count && strstr(fw.files[3].text.data, "0x00,0x00,0x80,0x3f,"), "weight bytes (1.0f)");
+    ingot_firmware_free(&fw);
+    CHECK(ingot_firmware_build(&spec, NULL, 0, &fw) == INGOT_ERROR_INVALID_ARGUMENT && fw.file_count == 0,
+          "no source");
+    tensors[4].alias_of = 4 + 1; /* past the tensors: refused as the bundle writer refuses it */
+    CHECK(ingot_firmware_build(&spec, source, sizeof(source) - 1, &fw) == INGOT_ERROR_INVALID_ARGUMENT &&
+              fw.file_count == 0, "bad alias refused");
   }
   if (g_failures) {
     fprintf(stderr, "%d failures\n", g_failures);

@@ -23,7 +23,9 @@ Exit 0 when every check passes; 77 when a case cannot run here (skipped).
 """
 import argparse
 import gc
+import hashlib
 import os
+import threading
 import shutil
 import subprocess
 import sys
@@ -83,7 +85,7 @@ def case_session(args):
     check(os.path.dirname(ingot.__file__) == os.path.join(args.source, "python", "ingot"),
           f"ingot imported from the source tree ({ingot.__file__})")
     check(ingot.library_path() == os.environ["INGOT_LIB"], f"libingot from $INGOT_LIB: {ingot.library_path()}")
-    check(ingot.runtime_version() == "0.3.0", f"runtime version {ingot.runtime_version()}")
+    check(ingot.runtime_version() == "0.4.0", f"runtime version {ingot.runtime_version()}")
 
     model = os.path.join(args.source, "models", "digits", "model.onnx")
     bundle = os.path.join(args.work, "digits.ingot")
@@ -180,6 +182,55 @@ def case_session(args):
     # Two sessions with several threads give the same answers.
     with ingot.Session(bundle, threads=2) as s2:
         check(float(np.abs(s2.run({"input": x})["probabilities"] - ref).max()) <= 1e-5, "threads=2")
+
+    # API 0.4 from Python: metadata, lookup by name, cancel, bound arrays, a shared pool.
+    with ingot.Session(bundle) as s5:
+        md = s5.metadata
+        with open(model, "rb") as f:
+            want = hashlib.sha256(f.read()).hexdigest()
+        check(md.get("source_sha256") == want and md.get("name") == "digits_mlp"
+              and "--input-shape input=5x1x8x8" in md.get("compile_flags", ""), f"metadata {md}")
+        check(s5.input_index("input") == 0 and s5.output_index("probabilities") == 0, "lookup by name")
+        e = raises(ingot.IngotError, ["nope"], lambda: s5.input_index("nope"), "an unknown input name")
+        check(e is not None and e.status == "not found", f"its status ({getattr(e, 'status', None)})")
+        s5.cancel()
+        e = raises(ingot.IngotError, ["cancelled"], lambda: s5.run({"input": x}), "a cancelled run")
+        check(e is not None and e.status == "cancelled", f"its status ({getattr(e, 'status', None)})")
+        check(float(np.abs(s5.run({"input": x})["probabilities"] - ref).max()) <= 1e-5, "the run after a cancel")
+        xin = x.copy()
+        yout = np.zeros((5, 10), np.float32)
+        s5.bind_input("input", xin)
+        s5.bind_output("probabilities", yout)
+        got = s5.run(copy_outputs=False)["probabilities"]
+        check(got is yout and float(np.abs(yout - ref).max()) <= 1e-5, "run into a bound output array")
+        xin[...] = x[::-1]
+        s5.run()
+        check(float(np.abs(yout - ref_rev).max()) <= 1e-5, "a bound input read in place")
+        raises(ValueError, ["float32 [5, 10]"], lambda: s5.bind_output("probabilities", np.zeros((5, 9), np.float32)),
+               "binding a wrong shape")
+        ro = np.zeros((5, 10), np.float32)
+        ro.flags.writeable = False
+        raises(ValueError, ["writable"], lambda: s5.bind_output("probabilities", ro), "binding a read-only output")
+        s5.bind_output("probabilities", None)
+        yout[...] = 0
+        check(float(np.abs(s5.run()["probabilities"] - ref_rev).max()) <= 1e-5 and not yout.any(),
+              "unbound: the arena again")
+    pool = ingot.Threads(2)
+    shared = [ingot.Session(bundle, shared_threads=pool) for _ in range(2)]
+    pool.close()  # the sessions keep it alive
+    results = [None, None]
+
+    def go(i):
+        results[i] = [shared[i].run({"input": x})["probabilities"] for _ in range(20)]
+    workers = [threading.Thread(target=go, args=(i,)) for i in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    check(all(r is not None and all(float(np.abs(y - ref).max()) <= 1e-5 for y in r) for r in results),
+          "two sessions on one shared pool, run at once")
+    for sh in shared:
+        sh.close()
 
     # compile errors.
     raises(FileNotFoundError, ["ONNX model not found"],

@@ -54,9 +54,10 @@ static ingot_status_t read_container(const char* path, const uint8_t* file, size
   copy.header_crc32 = 0;
   if (ingot_crc32(0, &copy, sizeof copy) != h->header_crc32)
     return ingot_fail(INGOT_ERROR_CORRUPT, "'%s': header checksum mismatch", path);
-  if (h->format_version != INGOT_FORMAT_VERSION || h->endian_mark != INGOT_ENDIAN_MARK)
-    return ingot_fail(INGOT_ERROR_VERSION, "'%s': format version %u, this signer writes %u", path,
-                      h->format_version, INGOT_FORMAT_VERSION);
+  if (h->format_version < INGOT_FORMAT_VERSION_MIN || h->format_version > INGOT_FORMAT_VERSION ||
+      h->endian_mark != INGOT_ENDIAN_MARK)
+    return ingot_fail(INGOT_ERROR_VERSION, "'%s': format version %u, this signer reads %u to %u", path,
+                      h->format_version, INGOT_FORMAT_VERSION_MIN, INGOT_FORMAT_VERSION);
   if (h->file_size != size)
     return ingot_fail(INGOT_ERROR_CORRUPT, "'%s': header says %llu bytes, the file has %zu", path,
                       (unsigned long long)h->file_size, size);

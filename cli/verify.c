@@ -68,9 +68,9 @@ static int check_format(const char* path, const uint8_t* file, size_t size, ingo
   memcpy(h, file, sizeof *h);
   if (h->endian_mark != INGOT_ENDIAN_MARK)
     return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': format: written with another byte order", path);
-  if (h->format_version != INGOT_FORMAT_VERSION)
-    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': format: version %u, this ingot reads %u", path,
-                           h->format_version, INGOT_FORMAT_VERSION);
+  if (h->format_version < INGOT_FORMAT_VERSION_MIN || h->format_version > INGOT_FORMAT_VERSION)
+    return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': format: version %u, this ingot reads %u to %u", path,
+                           h->format_version, INGOT_FORMAT_VERSION_MIN, INGOT_FORMAT_VERSION);
   if (h->file_size != size)
     return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': format: the header says %llu bytes, the file has %zu",
                            path, (unsigned long long)h->file_size, size);

@@ -300,14 +300,31 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
     if (s) return s;
     codes = own;
   }
+  /* Guards (graph/: node.guard): a step may be skipped by its condition
+   * only once the condition is there, a graph input or an argument of an
+   * earlier step; before that it runs (and so do the earlier steps it
+   * reads: they come before it). */
+  uint32_t* first_use = INGOT_ARENA_ARRAY(A, uint32_t, nv ? nv : 1);
+  for (uint32_t v = 0; v < nv; ++v) first_use[v] = UINT32_MAX;
+  for (uint32_t i = 0; i < p->input_count; ++i) first_use[p->inputs[i]] = 0;
+  for (uint32_t k = 0; k < steps; ++k)
+    for (uint32_t a = 0; a < p->steps[k].arg_count; ++a)
+      if (first_use[p->steps[k].args[a]] == UINT32_MAX) first_use[p->steps[k].args[a]] = k + 1;
   ingot_bundle_step_t* bsteps = INGOT_ARENA_ARRAY(A, ingot_bundle_step_t, steps ? steps : 1);
   for (uint32_t k = 0; k < steps; ++k) {
     const ingot_kernel_t* kn = &p->steps[k];
+    const ingot_node_t* node = &g->nodes[kn->node];
     const uint32_t* args = arg_tensor[k];
     bsteps[k].kernel = p->step_kernel[k];
     bsteps[k].args = args;
     bsteps[k].arg_count = kn->arg_count;
-    bsteps[k].name = g->nodes[kn->node].name;
+    bsteps[k].name = node->name;
+    bsteps[k].guard = 0;
+    uint32_t c = node->guard ? node->guard - 1 : UINT32_MAX;
+    if (c < nv && tensor_of[c] != UINT32_MAX && tensor_of[c] < INGOT_STEP_GUARD_TENSOR_MASK &&
+        tensors[tensor_of[c]].storage == INGOT_STORAGE_ARENA &&
+        (first_use[c] <= k || first_use[resolve_alias(p->alias_of, nv, c)] <= k))
+      bsteps[k].guard = (tensor_of[c] + 1) | (node->guard_when ? INGOT_STEP_GUARD_WHEN_TRUE : 0);
   }
   uint32_t* inputs = INGOT_ARENA_ARRAY(A, uint32_t, p->input_count ? p->input_count : 1);
   uint32_t* outputs = INGOT_ARENA_ARRAY(A, uint32_t, p->output_count ? p->output_count : 1);

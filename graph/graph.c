@@ -89,11 +89,21 @@ ingot_status_t ingot_graph_create(ingot_graph_t** out_graph) {
 
 void ingot_graph_destroy(ingot_graph_t* graph) {
   if (!graph) return;
+  for (uint32_t i = 0; i < graph->child_count; ++i) ingot_graph_destroy(graph->children[i]);
+  free(graph->children);
   for (uint32_t i = 0; i < graph->value_count; ++i) free(graph->values[i].data);
   free(graph->values);
   free(graph->nodes);
   ingot_arena_deinit(&graph->arena);
   free(graph);
+}
+
+void ingot_graph_adopt(ingot_graph_t* graph, ingot_graph_t* child) {
+  if (graph->child_count == graph->child_cap) {
+    graph->child_cap = graph->child_cap ? graph->child_cap * 2 : 4;
+    graph->children = ingot_xrealloc(graph->children, sizeof(ingot_graph_t*) * graph->child_cap);
+  }
+  graph->children[graph->child_count++] = child;
 }
 
 /* ---- values and nodes ---- */
@@ -451,6 +461,9 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
         case INGOT_ATTR_TENSOR:
           ingot_strbuf_appendf(sb, "@%s", a->tensor < graph->value_count ? graph->values[a->tensor].name : "?");
           break;
+        case INGOT_ATTR_GRAPH:
+          ingot_strbuf_appendf(sb, "{graph of %u nodes}", a->graph ? a->graph->node_count : 0);
+          break;
         case INGOT_ATTR_STRINGS:
           ingot_strbuf_append(sb, "[");
           for (uint32_t j = 0; j < a->count; ++j) ingot_strbuf_appendf(sb, "%s\"%s\"", j ? "," : "", a->strings[j]);
@@ -466,6 +479,9 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
                            (long long)ep->output_pads[1], (long long)ep->output_pads[2], (long long)ep->output_pads[3]);
     }
     if (n->weight_block) ingot_strbuf_appendf(sb, " panels=%u", n->weight_block);
+    if (n->guard && n->guard - 1 < graph->value_count) {
+      ingot_strbuf_appendf(sb, " if %s%%%s", n->guard_when ? "" : "!", graph->values[n->guard - 1].name);
+    }
     if (ep->activation == INGOT_ACTIVATION_RELU) ingot_strbuf_append(sb, " +relu");
     if (ep->activation == INGOT_ACTIVATION_GELU) ingot_strbuf_append(sb, " +gelu");
     if (ep->activation == INGOT_ACTIVATION_GELU_TANH) ingot_strbuf_append(sb, " +gelu_tanh");

@@ -72,7 +72,10 @@ typedef enum ingot_attr_type_t {
   INGOT_ATTR_FLOATS = 5,
   INGOT_ATTR_TENSOR = 6,     /* `tensor` holds a value id of kind WEIGHT */
   INGOT_ATTR_STRINGS = 7,
+  INGOT_ATTR_GRAPH = 8,      /* `graph` holds a subgraph (the body of If, Loop, Scan) */
 } ingot_attr_type_t;
+
+struct ingot_graph_t;
 
 typedef struct ingot_attr_t {
   const char* name;
@@ -85,6 +88,10 @@ typedef struct ingot_attr_t {
   const char** strings;      /* STRINGS: count entries */
   uint32_t count;
   uint32_t tensor;           /* TENSOR */
+  /* GRAPH: owned by the outermost graph's tree of subgraphs (see
+   * ingot_graph_t.children); several nodes may share one after a pass
+   * copies a node. */
+  struct ingot_graph_t* graph;
 } ingot_attr_t;
 
 /* Fused epilogues a pass may attach to a node (graph/ passes set them, lower/
@@ -392,6 +399,13 @@ typedef struct ingot_node_t {
   int64_t weight_outputs;
   /* Layout choices made before lowering (see ingot_node_layout_t). */
   ingot_node_layout_t layout;
+  /* 0, or 1 + the id of a bool scalar value: the node belongs to a branch of
+   * an If whose condition is known only at run time, and its results are
+   * needed only when that value equals guard_when, so a run may skip it
+   * otherwise (ingot_graph_settle_guards keeps a guard only where skipping
+   * is safe). */
+  uint32_t guard;
+  bool guard_when;
   bool dead;
 } ingot_node_t;
 
@@ -414,10 +428,26 @@ typedef struct ingot_graph_t {
   int64_t model_version;
   /* Layout chooser called by ingot_graph_pack_weights (NULL: defaults). */
   struct ingot_layout_chooser_t* layout_chooser;
+  /* A subgraph (a GRAPH attribute: the body of an If, Loop or Scan) reads
+   * values of the scopes around it by name, as ONNX allows. Each such value
+   * is a value of kind INPUT here, captures[k], not listed in inputs; the
+   * node that carries the subgraph reads the outer value as its input
+   * capture_slots[k] (after the op's own inputs), so sorting and dead-code
+   * elimination of the outer graph see the dependency. Empty for a model's
+   * main graph. */
+  uint32_t* captures;
+  uint32_t* capture_slots;
+  uint32_t capture_count;
+  /* The subgraphs this graph owns (ingot_graph_adopt), destroyed with it. */
+  struct ingot_graph_t** children;
+  uint32_t child_count, child_cap;
 } ingot_graph_t;
 
 ingot_status_t ingot_graph_create(ingot_graph_t** out_graph);
 void ingot_graph_destroy(ingot_graph_t* graph);
+/* `graph` takes over `child` (a subgraph of one of its nodes, or of its
+ * subgraphs' nodes): destroyed with it. */
+void ingot_graph_adopt(ingot_graph_t* graph, ingot_graph_t* child);
 
 /* Appends a value; the name is copied. Returns its id. */
 uint32_t ingot_graph_add_value(ingot_graph_t* graph, const char* name, ingot_value_kind_t kind);
@@ -490,6 +520,40 @@ typedef ingot_status_t (*ingot_node_eval_fn_t)(void* self, ingot_graph_t* graph,
  * NULL), nodes whose inputs are all weights. Outputs that are graph outputs
  * stay computed. */
 ingot_status_t ingot_graph_infer_and_fold(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
+/* Control flow. ingot_graph_infer_and_fold expands each If, Loop and Scan
+ * node when it reaches it (graph/control_flow.c), so that a model's main
+ * graph holds none after it:
+ * - If whose condition is known at compile time (a constant, an input bound
+ *   with ingot_graph_bind_input, a folded value): the taken branch is
+ *   inlined (its values renamed uniquely, its outputs wired to the If's),
+ *   the other dropped. Otherwise it fails: "... must be known at compile
+ *   time".
+ * - Loop whose trip count and condition are known at compile time, each
+ *   iteration (the body's condition output folded as the body is inlined):
+ *   unrolled, the carried values chained from one instance of the body to
+ *   the next, scan outputs stacked along a new axis 0 (Concat).
+ * - Scan (opset 9 on; opset 8 with no sequence_lens) with static sequence
+ *   lengths: unrolled, the scan inputs sliced (Gather) per iteration, in
+ *   either direction, the scan outputs stacked along their axis.
+ * - If whose condition is known only at run time: both branches inlined,
+ *   their nodes guarded (node.guard) by the condition, and each output a
+ *   Where(condition, then, else); the branches must give outputs of one
+ *   dtype and shape (the static plan holds both). A run-time If inside a
+ *   branch of another is refused.
+ * Unrolling stops with INGOT_ERROR_LIMIT past INGOT_UNROLL_MAX_NODES nodes
+ * added to the graph (all expansions of one pass together) or
+ * INGOT_UNROLL_MAX_TRIPS iterations of one Loop. */
+#define INGOT_UNROLL_MAX_NODES 200000u
+#define INGOT_UNROLL_MAX_TRIPS 100000u
+
+/* Keeps node.guard only where skipping the node when its condition says so
+ * is safe: each of its outputs is read only by nodes under the same guard,
+ * or by a Where on that condition that reads it on the side the guard
+ * selects, and is no graph output; other guards are cleared (the node then
+ * always runs). Guards on a condition that became a weight are cleared.
+ * Runs last in ingot_graph_optimize_with. */
+ingot_status_t ingot_graph_settle_guards(ingot_graph_t* graph);
+
 /* Removes Identity/Dropout (inference), nodes whose outputs nobody uses, and
  * weights nobody reads. Compacts the graph, so value and node ids change. */
 ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
@@ -594,7 +658,8 @@ void ingot_graph_compact(ingot_graph_t* graph);
 /* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
  * fold batchnorm, fuse residual adds, GELU chains, MatMul biases and
  * activations, pad conv inputs, DCE,
- * sort, infer again, pads into producers, pack weights, DCE, compact. */
+ * sort, infer again, pads into producers, pack weights, DCE, compact,
+ * settle guards. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size
  * and empty outputs are folded. */

@@ -33,4 +33,18 @@ ingot_status_t ingot_graph_infer_end(ingot_graph_t* graph);
  * value_count entries; free() it). */
 uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph);
 
+/* Control flow (graph/control_flow.c). The walk of
+ * ingot_graph_infer_and_fold hands each If, Loop and Scan node to
+ * ingot_graph_expand_control_flow, which appends the nodes that replace it,
+ * calls `visit` on each right after appending it (to infer and fold it, or
+ * expand it in turn), wires the results to the node's outputs and marks the
+ * node dead. *state (NULL at first) keeps the graph's value names and the
+ * count of nodes added across calls; free it with ingot_cf_state_free. */
+typedef struct ingot_cf_state_t ingot_cf_state_t;
+typedef ingot_status_t (*ingot_graph_visit_fn_t)(void* self, ingot_graph_t* graph, uint32_t node);
+bool ingot_graph_is_control_flow(ingot_op_t op);
+ingot_status_t ingot_graph_expand_control_flow(ingot_graph_t* graph, uint32_t node, ingot_cf_state_t** state,
+                                               ingot_graph_visit_fn_t visit, void* self);
+void ingot_cf_state_free(ingot_cf_state_t* state);
+
 #endif /* INGOT_GRAPH_INTERNAL_H_ */

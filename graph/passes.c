@@ -35,6 +35,7 @@ static void replace_uses(ingot_graph_t* graph, uint32_t from, uint32_t to) {
     for (uint32_t k = 0; k < n->input_count; ++k) {
       if (n->inputs[k] == from) n->inputs[k] = to;
     }
+    if (n->guard == from + 1) n->guard = to + 1;
   }
 }
 
@@ -343,34 +344,69 @@ static ingot_status_t fold_node(ingot_graph_t* graph, uint32_t id, ingot_node_ev
   return s;
 }
 
+/* The state of one infer-and-fold walk: why[v] says why value v could not
+ * be computed at compile time (heap strings, grown with the graph). */
+typedef struct fold_walk_t {
+  ingot_node_eval_fn_t eval;
+  void* eval_self;
+  char** why;
+  uint32_t why_count;
+  ingot_cf_state_t* cf;
+  bool expanded;
+} fold_walk_t;
+
+static void walk_grow(fold_walk_t* w, const ingot_graph_t* graph) {
+  if (w->why_count >= graph->value_count) return;
+  uint32_t n = graph->value_count + graph->value_count / 2 + 16;
+  w->why = ingot_xrealloc(w->why, sizeof(char*) * n);
+  memset(w->why + w->why_count, 0, sizeof(char*) * (n - w->why_count));
+  w->why_count = n;
+}
+
+/* Infers node i and folds it, or expands it when it is control flow. */
+static ingot_status_t walk_node(void* self, ingot_graph_t* graph, uint32_t i) {
+  fold_walk_t* w = self;
+  walk_grow(w, graph);
+  if (graph->nodes[i].dead) return INGOT_OK;
+  if (ingot_graph_is_control_flow(graph->nodes[i].op)) {
+    w->expanded = true;
+    return ingot_graph_expand_control_flow(graph, i, &w->cf, walk_node, w);
+  }
+  ingot_status_t s = ingot_graph_infer_node(graph, i);
+  if (s) {
+    const ingot_node_t* n = &graph->nodes[i];
+    const char* root = NULL;
+    uint32_t at = INGOT_NO_VALUE;
+    for (uint32_t k = 0; k < n->input_count && !root; ++k) {
+      at = n->inputs[k];
+      if (at != INGOT_NO_VALUE && at < w->why_count) root = w->why[at];
+    }
+    if (root && s == INGOT_ERROR_UNSUPPORTED) {
+      char* msg = ingot_xstrdup(ingot_compiler_error());
+      s = ingot_fail(s, "%s; '%s' could not be computed at compile time: %s", msg, graph->values[at].name, root);
+      free(msg);
+    }
+    return s;
+  }
+  walk_grow(w, graph);
+  return fold_node(graph, i, w->eval, w->eval_self, w->why);
+}
+
 ingot_status_t ingot_graph_infer_and_fold(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self) {
   ingot_status_t s = ingot_graph_infer_begin(graph);
   if (s) return s;
-  /* why[v]: why value v could not be computed at compile time (heap). */
-  uint32_t nv = graph->value_count;
-  char** why = ingot_xcalloc(nv ? nv : 1, sizeof(char*));
-  for (uint32_t i = 0; i < graph->node_count && !s; ++i) {
-    if (graph->nodes[i].dead) continue;
-    if ((s = ingot_graph_infer_node(graph, i))) {
-      const ingot_node_t* n = &graph->nodes[i];
-      const char* root = NULL;
-      uint32_t at = INGOT_NO_VALUE;
-      for (uint32_t k = 0; k < n->input_count && !root; ++k) {
-        at = n->inputs[k];
-        if (at != INGOT_NO_VALUE && at < nv) root = why[at];
-      }
-      if (root && s == INGOT_ERROR_UNSUPPORTED) {
-        char* msg = ingot_xstrdup(ingot_compiler_error());
-        s = ingot_fail(s, "%s; '%s' could not be computed at compile time: %s", msg, graph->values[at].name, root);
-        free(msg);
-      }
-      break;
-    }
-    s = fold_node(graph, i, eval, eval_self, why);
-  }
-  for (uint32_t v = 0; v < nv; ++v) free(why[v]);
-  free(why);
+  fold_walk_t w = {eval, eval_self, NULL, 0, NULL, false};
+  walk_grow(&w, graph);
+  /* Nodes that an expansion appends are visited when appended; the walk
+   * meets them again at the end, where inferring them again is harmless
+   * and the folded ones are dead. */
+  for (uint32_t i = 0; i < graph->node_count && !s; ++i) s = walk_node(&w, graph, i);
+  for (uint32_t v = 0; v < w.why_count; ++v) free(w.why[v]);
+  free(w.why);
+  ingot_cf_state_free(w.cf);
   if (s) return s;
+  /* Expanded nodes were appended after the consumers of what they replace. */
+  if (w.expanded && (s = ingot_graph_sort(graph))) return s;
   return ingot_graph_infer_end(graph);
 }
 
@@ -1013,6 +1049,10 @@ void ingot_graph_compact(ingot_graph_t* graph) {
   for (uint32_t i = 0; i < graph->node_count; ++i) {
     ingot_node_t* n = &graph->nodes[i];
     for (uint32_t k = 0; k < n->input_count; ++k) n->inputs[k] = REMAP(n->inputs[k]);
+    if (n->guard) {
+      uint32_t g = REMAP(n->guard - 1);
+      n->guard = g == INGOT_NO_VALUE ? 0 : g + 1;
+    }
     for (uint32_t k = 0; k < n->output_count; ++k) n->outputs[k] = REMAP(n->outputs[k]);
     for (uint32_t k = 0; k < n->attr_count; ++k) {
       if (n->attrs[k].type == INGOT_ATTR_TENSOR && n->attrs[k].tensor < nv) {
@@ -1061,7 +1101,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_pack_weights(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   ingot_graph_compact(graph);
-  return INGOT_OK;
+  return ingot_graph_settle_guards(graph);
 }
 
 ingot_status_t ingot_graph_optimize(ingot_graph_t* graph) { return ingot_graph_optimize_with(graph, NULL, NULL); }

@@ -37,7 +37,20 @@ typedef struct importer_t {
   ingot_import_problem_fn_t on_problem; /* collect-all mode when set */
   void* problem_self;
   uint32_t problems;
+  uint32_t max_nodes;
+  /* A subgraph's importer: the enclosing scope's, whose values a name not
+   * defined here resolves to (NULL for the main graph); how deep it is; the
+   * values read from there (captures of g, and the enclosing value of each:
+   * heap arrays of capture_count entries). */
+  struct importer_t* parent;
+  uint32_t depth;
+  uint32_t* capture_ids;
+  uint32_t* capture_outer;
+  uint32_t capture_count, capture_cap;
 } importer_t;
+
+/* Subgraphs nest at most this deep (a bound on the importer's recursion). */
+#define MAX_SUBGRAPH_DEPTH 32
 
 /* Collect-all mode: reports the error just recorded by ingot_fail (status s)
  * and returns true when the import may go on without the thing it names. */
@@ -93,6 +106,25 @@ static void name_insert(importer_t* imp, uint32_t id) {
 static uint32_t add_value(importer_t* imp, const char* name, ingot_value_kind_t kind) {
   uint32_t id = ingot_graph_add_value(imp->g, name, kind);
   name_insert(imp, id);
+  return id;
+}
+
+/* Looks `name` up in this scope, then in the enclosing ones: a value found
+ * there becomes a capture of this subgraph (an INPUT value of the same
+ * name, recorded with the enclosing value it stands for). */
+static uint32_t resolve(importer_t* imp, const char* name) {
+  uint32_t id = name_find(imp, name);
+  if (id != INGOT_NO_VALUE || !imp->parent) return id;
+  uint32_t outer = resolve(imp->parent, name);
+  if (outer == INGOT_NO_VALUE) return INGOT_NO_VALUE;
+  id = add_value(imp, name, INGOT_VALUE_INPUT);
+  if (imp->capture_count == imp->capture_cap) {
+    imp->capture_cap = imp->capture_cap ? imp->capture_cap * 2 : 8;
+    imp->capture_ids = ingot_xrealloc(imp->capture_ids, sizeof(uint32_t) * imp->capture_cap);
+    imp->capture_outer = ingot_xrealloc(imp->capture_outer, sizeof(uint32_t) * imp->capture_cap);
+  }
+  imp->capture_ids[imp->capture_count] = id;
+  imp->capture_outer[imp->capture_count++] = outer;
   return id;
 }
 
@@ -402,6 +434,7 @@ static ingot_attr_type_t attr_kind(const Onnx__AttributeProto* a) {
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: return INGOT_ATTR_TENSOR;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: return INGOT_ATTR_FLOATS;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: return INGOT_ATTR_INTS;
+      case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return INGOT_ATTR_GRAPH;
       case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return INGOT_ATTR_STRINGS;
       default: return (ingot_attr_type_t)0;
     }
@@ -413,8 +446,89 @@ static ingot_attr_type_t attr_kind(const Onnx__AttributeProto* a) {
   if (a->t) return INGOT_ATTR_TENSOR;
   if (a->n_floats) return INGOT_ATTR_FLOATS;
   if (a->n_ints) return INGOT_ATTR_INTS;
+  if (a->g) return INGOT_ATTR_GRAPH;
   if (a->n_strings) return INGOT_ATTR_STRINGS;
   return (ingot_attr_type_t)0;
+}
+
+static ingot_status_t import_graph(importer_t* imp, const Onnx__GraphProto* gp);
+
+/* Imports the GRAPH attribute `a` of node `node_id` as a subgraph that the
+ * graph adopts, and makes every value the subgraph reads from the scopes
+ * around it an input of the node (appended after its own inputs, each
+ * once, at slots from `own_inputs` on: the node's inputs in the file,
+ * trailing empty ones included, which are padded with absent values). */
+static ingot_status_t import_subgraph(importer_t* imp, const Onnx__AttributeProto* a, uint32_t node_id,
+                                      uint32_t own_inputs, const char* node_name, const char* op,
+                                      ingot_graph_t** out_graph) {
+  *out_graph = NULL;
+  if (!a->g) {
+    return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (%s): graph attribute '%s' holds no graph", node_name, op,
+                      a->name);
+  }
+  if (imp->depth + 1 > MAX_SUBGRAPH_DEPTH) {
+    return ingot_fail(INGOT_ERROR_LIMIT, "node '%s' (%s): subgraphs nest deeper than %d", node_name, op,
+                      MAX_SUBGRAPH_DEPTH);
+  }
+  if (a->g->n_node > imp->max_nodes) {
+    return ingot_fail(INGOT_ERROR_LIMIT, "node '%s' (%s): subgraph '%s' has %zu nodes, above the limit of %u",
+                      node_name, op, a->name, a->g->n_node, imp->max_nodes);
+  }
+  ingot_graph_t* child = NULL;
+  ingot_status_t s = ingot_graph_create(&child);
+  if (s) return s;
+  ingot_graph_adopt(imp->g, child);
+  child->opset = imp->g->opset;
+  importer_t sub = {0};
+  sub.g = child;
+  sub.model_dir = imp->model_dir;
+  sub.max_weight_bytes = imp->max_weight_bytes;
+  sub.weight_bytes = imp->weight_bytes;
+  sub.max_tensor_elements = imp->max_tensor_elements;
+  sub.max_nodes = imp->max_nodes;
+  sub.on_problem = imp->on_problem;
+  sub.problem_self = imp->problem_self;
+  sub.parent = imp;
+  sub.depth = imp->depth + 1;
+  s = import_graph(&sub, a->g);
+  imp->weight_bytes = sub.weight_bytes;
+  imp->problems += sub.problems;
+  if (!s) {
+    child->capture_count = sub.capture_count;
+    child->captures = INGOT_ARENA_ARRAY(&child->arena, uint32_t, sub.capture_count ? sub.capture_count : 1);
+    child->capture_slots = INGOT_ARENA_ARRAY(&child->arena, uint32_t, sub.capture_count ? sub.capture_count : 1);
+    for (uint32_t k = 0; k < sub.capture_count && !s; ++k) {
+      child->captures[k] = sub.capture_ids[k];
+      ingot_node_t* n = &imp->g->nodes[node_id];
+      uint32_t slot = own_inputs;
+      while (slot < n->input_count && n->inputs[slot] != sub.capture_outer[k]) ++slot;
+      if (slot >= n->input_count) {
+        if (own_inputs >= INGOT_NODE_INPUTS_MAX || n->input_count >= INGOT_NODE_INPUTS_MAX) {
+          s = ingot_fail(INGOT_ERROR_LIMIT,
+                         "node '%s' (%s): its subgraphs read more than %d values of the enclosing graph and inputs",
+                         node_name, op, INGOT_NODE_INPUTS_MAX);
+          break;
+        }
+        uint32_t count = n->input_count > own_inputs ? n->input_count : own_inputs;
+        uint32_t* inputs = INGOT_ARENA_ARRAY(&imp->g->arena, uint32_t, count + 1);
+        memcpy(inputs, n->inputs, sizeof(uint32_t) * n->input_count);
+        for (uint32_t i = n->input_count; i < count; ++i) inputs[i] = INGOT_NO_VALUE;
+        inputs[count] = sub.capture_outer[k];
+        slot = count;
+        n->inputs = inputs;
+        n->input_count = count + 1;
+      }
+      child->capture_slots[k] = slot;
+    }
+  } else {
+    s = ingot_fail_prefix(s, "node '%s' (%s) attribute '%s'", node_name, op, a->name);
+  }
+  free(sub.table);
+  free(sub.model_dir_real);
+  free(sub.capture_ids);
+  free(sub.capture_outer);
+  if (!s) *out_graph = child;
+  return s;
 }
 
 static ingot_status_t import_attrs(importer_t* imp, const Onnx__NodeProto* np, uint32_t node_id, const char* node_name,
@@ -493,9 +607,14 @@ static ingot_status_t import_attrs(importer_t* imp, const Onnx__NodeProto* np, u
         out->tensor = id;
         break;
       }
+      case INGOT_ATTR_GRAPH: {
+        ingot_status_t s = import_subgraph(imp, a, node_id, (uint32_t)np->n_input, node_name, op, &out->graph);
+        if (s) return s;
+        break;
+      }
       default:
         return ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                          "node '%s' (%s): attribute '%s' has a type that is not supported (graphs, "
+                          "node '%s' (%s): attribute '%s' has a type that is not supported (graph lists, "
                           "tensor lists, sparse tensors, type protos)",
                           node_name, op, a->name);
     }
@@ -645,6 +764,13 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
       return ingot_fail(INGOT_ERROR_CORRUPT, "the model imports no ai.onnx opset (opset_import is missing or empty)");
     }
   }
+  return import_graph(imp, gp);
+}
+
+/* Imports a GraphProto into imp->g: the model's main graph, or a subgraph
+ * (imp->parent set) whose names may refer to the enclosing scopes. */
+static ingot_status_t import_graph(importer_t* imp, const Onnx__GraphProto* gp) {
+  ingot_graph_t* g = imp->g;
   if (gp->n_sparse_initializer) {
     return ingot_fail(INGOT_ERROR_UNSUPPORTED, "sparse initializers are not supported");
   }
@@ -764,7 +890,7 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
         inputs[k] = INGOT_NO_VALUE;
         continue;
       }
-      inputs[k] = name_find(imp, in);
+      inputs[k] = resolve(imp, in);
       if (inputs[k] == INGOT_NO_VALUE) {
         s = ingot_fail(INGOT_ERROR_CORRUPT,
                        "node '%s' (%s): input '%s' is not defined (no node output, graph input or initializer has that "
@@ -799,11 +925,11 @@ static ingot_status_t import_model(importer_t* imp, const Onnx__ModelProto* mode
   for (size_t i = 0; i < gp->n_output; ++i) {
     const Onnx__ValueInfoProto* vi = gp->output[i];
     if (!vi || !vi->name || !vi->name[0]) return ingot_fail(INGOT_ERROR_CORRUPT, "graph output %zu has no name", i);
-    uint32_t id = name_find(imp, vi->name);
+    uint32_t id = resolve(imp, vi->name);
     if (id == INGOT_NO_VALUE) {
       return ingot_fail(INGOT_ERROR_CORRUPT, "graph output '%s' is not produced by any node", vi->name);
     }
-    if (g->values[id].is_output) return ingot_fail(INGOT_ERROR_CORRUPT, "graph output '%s' is listed twice", vi->name);
+    if (g->values[id].is_output && !imp->parent) return ingot_fail(INGOT_ERROR_CORRUPT, "graph output '%s' is listed twice", vi->name);
     g->values[id].is_output = true;
     g->outputs[g->output_count++] = id;
     /* the declared element type, until inference sets it (a float16 output
@@ -850,6 +976,7 @@ ingot_status_t ingot_import_onnx_memory(const void* data, size_t size, const cha
   imp.max_tensor_elements =
       options && options->max_tensor_elements ? options->max_tensor_elements : DEFAULT_MAX_TENSOR_ELEMENTS;
   imp.on_problem = options ? options->on_problem : NULL;
+  imp.max_nodes = max_nodes;
   imp.problem_self = options ? options->problem_self : NULL;
   s = import_model(&imp, model);
   free(imp.table);

@@ -4,8 +4,12 @@
  * onnx.proto). Handles initializers (become WEIGHT values), Constant nodes
  * (become WEIGHT values), opset imports (the ai.onnx default domain),
  * external data (resolved only inside the model's folder), graph inputs that
- * are also initializers (weights). Unknown ops, other domains, unsupported
- * dtypes: a clear error naming the node and op. */
+ * are also initializers (weights), subgraphs (GRAPH attributes of If, Loop,
+ * Scan: nested graphs the main graph owns, whose reads of the enclosing
+ * scopes' values by name become captures, extra inputs of the node; see
+ * ingot_graph_t.captures). Unknown ops, other domains, unsupported dtypes: a
+ * clear error naming the node and op (inside a subgraph, prefixed with the
+ * node and attribute that hold it). */
 #ifndef INGOT_IMPORTER_H_
 #define INGOT_IMPORTER_H_
 

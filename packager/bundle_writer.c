@@ -155,6 +155,14 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_c
     if (st->kernel >= spec->kernel_count)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: step %u ('%s'): kernel %u of %u",
                         s, name, st->kernel, spec->kernel_count);
+    uint32_t guard = (st->guard & INGOT_STEP_GUARD_TENSOR_MASK) - 1;
+    int64_t guard_numel = 1;
+    for (uint32_t d = 0; st->guard && guard < spec->tensor_count && d < spec->tensors[guard].rank; ++d)
+      guard_numel *= spec->tensors[guard].dims[d];
+    if (st->guard && (guard >= spec->tensor_count || spec->tensors[guard].dtype != INGOT_DTYPE_BOOL ||
+                      guard_numel != 1))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: step %u ('%s'): bad guard %u", s, name,
+                        st->guard);
     if (st->arg_count && !st->args)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: step %u ('%s'): args is NULL", s,
                         name);
@@ -559,7 +567,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   pad_to(&manifest, 8);
   uint32_t arg_begin = 0;
   for (uint32_t s = 0; s < spec->step_count; ++s) {
-    ingot_step_record_t r = {0, arg_begin, spec->steps[s].arg_count, step_str[s]};
+    ingot_step_record_t r = {spec->steps[s].guard, arg_begin, spec->steps[s].arg_count, step_str[s]};
     ingot_strbuf_append_bytes(&manifest, &r, sizeof r);
     arg_begin += spec->steps[s].arg_count;
   }

@@ -77,6 +77,9 @@ typedef struct ingot_bundle_step_t {
   const uint32_t* args;   /* tensor indices */
   uint32_t arg_count;
   const char* name;       /* node name */
+  /* 0, or the step's guard as the step record holds it (ingot_format.h):
+   * INGOT_STEP_GUARD_WHEN_TRUE or not, | 1 + a bool tensor of one element. */
+  uint32_t guard;
 } ingot_bundle_step_t;
 
 /* One weight tensor's bytes in one variant's layout. */

@@ -175,9 +175,9 @@ static ingot_status_t check_header(const uint8_t* file, size_t size, ingot_bundl
     return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: header checksum mismatch");
   if (h->endian_mark != INGOT_ENDIAN_MARK)
     return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: written with another byte order");
-  if (h->format_version != INGOT_FORMAT_VERSION)
-    return ingot_rt_fail(INGOT_ERROR_VERSION, "bundle: format version %u, this runtime reads %u",
-                         h->format_version, INGOT_FORMAT_VERSION);
+  if (h->format_version < INGOT_FORMAT_VERSION_MIN || h->format_version > INGOT_FORMAT_VERSION)
+    return ingot_rt_fail(INGOT_ERROR_VERSION, "bundle: format version %u, this runtime reads %u to %u",
+                         h->format_version, INGOT_FORMAT_VERSION_MIN, INGOT_FORMAT_VERSION);
   if (h->flags != 0 || !all_zero(h->reserved, sizeof h->reserved))
     return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: reserved header fields are not zero");
   if (h->file_size != size)
@@ -412,7 +412,14 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
     if (!STRING_OK(kernels[i])) return MANIFEST_FAIL("kernel %u: bad name offset", i);
   for (uint32_t s = 0; s < h->step_count; ++s) {
     const ingot_step_record_t* r = &steps[s];
-    if (r->reserved != 0) return MANIFEST_FAIL("step %u: reserved field is not zero", s);
+    uint32_t guard_tensor = UINT32_MAX;
+    if (r->guard != 0) {
+      if (b->format_version < 3) return MANIFEST_FAIL("step %u: a guard in a version %u bundle", s, b->format_version);
+      guard_tensor = (r->guard & INGOT_STEP_GUARD_TENSOR_MASK) - 1;
+      if (guard_tensor >= h->tensor_count || b->tensors[guard_tensor].info.dtype != INGOT_DTYPE_BOOL ||
+          b->tensors[guard_tensor].info.bytes != 1)
+        return MANIFEST_FAIL("step %u: the guard is not a bool tensor of one element", s);
+    }
     if ((uint64_t)r->arg_begin + r->arg_count > h->arg_count)
       return MANIFEST_FAIL("step %u: arguments out of range", s);
     if (!STRING_OK(r->name)) return MANIFEST_FAIL("step %u: bad name offset", s);
@@ -420,6 +427,8 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
     b->steps[s].node_name = strings + r->name;
     b->steps[s].arg_begin = r->arg_begin;
     b->steps[s].arg_count = r->arg_count;
+    b->steps[s].guard_tensor = guard_tensor;
+    b->steps[s].guard_when = (r->guard & INGOT_STEP_GUARD_WHEN_TRUE) != 0;
   }
 #undef STRING_OK
   ingot_status_t status = parse_variants(h, variants, launches, weights, weight_count, entries,
@@ -745,9 +754,9 @@ static ingot_status_t check_signature_first(const uint8_t* file, size_t size, co
     return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: bad magic (not an Ingot bundle)");
   if (h->endian_mark != INGOT_ENDIAN_MARK)
     return ingot_rt_fail(INGOT_ERROR_UNSUPPORTED, "bundle: written with another byte order");
-  if (h->format_version != INGOT_FORMAT_VERSION)
-    return ingot_rt_fail(INGOT_ERROR_VERSION, "bundle: format version %u, this runtime reads %u",
-                         h->format_version, INGOT_FORMAT_VERSION);
+  if (h->format_version < INGOT_FORMAT_VERSION_MIN || h->format_version > INGOT_FORMAT_VERSION)
+    return ingot_rt_fail(INGOT_ERROR_VERSION, "bundle: format version %u, this runtime reads %u to %u",
+                         h->format_version, INGOT_FORMAT_VERSION_MIN, INGOT_FORMAT_VERSION);
   if (h->section_count == 0 || h->section_count > INGOT_RT_MAX_SECTIONS)
     return ingot_rt_fail(INGOT_ERROR_CORRUPT, "bundle: %u sections", h->section_count);
   uint64_t table_end = sizeof *h + (uint64_t)h->section_count * sizeof(ingot_section_entry_t);
@@ -810,6 +819,7 @@ static ingot_status_t bundle_open(ingot_bundle_t* b, const uint8_t* file, size_t
   if (status != INGOT_OK) return status;
   b->plan_bytes = entries[plan].raw_size;
 
+  b->format_version = h.format_version;
   status = parse_manifest(b, limits, entries, h.section_count);
   if (status != INGOT_OK) return status;
   status = parse_plan(b, limits);

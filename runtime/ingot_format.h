@@ -10,6 +10,10 @@
  * names its loader kind, carries a launch record per step and its own weight
  * table into a WEIGHTS section of its choosing (version 1 had one WEIGHTS
  * section for all variants and the kernel index in the step record).
+ * Version 3 gave the step record a guard (the field was reserved, zero): a
+ * step of a branch that a run may skip. Readers accept versions
+ * INGOT_FORMAT_VERSION_MIN to INGOT_FORMAT_VERSION (a version 2 bundle is a
+ * version 3 bundle without guards); writers write INGOT_FORMAT_VERSION.
  *
  * File layout:
  *   ingot_bundle_header_t                      (offset 0, 64 bytes)
@@ -60,7 +64,8 @@
 #include <stdint.h>
 
 #define INGOT_BUNDLE_MAGIC "INGOTBND" /* 8 bytes, no terminator in the file */
-#define INGOT_FORMAT_VERSION 2u
+#define INGOT_FORMAT_VERSION 3u
+#define INGOT_FORMAT_VERSION_MIN 2u
 #define INGOT_ENDIAN_MARK 0x01020304u
 #define INGOT_SECTION_ALIGN 64u
 #define INGOT_WEIGHT_ALIGN 64u
@@ -164,8 +169,18 @@ typedef struct ingot_tensor_record_t {
   int64_t dims[INGOT_MAX_RANK];
 } ingot_tensor_record_t;
 
+/* A step's guard (version 3): 0, the step runs in every run. Else the low
+ * 31 bits hold 1 + the index of a bool tensor of one element, computed by an
+ * earlier step or a graph input, and the top bit when the step is needed:
+ * set, when that tensor is true (nonzero); clear, when it is false. A run
+ * may skip a step that is not needed (the CPU runtime does): nothing that
+ * runs reads what such a step writes, except a Where on that tensor, which
+ * reads it on the side it drops. Running it anyway is correct too. */
+#define INGOT_STEP_GUARD_WHEN_TRUE 0x80000000u
+#define INGOT_STEP_GUARD_TENSOR_MASK 0x7fffffffu
+
 typedef struct ingot_step_record_t {
-  uint32_t reserved;          /* zero (the kernel is in each variant's launch record) */
+  uint32_t guard;             /* 0 or a guard (above); the kernel is in each variant's launch record */
   uint32_t arg_begin;         /* first entry in args */
   uint32_t arg_count;
   uint32_t name;              /* string offset: the graph node it came from */

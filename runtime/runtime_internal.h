@@ -157,10 +157,13 @@ typedef struct ingot_rt_step_t {
   const char* node_name;
   uint32_t arg_begin;
   uint32_t arg_count;
+  uint32_t guard_tensor;          /* UINT32_MAX: always runs; else needed only when that bool ... */
+  uint8_t guard_when;             /* ... is this (0 or 1) */
 } ingot_rt_step_t;
 
 struct ingot_bundle_t {
   ingot_allocator_t allocator;
+  uint32_t format_version;  /* INGOT_FORMAT_VERSION_MIN..INGOT_FORMAT_VERSION */
   /* Decompressed sections, each from the allocator. weights is the loaded
    * variant's WEIGHTS section (the others are never decoded): read-only, in
    * place (in the mapped file or the borrowed bytes, weights_copy NULL) or

@@ -370,6 +370,11 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
                            b->step_count, b->steps[i].node_name);
     }
     const ingot_rt_step_t* step = &b->steps[i];
+    /* A step of a branch not taken (its guard is in host memory only on a
+     * host-visible loader; elsewhere every step runs, which is correct too). */
+    if (step->guard_tensor != UINT32_MAX && loader->host_visible &&
+        (*(const uint8_t*)tensor_data(s, step->guard_tensor) != 0) != step->guard_when)
+      continue;
     uint64_t t0 = step_ns ? monotonic_ns() : 0;
     status = loader->launch(s->device, step->kernel, &step->launch, s->args + step->arg_begin, step->arg_count);
     /* A queued launch is timed to its end when profiling, so a device

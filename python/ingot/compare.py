@@ -1,7 +1,7 @@
 """Checks one ONNX model end to end: Ingot against ONNX Runtime.
 
   python -m ingot.compare MODEL.onnx [--input-shape NAME=1x3x224x224]...
-         [--input NAME=FILE.npy]... [--seed S] [--rtol 1e-3] [--atol 1e-4]
+         [--input NAME=FILE.npy]... [--const NAME=FILE.npy]... [--seed S] [--rtol 1e-3] [--atol 1e-4]
          [--target T]... [--threads N] [--via session|cli] [--ingot BIN]
          [--labels Y.npy --expected EXPECTED.json] [--work DIR]
 
@@ -19,6 +19,8 @@ libingot (ingot.Session); --via cli runs `ingot run --input NAME=... --output`
 instead (what tests/e2e/compare.py does, so the CLI's run path and a tool
 under an emulator can be checked). --ingot names the `ingot` tool (default:
 found as ingot._locate says).
+--const NAME=FILE.npy feeds the data to ONNX Runtime as an input and binds
+it at compile time (`ingot compile --const`): the bundle has no such input.
 Exit 0 when everything matches, 1 otherwise.
 """
 import argparse
@@ -84,6 +86,8 @@ def main(argv=None, prog=None, default_via="session"):
                          f"`ingot run` (cli); default {default_via}")
     ap.add_argument("--input-shape", action="append", default=[], metavar="NAME=DIMS")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    ap.add_argument("--const", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="an input bound at compile time (ingot compile --const), fed to onnxruntime as given")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
@@ -124,10 +128,13 @@ def main(argv=None, prog=None, default_via="session"):
         for item in args.input_shape:
             name, _, dims = item.partition("=")
             fixed[name] = parse_dims(dims)
-        given = {}
-        for item in args.input:
+        given, consts = {}, {}
+        for item in args.input + args.const:
             name, _, path = item.partition("=")
             given[name] = np.load(path)
+        for item in args.const:
+            name, _, path = item.partition("=")
+            consts[name] = path
         rng = np.random.default_rng(args.seed)
         feeds, shape_flags, input_flags = {}, [], []
         names = [i.name for i in sess.get_inputs()]
@@ -148,12 +155,15 @@ def main(argv=None, prog=None, default_via="session"):
                 shape = fixed.get(inp.name) or [d if isinstance(d, int) and d >= 0 else 1
                                                 for d in inp.shape]
                 data = make_input(rng, dtype, shape)
+            if inp.name in consts:
+                feeds[inp.name] = data
+                continue
             if symbolic or inp.name in fixed or list(shape) != list(inp.shape):
                 shape_flags += ["--input-shape", f"{inp.name}={'x'.join(str(d) for d in shape)}"]
             feeds[inp.name] = data
             if args.via == "cli":
                 path = os.path.join(work, f"input{len(input_flags) // 2}.npy")
-                np.save(path, np.ascontiguousarray(data))
+                np.save(path, np.array(data, order="C"))  # (ascontiguousarray makes a scalar 1-D)
                 input_flags += ["--input", f"{inp.name}={path}"]
 
         t0 = time.monotonic()
@@ -163,6 +173,8 @@ def main(argv=None, prog=None, default_via="session"):
 
         bundle = os.path.join(work, "model.ingot")
         cmd = [tool, "compile", args.model, "-o", bundle, *shape_flags]
+        for name, path in consts.items():
+            cmd += ["--const", f"{name}={path}"]
         for target in args.target or []:
             cmd += ["--target", target]
         p, compile_s = run_cmd(cmd, "ingot compile")
@@ -186,7 +198,7 @@ def main(argv=None, prog=None, default_via="session"):
                 with Session(bundle, threads=args.threads) as session:
                     open_s = time.monotonic() - t0
                     t0 = time.monotonic()
-                    got_all = session.run(feeds)
+                    got_all = session.run({k: v for k, v in feeds.items() if k not in consts})
                     run_s = time.monotonic() - t0
                     target = session.target
             except (IngotError, NotFoundError, ValueError, TypeError, OSError) as e:

@@ -141,6 +141,12 @@ def main():
     items = seeds()
     items.append(("digits", onnx.load(os.path.join(ROOT, "models", "digits", "model.onnx")),
                   ["--input-shape", "input=1x1x8x8"]))
+    # Control flow (models/make_control_cases.py): subgraphs with captured
+    # values; a run-time If and a guarded Loop give bundles with step guards.
+    sys.path.insert(0, os.path.join(ROOT, "models"))
+    import make_control_cases as cc  # noqa: E402
+    items += [("control_if", cc.if_branch(), []), ("control_loop", cc.loop_counter(), []),
+              ("control_while", cc.loop_while(), []), ("control_scan", cc.scan_rnn(np.random.default_rng(16)), [])]
     for name, m, flags in items:
         path = os.path.join(imp, name + ".onnx")
         with open(path, "wb") as f:

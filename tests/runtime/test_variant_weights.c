@@ -348,7 +348,7 @@ static void test_lying_records(const uint8_t* data, size_t size) {
   const uint64_t V = sizeof(ingot_variant_record_t), LR = sizeof(ingot_launch_record_t);
   expect_refused(&flat, offsetof(ingot_manifest_header_t, variant_count), 3, "3 variants for 2 code sections",
                  "variant count");
-  expect_refused(&flat, L.steps + offsetof(ingot_step_record_t, reserved), 1, "reserved", "step reserved");
+  expect_refused(&flat, L.steps + offsetof(ingot_step_record_t, guard), 0x7fffffffu, "guard", "step guard");
   expect_refused(&flat, L.variants + offsetof(ingot_variant_record_t, code_section), flat.manifest_index,
                  "is not the next CODE section", "code section -> manifest");
   uint32_t code0, weights1;

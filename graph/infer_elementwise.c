@@ -236,18 +236,26 @@ static ingot_dtype_t onnx_dtype(int64_t t) {
   }
 }
 
-ingot_status_t infer_CAST(infer_ctx_t* c) {
+/* The dtype of attribute 'to' (Cast, BitCast). */
+static ingot_status_t cast_target(infer_ctx_t* c, ingot_dtype_t* out) {
   const ingot_attr_t* to = ingot_node_attr(c->n, "to");
   if (!to || to->type != INGOT_ATTR_INT) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'to' (an int) is required");
   }
-  ingot_dtype_t t = onnx_dtype(to->i);
-  if (t == INGOT_DTYPE_INVALID) {
+  *out = onnx_dtype(to->i);
+  if (*out == INGOT_DTYPE_INVALID) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
-                      "attribute 'to' = %lld: that target dtype is not supported (float, double, float16, int64, "
-                      "int32, int8, uint8, bool are)",
+                      "attribute 'to' = %lld: that target dtype is not supported (float, double, float16, bfloat16, "
+                      "int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool are)",
                       (long long)to->i);
   }
+  return INGOT_OK;
+}
+
+ingot_status_t infer_CAST(infer_ctx_t* c) {
+  ingot_dtype_t t;
+  ingot_status_t s = cast_target(c, &t);
+  if (s) return s;
   const ingot_value_t* x = infer_input(c, 0);
   infer_set_output(c, 0, t, x->rank, x->dims);
   return INGOT_OK;
@@ -255,15 +263,9 @@ ingot_status_t infer_CAST(infer_ctx_t* c) {
 
 /* BitCast: the same bytes as dtype 'to', which must be as wide. */
 ingot_status_t infer_bitcast(infer_ctx_t* c) {
-  const ingot_attr_t* to = ingot_node_attr(c->n, "to");
-  if (!to || to->type != INGOT_ATTR_INT) {
-    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'to' (an int) is required");
-  }
-  ingot_dtype_t t = onnx_dtype(to->i);
-  if (t == INGOT_DTYPE_INVALID) {
-    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "attribute 'to' = %lld: that target dtype is not supported",
-                      (long long)to->i);
-  }
+  ingot_dtype_t t;
+  ingot_status_t s = cast_target(c, &t);
+  if (s) return s;
   const ingot_value_t* x = infer_input(c, 0);
   if (ingot_graph_dtype_size(t) != ingot_graph_dtype_size(x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s and %s differ in width", ingot_graph_dtype_name(x->dtype),

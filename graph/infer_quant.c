@@ -120,15 +120,20 @@ ingot_status_t params_parse_quant(const ingot_graph_t* graph, uint32_t node, ing
     ingot_dtype_t t = INGOT_DTYPE_INVALID;
     if (attr == 0 || attr == 2) t = INGOT_DTYPE_U8; /* absent: uint8, unless a zero point says otherwise */
     if (attr == 3) t = INGOT_DTYPE_I8;
+    if (attr == 4) t = INGOT_DTYPE_U16;
+    if (attr == 5) t = INGOT_DTYPE_I16;
     if (t == INGOT_DTYPE_INVALID) {
       return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                        "attribute 'output_dtype' = %lld (%s): that quantized dtype is not supported (uint8, int8 are)",
+                        "attribute 'output_dtype' = %lld (%s): that quantized dtype is not supported (uint8, int8, "
+                        "uint16, int16 are)",
                         (long long)attr, onnx_type_name(attr));
     }
     if (zp) {
-      if (zp->dtype != INGOT_DTYPE_U8 && zp->dtype != INGOT_DTYPE_I8) {
+      if (zp->dtype != INGOT_DTYPE_U8 && zp->dtype != INGOT_DTYPE_I8 && zp->dtype != INGOT_DTYPE_U16 &&
+          zp->dtype != INGOT_DTYPE_I16) {
         return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                          "zero point '%s' has dtype %s: that quantized dtype is not supported (uint8, int8 are)",
+                          "zero point '%s' has dtype %s: that quantized dtype is not supported (uint8, int8, uint16, "
+                          "int16 are)",
                           zp->name, ingot_graph_dtype_name(zp->dtype));
       }
       if (attr != 0 && zp->dtype != t) {
@@ -140,10 +145,12 @@ ingot_status_t params_parse_quant(const ingot_graph_t* graph, uint32_t node, ing
     }
     out->qtype = t;
   } else {
-    if (x->dtype != INGOT_DTYPE_U8 && x->dtype != INGOT_DTYPE_I8 && x->dtype != INGOT_DTYPE_I32) {
+    if (x->dtype != INGOT_DTYPE_U8 && x->dtype != INGOT_DTYPE_I8 && x->dtype != INGOT_DTYPE_U16 &&
+        x->dtype != INGOT_DTYPE_I16 && x->dtype != INGOT_DTYPE_I32) {
       return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                        "x '%s' has dtype %s: that quantized dtype is not supported (uint8, int8, int32 are)", x->name,
-                        ingot_graph_dtype_name(x->dtype));
+                        "x '%s' has dtype %s: that quantized dtype is not supported (uint8, int8, uint16, int16, "
+                        "int32 are)",
+                        x->name, ingot_graph_dtype_name(x->dtype));
     }
     if (zp && zp->dtype != x->dtype) {
       return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "zero point '%s' has dtype %s, x has %s", zp->name,

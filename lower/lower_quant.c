@@ -86,8 +86,12 @@ static ingot_ir_expr_t* param_index(lower_ctx_t* ctx, const ingot_quant_params_t
 static ingot_ir_expr_t* f32(ingot_ir_func_t* f, double v) { return ingot_ir_float(f, INGOT_DTYPE_F32, v); }
 
 static void quant_range(ingot_dtype_t t, double* lo, double* hi) {
-  *lo = t == INGOT_DTYPE_I8 ? -128.0 : 0.0;
-  *hi = t == INGOT_DTYPE_I8 ? 127.0 : 255.0;
+  switch (t) {
+    case INGOT_DTYPE_I8: *lo = -128.0, *hi = 127.0; break;
+    case INGOT_DTYPE_U16: *lo = 0.0, *hi = 65535.0; break;
+    case INGOT_DTYPE_I16: *lo = -32768.0, *hi = 32767.0; break;
+    default: *lo = 0.0, *hi = 255.0; break;
+  }
 }
 
 /* saturate(round(xf / scale) + zpf) as dtype t; xf, scale, zpf float32. */
@@ -125,7 +129,8 @@ static ingot_status_t lower_linear(lower_ctx_t* ctx, bool quantize) {
   ingot_status_t s;
   if ((s = lower_refuse_activation(ctx))) return s;
   uint32_t xdt = quantize ? LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT(INGOT_DTYPE_I32)
-                          : LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_I32);
+                          : LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_U16) |
+                                LOWER_DT(INGOT_DTYPE_I16) | LOWER_DT(INGOT_DTYPE_I32);
   uint32_t qdt = LOWER_DT(q->qtype);
   if ((s = lower_check_value_dt(ctx, x, xdt)) || (s = lower_check_value_dt(ctx, sc, LOWER_DT(INGOT_DTYPE_F32))) ||
       (zp != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, zp, qdt))) ||

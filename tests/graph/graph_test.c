@@ -1221,8 +1221,8 @@ static void test_quant_params(void) {
   set_int(g, q, "block_size", 2);
   expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "ceil(length / block_size)");
   g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_INVALID, &q);
-  set_int(g, q, "output_dtype", 5);
-  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'q' (QuantizeLinear)", "'output_dtype' = 5 (int16)");
+  set_int(g, q, "output_dtype", 22);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'q' (QuantizeLinear)", "'output_dtype' = 22 (int4)");
   g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_I8, &q);
   set_int(g, q, "output_dtype", 2);
   expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "differs from the zero point's");

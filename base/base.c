@@ -3,6 +3,7 @@
 #include "base/base.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,4 +254,22 @@ ingot_status_t ingot_file_write_atomic(const char* path, const void* data, size_
   ingot_cleanup_drop(slot);
   free(tmp);
   return INGOT_OK;
+}
+
+/* ---- half-precision bits ---- */
+
+double ingot_half_to_double(uint16_t h) {
+  int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v;
+  if (exp == 0) v = ldexp((double)mant, -24);
+  else if (exp == 31) v = mant ? NAN : INFINITY;
+  else v = ldexp((double)(mant | 0x400), exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+double ingot_bf16_to_double(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
 }

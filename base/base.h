@@ -86,6 +86,11 @@ void ingot_strbuf_vappendf(ingot_strbuf_t* sb, const char* fmt, va_list args);
 void ingot_strbuf_append_bytes(ingot_strbuf_t* sb, const void* data, size_t bytes);
 void ingot_strbuf_free(ingot_strbuf_t* sb);
 
+/* The value of float16 / bfloat16 bits (exact in a double; NaN and the
+ * infinities kept). The compiler's one host-side decoder of both. */
+double ingot_half_to_double(uint16_t bits);
+double ingot_bf16_to_double(uint16_t bits);
+
 /* Multiplies/adds with overflow detection; false on overflow. */
 bool ingot_mul_u64(uint64_t a, uint64_t b, uint64_t* out);
 bool ingot_add_u64(uint64_t a, uint64_t b, uint64_t* out);

@@ -307,20 +307,8 @@ static double element_as_double(const void* data, ingot_dtype_t dtype, size_t i)
     case INGOT_DTYPE_U16: return ((const uint16_t*)data)[i];
     case INGOT_DTYPE_U32: return ((const uint32_t*)data)[i];
     case INGOT_DTYPE_U64: return (double)((const uint64_t*)data)[i];
-    case INGOT_DTYPE_BF16: {
-      uint32_t bits = (uint32_t)((const uint16_t*)data)[i] << 16;
-      float f;
-      memcpy(&f, &bits, 4);
-      return f;
-    }
-    case INGOT_DTYPE_F16: {
-      uint16_t h = ((const uint16_t*)data)[i];
-      int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-      double v = e == 0 ? m / 1024.0 / 16384.0
-                 : e == 31 ? (m ? (double)NAN : (double)INFINITY)
-                           : (1.0 + m / 1024.0) * (double)(1u << e) / 32768.0;
-      return (h & 0x8000) ? -v : v;
-    }
+    case INGOT_DTYPE_BF16: return ingot_bf16_to_double(((const uint16_t*)data)[i]);
+    case INGOT_DTYPE_F16: return ingot_half_to_double(((const uint16_t*)data)[i]);
     default: return 0.0;
   }
 }

@@ -24,27 +24,6 @@
 
 static bool is_half(ingot_dtype_t t) { return t == INGOT_DTYPE_F16 || t == INGOT_DTYPE_BF16; }
 
-static float half_bits_to_float(uint16_t h, bool bf16) {
-  uint32_t u;
-  if (bf16) {
-    u = (uint32_t)h << 16;
-  } else {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    if (e == 0) {
-      float f = (float)m * 0x1p-24f;
-      memcpy(&u, &f, 4);
-      u |= sign;
-    } else if (e == 31) {
-      u = sign | 0x7f800000u | (m << 13);
-    } else {
-      u = sign | ((e + 112u) << 23) | (m << 13);
-    }
-  }
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
 /* Rewires every node input `from` to `to`, except node `skip`. */
 static void rewire_inputs(ingot_graph_t* graph, uint32_t from, uint32_t to, uint32_t skip) {
   for (uint32_t n = 0; n < graph->node_count; ++n) {
@@ -85,7 +64,10 @@ ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph) {
     if (val->kind == INGOT_VALUE_WEIGHT) {
       int64_t n = val->rank >= 0 ? ingot_value_numel(val) : 0;
       float* data = ingot_xmalloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-      for (int64_t i = 0; i < n; ++i) data[i] = half_bits_to_float(((const uint16_t*)val->data)[i], bf16);
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h = ((const uint16_t*)val->data)[i];
+        data[i] = (float)(bf16 ? ingot_bf16_to_double(h) : ingot_half_to_double(h)); /* exact */
+      }
       int64_t dims[INGOT_MAX_RANK];
       memcpy(dims, val->dims, sizeof(dims));
       ingot_graph_set_weight(graph, v, INGOT_DTYPE_F32, val->rank, dims, data);

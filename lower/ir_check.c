@@ -737,16 +737,7 @@ static void interp_fail(interp_ctx_t* c, const char* what) {
   ingot_strbuf_free(&sb);
 }
 
-/* IEEE half <-> float, round to nearest even. */
-static double half_to_double(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0) v = ldexp((double)mant, -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = ldexp((double)(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
+/* IEEE half <-> float, round to nearest even (decoding: base/). */
 static uint16_t double_to_half(double d) {
   float x = (float)d;
   uint32_t bits;
@@ -772,12 +763,6 @@ static uint16_t double_to_half(double d) {
   return sign | (uint16_t)h;
 }
 
-static double bf16_to_double(uint16_t b) {
-  uint32_t u = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
 static uint16_t double_to_bf16(double v) {
   float f = (float)v;
   uint32_t u;
@@ -789,8 +774,8 @@ static uint16_t double_to_bf16(double v) {
 /* Rounds a float result to its dtype's precision. */
 static double round_float(ingot_dtype_t t, double v) {
   if (t == INGOT_DTYPE_F32) return (double)(float)v;
-  if (t == INGOT_DTYPE_F16) return half_to_double(double_to_half(v));
-  if (t == INGOT_DTYPE_BF16) return bf16_to_double(double_to_bf16(v));
+  if (t == INGOT_DTYPE_F16) return ingot_half_to_double(double_to_half(v));
+  if (t == INGOT_DTYPE_BF16) return ingot_bf16_to_double(double_to_bf16(v));
   return v;
 }
 
@@ -835,8 +820,8 @@ static value_t load_elem(ingot_dtype_t t, const void* base, int64_t i) {
   switch (t) {
     case INGOT_DTYPE_F32: r.f = ((const float*)base)[i]; break;
     case INGOT_DTYPE_F64: r.f = ((const double*)base)[i]; break;
-    case INGOT_DTYPE_F16: r.f = half_to_double(((const uint16_t*)base)[i]); break;
-    case INGOT_DTYPE_BF16: r.f = bf16_to_double(((const uint16_t*)base)[i]); break;
+    case INGOT_DTYPE_F16: r.f = ingot_half_to_double(((const uint16_t*)base)[i]); break;
+    case INGOT_DTYPE_BF16: r.f = ingot_bf16_to_double(((const uint16_t*)base)[i]); break;
     case INGOT_DTYPE_I64: r.i = ((const int64_t*)base)[i]; break;
     case INGOT_DTYPE_I32: r.i = ((const int32_t*)base)[i]; break;
     case INGOT_DTYPE_I8: r.i = ((const int8_t*)base)[i]; break;

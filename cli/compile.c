@@ -40,6 +40,7 @@ typedef struct compile_options_t {
   bool quiet;
   bool verbose;
   uint32_t weights_codec;      /* --weights: 0 auto, 1 zstd, 2 raw (ingot_driver_options_t) */
+  uint32_t activation_block;   /* --layout: 0 auto, 1 nchw, else 4, 8, 16 (ingot_driver_options_t) */
 } compile_options_t;
 
 static void compile_usage(FILE* out) {
@@ -90,6 +91,11 @@ static void compile_usage(FILE* out) {
           "                           used in place at open: least memory, fastest open), zstd\n"
           "                           (smallest file, decoded into memory at open), auto (zstd\n"
           "                           only where it saves 20 %% or more; the default)\n"
+          "  --layout auto|nchw|nchw4c|nchw8c|nchw16c\n"
+          "                           activations of convolution regions: blocks of channels\n"
+          "                           (NCHW16c: 16 channels a vector), converted back once at\n"
+          "                           a region's edge; auto: the target's float32 lanes (the\n"
+          "                           default), nchw: none\n"
           "  -v, --verbose            print each stage's wall time (import, passes, lower,\n"
           "                           schedule, codegen, package, write) on stderr after the\n"
           "                           compile, and progress lines while it runs (below); with\n"
@@ -107,7 +113,7 @@ static void compile_usage(FILE* out) {
 
 enum {
   OPT_TARGET = 256, OPT_TUNING_LOG, OPT_EMIT_C, OPT_CC, OPT_INPUT_SHAPE, OPT_CONST, OPT_DUMP_SPACE,
-  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS, OPT_EMIT_FIRMWARE,
+  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS, OPT_LAYOUT, OPT_EMIT_FIRMWARE,
 };
 
 static const struct option kCompileOptions[] = {
@@ -119,6 +125,7 @@ static const struct option kCompileOptions[] = {
     {"emit-firmware", required_argument, NULL, OPT_EMIT_FIRMWARE},
     {"cc", required_argument, NULL, OPT_CC},
     {"weights", required_argument, NULL, OPT_WEIGHTS},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
     {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
     {"const", required_argument, NULL, OPT_CONST},
     {"dump-space", required_argument, NULL, OPT_DUMP_SPACE},
@@ -180,6 +187,14 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
         else if (!strcmp(value, "zstd")) o->weights_codec = 1;
         else if (!strcmp(value, "raw")) o->weights_codec = 2;
         else return ingot_cli_usage_error("compile", "--weights takes auto, zstd or raw, not '%s'", value);
+        break;
+      case OPT_LAYOUT:
+        if (!strcmp(value, "auto")) o->activation_block = 0;
+        else if (!strcmp(value, "nchw")) o->activation_block = 1;
+        else if (!strcmp(value, "nchw4c")) o->activation_block = 4;
+        else if (!strcmp(value, "nchw8c")) o->activation_block = 8;
+        else if (!strcmp(value, "nchw16c")) o->activation_block = 16;
+        else return ingot_cli_usage_error("compile", "--layout takes auto, nchw, nchw4c, nchw8c or nchw16c, not '%s'", value);
         break;
       case OPT_INPUT_SHAPE:
         if (o->input_shape_count == 64) return ingot_cli_usage_error("compile", "too many --input-shape options%s", "");
@@ -429,6 +444,7 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .emit_firmware_dir = o->emit_firmware,
         .firmware_only = o->emit_firmware && !o->output,
         .weights_codec = o->weights_codec,
+        .activation_block = o->activation_block,
         .hook_self = &hooks, .on_graph = print_graph, .on_lowered = list_space, .on_kernel = print_kernel,
         .on_progress = on_progress,
     };

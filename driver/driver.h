@@ -198,6 +198,11 @@ typedef struct ingot_driver_options_t {
    * in place), 1 zstd (whenever smaller), 2 raw: the values of
    * ingot_bundle_weights_codec_t (packager/packager.h). */
   uint32_t weights_codec;
+  /* Activation layout of convolution regions (ingot_graph_block_activations):
+   * 0 auto (blocks of the first CPU target's float32 lanes: 16 with 64-byte
+   * vectors, 8 with 32, 4 with 16; none for GPU targets), 1 none (NCHW
+   * throughout), else the channels a block holds (4, 8, 16). */
+  uint32_t activation_block;
   /* Progress of ingot_driver_compile (given hook_self), optional: see
    * ingot_driver_progress_t. */
   ingot_driver_progress_fn_t on_progress;

@@ -78,6 +78,29 @@ static ingot_status_t bind_const(ingot_graph_t* graph, const ingot_driver_const_
   return INGOT_OK;
 }
 
+static ingot_status_t parse_targets(const ingot_driver_options_t* o, ingot_target_t* targets, uint32_t* out_count);
+
+/* The channels of an activation block (ingot_graph_block_activations) for
+ * every graph of one compile (one per target or not, and the tuner's), so
+ * that they all have one structure: o->activation_block, else the first
+ * target's float32 lanes (16 with 64-byte vectors, 8 with 32, 4 with 16);
+ * 0 (NCHW) when any target is a GPU (its templates lay data out their own
+ * way) or o->activation_block is 1. */
+static uint32_t driver_activation_block(const ingot_driver_options_t* o) {
+  if (o->activation_block == 1) return 0;
+  if (o->activation_block) return o->activation_block;
+  ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
+  uint32_t count = 0;
+  if (parse_targets(o, targets, &count) != INGOT_OK || count == 0) {
+    ingot_compiler_error_clear(); /* parse_targets reports a bad target elsewhere */
+    return 0;
+  }
+  for (uint32_t t = 0; t < count; ++t)
+    if (targets[t].kind == INGOT_TARGET_CUDA || targets[t].kind == INGOT_TARGET_ROCM) return 0;
+  uint32_t block = targets[0].vector_bytes / 4;
+  return block >= 4 ? block : 0;
+}
+
 /* Import, shapes, constants, optimize. A tuning log's layout knobs act in
  * the packing pass, before lowering, for `targets`. One graph holds one
  * layout per node: where the targets' records differ, `out_differs` NULL
@@ -104,6 +127,7 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
     bool gpu = false;
     for (uint32_t t = 0; t < target_count; ++t)
       gpu |= targets[t].kind == INGOT_TARGET_CUDA || targets[t].kind == INGOT_TARGET_ROCM;
+    ingot_graph_set_activation_block(graph, driver_activation_block(o));
     if (custom)
       ingot_graph_set_layout_chooser(graph, custom);
     else if (log || gpu) /* a GPU target lays weights out its own way (schedule/template.c) */
@@ -133,8 +157,6 @@ ingot_status_t driver_load_graph_layout(const ingot_driver_options_t* o, ingot_l
   *out_graph = NULL;
   return load_graph_with(o, NULL, NULL, 0, false, chooser, NULL, NULL, out_graph);
 }
-
-static ingot_status_t parse_targets(const ingot_driver_options_t* o, ingot_target_t* targets, uint32_t* out_count);
 
 ingot_status_t ingot_driver_load_graph(const ingot_driver_options_t* o, ingot_graph_t** out_graph) {
   if (out_graph) *out_graph = NULL;

@@ -428,6 +428,9 @@ typedef struct ingot_graph_t {
   int64_t model_version;
   /* Layout chooser called by ingot_graph_pack_weights (NULL: defaults). */
   struct ingot_layout_chooser_t* layout_chooser;
+  /* Channels a block of the blocked activation layout holds
+   * (ingot_graph_block_activations; 0: activations stay NCHW). */
+  uint32_t activation_block;
   /* A subgraph (a GRAPH attribute: the body of an If, Loop or Scan) reads
    * values of the scopes around it by name, as ONNX allows. Each such value
    * is a value of kind INPUT here, captures[k], not listed in inputs; the
@@ -623,7 +626,28 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph);
  * vector, and each panel as one stream (graph/passes_layout.c). Needs
  * inferred shapes. */
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph);
-/* The layout options of `node` (its weight read in its ONNX layout, packed
+/* Blocked activation layouts (graph/passes_layout.c). With
+ * graph->activation_block = B (the caller's choice from the target: the
+ * float32 lanes of a vector), regions of 2-D float32 convolutions and the
+ * ops between them keep their activations as [N, ceil(C/B), H, W, B]
+ * (NCHW<B>c; channels past C are zero), so a kernel loads and stores whole
+ * vectors of channels:
+ *   Conv (group 1, or depthwise with a blocked input; no pads left, as
+ *     ingot_graph_pad_conv_inputs leaves them) -> ConvBlocked (ai.ingot),
+ *     the weight re-laid once: [OCb, ICb, KH, KW, B, B] (a blocked input),
+ *     [OCb, C, KH, KW, B] (an NCHW input: the entry of a region, such as an
+ *     image's 3-channel stem), [OCb, KH, KW, B] (depthwise); bias padded;
+ *   Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, and Add,
+ *     Sub, Mul, Max, Min of two blocked tensors of one shape: unchanged
+ *     (lane-wise; they keep finite padding lanes finite);
+ *   Pad (constant 0, spatial axes) -> the same over the 5-D tensor;
+ *   MaxPool, AveragePool (2-D) -> 3-D pools with a window of 1 along B;
+ *   Concat along channels of parts whose channels are multiples of B.
+ * A value read by anything else, or a graph output, is converted back once
+ * by a FromBlocked node (ai.ingot) at the region's edge. A conv on an NCHW
+ * input starts a region only when a consumer of its output would join it.
+ * Needs inferred shapes; sort and infer again after it. */
+ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph);/* The layout options of `node` (its weight read in its ONNX layout, packed
  * or not). Nodes without choices get counts of 0 and pointwise false. */
 void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* node,
                                ingot_node_layout_options_t* out_options);
@@ -641,6 +665,8 @@ typedef struct ingot_layout_chooser_t {
 /* Sets (NULL: clears) the chooser ingot_graph_pack_weights asks for every
  * node with layout options before packing; the graph does not own it. */
 void ingot_graph_set_layout_chooser(ingot_graph_t* graph, ingot_layout_chooser_t* chooser);
+/* Sets graph->activation_block (0: none; else 2..64). */
+void ingot_graph_set_activation_block(ingot_graph_t* graph, uint32_t block);
 
 /* The ONNX-layout shape of node input `input` (`value`): `value` itself
  * unless it is a packed weight (node.weight_block), whose logical shape is
@@ -658,7 +684,7 @@ void ingot_graph_compact(ingot_graph_t* graph);
 /* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
  * fold batchnorm, fuse residual adds, GELU chains, MatMul biases and
  * activations, pad conv inputs, DCE,
- * sort, infer again, pads into producers, pack weights, DCE, compact,
+ * sort, infer again, blocked activations (then sort and infer), pads into producers, pack weights, DCE, compact,
  * settle guards. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size

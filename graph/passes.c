@@ -1097,6 +1097,12 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_sort(graph))) return s;
   if ((s = ingot_graph_infer_shapes(graph))) return s;
+  if (graph->activation_block) {
+    if ((s = ingot_graph_block_activations(graph)) || (s = ingot_graph_sort(graph)) ||
+        (s = ingot_graph_infer_shapes(graph))) {
+      return s;
+    }
+  }
   if ((s = ingot_graph_pad_into_producers(graph))) return s;
   if ((s = ingot_graph_pack_weights(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;

@@ -334,9 +334,10 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
     if (x == INGOT_NO_VALUE || y == INGOT_NO_VALUE || uses[x] != 1) continue;
     const ingot_value_t* xv = &graph->values[x];
     if (xv->is_output || xv->producer == INGOT_NO_VALUE || xv->dtype != INGOT_DTYPE_F32) continue;
-    if (xv->rank != 4) continue; /* 2-D convs */
+    /* 2-D convs: [N, C, H, W], or blocked [N, C/B, H, W, B] */
     ingot_node_t* conv = &graph->nodes[xv->producer];
-    if (conv->dead || conv->op != INGOT_OP_CONV || conv->epilogue.output_padded || conv->epilogue.residual_input ||
+    if (conv->op != (xv->rank == 4 ? INGOT_OP_CONV : xv->rank == 5 ? INGOT_OP_CONV_BLOCKED : INGOT_OP_COUNT_)) continue;
+    if (conv->dead || conv->epilogue.output_padded || conv->epilogue.residual_input ||
         conv->output_count != 1 ||
         conv->outputs[0] != x) {
       continue;
@@ -348,9 +349,10 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
     }
     if (pp.mode != INGOT_PAD_CONSTANT || pp.value_in != INGOT_NO_VALUE || pp.value != 0.0 || pp.rank != xv->rank)
       continue;
-    int32_t sp = xv->rank - 2;
+    int32_t sp = 2;
     bool ok = pp.begin[0] == 0 && pp.end[0] == 0 && pp.begin[1] == 0 && pp.end[1] == 0;
-    for (int32_t d = 2; d < xv->rank && ok; ++d) ok = pp.begin[d] >= 0 && pp.end[d] >= 0 && pp.begin[d] + pp.end[d] > 0;
+    for (int32_t d = 2; d < 4 && ok; ++d) ok = pp.begin[d] >= 0 && pp.end[d] >= 0 && pp.begin[d] + pp.end[d] > 0;
+    if (xv->rank == 5) ok = ok && pp.begin[4] == 0 && pp.end[4] == 0; /* not the lanes */
     if (!ok) continue;
     for (int32_t d = 0; d < sp; ++d) {
       conv->epilogue.output_pads[d] = pp.begin[2 + d];
@@ -364,5 +366,341 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
     uses[x] = 0;
   }
   free(uses);
+  return INGOT_OK;
+}
+
+/* ---- blocked activation layouts ---- */
+
+void ingot_graph_set_activation_block(ingot_graph_t* graph, uint32_t block) {
+  if (graph) graph->activation_block = block >= 2 && block <= 64 ? block : 0;
+}
+
+/* How a Conv joins a blocked region. */
+typedef enum block_conv_t {
+  BLOCK_CONV_NO = 0,
+  BLOCK_CONV_PLAIN_IN,  /* group 1, NCHW input: the region's entry */
+  BLOCK_CONV_BLOCKED_IN,
+  BLOCK_CONV_DEPTHWISE, /* needs a blocked input */
+} block_conv_t;
+
+static bool value_f32_4d(const ingot_graph_t* graph, uint32_t v) {
+  if (v == INGOT_NO_VALUE || v >= graph->value_count) return false;
+  const ingot_value_t* val = &graph->values[v];
+  if (val->dtype != INGOT_DTYPE_F32 || val->rank != 4) return false;
+  for (int d = 0; d < 4; ++d)
+    if (val->dims[d] < 1) return false;
+  return true;
+}
+
+static bool same_dims(const ingot_value_t* a, const ingot_value_t* b) {
+  if (a->rank != b->rank) return false;
+  for (int32_t d = 0; d < a->rank; ++d)
+    if (a->dims[d] != b->dims[d]) return false;
+  return true;
+}
+
+/* Whether Conv `node` can be a ConvBlocked, given which values are blocked
+ * (blocked[v] != INGOT_NO_VALUE). */
+static block_conv_t block_conv_kind(const ingot_graph_t* graph, const ingot_node_t* node, const uint32_t* blocked) {
+  if (node->op != INGOT_OP_CONV || node->output_count != 1 || node->input_count < 2 || node->weight_block) {
+    return BLOCK_CONV_NO;
+  }
+  uint32_t x = node->inputs[0], w = node->inputs[1], y = node->outputs[0];
+  if (!value_f32_4d(graph, x) || !value_f32_4d(graph, y) || !value_f32_4d(graph, w)) return BLOCK_CONV_NO;
+  const ingot_value_t* wv = &graph->values[w];
+  if (wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output) return BLOCK_CONV_NO;
+  if (node->input_count > 2 && node->inputs[2] != INGOT_NO_VALUE) {
+    const ingot_value_t* bv = &graph->values[node->inputs[2]];
+    if (bv->kind != INGOT_VALUE_WEIGHT || !bv->data || bv->dtype != INGOT_DTYPE_F32 || bv->rank != 1) {
+      return BLOCK_CONV_NO;
+    }
+  }
+  const ingot_epilogue_t* ep = &node->epilogue;
+  if (ep->output_padded || ep->bias_input || ep->scale != 0.0f) return BLOCK_CONV_NO;
+  if (ep->residual_input) {
+    uint32_t r = ep->residual_input == 3 && node->input_count > 3 ? node->inputs[3] : INGOT_NO_VALUE;
+    if (r == INGOT_NO_VALUE || blocked[r] == INGOT_NO_VALUE || !same_dims(&graph->values[r], &graph->values[y])) {
+      return BLOCK_CONV_NO;
+    }
+  }
+  if (node->params.kind != INGOT_PARAMS_CONV) return BLOCK_CONV_NO;
+  const ingot_conv_params_t* cp = &node->params.u.conv;
+  if (cp->window.spatial != 2) return BLOCK_CONV_NO;
+  for (int k = 0; k < 4; ++k)
+    if (cp->window.pads[k] != 0) return BLOCK_CONV_NO;
+  int64_t channels = graph->values[x].dims[1], outputs = wv->dims[0];
+  if (cp->group == 1) return blocked[x] != INGOT_NO_VALUE ? BLOCK_CONV_BLOCKED_IN : BLOCK_CONV_PLAIN_IN;
+  if (cp->group == channels && outputs == channels && wv->dims[1] == 1 && blocked[x] != INGOT_NO_VALUE) {
+    return BLOCK_CONV_DEPTHWISE;
+  }
+  return BLOCK_CONV_NO;
+}
+
+/* Whether a lane-wise op maps finite values to finite ones (padding lanes,
+ * zero or not, then never poison a conv that reads them with zero weights). */
+static bool lane_wise_unary(ingot_op_t op) {
+  switch (op) {
+    case INGOT_OP_RELU: case INGOT_OP_CLIP: case INGOT_OP_LEAKYRELU: case INGOT_OP_SIGMOID: case INGOT_OP_TANH:
+    case INGOT_OP_HARDSIGMOID: case INGOT_OP_HARDSWISH:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static bool lane_wise_binary(ingot_op_t op) {
+  return op == INGOT_OP_ADD || op == INGOT_OP_SUB || op == INGOT_OP_MUL || op == INGOT_OP_MAX || op == INGOT_OP_MIN;
+}
+
+static bool scalar_or_absent(const ingot_graph_t* graph, uint32_t v) {
+  return v == INGOT_NO_VALUE || (v < graph->value_count && ingot_value_numel(&graph->values[v]) == 1);
+}
+
+/* Whether non-conv node `node` keeps a blocked layout when its inputs are
+ * blocked (the rewrite of block_node). */
+static bool block_other_ok(const ingot_graph_t* graph, const ingot_node_t* node, const uint32_t* blocked, uint32_t b) {
+  if (node->output_count != 1 || node->input_count < 1 || !value_f32_4d(graph, node->outputs[0])) return false;
+  const ingot_epilogue_t none = {0};
+  if (memcmp(&node->epilogue, &none, sizeof(none)) != 0) return false;
+  uint32_t x = node->inputs[0];
+  if (!value_f32_4d(graph, x) || blocked[x] == INGOT_NO_VALUE) return false;
+  const ingot_value_t* yv = &graph->values[node->outputs[0]];
+  if (lane_wise_unary(node->op)) {
+    for (uint32_t k = 1; k < node->input_count; ++k)
+      if (!scalar_or_absent(graph, node->inputs[k])) return false;
+    return true;
+  }
+  if (lane_wise_binary(node->op)) {
+    if (node->input_count != 2) return false;
+    uint32_t other = node->inputs[1];
+    return value_f32_4d(graph, other) && blocked[other] != INGOT_NO_VALUE && same_dims(&graph->values[x], yv) &&
+           same_dims(&graph->values[other], yv);
+  }
+  if (node->op == INGOT_OP_PAD) {
+    if (node->input_count > 3 && node->inputs[3] != INGOT_NO_VALUE) return false; /* axes */
+    if (node->input_count > 2 && node->inputs[2] != INGOT_NO_VALUE) return false; /* a constant_value input */
+    ingot_pad_params_t pp;
+    if (ingot_graph_pad_params(graph, (uint32_t)(node - graph->nodes), &pp) != INGOT_OK) {
+      ingot_compiler_error_clear();
+      return false;
+    }
+    if (pp.mode != INGOT_PAD_CONSTANT || pp.value != 0.0 || pp.rank != 4) return false;
+    for (int d = 0; d < 4; ++d)
+      if (pp.begin[d] < 0 || pp.end[d] < 0 || (d < 2 && (pp.begin[d] || pp.end[d]))) return false;
+    return node->input_count < 2 || node->inputs[1] == INGOT_NO_VALUE ||
+           graph->values[node->inputs[1]].kind == INGOT_VALUE_WEIGHT;
+  }
+  if (node->op == INGOT_OP_MAXPOOL || node->op == INGOT_OP_AVERAGEPOOL) {
+    return node->params.kind == INGOT_PARAMS_POOL && node->params.u.pool.window.spatial == 2;
+  }
+  if (node->op == INGOT_OP_CONCAT) {
+    int64_t axis = ingot_node_attr_int(node, "axis", 0);
+    if (axis != 1 && axis != -3) return false;
+    for (uint32_t k = 0; k < node->input_count; ++k) {
+      uint32_t v = node->inputs[k];
+      if (!value_f32_4d(graph, v) || blocked[v] == INGOT_NO_VALUE || graph->values[v].dims[1] % b != 0) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+/* The blocked twin of logical value v: [N, ceil(C/B), H, W, B]. */
+static uint32_t add_blocked_value(ingot_graph_t* graph, uint32_t v, uint32_t b) {
+  char* base = ingot_arena_printf(&graph->arena, "%s_nchw%uc", graph->values[v].name, b);
+  uint32_t bv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
+  ingot_value_t* val = &graph->values[bv];
+  const ingot_value_t* src = &graph->values[v];
+  val->dtype = INGOT_DTYPE_F32;
+  val->rank = 5;
+  val->dims[0] = src->dims[0];
+  val->dims[1] = (src->dims[1] + b - 1) / b;
+  val->dims[2] = src->dims[2];
+  val->dims[3] = src->dims[3];
+  val->dims[4] = b;
+  return bv;
+}
+
+/* A new float32 weight named after `like`. */
+static uint32_t add_f32_weight(ingot_graph_t* graph, uint32_t like, const char* suffix, int32_t rank,
+                               const int64_t* dims, float* data) {
+  char* base = ingot_arena_printf(&graph->arena, "%s_%s", graph->values[like].name, suffix);
+  uint32_t v = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+  ingot_graph_set_weight(graph, v, INGOT_DTYPE_F32, rank, dims, data);
+  return v;
+}
+
+/* Rewrites Conv node i as a ConvBlocked of `kind` (weights re-laid). */
+static void block_conv(ingot_graph_t* graph, uint32_t i, block_conv_t kind, const uint32_t* blocked, uint32_t b) {
+  ingot_node_t* node = &graph->nodes[i];
+  const ingot_value_t* wv = &graph->values[node->inputs[1]];
+  const float* w = wv->data;
+  int64_t oc = wv->dims[0], cg = wv->dims[1], kh = wv->dims[2], kw = wv->dims[3];
+  int64_t ocb = (oc + b - 1) / b, icb = (cg + b - 1) / b, taps = kh * kw;
+  int64_t dims[6];
+  int32_t rank;
+  float* dst;
+  if (kind == BLOCK_CONV_DEPTHWISE) {
+    /* [OCb, KH, KW, B] from [OC, 1, KH, KW] */
+    rank = 4;
+    dims[0] = ocb, dims[1] = kh, dims[2] = kw, dims[3] = b;
+    dst = ingot_xcalloc((size_t)(ocb * taps * b), sizeof(float));
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t t = 0; t < taps; ++t) dst[((o / b) * taps + t) * b + o % b] = w[o * taps + t];
+  } else if (kind == BLOCK_CONV_BLOCKED_IN) {
+    /* [OCb, ICb, KH, KW, B (input lane), B (output lane)] from [OC, C, KH, KW] */
+    rank = 6;
+    dims[0] = ocb, dims[1] = icb, dims[2] = kh, dims[3] = kw, dims[4] = b, dims[5] = b;
+    dst = ingot_xcalloc((size_t)(ocb * icb * taps * b * b), sizeof(float));
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t t = 0; t < taps; ++t)
+          dst[((((o / b) * icb + c / b) * taps + t) * b + c % b) * b + o % b] = w[(o * cg + c) * taps + t];
+  } else {
+    /* [OCb, C, KH, KW, B] from [OC, C, KH, KW] */
+    rank = 5;
+    dims[0] = ocb, dims[1] = cg, dims[2] = kh, dims[3] = kw, dims[4] = b;
+    dst = ingot_xcalloc((size_t)(ocb * cg * taps * b), sizeof(float));
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t r = 0; r < cg * taps; ++r) dst[((o / b) * cg * taps + r) * b + o % b] = w[o * cg * taps + r];
+  }
+  uint32_t nw = add_f32_weight(graph, graph->nodes[i].inputs[1], ingot_arena_printf(&graph->arena, "nchw%uc", b), rank,
+                               dims, dst);
+  uint32_t nb = INGOT_NO_VALUE;
+  node = &graph->nodes[i];
+  if (node->input_count > 2 && node->inputs[2] != INGOT_NO_VALUE) {
+    const ingot_value_t* bv = &graph->values[node->inputs[2]];
+    float* bias = ingot_xcalloc((size_t)(ocb * b), sizeof(float));
+    memcpy(bias, bv->data, sizeof(float) * (size_t)ingot_value_numel(bv));
+    int64_t bd = ocb * b;
+    nb = add_f32_weight(graph, node->inputs[2], ingot_arena_printf(&graph->arena, "pad%u", b), 1, &bd, bias);
+  }
+  node = &graph->nodes[i];
+  const ingot_conv_params_t cp = node->params.u.conv;
+  node->op = INGOT_OP_CONV_BLOCKED;
+  node->params.kind = INGOT_PARAMS_NONE;
+  if (kind != BLOCK_CONV_PLAIN_IN) node->inputs[0] = blocked[node->inputs[0]];
+  node->inputs[1] = nw;
+  if (node->input_count > 2) node->inputs[2] = nb;
+  if (node->epilogue.residual_input) node->inputs[3] = blocked[node->inputs[3]];
+  ingot_attr_t* a = ingot_graph_node_add_attr(graph, i, "block", INGOT_ATTR_INT);
+  a->i = b;
+  a = ingot_graph_node_add_attr(graph, i, "in_block", INGOT_ATTR_INT);
+  a->i = kind != BLOCK_CONV_PLAIN_IN;
+  a = ingot_graph_node_add_attr(graph, i, "depthwise", INGOT_ATTR_INT);
+  a->i = kind == BLOCK_CONV_DEPTHWISE;
+  ingot_graph_node_set_ints(graph, i, "strides", cp.window.strides, 2);
+  ingot_graph_node_set_ints(graph, i, "dilations", cp.window.dilations, 2);
+}
+
+/* Rewrites the attributes or pads of non-conv node i for 5-D inputs. */
+static void block_other(ingot_graph_t* graph, uint32_t i) {
+  ingot_node_t* node = &graph->nodes[i];
+  if (node->op == INGOT_OP_PAD) {
+    ingot_pad_params_t pp;
+    if (ingot_graph_pad_params(graph, i, &pp) != INGOT_OK) return; /* checked by block_other_ok */
+    int64_t pads[10] = {0};
+    for (int d = 2; d < 4; ++d) {
+      pads[d] = pp.begin[d];
+      pads[5 + d] = pp.end[d];
+    }
+    if (node->input_count >= 2 && node->inputs[1] != INGOT_NO_VALUE) {
+      int64_t* data = ingot_xmalloc(sizeof(pads));
+      memcpy(data, pads, sizeof(pads));
+      char* base = ingot_arena_printf(&graph->arena, "%s_pads5", node->name);
+      uint32_t pv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+      int64_t pd = 10;
+      ingot_graph_set_weight(graph, pv, INGOT_DTYPE_I64, 1, &pd, data);
+      graph->nodes[i].inputs[1] = pv;
+    } else {
+      ingot_graph_node_set_ints(graph, i, "pads", pads, 10);
+    }
+  } else if (node->op == INGOT_OP_MAXPOOL || node->op == INGOT_OP_AVERAGEPOOL) {
+    /* A 3-D pool whose window along B is 1. */
+    const ingot_window_params_t win = node->params.u.pool.window;
+    int64_t k[3] = {win.kernel[0], win.kernel[1], 1}, s[3] = {win.strides[0], win.strides[1], 1};
+    int64_t d[3] = {win.dilations[0], win.dilations[1], 1};
+    int64_t p[6] = {win.pads[0], win.pads[1], 0, win.pads[2], win.pads[3], 0};
+    ingot_graph_node_set_ints(graph, i, "kernel_shape", k, 3);
+    ingot_graph_node_set_ints(graph, i, "strides", s, 3);
+    ingot_graph_node_set_ints(graph, i, "dilations", d, 3);
+    ingot_graph_node_set_ints(graph, i, "pads", p, 6);
+    ingot_attr_t* ap = ingot_graph_node_add_attr(graph, i, "auto_pad", INGOT_ATTR_STRING);
+    ap->s = "NOTSET";
+  } else if (node->op == INGOT_OP_CONCAT) {
+    ingot_attr_t* a = ingot_graph_node_add_attr(graph, i, "axis", INGOT_ATTR_INT);
+    a->i = 1;
+  }
+}
+
+/* Whether some consumer of value y could join a region that y starts. */
+static bool joins_region(const ingot_graph_t* graph, uint32_t y, uint32_t* blocked, uint32_t b) {
+  bool joins = false;
+  blocked[y] = y; /* as if blocked, for the test */
+  for (uint32_t j = 0; j < graph->node_count && !joins; ++j) {
+    const ingot_node_t* c = &graph->nodes[j];
+    if (c->dead) continue;
+    bool reads = false;
+    for (uint32_t k = 0; k < c->input_count; ++k) reads |= c->inputs[k] == y;
+    if (!reads) continue;
+    joins = c->op == INGOT_OP_CONV ? c->inputs[0] == y && block_conv_kind(graph, c, blocked) != BLOCK_CONV_NO
+                                   : block_other_ok(graph, c, blocked, b);
+  }
+  blocked[y] = INGOT_NO_VALUE;
+  return joins;
+}
+
+ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph) {
+  uint32_t b = graph->activation_block;
+  if (b < 2) return INGOT_OK;
+  uint32_t logical_count = graph->value_count, node_count = graph->node_count;
+  /* blocked[v]: the blocked twin of logical value v, or INGOT_NO_VALUE. */
+  uint32_t* blocked = ingot_xmalloc(sizeof(uint32_t) * (logical_count + 1));
+  for (uint32_t v = 0; v < logical_count; ++v) blocked[v] = INGOT_NO_VALUE;
+  bool any = false;
+  /* Nodes are in execution order (the graph is sorted). */
+  for (uint32_t i = 0; i < node_count; ++i) {
+    ingot_node_t* node = &graph->nodes[i];
+    if (node->dead || node->output_count != 1 || node->outputs[0] >= logical_count) continue;
+    uint32_t y = node->outputs[0];
+    if (node->op == INGOT_OP_CONV) {
+      block_conv_t kind = block_conv_kind(graph, node, blocked);
+      if (kind == BLOCK_CONV_NO || (kind == BLOCK_CONV_PLAIN_IN && !joins_region(graph, y, blocked, b))) continue;
+      uint32_t yb = add_blocked_value(graph, y, b);
+      block_conv(graph, i, kind, blocked, b);
+      graph->nodes[i].outputs[0] = yb;
+      blocked[y] = yb;
+      any = true;
+    } else if (block_other_ok(graph, node, blocked, b)) {
+      /* Pads and windows for 5-D inputs (read from the logical ones). */
+      block_other(graph, i);
+      uint32_t yb = add_blocked_value(graph, y, b);
+      node = &graph->nodes[i];
+      for (uint32_t k = 0; k < node->input_count; ++k) {
+        uint32_t v = node->inputs[k];
+        if (v != INGOT_NO_VALUE && v < logical_count && blocked[v] != INGOT_NO_VALUE) node->inputs[k] = blocked[v];
+      }
+      node->outputs[0] = yb;
+      blocked[y] = yb;
+    }
+  }
+  /* The edges: a logical value still read (or a graph output) is made from
+   * its twin by one FromBlocked. */
+  for (uint32_t v = 0; any && v < logical_count; ++v) {
+    if (blocked[v] == INGOT_NO_VALUE) continue;
+    bool used = graph->values[v].is_output;
+    for (uint32_t j = 0; j < graph->node_count && !used; ++j) {
+      const ingot_node_t* c = &graph->nodes[j];
+      if (c->dead) continue;
+      for (uint32_t k = 0; k < c->input_count; ++k) used |= c->inputs[k] == v;
+    }
+    if (!used) continue;
+    char* base = ingot_arena_printf(&graph->arena, "%s_from_nchw%uc", graph->values[v].name, b);
+    uint32_t in = blocked[v];
+    uint32_t n = ingot_graph_add_node(graph, INGOT_OP_FROM_BLOCKED, ingot_graph_unique_name(graph, base), &in, 1, &v, 1);
+    ingot_attr_t* a = ingot_graph_node_add_attr(graph, n, "channels", INGOT_ATTR_INT);
+    a->i = graph->values[v].dims[1];
+  }
+  free(blocked);
   return INGOT_OK;
 }

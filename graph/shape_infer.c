@@ -643,3 +643,83 @@ ingot_status_t infer_control_flow(infer_ctx_t* c) {
   return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
                     "control flow is expanded only while constant folding (ingot_graph_infer_and_fold)");
 }
+
+/* ---- blocked activations (ingot_graph_block_activations) ---- */
+
+/* Two attribute ints (strides, dilations of a ConvBlocked), each >= 1. */
+static ingot_status_t blocked_pair(const ingot_node_t* n, const char* name, int64_t* out) {
+  uint32_t count = 0;
+  const int64_t* v = ingot_node_attr_ints(n, name, &count);
+  if (!v || count != 2 || v[0] < 1 || v[1] < 1 || v[0] > INT32_MAX || v[1] > INT32_MAX) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute '%s' must hold two ints >= 1", name);
+  }
+  out[0] = v[0];
+  out[1] = v[1];
+  return INGOT_OK;
+}
+
+/* ConvBlocked (domain ai.ingot): a 2-D float32 conv without padding over
+ * activations in the blocked layout (graph.h, ingot_graph_block_activations):
+ *   x  [N, ICb, H, W, B] (in_block 1) or [N, C, H, W] (in_block 0)
+ *   w  [OCb, ICb, KH, KW, B, B] (in_block 1), [OCb, C, KH, KW, B]
+ *      (in_block 0), [OCb, KH, KW, B] (depthwise 1: OCb = ICb)
+ *   b  [OCb * B], optional; input 3: a fused residual of y's shape
+ *   y  [N, OCb, OH, OW, B], or larger by epilogue.output_pads (its border
+ *      zeroed by the conv)
+ * attributes block (B), in_block, depthwise, strides, dilations. */
+ingot_status_t infer_conv_blocked(infer_ctx_t* c) {
+  const ingot_node_t* n = c->n;
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* w = infer_input(c, 1);
+  int64_t block = ingot_node_attr_int(n, "block", 0), in_block = ingot_node_attr_int(n, "in_block", 0);
+  int64_t depthwise = ingot_node_attr_int(n, "depthwise", 0);
+  int64_t strides[2], dil[2];
+  ingot_status_t s;
+  if ((s = blocked_pair(n, "strides", strides)) || (s = blocked_pair(n, "dilations", dil))) return s;
+  if (block < 2 || block > 64 || (depthwise && !in_block)) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "block %lld (2..64), depthwise %lld with in_block %lld",
+                      (long long)block, (long long)depthwise, (long long)in_block);
+  }
+  int32_t wrank = depthwise ? 4 : in_block ? 6 : 5;
+  if (x->dtype != INGOT_DTYPE_F32 || w->dtype != INGOT_DTYPE_F32 || x->rank != (in_block ? 5 : 4) ||
+      w->rank != wrank || w->dims[wrank - 1] != block || (in_block && x->dims[4] != block) ||
+      (in_block && !depthwise && w->dims[4] != block) || (!depthwise && w->dims[1] != x->dims[1]) ||
+      (depthwise && w->dims[0] != x->dims[1])) {
+    char xs[96], ws[96];
+    infer_shape_str(x, xs, sizeof(xs));
+    infer_shape_str(w, ws, sizeof(ws));
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input %s and weight %s do not have the blocked forms of block %lld",
+                      xs, ws, (long long)block);
+  }
+  int64_t kh = w->dims[depthwise ? 1 : 2], kw = w->dims[depthwise ? 2 : 3];
+  int64_t dims[5] = {x->dims[0], w->dims[0], 0, 0, block};
+  int64_t k[2] = {kh, kw};
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = dil[i] * (k[i] - 1) + 1, in = x->dims[2 + i];
+    if (k[i] < 1 || in < span) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "window larger than the input");
+    dims[2 + i] = (in - span) / strides[i] + 1;
+    /* written into a zero-bordered tensor (ingot_graph_pad_into_producers) */
+    if (n->epilogue.output_padded) dims[2 + i] += n->epilogue.output_pads[i] + n->epilogue.output_pads[2 + i];
+  }
+  const ingot_value_t* b = infer_input(c, 2);
+  if (b && (b->dtype != INGOT_DTYPE_F32 || ingot_value_numel(b) != w->dims[0] * block)) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "bias '%s' must hold %lld float32 values", b->name,
+                      (long long)(w->dims[0] * block));
+  }
+  infer_set_output(c, 0, INGOT_DTYPE_F32, 5, dims);
+  return INGOT_OK;
+}
+
+/* FromBlocked (domain ai.ingot): [N, Cb, H, W, B] -> [N, channels, H, W],
+ * the lanes past `channels` dropped. */
+ingot_status_t infer_from_blocked(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  int64_t channels = ingot_node_attr_int(c->n, "channels", 0);
+  if (x->rank != 5 || channels < 1 || channels > x->dims[1] * x->dims[4] || channels <= (x->dims[1] - 1) * x->dims[4]) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "'%s' is not a blocked tensor of %lld channels", x->name,
+                      (long long)channels);
+  }
+  int64_t dims[4] = {x->dims[0], channels, x->dims[2], x->dims[3]};
+  infer_set_output(c, 0, x->dtype, 4, dims);
+  return INGOT_OK;
+}

@@ -431,3 +431,210 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   ingot_strbuf_free(&sb);
   return INGOT_OK;
 }
+
+/* Zeroes the border of a padded blocked output [N, Cb, H', W', B]: the rows
+ * above and below the interior (oh x ow at opad's begin), then the columns
+ * left and right of it, whole vectors of lanes. */
+static void emit_zero_border_blocked(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64_t cb, int64_t oh, int64_t ow,
+                                     int64_t block, const int64_t* opad) {
+  ingot_ir_func_t* f = ctx->f;
+  int64_t wp = ow + opad[1] + opad[3];
+  struct { int64_t count, first; bool rows; } part[4] = {
+      {opad[0], 0, true}, {opad[2], opad[0] + oh, true},   /* top, bottom rows */
+      {opad[1], 0, false}, {opad[3], opad[1] + ow, false}, /* left, right columns */
+  };
+  for (int i = 0; i < 4; ++i) {
+    if (part[i].count == 0) continue;
+    static const char* const kRows[5] = {"n", "kb", "pr", "pw", "ki"};
+    static const char* const kCols[5] = {"n", "kb", "ph", "pc", "ki"};
+    int64_t ext[5] = {batch, cb, part[i].rows ? part[i].count : oh, part[i].rows ? wp : part[i].count, block};
+    lower_loops_t sp;
+    lower_loops_make(ctx, &sp, 5, ext, part[i].rows ? kRows : kCols);
+    ingot_ir_expr_t* at[5] = {sp.idx[0], sp.idx[1], sp.idx[2], sp.idx[3], sp.idx[4]};
+    if (part[i].rows) {
+      at[2] = ingot_ir_add(f, sp.idx[2], ingot_ir_int(f, part[i].first));
+    } else {
+      at[2] = ingot_ir_add(f, sp.idx[2], ingot_ir_int(f, opad[0]));
+      at[3] = ingot_ir_add(f, sp.idx[3], ingot_ir_int(f, part[i].first));
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
+                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, at), lower_f32(ctx, 0.0)));
+  }
+}
+
+/* Flat index of a blocked y at (n, kb, oh, ow, ki), shifted by the output
+ * padding's begin. */
+static ingot_ir_expr_t* blocked_y_index(ingot_ir_func_t* f, uint32_t by, ingot_ir_expr_t* const* idx,
+                                        const int64_t* opad) {
+  if (!opad) return ingot_ir_flat_index(f, by, idx);
+  ingot_ir_expr_t* shifted[5] = {idx[0], idx[1], ingot_ir_add(f, idx[2], ingot_ir_int(f, opad[0])),
+                                 ingot_ir_add(f, idx[3], ingot_ir_int(f, opad[1])), idx[4]};
+  return ingot_ir_flat_index(f, by, shifted);
+}
+
+/* ConvBlocked (graph/passes_layout.c, ingot_graph_block_activations): a 2-D
+ * conv over the blocked layout [N, C/B, H, W, B], no padding (shapes in
+ * graph/shape_infer.c, infer_conv_blocked):
+ *
+ *   UPDATE  y[n, kb, oh, ow, ki] += x[n, rb, oh*s + rh*d, ow*s + rw*d, ri]
+ *                                   * w[kb, rb, rh, rw, ri, ki]   (blocked input)
+ *           y[n, kb, oh, ow, ki] += x[n, rc, oh*s + rh*d, ow*s + rw*d]
+ *                                   * w[kb, rc, rh, rw, ki]       (NCHW input)
+ *           y[n, kb, oh, ow, ki] += x[n, kb, oh*s + rh*d, ow*s + rw*d, ki]
+ *                                   * w[kb, rh, rw, ki]           (depthwise)
+ *           starting at bias[kb*B + ki] (or 0); spatial (n, kb, oh, ow, ki)
+ *   FINISH  y = act(y [+ residual]) with a fused activation or residual
+ *
+ * B output channels are one contiguous vector of y and of w, so the register
+ * tile (rows along ow) loads and stores whole vectors; an input tap is one
+ * scalar for all of them (a vector, depthwise). */
+ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 1), b = lower_input(ctx, 2);
+  const ingot_epilogue_t* ep = &node->epilogue;
+  uint32_t res = ep->residual_input ? lower_input(ctx, ep->residual_input) : INGOT_NO_VALUE;
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, w, true)) ||
+      (s = lower_check_value(ctx, y, true)) || (b != INGOT_NO_VALUE && (s = lower_check_value(ctx, b, true)))) {
+    return s;
+  }
+  if (ep->residual_input &&
+      (res == INGOT_NO_VALUE || (s = lower_check_value(ctx, res, true)) ||
+       ingot_value_numel(lower_value(ctx, res)) != ingot_value_numel(lower_value(ctx, y)))) {
+    return s ? s : lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the fused residual must have the output's shape");
+  }
+  if (ep->bias_input || ep->scale != 0.0f || (ep->output_padded && ep->residual_input)) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a blocked conv takes no bias input, scale, or residual with a padded output");
+  }
+  /* A padded output: [N, OCb, OH + top + bottom, OW + left + right, B]. */
+  const int64_t* opad = ep->output_padded ? ep->output_pads : NULL;
+  int64_t block = ingot_node_attr_int(node, "block", 0);
+  bool in_block = ingot_node_attr_int(node, "in_block", 0) != 0;
+  bool depthwise = ingot_node_attr_int(node, "depthwise", 0) != 0;
+  uint32_t count = 0, dcount = 0;
+  const int64_t* strides = ingot_node_attr_ints(node, "strides", &count);
+  const int64_t* dil = ingot_node_attr_ints(node, "dilations", &dcount);
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* wv = lower_value(ctx, w);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  /* Shapes were checked by inference; these guard the indexing below. */
+  if (!strides || count != 2 || !dil || dcount != 2 || block < 2 || yv->rank != 5 || yv->dims[4] != block ||
+      xv->rank != (in_block ? 5 : 4) || wv->rank != (depthwise ? 4 : in_block ? 6 : 5)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "malformed blocked conv (x %s, w %s, y %s)",
+                      lower_shape_str(ctx, x), lower_shape_str(ctx, w), lower_shape_str(ctx, y));
+  }
+  int64_t batch = yv->dims[0], ocb = yv->dims[1];
+  int64_t oh = yv->dims[2] - (opad ? opad[0] + opad[2] : 0), ow = yv->dims[3] - (opad ? opad[1] + opad[3] : 0);
+  int64_t kh = wv->dims[depthwise ? 1 : 2], kw = wv->dims[depthwise ? 2 : 3];
+  if (oh < 1 || ow < 1) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output padding larger than the output");
+  int64_t cin = xv->dims[1]; /* input blocks, or channels of an NCHW input */
+
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bw = lower_add_input(ctx, w, "w");
+  uint32_t bb = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
+  uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  if (opad) emit_zero_border_blocked(ctx, by, batch, ocb, oh, ow, block, opad);
+
+  static const char* const snames[5] = {"n", "kb", "oh", "ow", "ki"};
+  int64_t sext[5] = {batch, ocb, oh, ow, block};
+  lower_loops_t sp, red;
+  lower_loops_make(ctx, &sp, 5, sext, snames);
+  if (depthwise) {
+    static const char* const rnames[2] = {"rh", "rw"};
+    int64_t rext[2] = {kh, kw};
+    lower_loops_make(ctx, &red, 2, rext, rnames);
+  } else if (in_block) {
+    static const char* const rnames[4] = {"rb", "rh", "rw", "ri"};
+    int64_t rext[4] = {cin, kh, kw, block};
+    lower_loops_make(ctx, &red, 4, rext, rnames);
+  } else {
+    static const char* const rnames[3] = {"rc", "rh", "rw"};
+    int64_t rext[3] = {cin, kh, kw};
+    lower_loops_make(ctx, &red, 3, rext, rnames);
+  }
+  ingot_ir_expr_t *n_ = sp.idx[0], *kb = sp.idx[1], *ki = sp.idx[4];
+  ingot_ir_expr_t* rh = red.idx[depthwise ? 0 : 1];
+  ingot_ir_expr_t* rw = red.idx[depthwise ? 1 : 2];
+  ingot_ir_expr_t* ih = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[2], ingot_ir_int(f, strides[0])),
+                                     ingot_ir_mul(f, rh, ingot_ir_int(f, dil[0])));
+  ingot_ir_expr_t* iw = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[3], ingot_ir_int(f, strides[1])),
+                                     ingot_ir_mul(f, rw, ingot_ir_int(f, dil[1])));
+  ingot_ir_expr_t* xi[5];
+  ingot_ir_expr_t* wi[6];
+  if (depthwise) {
+    xi[0] = n_, xi[1] = kb, xi[2] = ih, xi[3] = iw, xi[4] = ki;
+    wi[0] = kb, wi[1] = rh, wi[2] = rw, wi[3] = ki;
+  } else if (in_block) {
+    xi[0] = n_, xi[1] = red.idx[0], xi[2] = ih, xi[3] = iw, xi[4] = red.idx[3];
+    wi[0] = kb, wi[1] = red.idx[0], wi[2] = rh, wi[3] = rw, wi[4] = red.idx[3], wi[5] = ki;
+  } else {
+    xi[0] = n_, xi[1] = red.idx[0], xi[2] = ih, xi[3] = iw;
+    wi[0] = kb, wi[1] = red.idx[0], wi[2] = rh, wi[3] = rw, wi[4] = ki;
+  }
+  ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+  ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
+  ingot_ir_expr_t* yi = blocked_y_index(f, by, sp.idx, opad);
+  ingot_ir_expr_t* channel = ingot_ir_add(f, ingot_ir_mul(f, kb, ingot_ir_int(f, block)), ki);
+  ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, channel) : lower_f32(ctx, 0.0);
+  ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, init);
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
+                   ingot_ir_store(f, by, yi, ingot_ir_add(f, start, ingot_ir_mul(f, xval, wval))));
+  /* The register tile's rows: output positions along ow, each one vector
+   * of the block's channels. */
+  ctx->stages.data[ctx->stages.count - 1].tile_axis = 3;
+
+  if (lower_has_activation(ctx) || bres != UINT32_MAX) {
+    lower_loops_make(ctx, &sp, 5, sext, snames);
+    ingot_ir_expr_t* fi = blocked_y_index(f, by, sp.idx, opad);
+    ingot_ir_expr_t* v = ingot_ir_load(f, by, fi);
+    if (bres != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bres, ingot_ir_flat_index(f, bres, sp.idx)));
+    lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, fi, lower_activation(ctx, v)));
+  }
+  ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
+  ctx->workload = ingot_arena_printf(
+      ctx->arena, "conv2d_nchw%lldc f32 n%lld %s%lld h%lld w%lld k%lld r%lld s%lld stride%lldx%lld dil%lldx%lld%s "
+                  "bias=%d act=%s%s",
+      (long long)block, (long long)batch, in_block ? "cb" : "c", (long long)cin, (long long)xv->dims[2],
+      (long long)xv->dims[3], (long long)(ocb * block), (long long)kh, (long long)kw, (long long)strides[0],
+      (long long)strides[1], (long long)dil[0], (long long)dil[1], depthwise ? " depthwise" : "", bb != UINT32_MAX,
+      lower_activation_name(ctx), bres != UINT32_MAX ? " residual" : "");
+  if (opad) {
+    ctx->workload = ingot_arena_printf(ctx->arena, "%s outpad%lldx%lldx%lldx%lld", ctx->workload, (long long)opad[0],
+                                       (long long)opad[1], (long long)opad[2], (long long)opad[3]);
+  }
+  return INGOT_OK;
+}
+
+/* FromBlocked: y[n, c, h, w] = x[n, c / B, h, w, c % B], an injective copy
+ * at the edge of a blocked region. */
+ingot_status_t lower_from_blocked(lower_ctx_t* ctx) {
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (xv->rank != 5 || yv->rank != 4 || yv->dims[1] > xv->dims[1] * xv->dims[4]) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the blocked form of %s", lower_shape_str(ctx, x),
+                      lower_shape_str(ctx, y));
+  }
+  int64_t block = xv->dims[4];
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t sp;
+  lower_loops_over(ctx, &sp, 4, yv->dims);
+  ingot_ir_expr_t* c = sp.idx[1];
+  ingot_ir_expr_t* xi[5] = {sp.idx[0], ingot_ir_binary(f, INGOT_IR_DIV, c, ingot_ir_int(f, block)), sp.idx[2],
+                            sp.idx[3], ingot_ir_binary(f, INGOT_IR_MOD, c, ingot_ir_int(f, block))};
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "from_nchw%lldc f32 n%lld c%lld h%lld w%lld", (long long)block,
+                                     (long long)yv->dims[0], (long long)yv->dims[1], (long long)yv->dims[2],
+                                     (long long)yv->dims[3]);
+  return INGOT_OK;
+}

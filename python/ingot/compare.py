@@ -99,6 +99,7 @@ def main(argv=None, prog=None, default_via="session"):
     ap.add_argument("--labels", help="int labels for an accuracy check on the first output")
     ap.add_argument("--expected", help="JSON with 'correct' and 'count' (needs --labels)")
     ap.add_argument("--work", help="folder for the bundle and tensors (default: a temp dir)")
+    ap.add_argument("--layout", help="passed to ingot compile --layout (auto, nchw, nchw4c, nchw8c, nchw16c)")
     args = ap.parse_args(argv)
     if args.threads < 0:
         ap.error(f"--threads must be 0 or more, not {args.threads}")
@@ -177,6 +178,8 @@ def main(argv=None, prog=None, default_via="session"):
             cmd += ["--const", f"{name}={path}"]
         for target in args.target or []:
             cmd += ["--target", target]
+        if args.layout:
+            cmd += ["--layout", args.layout]
         p, compile_s = run_cmd(cmd, "ingot compile")
         if p is None:
             return 1

@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   }
   uint32_t node = UINT32_MAX;
   for (uint32_t i = 0; i < g->node_count && node == UINT32_MAX; ++i)
-    if (!g->nodes[i].dead && g->nodes[i].op == INGOT_OP_CONV) node = i;
+    if (!g->nodes[i].dead && (g->nodes[i].op == INGOT_OP_CONV || g->nodes[i].op == INGOT_OP_CONV_BLOCKED)) node = i;
   uint8_t* bundle = NULL;
   size_t size = 0;
   if (node == UINT32_MAX || ingot_driver_build_kernel_bundle(g, node, NULL, "llvm", NULL, &bundle, &size)) {

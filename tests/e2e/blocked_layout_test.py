@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Which steps of models/make_blocked_cases.py's model run in the blocked
+activation layout (ingot_graph_block_activations), per --layout: the kernels
+of `ingot inspect --plan --json`, counted by kind. The numbers themselves are
+compared with ONNX Runtime by the e2e_blocked_* tests.
+
+  blocked_layout_test.py --ingot BUILD/ingot --model blocked_cases.onnx --work DIR
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+
+FAILURES = []
+
+
+def check(cond, what):
+    print(("ok: " if cond else "FAIL: ") + what)
+    if not cond:
+        FAILURES.append(what)
+
+
+def kinds(ingot, model, work, layout):
+    bundle = os.path.join(work, f"blocked_{layout}.ingot")
+    p = subprocess.run([ingot, "compile", model, "-o", bundle, "--target", "llvm", "--layout", layout, "-q"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        check(False, f"compile --layout {layout}: {p.stderr.strip()}")
+        return collections.Counter(), {}
+    p = subprocess.run([ingot, "inspect", bundle, "--plan", "--json"], capture_output=True, text=True, check=True)
+    steps = json.loads(p.stdout)["steps"]
+    by_node = {s["node"]: s["kernel"].split("_")[0] for s in steps}
+    return collections.Counter(by_node.values()), by_node
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ingot", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+
+    c, nodes = kinds(a.ingot, a.model, a.work, "nchw16c")
+    # stem (NCHW in), dw, expand, body (+ residual), head: blocked; the
+    # depthwise conv on the 3-channel image is not (a depthwise conv needs a
+    # blocked input).
+    check(c["convblocked"] == 5 and c["conv"] == 1, f"nchw16c: 5 blocked convs and 1 NCHW conv: {dict(c)}")
+    # The edges: a (read by the 24+24-channel Concat, which stays NCHW with
+    # blocks of 16), b (ReduceMean, Concat) and the graph output head.
+    check(c["fromblocked"] == 3, f"nchw16c: 3 conversions at the edges: {dict(c)}")
+    check(all(n in nodes for n in ("a_from_nchw16c", "b_from_nchw16c", "head_from_nchw16c")),
+          f"nchw16c: the edges are a, b and head: {sorted(n for n in nodes if 'from' in n)}")
+
+    c, nodes = kinds(a.ingot, a.model, a.work, "nchw8c")
+    # With blocks of 8 the 24-channel parts concatenate blocked; a is no edge.
+    check(c["convblocked"] == 5 and c["fromblocked"] == 3 and "ab_cat_from_nchw8c" in nodes and
+          "a_from_nchw8c" not in nodes, f"nchw8c: the Concat of a and b stays blocked: {sorted(nodes)}")
+
+    c, _ = kinds(a.ingot, a.model, a.work, "nchw")
+    check(c["convblocked"] == 0 and c["fromblocked"] == 0 and c["conv"] == 6, f"nchw: no blocked step: {dict(c)}")
+    if FAILURES:
+        print(f"{len(FAILURES)} failure(s)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

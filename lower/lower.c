@@ -224,6 +224,7 @@ static ingot_stage_t* push_stage(lower_ctx_t* ctx, ingot_stage_role_t role) {
   memset(&stage, 0, sizeof(stage));
   stage.role = role;
   stage.tile_axis = -1;
+  stage.block_axis = -1;
   INGOT_VEC_PUSH(ctx->stages, stage);
   return &ctx->stages.data[ctx->stages.count - 1];
 }

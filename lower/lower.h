@@ -50,6 +50,11 @@ typedef struct ingot_stage_t {
    * output positions of a packed conv); -1: the axis just outside the
    * innermost (vector) one. */
   int32_t tile_axis;
+  /* UPDATE over a blocked layout: the position in spatial[] of the output
+   * blocks' axis, several of which one register tile may span (knob
+   * tile_blocks: a row then holds that many vectors, each tap of the input
+   * loaded once for all); -1: none. */
+  int32_t block_axis;
   /* OTHER: loops inside the nest whose iterations are independent (no
    * local carried from one to the next), which a template may vectorize. */
   uint32_t vector_loops[4];

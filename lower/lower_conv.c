@@ -583,8 +583,11 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
                    ingot_ir_store(f, by, yi, ingot_ir_add(f, start, ingot_ir_mul(f, xval, wval))));
   /* The register tile's rows: output positions along ow, each one vector
-   * of the block's channels. */
+   * of a block's channels per block the tile spans (kb, tile_blocks). */
   ctx->stages.data[ctx->stages.count - 1].tile_axis = 3;
+  /* A tile may span several output blocks (kb) where they share the input
+   * taps it loads; a depthwise conv's blocks read blocks of their own. */
+  ctx->stages.data[ctx->stages.count - 1].block_axis = depthwise ? -1 : 1;
 
   if (lower_has_activation(ctx) || bres != UINT32_MAX) {
     lower_loops_make(ctx, &sp, 5, sext, snames);

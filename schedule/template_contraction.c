@@ -91,6 +91,34 @@ ingot_status_t template_contraction_space(plan_t* p, uint32_t mask, ingot_schedu
   for (uint32_t i = 0; one_reduce && extent && i < sizeof(k_blocks) / sizeof(k_blocks[0]); ++i)
     if (extent % k_blocks[i] == 0 && extent >= 2 * k_blocks[i]) blocks[nblocks++] = k_blocks[i];
   if (nblocks > 1) space_add(space, mask, SCHEDULE_KNOB_K_BLOCK, blocks, nblocks, k_block_default(p, extent, blocks, nblocks));
+  /* Output blocks a tile spans (a blocked layout's UPDATE names its blocks'
+   * axis): counts that divide that axis. The default takes 2 where they
+   * divide it and the rows' axis still gives a tile of at least as many
+   * accumulators within the budget: rows of two vectors then load each
+   * input tap once for both, as a panel of 32 output channels does in
+   * NCHW (56 positions: 8 rows x 2 instead of 14 x 1). A prime row count
+   * (13) would need 26 accumulators for two blocks: 1. */
+  int64_t block_extent = 0, row_extent = 0;
+  for (uint32_t i = 0; i < p->kernel->stage_count; ++i) {
+    const ingot_stage_t* st = &p->kernel->stages[i];
+    if (st->role != INGOT_STAGE_UPDATE || st->block_axis < 0 || (uint32_t)st->block_axis >= st->spatial_count ||
+        st->tile_axis < 0 || (uint32_t)st->tile_axis >= st->spatial_count) {
+      continue;
+    }
+    const ingot_ir_stmt_t* l = ingot_schedule_find_loop(p->f, p->f->vars[st->spatial[st->block_axis]].name);
+    const ingot_ir_stmt_t* r = ingot_schedule_find_loop(p->f, p->f->vars[st->spatial[st->tile_axis]].name);
+    if (l && r) block_extent = l->u.loop.extent, row_extent = r->u.loop.extent;
+  }
+  if (block_extent > 0) {
+    static const int64_t k_tb[] = {1, 2, 4};
+    int64_t tb[3];
+    uint32_t ntb = 0;
+    for (uint32_t i = 0; i < 3; ++i)
+      if (block_extent % k_tb[i] == 0) tb[ntb++] = k_tb[i];
+    int64_t rows1 = tile_rows(row_extent, 1, budget, 16), rows2 = tile_rows(row_extent, 2, budget, 16);
+    bool two = block_extent % 2 == 0 && 2 * rows2 <= budget && 2 * rows2 >= rows1;
+    space_add(space, mask, SCHEDULE_KNOB_TILE_BLOCKS, tb, ntb, two ? 2 : 1);
+  }
   return INGOT_OK;
 }
 
@@ -133,10 +161,20 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   int64_t vec_extent = vec_outer ? vec_factor : sext[k];
   int64_t vectors = (vec_extent + lanes - 1) / lanes;
   int64_t accumulators = p->knob[SCHEDULE_KNOB_ACCUMULATORS];
-  int64_t tile = tile_rows(sext[t], vectors, accumulators, p->knob[SCHEDULE_KNOB_MAX_ROWS]);
+  /* Output blocks the tile spans (tile_blocks, a blocked layout): the
+   * blocks' axis splits, its inner part unrolled inside the reduction. */
+  int64_t blocks = p->knob[SCHEDULE_KNOB_TILE_BLOCKS];
+  uint32_t bt = st->block_axis >= 0 && (uint32_t)st->block_axis < k && (uint32_t)st->block_axis != t
+                    ? (uint32_t)st->block_axis
+                    : UINT32_MAX;
+  if (bt == UINT32_MAX || blocks < 2 || sext[bt] % blocks != 0) blocks = 1;
+  const char* b_o = NULL;
+  const char* b_i = NULL;
+  if (blocks > 1) b_o = plan_emit_split(p, sname[bt], blocks, &b_i);
+  int64_t tile = tile_rows(sext[t], vectors * blocks, accumulators, p->knob[SCHEDULE_KNOB_MAX_ROWS]);
   /* Rows x vectors over the register budget (13 rows of 2 vectors): the
    * vectors go outside the reduction, one at a time through the tile. */
-  bool vectors_outside = tile * vectors > accumulators;
+  bool vectors_outside = tile * vectors * blocks > accumulators;
   const char* t_o = sname[t];
   const char* t_i = NULL;
   if (tile >= 2 && tile < sext[t]) t_o = plan_emit_split(p, sname[t], tile, &t_i);
@@ -171,6 +209,11 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
       }
       continue;
     }
+    if (i == bt && b_o) {
+      plan_loops_push(&order, b_o, sext[i] / blocks);
+      plan_loops_push(&par, b_o, sext[i] / blocks);
+      continue;
+    }
     plan_loops_push(&order, sname[i], sext[i]);
     plan_loops_push(&par, sname[i], sext[i]);
   }
@@ -181,6 +224,7 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   if (vectors_outside) plan_loops_push(&order, v_o2, vectors);
   for (uint32_t i = 0; i < st->reduce_count; ++i)
     plan_loops_push(&order, i == 0 ? r_i : v->rname[i], i == 0 && r_o ? kc : v->rext[i]);
+  if (b_i) plan_loops_push(&order, b_i, blocks);
   if (t_i) plan_loops_push(&order, t_i, tile);
   if (v_o2 && !vectors_outside) plan_loops_push(&order, v_o2, vectors);
   plan_loops_push(&order, v_i, lanes);
@@ -190,6 +234,7 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   d.order_count = order.count;
   ingot_schedule_add(p->s, &d);
   plan_parallel(p, par.names, par.extents, par.count, v->work);
+  if (b_i) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, b_i);
   if (t_i) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, t_i);
   if (v_o2 && !vectors_outside) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, v_o2);
   plan_emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, v_i);

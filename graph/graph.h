@@ -571,7 +571,10 @@ ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph);
 /* Fuses Add(conv_out, r) into the Conv (r becomes its input 3, named by
  * epilogue.residual_input) when the conv output has no other consumer, r has
  * the output's shape and dtype and is computed before the conv, and the conv has no activation yet, so
- * that a following Relu then fuses too: y = act(conv(x) + bias + r). */
+ * that a following Relu then fuses too: y = act(conv(x) + bias + r). The
+ * same for a float32 MatMul (input 3 too, after a fused bias at 2):
+ * y = act(scale * A x B + bias + r), a transformer's residual connection;
+ * the pipeline runs it again after the MatMul bias fusion. */
 ingot_status_t ingot_graph_fuse_residual_add(ingot_graph_t* graph);
 /* Fuses Add(matmul_out, bias) into a float32 MatMul with a 2-D (or packed)
  * B when the MatMul output has no other consumer and bias is a weight or

@@ -897,10 +897,13 @@ static bool fuse_residual(ingot_graph_t* graph, uint32_t* uses, ingot_node_t* ad
   if (!same_shape(&graph->values[x], rv)) return false;
   uint32_t p_id = graph->values[x].producer;
   ingot_node_t* p = &graph->nodes[p_id];
-  if (p->dead || p->op != INGOT_OP_CONV || p->epilogue.residual_input || p->epilogue.activation != INGOT_ACTIVATION_NONE ||
-      p->output_count != 1 || p->outputs[0] != x || p->input_count > 3) {
+  if (p->dead || (p->op != INGOT_OP_CONV && p->op != INGOT_OP_MATMUL) || p->epilogue.residual_input ||
+      p->epilogue.activation != INGOT_ACTIVATION_NONE || p->output_count != 1 || p->outputs[0] != x ||
+      p->input_count > 3) {
     return false;
   }
+  /* A MatMul's input 2 is only ever its fused bias. */
+  if (p->op == INGOT_OP_MATMUL && p->input_count == 3 && p->epilogue.bias_input != 2) return false;
   if (rv->producer != INGOT_NO_VALUE && rv->producer >= p_id) return false;
   p->epilogue.residual_input = 3;
   absorb_consumer(graph, p_id, add, x, r, 3, uses);
@@ -1091,6 +1094,8 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_fuse_layernorm(graph))) return s;
   if ((s = ingot_graph_fuse_matmul_scale(graph))) return s;
   if ((s = ingot_graph_fuse_matmul_bias(graph))) return s;
+  /* again: a MatMul's residual Add follows its bias Add */
+  if ((s = ingot_graph_fuse_residual_add(graph))) return s;
   if ((s = ingot_graph_fuse_activations(graph))) return s;
   if ((s = ingot_graph_split_qlinear(graph))) return s;
   if ((s = ingot_graph_pad_conv_inputs(graph))) return s;

@@ -267,6 +267,12 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   if (node->epilogue.bias_input && (integer || bias == INGOT_NO_VALUE))
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a fused bias needs a float MatMul and its input");
   if (bias != INGOT_NO_VALUE && (s = lower_check_value(ctx, bias, true))) return s;
+  /* A fused residual (ingot_graph_fuse_residual_add): a tensor of y's shape
+   * added after the scale and bias, before the activation. */
+  uint32_t res = node->epilogue.residual_input ? lower_input(ctx, node->epilogue.residual_input) : INGOT_NO_VALUE;
+  if (node->epilogue.residual_input && (integer || res == INGOT_NO_VALUE))
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a fused residual needs a float MatMul and its input");
+  if (res != INGOT_NO_VALUE && (s = lower_check_value(ctx, res, true))) return s;
   const ingot_value_t* av = lower_value(ctx, a);
   ingot_value_t b_logical;
   const ingot_value_t* bv = ingot_node_logical_input(node, 1, lower_value(ctx, b), &b_logical);
@@ -313,6 +319,9 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "fused bias %s is not one value per output column (%lld)",
                       lower_shape_str(ctx, bias), (long long)n);
   uint32_t bbias = bias != INGOT_NO_VALUE ? lower_add_input(ctx, bias, "bias") : UINT32_MAX;
+  if (res != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, res)) != ingot_value_numel(yv))
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the fused residual must have the output's shape");
+  uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
   lower_requant_t rq = {0};
   if (qlinear && (s = lower_requant_args(ctx, 1, 4, 6, 7, b_vec ? 1 : n, yv->dtype, &rq))) return s;
   uint32_t by = lower_add_output(ctx, y, "y");
@@ -444,7 +453,7 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   if (block && !a_vec) ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */
   if (block && n % block) lower_emit_remainder(ctx, &sp, &red, update, (uint32_t)batch, sp.count - 1, n / block, n % block);
 
-  if (lower_has_activation(ctx) || scaled) {
+  if (lower_has_activation(ctx) || scaled || bres != UINT32_MAX) {
     lower_loops_make(ctx, &sp, ns, sext, snames);
     yi = ingot_ir_flat_index(f, by, sp.idx);
     ingot_ir_expr_t* v = ingot_ir_load(f, by, yi);
@@ -452,11 +461,12 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
       v = ingot_ir_mul(f, v, lower_const(ctx, yv->dtype, scale));
       if (bbias != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bbias, b_vec ? ingot_ir_int(f, 0) : sp.idx[ns - 1]));
     }
+    if (bres != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bres, ingot_ir_flat_index(f, bres, sp.idx)));
     lower_emit_stage(ctx, INGOT_STAGE_FINISH, &sp, NULL, ingot_ir_store(f, by, yi, lower_activation(ctx, v)));
   }
 
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s%s%s",
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s a=%s b=%s m%lld n%lld k%lld act=%s%s%s%s",
                                      integer ? ingot_arena_printf(ctx->arena, "matmulinteger %s.%s zp%lld.%lld",
                                                                   ingot_dtype_name(lower_value(ctx, a)->dtype),
                                                                   ingot_dtype_name(lower_value(ctx, b)->dtype),
@@ -464,6 +474,7 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
                                              : "matmul f32",
                                      lower_shape_str(ctx, a), logical_shape_str(ctx, bv), (long long)m, (long long)n,
                                      (long long)kk, lower_activation_name(ctx), bbias != UINT32_MAX ? " bias" : "",
-                                     scaled ? ingot_arena_printf(ctx->arena, " scale=%.9g", scale) : "");
+                                     scaled ? ingot_arena_printf(ctx->arena, " scale=%.9g", scale) : "",
+                                     bres != UINT32_MAX ? " residual" : "");
   return INGOT_OK;
 }

@@ -612,6 +612,15 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph);
  * schedules (graph/passes_quant.c). Needs inferred shapes; the new values
  * are inferred by a later ingot_graph_infer_shapes. */
 ingot_status_t ingot_graph_split_qlinear(ingot_graph_t* graph);
+/* Rewrites DequantizeLinear -> Conv / MatMul / Gemm [-> Relu / Clip] ->
+ * QuantizeLinear, with 8-bit activations and weights, int32 bias, scales
+ * per tensor (w's also per output channel), into QLinearConv,
+ * QLinearMatMul or QGemm over the quantized tensors, where the integer
+ * kernel computes what the float graph does up to ONNX's rounding (the
+ * patterns taken and refused: graph/passes_quant.c). Structural: runs
+ * before inference and constant folding (folding would dequantize the
+ * weights); needs sorted nodes. */
+ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph);
 /* Moves a Conv's non-zero pads into a Pad node (constant 0; for ConvInteger
  * and QLinearConv x's zero point) that produces a
  * padded intermediate, and sets the conv's pads to 0, so the conv reads no
@@ -684,7 +693,8 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph);
 /* Drops dead nodes and values no node or graph output references. */
 void ingot_graph_compact(ingot_graph_t* graph);
 
-/* Runs the standard pipeline: sort, DCE, infer-and-fold (with `eval`), DCE,
+/* Runs the standard pipeline: sort, half in float32, QDQ patterns into
+ * QLinear nodes, DCE, infer-and-fold (with `eval`), DCE,
  * fold batchnorm, fuse residual adds, GELU chains, MatMul biases and
  * activations, pad conv inputs, DCE,
  * sort, infer again, blocked activations (then sort and infer), pads into producers, pack weights, DCE, compact,

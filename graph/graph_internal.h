@@ -19,6 +19,10 @@ ingot_attr_t* ingot_graph_node_add_attr(ingot_graph_t* graph, uint32_t node_id, 
 void ingot_graph_node_set_ints(ingot_graph_t* graph, uint32_t node_id, const char* name,
                                const int64_t* ints, uint32_t count);
 
+/* Clip's bounds as floats: attributes (opset < 11) or scalar float32 weights
+ * (absent: -FLT_MAX, FLT_MAX); false when a bound is not a constant. */
+bool ingot_graph_clip_bounds_f32(const ingot_graph_t* graph, const ingot_node_t* clip, float* out_lo, float* out_hi);
+
 /* Infers dtype and shape of one node's outputs from its inputs (which must
  * be known). May normalize attributes (auto_pad -> explicit pads). */
 ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id);

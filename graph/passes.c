@@ -813,9 +813,7 @@ ingot_status_t ingot_graph_fuse_layernorm(ingot_graph_t* graph) {
 
 /* ---- activation fusion ---- */
 
-/* Clip's bounds as floats: attributes (opset < 11) or scalar float32 weights
- * (absent: unbounded); false when a bound is not a constant. */
-static bool clip_bounds_f32(const ingot_graph_t* g, const ingot_node_t* n, float* lo, float* hi) {
+bool ingot_graph_clip_bounds_f32(const ingot_graph_t* g, const ingot_node_t* n, float* lo, float* hi) {
   *lo = -FLT_MAX;
   *hi = FLT_MAX;
   if (n->input_count <= 1) {
@@ -985,7 +983,7 @@ ingot_status_t ingot_graph_fuse_activations(ingot_graph_t* graph) {
     float lo = 0.0f, hi = FLT_MAX;
     ingot_activation_t kind = INGOT_ACTIVATION_RELU;
     if (act->op == INGOT_OP_CLIP) {
-      if (!clip_bounds_f32(graph, act, &lo, &hi)) continue;
+      if (!ingot_graph_clip_bounds_f32(graph, act, &lo, &hi)) continue;
       kind = INGOT_ACTIVATION_CLIP;
     } else if (act->op == INGOT_OP_GELU) {
       const char* approx = ingot_node_attr_string(act, "approximate", "none");
@@ -1085,6 +1083,9 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
    * constants or static shapes finds a weight there. */
   if ((s = ingot_graph_sort(graph))) return s;
   if ((s = ingot_graph_compute_half_in_f32(graph))) return s;
+  /* Before folding, which would turn the weights' DequantizeLinear into
+   * float weights. */
+  if ((s = ingot_graph_fuse_qdq(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_infer_and_fold(graph, eval, eval_self))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;

@@ -19,7 +19,54 @@
  * accumulator and the requantization after the sum, lower_conv.c /
  * lower_gemm.c) does not get. The price is an int32 intermediate four
  * times y's size, so a contraction below QLINEAR_SPLIT_MIN_MACS stays one
- * kernel. The arithmetic is the same either way (lower_quant.c). */
+ * kernel. The arithmetic is the same either way (lower_quant.c).
+ *
+ * ingot_graph_fuse_qdq turns the QDQ form that quantizers write (ONNX
+ * Runtime's quantize_static with QuantFormat.QDQ) into those QLinear nodes:
+ *
+ *   xf = DequantizeLinear(xq, xs, xz)            xs, xz: scalar weights
+ *   wf = DequantizeLinear(wq, ws, wz)            wq: int8/uint8 weight;
+ *                                                ws, wz per tensor or per
+ *                                                output channel
+ *   bf = DequantizeLinear(bq, bs[, 0])           optional; bq int32 weight,
+ *                                                bs = xs * ws (float32)
+ *   c  = Conv(xf, wf[, bf])  | MatMul(xf, wf)  | Gemm(xf, wf[, bf])
+ *  [c  = Relu(c) | Clip(c, lo, hi)]              only when a no-op after
+ *   y  = QuantizeLinear(c, ys, yz)               the quantization (below)
+ *     ->  y = QLinearConv(xq, xs, xz, wq, ws, wz, ys, yz[, bq])
+ *         y = QLinearMatMul(xq, xs, xz, wq, ws, wz, ys, yz)
+ *         y = QGemm(xq, xs, xz, wq, ws, wz, bq, ys, yz)  transB kept
+ *
+ * Why the result is the float graph's up to ONNX's rounding: a dequantized
+ * value is exactly (q - z) * s, so the float contraction is
+ * xs * ws[k] * sum (xq - xz) (wq - wz) + bq * bs[k], computed with float
+ * rounding, while the integer kernel sums exactly in int32 and rounds once
+ * in the requantization (lower_quant.c's header), as ONNX Runtime's own QDQ
+ * kernels do. A bias whose scale is not xs * ws[k] (to 2^-20 relative) is
+ * refused: there the float graph would add another value.
+ *
+ * The activation: QuantizeLinear is monotone, so Q(clip(v, lo, hi)) =
+ * clamp(Q(v), Q(lo), Q(hi)). The QLinear kernels have no clamp of their own
+ * (the requantization saturates to the dtype's range), so a Relu or Clip is
+ * taken in only when Q(lo) is the dtype's lowest value and Q(hi) its
+ * highest (Relu: the zero point is 0 for uint8, -128 for int8, what
+ * quantize_static writes when it keeps the Relu), the clamp then being a
+ * no-op; other activations leave the pattern in float.
+ *
+ * Refused (the float path stays): a float value of the pattern (the
+ * contraction's or the activation's output) that something else reads or
+ * that is a graph output; scales that are not float32 weights, zero points
+ * that are absent or not weights; per-axis w quantization along any axis
+ * but the output channels (Conv axis 0, MatMul axis 1, Gemm axis 0 with
+ * transB, else 1); blocked quantization; a Gemm with transA, alpha != 1 or
+ * beta != 1 with a bias, or a bias that is not one int32 per column; a
+ * MatMul whose B is not a 2-D weight; QuantizeLinear with output_dtype.
+ * The DequantizeLinear nodes stay for any other reader (dead-code
+ * elimination removes them otherwise). The pass is structural: it runs
+ * before inference and constant folding, which would otherwise fold the
+ * weights' DequantizeLinear into float weights. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph.h"
@@ -81,5 +128,198 @@ ingot_status_t ingot_graph_split_qlinear(ingot_graph_t* graph) {
     int32_t rank = graph->values[y].rank;
     ingot_graph_node_add_attr(graph, i, "axis", INGOT_ATTR_INT)->i = conv ? 1 : rank - 1;
   }
+  return INGOT_OK;
+}
+
+/* ---- QDQ patterns into QLinear nodes ---- */
+
+static bool is_weight(const ingot_graph_t* g, uint32_t v, ingot_dtype_t dtype) {
+  if (v == INGOT_NO_VALUE) return false;
+  const ingot_value_t* x = &g->values[v];
+  return x->kind == INGOT_VALUE_WEIGHT && x->dtype == dtype && x->data && known(x);
+}
+
+static bool is_q8(ingot_dtype_t t) { return t == INGOT_DTYPE_U8 || t == INGOT_DTYPE_I8; }
+
+/* One DequantizeLinear read into facts (valid when dq_of returns true). */
+typedef struct qdq_dq_t {
+  uint32_t data, scale, zero; /* inputs; zero INGOT_NO_VALUE when absent */
+  int64_t scales;             /* elements of the scale (and zero point) */
+  int64_t axis;               /* the attribute as written (default 1) */
+} qdq_dq_t;
+
+/* The DequantizeLinear that writes `v`, with a float32 weight scale of rank
+ * 0 or 1 and a zero point (when present) a weight of as many elements;
+ * false otherwise. */
+static bool dq_of(const ingot_graph_t* g, uint32_t v, qdq_dq_t* out) {
+  if (v == INGOT_NO_VALUE || g->values[v].producer == INGOT_NO_VALUE) return false;
+  const ingot_node_t* d = &g->nodes[g->values[v].producer];
+  if (d->dead || d->op != INGOT_OP_DEQUANTIZELINEAR || d->input_count < 2 || d->inputs[0] == INGOT_NO_VALUE) return false;
+  if (ingot_node_attr_int(d, "block_size", 0) != 0) return false;
+  int64_t odt = ingot_node_attr_int(d, "output_dtype", 0);
+  if (odt != 0 && odt != 1) return false; /* 1: ONNX FLOAT */
+  out->data = d->inputs[0];
+  out->scale = d->inputs[1];
+  out->zero = d->input_count > 2 ? d->inputs[2] : INGOT_NO_VALUE;
+  out->axis = ingot_node_attr_int(d, "axis", 1);
+  if (!is_weight(g, out->scale, INGOT_DTYPE_F32) || g->values[out->scale].rank > 1) return false;
+  out->scales = ingot_value_numel(&g->values[out->scale]);
+  if (out->scales < 1) return false;
+  if (out->zero != INGOT_NO_VALUE) {
+    const ingot_value_t* z = &g->values[out->zero];
+    if (z->kind != INGOT_VALUE_WEIGHT || !z->data || !known(z) || ingot_value_numel(z) != out->scales) return false;
+  }
+  return true;
+}
+
+/* Scalar scale and zero point of an 8-bit activation. */
+static bool dq_activation(const ingot_graph_t* g, const qdq_dq_t* d) {
+  return d->scales == 1 && d->zero != INGOT_NO_VALUE && is_q8(g->values[d->zero].dtype);
+}
+
+/* An 8-bit weight dequantized per tensor, or per axis `axis` (of a weight of
+ * `rank` dims) with `outputs` elements. */
+static bool dq_weight(const ingot_graph_t* g, const qdq_dq_t* d, int32_t rank, int32_t axis, int64_t outputs) {
+  const ingot_value_t* w = &g->values[d->data];
+  if (w->kind != INGOT_VALUE_WEIGHT || !w->data || !known(w) || !is_q8(w->dtype) || w->rank != rank) return false;
+  if (d->zero == INGOT_NO_VALUE || g->values[d->zero].dtype != w->dtype) return false;
+  if (d->scales == 1) return true;
+  int64_t a = d->axis < 0 ? d->axis + rank : d->axis;
+  return a == axis && d->scales == outputs;
+}
+
+/* An int32 bias of `outputs` elements whose scale is xs * ws[k] and whose
+ * zero point is 0. */
+static bool dq_bias(const ingot_graph_t* g, const qdq_dq_t* b, const qdq_dq_t* x, const qdq_dq_t* w, int64_t outputs) {
+  const ingot_value_t* bv = &g->values[b->data];
+  if (!is_weight(g, b->data, INGOT_DTYPE_I32) || bv->rank != 1 || bv->dims[0] != outputs) return false;
+  if (b->scales != 1 && b->scales != outputs) return false;
+  if (b->zero != INGOT_NO_VALUE) {
+    if (!is_weight(g, b->zero, INGOT_DTYPE_I32)) return false;
+    const int32_t* z = g->values[b->zero].data;
+    for (int64_t k = 0; k < b->scales; ++k)
+      if (z[k] != 0) return false;
+  }
+  float xs = *(const float*)g->values[x->scale].data;
+  const float* ws = g->values[w->scale].data;
+  const float* bs = g->values[b->scale].data;
+  for (int64_t k = 0; k < outputs; ++k) {
+    float want = xs * ws[w->scales > 1 ? k : 0];
+    float have = bs[b->scales > 1 ? k : 0];
+    if (!(fabsf(have - want) <= fabsf(want) * 0x1p-20f)) return false;
+  }
+  return true;
+}
+
+/* QuantizeLinear(v, ys, yz) of a float32 constant v, as lower_quant.c
+ * computes it (float32, ties to even, saturated). */
+static float quantize_f32(float v, float ys, float yz, float lo, float hi) {
+  float q = nearbyintf(v / ys) + yz;
+  return q < lo ? lo : q > hi ? hi : q;
+}
+
+ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph) {
+  if (graph->opset < 10) return INGOT_OK; /* no QLinearConv / QLinearMatMul before opset 10 */
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  /* The last live reader of each value: its only one where uses says 1. */
+  uint32_t* reader = ingot_xmalloc(sizeof(uint32_t) * (graph->value_count ? graph->value_count : 1));
+  for (uint32_t v = 0; v < graph->value_count; ++v) reader[v] = INGOT_NO_VALUE;
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->input_count; ++k)
+      if (n->inputs[k] != INGOT_NO_VALUE) reader[n->inputs[k]] = i;
+  }
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* n = &graph->nodes[i];
+    ingot_op_t op = n->op;
+    if (n->dead || (op != INGOT_OP_CONV && op != INGOT_OP_MATMUL && op != INGOT_OP_GEMM)) continue;
+    if (n->output_count != 1 || n->outputs[0] == INGOT_NO_VALUE || n->input_count < 2) continue;
+    qdq_dq_t dx, dw, db;
+    if (!dq_of(graph, n->inputs[0], &dx) || !dq_activation(graph, &dx)) continue;
+    if (!dq_of(graph, n->inputs[1], &dw)) continue;
+    const ingot_value_t* wv = &graph->values[dw.data];
+    bool trans_b = false;
+    int64_t outputs;
+    if (op == INGOT_OP_CONV) {
+      if (wv->rank < 3 || !dq_weight(graph, &dw, wv->rank, 0, wv->dims[0])) continue;
+      outputs = wv->dims[0];
+    } else {
+      if (wv->rank != 2) continue;
+      if (op == INGOT_OP_GEMM) {
+        trans_b = ingot_node_attr_int(n, "transB", 0) != 0;
+        if (ingot_node_attr_int(n, "transA", 0) != 0 || ingot_node_attr_float(n, "alpha", 1.0f) != 1.0f) continue;
+        if (n->input_count > 2 && n->inputs[2] != INGOT_NO_VALUE && ingot_node_attr_float(n, "beta", 1.0f) != 1.0f)
+          continue;
+      }
+      outputs = wv->dims[trans_b ? 0 : 1];
+      if (!dq_weight(graph, &dw, 2, trans_b ? 0 : 1, outputs)) continue;
+    }
+    uint32_t bias = INGOT_NO_VALUE;
+    if (op != INGOT_OP_MATMUL && n->input_count > 2 && n->inputs[2] != INGOT_NO_VALUE) {
+      if (!dq_of(graph, n->inputs[2], &db) || !dq_bias(graph, &db, &dx, &dw, outputs)) continue;
+      bias = db.data;
+    }
+    /* The float values after the contraction: read once, by the pattern. */
+    uint32_t c = n->outputs[0];
+    if (graph->values[c].is_output || uses[c] != 1) continue;
+    uint32_t act = INGOT_NO_VALUE, q = reader[c];
+    const ingot_node_t* r = &graph->nodes[q];
+    if ((r->op == INGOT_OP_RELU || r->op == INGOT_OP_CLIP) && r->output_count == 1 && r->inputs[0] == c) {
+      act = q;
+      uint32_t c2 = r->outputs[0];
+      if (c2 == INGOT_NO_VALUE || graph->values[c2].is_output || uses[c2] != 1) continue;
+      c = c2;
+      q = reader[c2];
+    }
+    ingot_node_t* qn = &graph->nodes[q];
+    if (qn->op != INGOT_OP_QUANTIZELINEAR || qn->inputs[0] != c || qn->input_count < 3 || qn->output_count != 1 ||
+        qn->outputs[0] == INGOT_NO_VALUE || ingot_node_attr_int(qn, "output_dtype", 0) != 0) {
+      continue;
+    }
+    uint32_t ys = qn->inputs[1], yz = qn->inputs[2], y = qn->outputs[0];
+    if (!is_weight(graph, ys, INGOT_DTYPE_F32) || ingot_value_numel(&graph->values[ys]) != 1) continue;
+    if (yz == INGOT_NO_VALUE || graph->values[yz].kind != INGOT_VALUE_WEIGHT || !graph->values[yz].data ||
+        !known(&graph->values[yz]) || !is_q8(graph->values[yz].dtype) || ingot_value_numel(&graph->values[yz]) != 1) {
+      continue;
+    }
+    if (act != INGOT_NO_VALUE) {
+      float lo = 0.0f, hi = INFINITY;
+      if (graph->nodes[act].op == INGOT_OP_CLIP && !ingot_graph_clip_bounds_f32(graph, &graph->nodes[act], &lo, &hi))
+        continue;
+      bool s8 = graph->values[yz].dtype == INGOT_DTYPE_I8;
+      float qlo = s8 ? -128.0f : 0.0f, qhi = s8 ? 127.0f : 255.0f;
+      float zp = s8 ? (float)*(const int8_t*)graph->values[yz].data : (float)*(const uint8_t*)graph->values[yz].data;
+      float sc = *(const float*)graph->values[ys].data;
+      if (quantize_f32(lo, sc, zp, qlo, qhi) != qlo || quantize_f32(hi, sc, zp, qlo, qhi) != qhi) continue;
+    }
+
+    uint32_t* in = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 9);
+    uint32_t count = 8;
+    in[0] = dx.data, in[1] = dx.scale, in[2] = dx.zero;
+    in[3] = dw.data, in[4] = dw.scale, in[5] = dw.zero;
+    if (op == INGOT_OP_GEMM) {
+      in[6] = bias, in[7] = ys, in[8] = yz, count = 9;
+    } else {
+      in[6] = ys, in[7] = yz, in[8] = bias;
+      if (bias != INGOT_NO_VALUE) count = 9;
+    }
+    n = &graph->nodes[i];
+    n->op = op == INGOT_OP_CONV ? INGOT_OP_QLINEARCONV : op == INGOT_OP_MATMUL ? INGOT_OP_QLINEARMATMUL : INGOT_OP_QGEMM;
+    n->inputs = in;
+    n->input_count = count;
+    n->outputs[0] = y;
+    memset(&n->params, 0, sizeof(n->params));
+    if (op == INGOT_OP_GEMM) { /* QGemm: transA 0, alpha 1 (checked), transB kept */
+      n->attrs = NULL;
+      n->attr_count = 0;
+      ingot_graph_node_add_attr(graph, i, "transB", INGOT_ATTR_INT)->i = trans_b;
+    }
+    graph->values[y].producer = i;
+    graph->nodes[q].dead = true;
+    if (act != INGOT_NO_VALUE) graph->nodes[act].dead = true;
+  }
+  free(reader);
+  free(uses);
   return INGOT_OK;
 }

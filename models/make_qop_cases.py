@@ -32,13 +32,27 @@ may be a step apart, and why):
     float: QLinearAdd and QLinearMul (same shape, and broadcast [8, 1, 1]),
            QLinearSigmoid; uint8 and int8
 
-  qop_net_qop_pt.onnx, qop_net_qop_pc.onnx, qop_net_qdq_pc.onnx: a float
-  conv net (qop_net_float.onnx: Conv+Relu twice, Add residual, x*sigmoid(x),
+  qop_net_qop_pt.onnx, qop_net_qop_pc.onnx, qop_net_qdq_pt.onnx,
+  qop_net_qdq_pc.onnx, qop_net_qdq_s8.onnx: a float conv net
+  (qop_net_float.onnx: Conv+Relu twice, Add residual, x*sigmoid(x),
   GlobalAveragePool, Flatten, Gemm and MatMul, Concat) quantized here with
   onnxruntime.quantization.quantize_static (QOperator per tensor / per
-  channel, QDQ per channel; QUInt8 activations, QInt8 weights; a
+  channel, QDQ per tensor / per channel; QUInt8 activations, QInt8 weights;
+  qdq_s8: QDQ per channel with QInt8 activations too; a
   CalibrationDataReader of 16 standard normal inputs), its graph outputs
   made the quantized tensors (the last DequantizeLinear dropped).
+
+  qdq_fire.onnx, qdq_refuse.onnx (opset 13), built by hand in QDQ form, a
+  float input x [1, 8, 16, 16] and a [4, 16] (standard normal, as compare.py
+  draws), for ingot_graph_fuse_qdq:
+    fire:   DQ -> Conv (int8 w per channel, int32 bias) -> Relu -> Q with
+            uint8 zero point 0 (the Relu a no-op after Q: fused; large
+            enough to be split), and int8 a x int8 b per tensor MatMul ->
+            Clip(-6, 6) -> Q with int8 zero point 3 (the Clip outside
+            Q's range: fused); every Conv and MatMul becomes integer
+    refuse: the same Conv -> Relu -> Q with zero point 100 (the Relu would
+            clamp inside Q's range: kept in float), and a Conv -> Q whose
+            float output is also a graph output: both stay float Convs
 
   qop_dyn.onnx: quantize_dynamic of a MatMul + Add + Relu + MatMul model.
 
@@ -320,12 +334,14 @@ def quantized_nets(out):
         def get_next(self):
             return next(self.data, None)
 
-    for name, fmt, per_channel in (("qop_net_qop_pt", QuantFormat.QOperator, False),
-                                   ("qop_net_qop_pc", QuantFormat.QOperator, True),
-                                   ("qop_net_qdq_pc", QuantFormat.QDQ, True)):
+    for name, fmt, per_channel, act in (("qop_net_qop_pt", QuantFormat.QOperator, False, QuantType.QUInt8),
+                                        ("qop_net_qop_pc", QuantFormat.QOperator, True, QuantType.QUInt8),
+                                        ("qop_net_qdq_pt", QuantFormat.QDQ, False, QuantType.QUInt8),
+                                        ("qop_net_qdq_pc", QuantFormat.QDQ, True, QuantType.QUInt8),
+                                        ("qop_net_qdq_s8", QuantFormat.QDQ, True, QuantType.QInt8)):
         path = os.path.join(out, name + ".onnx")
         quantize_static(float_path, path, Reader(), quant_format=fmt, per_channel=per_channel,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+                        activation_type=act, weight_type=QuantType.QInt8)
         onnx.save(quantized_outputs(onnx.load(path)), path)
 
     # quantize_dynamic: MatMul -> DynamicQuantizeLinear, MatMulInteger and the float scaling
@@ -346,6 +362,62 @@ def quantized_nets(out):
     quantize_dynamic(dyn_float, os.path.join(out, "qop_dyn.onnx"), weight_type=QuantType.QInt8)
 
 
+def qdq_cases(out):
+    """qdq_fire.onnx and qdq_refuse.onnx (see the module's docstring)."""
+    rng = np.random.default_rng(31)
+    n = helper.make_node
+
+    def init(name, value, dtype):
+        return numpy_helper.from_array(np.asarray(value, dtype=dtype), name)
+
+    def conv_branch(tag, zy):
+        """DQ(x) -> Conv(DQ(w), DQ(b)) -> c_<tag>; the weights' initializers."""
+        ws = (rng.uniform(0.002, 0.01, 16)).astype(np.float32)
+        xs = np.float32(0.02)
+        inits = [init("w_" + tag, rng.integers(-127, 128, (16, 8, 3, 3)), np.int8), init("ws_" + tag, ws, np.float32),
+                 init("wz_" + tag, np.zeros(16), np.int8), init("b_" + tag, rng.integers(-3000, 3000, 16), np.int32),
+                 init("bs_" + tag, xs * ws, np.float32), init("bz_" + tag, np.zeros(16), np.int32),
+                 init("ys_" + tag, 0.05, np.float32), init("yz_" + tag, zy, np.uint8)]
+        nodes = [n("DequantizeLinear", ["w_" + tag, "ws_" + tag, "wz_" + tag], ["wd_" + tag], axis=0),
+                 n("DequantizeLinear", ["b_" + tag, "bs_" + tag, "bz_" + tag], ["bd_" + tag], axis=0),
+                 n("Conv", ["xd", "wd_" + tag, "bd_" + tag], ["c_" + tag], pads=[1, 1, 1, 1])]
+        return nodes, inits
+
+    def model(name, nodes, inits, outputs, inputs):
+        graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_qop_cases")
+        m.ir_version = 8
+        onnx.save(m, os.path.join(out, name + ".onnx"))
+
+    x_in = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])
+    x_nodes = [n("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), n("DequantizeLinear", ["xq", "xs", "xz"], ["xd"])]
+    x_inits = [init("xs", 0.02, np.float32), init("xz", 128, np.uint8)]
+    u8 = lambda name: helper.make_tensor_value_info(name, TensorProto.UINT8, None)  # noqa: E731
+
+    # fire: Conv -> Relu -> Q (zero point 0), MatMul s8 x s8 -> Clip -> Q
+    nodes, inits = conv_branch("relu", 0)
+    nodes += [n("Relu", ["c_relu"], ["r_relu"]), n("QuantizeLinear", ["r_relu", "ys_relu", "yz_relu"], ["y_relu"])]
+    inits += [init("as", 0.03, np.float32), init("az", 0, np.int8), init("bq", rng.integers(-127, 128, (16, 12)), np.int8),
+              init("bsc", 0.01, np.float32), init("bzp", 0, np.int8), init("ms", 0.02, np.float32),
+              init("mz", 3, np.int8), init("lo", -6.0, np.float32), init("hi", 6.0, np.float32)]
+    nodes += [n("QuantizeLinear", ["a", "as", "az"], ["aq"]), n("DequantizeLinear", ["aq", "as", "az"], ["ad"]),
+              n("DequantizeLinear", ["bq", "bsc", "bzp"], ["bd"]), n("MatMul", ["ad", "bd"], ["m"]),
+              n("Clip", ["m", "lo", "hi"], ["mc"]), n("QuantizeLinear", ["mc", "ms", "mz"], ["y_mm"])]
+    a_in = helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 16])
+    model("qdq_fire", x_nodes + nodes, x_inits + inits,
+          [u8("y_relu"), helper.make_tensor_value_info("y_mm", TensorProto.INT8, None)], [x_in, a_in])
+
+    # refuse: Conv -> Relu -> Q (zero point 100), Conv -> Q with the float conv output also a graph output
+    nodes, inits = conv_branch("relu100", 100)
+    nodes += [n("Relu", ["c_relu100"], ["r_relu100"]),
+              n("QuantizeLinear", ["r_relu100", "ys_relu100", "yz_relu100"], ["y_relu100"])]
+    more_nodes, more_inits = conv_branch("shared", 128)
+    nodes += more_nodes + [n("QuantizeLinear", ["c_shared", "ys_shared", "yz_shared"], ["y_shared"])]
+    model("qdq_refuse", x_nodes + nodes, x_inits + inits + more_inits,
+          [u8("y_relu100"), u8("y_shared"), helper.make_tensor_value_info("c_shared", TensorProto.FLOAT, None)],
+          [x_in])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
@@ -354,6 +426,7 @@ def main():
     linear(args.out)
     contrib(args.out)
     quantized_nets(args.out)
+    qdq_cases(args.out)
 
 
 if __name__ == "__main__":

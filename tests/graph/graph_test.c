@@ -1252,6 +1252,93 @@ static void test_quant_params(void) {
   destroy(g);
 }
 
+/* ---- QDQ patterns (ingot_graph_fuse_qdq) ---- */
+
+/* The kinds of qdq_graph: what lies between the contraction and the
+ * QuantizeLinear, and what goes wrong. */
+typedef enum qdq_case_t {
+  QDQ_CONV = 0,         /* Conv + int32 bias, Relu, y zero point 0: fuses */
+  QDQ_CONV_BIAS_SCALE,  /* the bias scale is not xs * ws: refused */
+  QDQ_CONV_RELU_ZP,     /* Relu with y zero point 100 (a clamp inside the range): refused */
+  QDQ_CONV_SHARED,      /* the conv's float output is a graph output too: refused */
+  QDQ_MATMUL,           /* MatMul, w per column (axis 1): fuses */
+  QDQ_MATMUL_ROWS,      /* MatMul, w per row (axis 0): refused */
+  QDQ_GEMM,             /* Gemm transB, w per output (axis 0), bias: fuses to QGemm */
+} qdq_case_t;
+
+/* x (float) -> Q -> DQ -> op(DQ(w)[, DQ(b)]) [-> Relu] -> Q -> y. *out_op:
+ * the contraction node; *out_xq, *out_w, *out_b, *out_y: its values. */
+static ingot_graph_t* qdq_graph(qdq_case_t kind, uint32_t* out_op, uint32_t* out_xq, uint32_t* out_w, uint32_t* out_b,
+                                uint32_t* out_y) {
+  ingot_graph_t* g = new_graph();
+  bool conv = kind <= QDQ_CONV_SHARED, gemm = kind == QDQ_GEMM;
+  int64_t xd4[] = {1, 2, 3, 3}, xd2[] = {3, 2}, sd[] = {0}, kd[] = {4};
+  int64_t wd4[] = {4, 2, 1, 1}, wd2[] = {2, 4}, wdt[] = {4, 2};
+  float xs = 0.5f, ws[4] = {0.25f, 0.125f, 0.5f, 0.75f}, bs[4], ys = 0.1f;
+  for (int k = 0; k < 4; ++k) bs[k] = xs * ws[k] * (kind == QDQ_CONV_BIAS_SCALE ? 1.01f : 1.0f);
+  uint8_t xz = 128, yz = kind == QDQ_CONV_RELU_ZP ? 100 : 0;
+  int8_t w[8] = {1, -2, 3, -4, 5, -6, 7, -8}, wz[4] = {0, 0, 0, 0};
+  int32_t b[4] = {10, -20, 30, -40};
+  uint32_t x = conv ? input(g, "x", 4, xd4) : input(g, "x", 2, xd2);
+  uint32_t vxs = weight(g, "xs", INGOT_DTYPE_F32, 0, sd, &xs), vxz = weight(g, "xz", INGOT_DTYPE_U8, 0, sd, &xz);
+  uint32_t vw = weight(g, "w", INGOT_DTYPE_I8, conv ? 4 : 2, conv ? wd4 : gemm ? wdt : wd2, w);
+  int64_t wn[] = {kind == QDQ_MATMUL_ROWS ? 2 : 4};
+  uint32_t vws = weight(g, "ws", INGOT_DTYPE_F32, 1, wn, ws), vwz = weight(g, "wz", INGOT_DTYPE_I8, 1, wn, wz);
+  uint32_t vb = weight(g, "b", INGOT_DTYPE_I32, 1, kd, b), vbs = weight(g, "bs", INGOT_DTYPE_F32, 1, kd, bs);
+  uint32_t vys = weight(g, "ys", INGOT_DTYPE_F32, 0, sd, &ys), vyz = weight(g, "yz", INGOT_DTYPE_U8, 0, sd, &yz);
+  uint32_t xq = value(g, "xq"), xdq = value(g, "xd"), wdq = value(g, "wd"), bdq = value(g, "bd");
+  uint32_t c = value(g, "c"), r = value(g, "r"), y = value(g, "y");
+  uint32_t qi[] = {x, vxs, vxz}, di[] = {xq, vxs, vxz}, wi[] = {vw, vws, vwz}, bi[] = {vb, vbs};
+  node1(g, INGOT_OP_QUANTIZELINEAR, "qx", qi, 3, xq);
+  node1(g, INGOT_OP_DEQUANTIZELINEAR, "dqx", di, 3, xdq);
+  set_int(g, node1(g, INGOT_OP_DEQUANTIZELINEAR, "dqw", wi, 3, wdq), "axis", kind == QDQ_MATMUL ? 1 : 0);
+  set_int(g, node1(g, INGOT_OP_DEQUANTIZELINEAR, "dqb", bi, 2, bdq), "axis", 0);
+  uint32_t ci[] = {xdq, wdq, bdq};
+  ingot_op_t op = conv ? INGOT_OP_CONV : gemm ? INGOT_OP_GEMM : INGOT_OP_MATMUL;
+  *out_op = node1(g, op, "op", ci, op == INGOT_OP_MATMUL ? 2 : 3, c);
+  if (gemm) set_int(g, *out_op, "transB", 1);
+  bool relu = conv && kind != QDQ_CONV_SHARED;
+  if (relu) node1(g, INGOT_OP_RELU, "relu", &c, 1, r);
+  uint32_t yi[] = {relu ? r : c, vys, vyz};
+  node1(g, INGOT_OP_QUANTIZELINEAR, "qy", yi, 3, y);
+  mark_output(g, y);
+  if (kind == QDQ_CONV_SHARED) mark_output(g, c);
+  *out_xq = xq, *out_w = vw, *out_b = vb, *out_y = y;
+  return g;
+}
+
+static void test_fuse_qdq(void) {
+  for (int kind = QDQ_CONV; kind <= QDQ_GEMM; ++kind) {
+    uint32_t op, xq, w, b, y;
+    ingot_graph_t* g = qdq_graph((qdq_case_t)kind, &op, &xq, &w, &b, &y);
+    CHECK_OK(ingot_graph_fuse_qdq(g));
+    const ingot_node_t* n = &g->nodes[op];
+    bool fuses = kind == QDQ_CONV || kind == QDQ_MATMUL || kind == QDQ_GEMM;
+    if (!fuses) {
+      CHECK(n->op == INGOT_OP_CONV || n->op == INGOT_OP_MATMUL);
+      CHECK(live_nodes(g) == g->node_count);
+    } else {
+      ingot_op_t want = kind == QDQ_CONV ? INGOT_OP_QLINEARCONV : kind == QDQ_MATMUL ? INGOT_OP_QLINEARMATMUL
+                                                                                     : INGOT_OP_QGEMM;
+      CHECK(n->op == want);
+      CHECK(n->inputs[0] == xq && n->inputs[3] == w && n->outputs[0] == y && g->values[y].producer == op);
+      if (kind == QDQ_CONV) CHECK(n->input_count == 9 && n->inputs[8] == b);
+      if (kind == QDQ_MATMUL) CHECK(n->input_count == 8);
+      if (kind == QDQ_GEMM) CHECK(n->input_count == 9 && n->inputs[6] == b && ingot_node_attr_int(n, "transB", 0) == 1);
+    }
+    /* Either way the pipeline accepts the result. */
+    CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
+    bool integer = false, fl = false;
+    for (uint32_t i = 0; i < g->node_count; ++i) {
+      ingot_op_t o = g->nodes[i].op;
+      integer |= o == INGOT_OP_QLINEARCONV || o == INGOT_OP_QLINEARMATMUL || o == INGOT_OP_QGEMM;
+      fl |= o == INGOT_OP_CONV || o == INGOT_OP_MATMUL || o == INGOT_OP_GEMM;
+    }
+    CHECK(integer == fuses && fl == !fuses);
+    destroy(g);
+  }
+}
+
 int main(void) {
   test_op_table();
   test_conv_shapes();
@@ -1272,6 +1359,7 @@ int main(void) {
   test_sort();
   test_op_params();
   test_quant_params();
+  test_fuse_qdq();
   if (g_failures) {
     fprintf(stderr, "graph_test: %d failure(s)\n", g_failures);
     return 1;

@@ -649,15 +649,22 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph);
  *     the weight re-laid once: [OCb, ICb, KH, KW, B, B] (a blocked input),
  *     [OCb, C, KH, KW, B] (an NCHW input: the entry of a region, such as an
  *     image's 3-channel stem), [OCb, KH, KW, B] (depthwise); bias padded;
- *   Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, and Add,
- *     Sub, Mul, Max, Min of two blocked tensors of one shape: unchanged
+ *   Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish: unchanged
  *     (lane-wise; they keep finite padding lanes finite);
+ *   Add, Sub, Mul, Div, Max, Min of a blocked tensor and a blocked one of
+ *     its shape or of [N, C, 1, 1] (an SE scale), a scalar, or a constant
+ *     per channel (re-laid [1, C/B, 1, 1, B]); Div only by constants, none 0;
  *   Pad (constant 0, spatial axes) -> the same over the 5-D tensor;
- *   MaxPool, AveragePool (2-D) -> 3-D pools with a window of 1 along B;
+ *   MaxPool, AveragePool (2-D) -> 3-D pools with a window of 1 along B, and
+ *     GlobalAveragePool / GlobalMaxPool -> such pools over all of H and W;
+ *   Resize (opset 11 inputs, constant scales or sizes of H and W only,
+ *     nearest or linear, a coordinate mode that maps the lanes onto
+ *     themselves) -> the same over the 5-D tensor;
  *   Concat along channels of parts whose channels are multiples of B.
  * A value read by anything else, or a graph output, is converted back once
  * by a FromBlocked node (ai.ingot) at the region's edge. A conv on an NCHW
- * input starts a region only when a consumer of its output would join it.
+ * input starts a region only when a consumer of its output would join it
+ * and its channels fill their blocks to 8/9 or more.
  * Needs inferred shapes; sort and infer again after it. */
 ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph);/* The layout options of `node` (its weight read in its ONNX layout, packed
  * or not). Nodes without choices get counts of 0 and pointwise false. */

@@ -449,7 +449,38 @@ static bool lane_wise_unary(ingot_op_t op) {
 }
 
 static bool lane_wise_binary(ingot_op_t op) {
-  return op == INGOT_OP_ADD || op == INGOT_OP_SUB || op == INGOT_OP_MUL || op == INGOT_OP_MAX || op == INGOT_OP_MIN;
+  return op == INGOT_OP_ADD || op == INGOT_OP_SUB || op == INGOT_OP_MUL || op == INGOT_OP_DIV || op == INGOT_OP_MAX ||
+         op == INGOT_OP_MIN;
+}
+
+/* A constant float32 weight with one value per channel of a [N, C, H, W]
+ * operand: [C, 1, 1] or [1, C, 1, 1] (C > 1). */
+static bool channel_constant(const ingot_graph_t* graph, uint32_t v, int64_t channels) {
+  if (v == INGOT_NO_VALUE || v >= graph->value_count) return false;
+  const ingot_value_t* val = &graph->values[v];
+  if (val->kind != INGOT_VALUE_WEIGHT || !val->data || val->dtype != INGOT_DTYPE_F32 || channels < 2) return false;
+  if (val->rank == 3) return val->dims[0] == channels && val->dims[1] == 1 && val->dims[2] == 1;
+  return val->rank == 4 && val->dims[0] == 1 && val->dims[1] == channels && val->dims[2] == 1 && val->dims[3] == 1;
+}
+
+/* An operand of a blocked binary op: a blocked tensor with y's batch and
+ * channels whose spatial dims are y's or 1 (a squeeze-and-excitation scale
+ * [N, C, 1, 1]), any float32 scalar (left as it is: it broadcasts over the
+ * 5-D tensor too), or a constant per channel (re-laid [1, C/B, 1, 1, B]). */
+static bool blocked_operand(const ingot_graph_t* graph, uint32_t v, const uint32_t* blocked, const ingot_value_t* yv,
+                            bool* out_scalar) {
+  *out_scalar = false;
+  if (v == INGOT_NO_VALUE || v >= graph->value_count) return false;
+  const ingot_value_t* val = &graph->values[v];
+  if (val->dtype != INGOT_DTYPE_F32) return false;
+  if (blocked[v] == INGOT_NO_VALUE) {
+    *out_scalar = val->rank >= 0 && val->rank <= 4 && ingot_value_numel(val) == 1;
+    return *out_scalar || channel_constant(graph, v, yv->dims[1]);
+  }
+  if (!value_f32_4d(graph, v) || val->dims[0] != yv->dims[0] || val->dims[1] != yv->dims[1]) return false;
+  for (int d = 2; d < 4; ++d)
+    if (val->dims[d] != yv->dims[d] && val->dims[d] != 1) return false;
+  return true;
 }
 
 static bool scalar_or_absent(const ingot_graph_t* graph, uint32_t v) {
@@ -463,8 +494,9 @@ static bool block_other_ok(const ingot_graph_t* graph, const ingot_node_t* node,
   const ingot_epilogue_t none = {0};
   if (memcmp(&node->epilogue, &none, sizeof(none)) != 0) return false;
   uint32_t x = node->inputs[0];
-  if (!value_f32_4d(graph, x) || blocked[x] == INGOT_NO_VALUE) return false;
   const ingot_value_t* yv = &graph->values[node->outputs[0]];
+  bool x_blocked = value_f32_4d(graph, x) && blocked[x] != INGOT_NO_VALUE;
+  if (!x_blocked && !lane_wise_binary(node->op)) return false; /* a binary op's blocked operand may be input 1 */
   if (lane_wise_unary(node->op)) {
     for (uint32_t k = 1; k < node->input_count; ++k)
       if (!scalar_or_absent(graph, node->inputs[k])) return false;
@@ -472,9 +504,50 @@ static bool block_other_ok(const ingot_graph_t* graph, const ingot_node_t* node,
   }
   if (lane_wise_binary(node->op)) {
     if (node->input_count != 2) return false;
-    uint32_t other = node->inputs[1];
-    return value_f32_4d(graph, other) && blocked[other] != INGOT_NO_VALUE && same_dims(&graph->values[x], yv) &&
-           same_dims(&graph->values[other], yv);
+    bool scalar0, scalar1;
+    if (!blocked_operand(graph, node->inputs[0], blocked, yv, &scalar0) ||
+        !blocked_operand(graph, node->inputs[1], blocked, yv, &scalar1)) {
+      return false;
+    }
+    /* One operand is the whole output; padding lanes stay finite: a Div
+     * only of a blocked tensor by a non-zero constant. */
+    bool whole = (!scalar0 && same_dims(&graph->values[node->inputs[0]], yv)) ||
+                 (!scalar1 && same_dims(&graph->values[node->inputs[1]], yv));
+    if (node->op == INGOT_OP_DIV) {
+      /* a divisor of constants, none zero (the padding lanes divide by 1) */
+      const ingot_value_t* d = &graph->values[node->inputs[1]];
+      if (blocked[node->inputs[1]] != INGOT_NO_VALUE || d->kind != INGOT_VALUE_WEIGHT || !d->data) return false;
+      for (int64_t k = 0; k < ingot_value_numel(d); ++k)
+        if (((const float*)d->data)[k] == 0.0f) return false;
+    }
+    return whole;
+  }
+  if (node->op == INGOT_OP_GLOBALAVERAGEPOOL || node->op == INGOT_OP_GLOBALMAXPOOL) return true;
+  if (node->op == INGOT_OP_RESIZE) {
+    /* Spatial axes only (scale 1 on N and C), opset 11's inputs with
+     * constant scales or sizes, and a coordinate mode that maps the lanes
+     * (scale 1) onto themselves, in every nearest and linear mode. */
+    if (graph->opset > 0 && graph->opset < 11) return false;
+    if (ingot_node_attr(node, "axes") || node->input_count < 3) return false;
+    ingot_resize_params_t rp;
+    if (ingot_graph_resize_params(graph, (uint32_t)(node - graph->nodes), &rp) != INGOT_OK) {
+      ingot_compiler_error_clear();
+      return false;
+    }
+    if (rp.rank != 4 || rp.in[0] != rp.out[0] || rp.in[1] != rp.out[1] || rp.mode == INGOT_RESIZE_CUBIC ||
+        rp.coord == INGOT_RESIZE_TF_HALF_PIXEL_FOR_NN || rp.coord == INGOT_RESIZE_TF_CROP_AND_RESIZE) {
+      return false;
+    }
+    for (uint32_t k = 1; k < node->input_count && k < 4; ++k) {
+      uint32_t v = node->inputs[k];
+      if (v == INGOT_NO_VALUE) continue;
+      const ingot_value_t* val = &graph->values[v];
+      int64_t numel = ingot_value_numel(val);
+      if (numel == 0) continue;
+      if (k == 1 || val->kind != INGOT_VALUE_WEIGHT || !val->data || numel != 4) return false; /* a roi */
+      if (val->dtype != (k == 2 ? INGOT_DTYPE_F32 : INGOT_DTYPE_I64)) return false;
+    }
+    return true;
   }
   if (node->op == INGOT_OP_PAD) {
     if (node->input_count > 3 && node->inputs[3] != INGOT_NO_VALUE) return false; /* axes */
@@ -528,6 +601,16 @@ static uint32_t add_f32_weight(ingot_graph_t* graph, uint32_t like, const char* 
   uint32_t v = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
   ingot_graph_set_weight(graph, v, INGOT_DTYPE_F32, rank, dims, data);
   return v;
+}
+
+/* Constant v, one value per channel, as [1, C/B, 1, 1, B] (lanes past C
+ * hold `pad`). */
+static uint32_t add_blocked_channels(ingot_graph_t* graph, uint32_t v, int64_t channels, uint32_t b, float pad) {
+  int64_t cb = (channels + b - 1) / b;
+  float* data = ingot_xmalloc(sizeof(float) * (size_t)(cb * b));
+  for (int64_t c = 0; c < cb * b; ++c) data[c] = c < channels ? ((const float*)graph->values[v].data)[c] : pad;
+  int64_t dims[5] = {1, cb, 1, 1, b};
+  return add_f32_weight(graph, v, ingot_arena_printf(&graph->arena, "nchw%uc", b), 5, dims, data);
 }
 
 /* Rewrites Conv node i as a ConvBlocked of `kind` (weights re-laid). */
@@ -630,6 +713,40 @@ static void block_other(ingot_graph_t* graph, uint32_t i) {
   } else if (node->op == INGOT_OP_CONCAT) {
     ingot_attr_t* a = ingot_graph_node_add_attr(graph, i, "axis", INGOT_ATTR_INT);
     a->i = 1;
+  } else if (node->op == INGOT_OP_RESIZE) {
+    /* scales [s0, s1, s2, s3] -> [s0, s1, s2, s3, 1]; sizes [N, C, h, w] ->
+     * [N, C/B, h, w, B] (checked by block_other_ok) */
+    uint32_t b = graph->activation_block;
+    for (uint32_t k = 2; k < node->input_count && k < 4; ++k) {
+      uint32_t v = graph->nodes[i].inputs[k];
+      if (v == INGOT_NO_VALUE || ingot_value_numel(&graph->values[v]) == 0) continue;
+      int64_t five = 5;
+      uint32_t nv;
+      if (k == 2) {
+        float* s = ingot_xmalloc(sizeof(float) * 5);
+        memcpy(s, graph->values[v].data, sizeof(float) * 4);
+        s[4] = 1.0f;
+        nv = add_f32_weight(graph, v, "scales5", 1, &five, s);
+      } else {
+        int64_t* z = ingot_xmalloc(sizeof(int64_t) * 5);
+        const int64_t* src = graph->values[v].data;
+        z[0] = src[0], z[1] = (src[1] + b - 1) / b, z[2] = src[2], z[3] = src[3], z[4] = b;
+        char* base = ingot_arena_printf(&graph->arena, "%s_sizes5", graph->values[v].name);
+        nv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+        ingot_graph_set_weight(graph, nv, INGOT_DTYPE_I64, 1, &five, z);
+      }
+      graph->nodes[i].inputs[k] = nv;
+    }
+  } else if (node->op == INGOT_OP_GLOBALAVERAGEPOOL || node->op == INGOT_OP_GLOBALMAXPOOL) {
+    /* A 3-D pool whose window is the whole of H and W and 1 along B. */
+    const ingot_value_t* xv = &graph->values[node->inputs[0]];
+    int64_t k[3] = {xv->dims[2], xv->dims[3], 1}, ones[3] = {1, 1, 1}, p[6] = {0};
+    node->op = node->op == INGOT_OP_GLOBALAVERAGEPOOL ? INGOT_OP_AVERAGEPOOL : INGOT_OP_MAXPOOL;
+    node->params.kind = INGOT_PARAMS_NONE;
+    ingot_graph_node_set_ints(graph, i, "kernel_shape", k, 3);
+    ingot_graph_node_set_ints(graph, i, "strides", ones, 3);
+    ingot_graph_node_set_ints(graph, i, "dilations", ones, 3);
+    ingot_graph_node_set_ints(graph, i, "pads", p, 6);
   }
 }
 
@@ -650,6 +767,14 @@ static bool joins_region(const ingot_graph_t* graph, uint32_t y, uint32_t* block
   return joins;
 }
 
+/* Whether a conv on an NCHW input with output y starts a region: a consumer
+ * would join it, and its output channels fill their blocks to 8/9 or more
+ * (24 channels in blocks of 16 would compute 32: a third more work). */
+static bool entry_worth_it(const ingot_graph_t* graph, uint32_t y, uint32_t* blocked, uint32_t b) {
+  int64_t c = graph->values[y].dims[1], padded = (c + b - 1) / b * b;
+  return 9 * c >= 8 * padded && joins_region(graph, y, blocked, b);
+}
+
 ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph) {
   uint32_t b = graph->activation_block;
   if (b < 2) return INGOT_OK;
@@ -665,7 +790,7 @@ ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph) {
     uint32_t y = node->outputs[0];
     if (node->op == INGOT_OP_CONV) {
       block_conv_t kind = block_conv_kind(graph, node, blocked);
-      if (kind == BLOCK_CONV_NO || (kind == BLOCK_CONV_PLAIN_IN && !joins_region(graph, y, blocked, b))) continue;
+      if (kind == BLOCK_CONV_NO || (kind == BLOCK_CONV_PLAIN_IN && !entry_worth_it(graph, y, blocked, b))) continue;
       uint32_t yb = add_blocked_value(graph, y, b);
       block_conv(graph, i, kind, blocked, b);
       graph->nodes[i].outputs[0] = yb;
@@ -675,11 +800,17 @@ ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph) {
       /* Pads and windows for 5-D inputs (read from the logical ones). */
       block_other(graph, i);
       uint32_t yb = add_blocked_value(graph, y, b);
-      node = &graph->nodes[i];
-      for (uint32_t k = 0; k < node->input_count; ++k) {
-        uint32_t v = node->inputs[k];
-        if (v != INGOT_NO_VALUE && v < logical_count && blocked[v] != INGOT_NO_VALUE) node->inputs[k] = blocked[v];
+      int64_t channels = graph->values[y].dims[1];
+      for (uint32_t k = 0; k < graph->nodes[i].input_count; ++k) {
+        uint32_t v = graph->nodes[i].inputs[k];
+        if (v != INGOT_NO_VALUE && v < logical_count && blocked[v] != INGOT_NO_VALUE) {
+          graph->nodes[i].inputs[k] = blocked[v];
+        } else if (lane_wise_binary(graph->nodes[i].op) && channel_constant(graph, v, channels)) {
+          float pad = graph->nodes[i].op == INGOT_OP_DIV ? 1.0f : 0.0f;
+          graph->nodes[i].inputs[k] = add_blocked_channels(graph, v, channels, b, pad);
+        }
       }
+      node = &graph->nodes[i];
       node->outputs[0] = yb;
       blocked[y] = yb;
     }

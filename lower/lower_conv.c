@@ -612,7 +612,10 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
 }
 
 /* FromBlocked: y[n, c, h, w] = x[n, c / B, h, w, c % B], an injective copy
- * at the edge of a blocked region. */
+ * at the edge of a blocked region, over (n, cb, h, ci, w): a row of y is one
+ * contiguous store, its loads stride B floats through the few cache lines
+ * of x's row, which the next ci reads again while they are in L1. The
+ * channels of a partial last block get a stage of their own. */
 ingot_status_t lower_from_blocked(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
@@ -624,17 +627,25 @@ ingot_status_t lower_from_blocked(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the blocked form of %s", lower_shape_str(ctx, x),
                       lower_shape_str(ctx, y));
   }
-  int64_t block = xv->dims[4];
+  int64_t block = xv->dims[4], channels = yv->dims[1];
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
-  lower_loops_t sp;
-  lower_loops_over(ctx, &sp, 4, yv->dims);
-  ingot_ir_expr_t* c = sp.idx[1];
-  ingot_ir_expr_t* xi[5] = {sp.idx[0], ingot_ir_binary(f, INGOT_IR_DIV, c, ingot_ir_int(f, block)), sp.idx[2],
-                            sp.idx[3], ingot_ir_binary(f, INGOT_IR_MOD, c, ingot_ir_int(f, block))};
-  lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
-                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  static const char* const names[5] = {"n", "cb", "h", "ci", "w"};
+  for (int part = 0; part < 2; ++part) {
+    /* part 0: the whole blocks; part 1: the last, partial one */
+    int64_t whole = channels / block, rest = channels % block;
+    if ((part == 0 && whole == 0) || (part == 1 && rest == 0)) continue;
+    int64_t ext[5] = {yv->dims[0], part == 0 ? whole : 1, yv->dims[2], part == 0 ? block : rest, yv->dims[3]};
+    lower_loops_t sp;
+    lower_loops_make(ctx, &sp, 5, ext, names);
+    ingot_ir_expr_t* cb = part == 0 ? sp.idx[1] : ingot_ir_int(f, whole);
+    ingot_ir_expr_t* xi[5] = {sp.idx[0], cb, sp.idx[2], sp.idx[4], sp.idx[3]};
+    ingot_ir_expr_t* yi[4] = {sp.idx[0], ingot_ir_add(f, ingot_ir_mul(f, cb, ingot_ir_int(f, block)), sp.idx[3]),
+                              sp.idx[2], sp.idx[4]};
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
+                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, yi), ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  }
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ctx->workload = ingot_arena_printf(ctx->arena, "from_nchw%lldc f32 n%lld c%lld h%lld w%lld", (long long)block,
                                      (long long)yv->dims[0], (long long)yv->dims[1], (long long)yv->dims[2],

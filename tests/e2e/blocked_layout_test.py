@@ -44,23 +44,29 @@ def main():
     os.makedirs(a.work, exist_ok=True)
 
     c, nodes = kinds(a.ingot, a.model, a.work, "nchw16c")
-    # stem (NCHW in), dw, expand, body (+ residual), head: blocked; the
-    # depthwise conv on the 3-channel image is not (a depthwise conv needs a
-    # blocked input).
-    check(c["convblocked"] == 5 and c["conv"] == 1, f"nchw16c: 5 blocked convs and 1 NCHW conv: {dict(c)}")
-    # The edges: a (read by the 24+24-channel Concat, which stays NCHW with
-    # blocks of 16), b (ReduceMean, Concat) and the graph output head.
-    check(c["fromblocked"] == 3, f"nchw16c: 3 conversions at the edges: {dict(c)}")
-    check(all(n in nodes for n in ("a_from_nchw16c", "b_from_nchw16c", "head_from_nchw16c")),
-          f"nchw16c: the edges are a, b and head: {sorted(n for n in nodes if 'from' in n)}")
+    # stem (NCHW in), dw, c24, c, body (+ residual), head, the SE conv and
+    # up: blocked; the depthwise conv on the 3-channel image is not (a
+    # depthwise conv needs a blocked input).
+    check(c["convblocked"] == 8 and c["conv"] == 1, f"nchw16c: 8 blocked convs and 1 NCHW conv: {dict(c)}")
+    # The lane-wise ops of the SE block and the HardSwish, the constants per
+    # channel, the global pool and the Resize stay in the region: the edges
+    # are b (ReduceMean), c24 (the 24+24-channel Concat, NCHW with blocks of
+    # 16) and the graph outputs head and up.
+    edges = sorted(n for n in nodes if "_from_" in n)
+    check(edges == ["b_from_nchw16c", "c24_from_nchw16c", "head_from_nchw16c", "up_from_nchw16c"],
+          f"nchw16c: the edges are b, c24, head and up: {edges}")
+    check(nodes.get("up_x_node") == "resize" and nodes.get("se_pool_node") == "averagepool" and
+          nodes.get("hs_node") == "div", f"nchw16c: Resize, the SE pool and the HardSwish run blocked: {nodes}")
 
     c, nodes = kinds(a.ingot, a.model, a.work, "nchw8c")
-    # With blocks of 8 the 24-channel parts concatenate blocked; a is no edge.
-    check(c["convblocked"] == 5 and c["fromblocked"] == 3 and "ab_cat_from_nchw8c" in nodes and
-          "a_from_nchw8c" not in nodes, f"nchw8c: the Concat of a and b stays blocked: {sorted(nodes)}")
+    # With blocks of 8 the 24-channel parts concatenate blocked: c24 is no
+    # edge, the pooled concatenation (a graph output) is.
+    edges = sorted(n for n in nodes if "_from_" in n)
+    check(c["convblocked"] == 8 and edges == ["b_from_nchw8c", "cc_from_nchw8c", "head_from_nchw8c", "up_from_nchw8c"],
+          f"nchw8c: the Concat of c24 and c24 stays blocked: {edges}")
 
     c, _ = kinds(a.ingot, a.model, a.work, "nchw")
-    check(c["convblocked"] == 0 and c["fromblocked"] == 0 and c["conv"] == 6, f"nchw: no blocked step: {dict(c)}")
+    check(c["convblocked"] == 0 and c["fromblocked"] == 0 and c["conv"] == 9, f"nchw: no blocked step: {dict(c)}")
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)")
         return 1

@@ -416,7 +416,7 @@ static LLVMValueRef call_powf(fn_t* F, LLVMValueRef a, LLVMValueRef b) {
 /* unary() and binary() below switch over every op of lower/ir_ops.def: a new
  * row there changes these counts and stops the build until it is handled. */
 _Static_assert(INGOT_IR_UNARY_COUNT_ == 24, "unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 18, "binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 19, "binary(): handle the new op of lower/ir_ops.def");
 _Static_assert(INGOT_IR_ATANH - INGOT_IR_SIN == INGOT_LLVM_MATH_ATANH - INGOT_LLVM_MATH_SIN,
                "unary(): the trigonometric ops map to the math functions in order");
 
@@ -547,6 +547,53 @@ static LLVMValueRef floor_divmod(fn_t* F, LLVMValueRef a, LLVMValueRef bv, bool 
   return LLVMBuildSelect(b, is0, zero, q, "");
 }
 
+static bool is_dot4(const ingot_ir_expr_t* e) {
+  return e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_DOT4;
+}
+
+/* acc + dot4(a, b) on int32 scalars or vectors (acc NULL: 0). With
+ * AVX512-VNNI and 16 lanes (8 or 4 with AVX512VL) one vpdpbusd; else each
+ * operand's bytes widened (a's unsigned, b's signed), multiplied, and the
+ * four products of a lane added. */
+static LLVMValueRef dot4_add(fn_t* F, LLVMValueRef acc, const ingot_ir_expr_t* dot, bool vec) {
+  ingot_llvm_module_t* m = &F->g->m;
+  LLVMBuilderRef b = F->b;
+  LLVMValueRef a, c;
+  TRY(a = expr(F, dot->u.binary.a, vec));
+  TRY(c = expr(F, dot->u.binary.b, vec));
+  unsigned n = lanes_of(a);
+  if (lanes_of(c) > n) n = lanes_of(c);
+  if (acc && lanes_of(acc) > n) n = lanes_of(acc);
+  if (n) {
+    a = splat(F, a, n);
+    c = splat(F, c, n);
+    if (acc) acc = splat(F, acc, n);
+  }
+  LLVMTypeRef ty = n ? LLVMVectorType(m->t_i32, n) : m->t_i32;
+  if (!acc) acc = LLVMConstNull(ty);
+  if (m->vnni_lanes_max && (n == 16 || ((n == 8 || n == 4) && m->vnni_vl))) {
+    const char* name = n == 16 ? "llvm.x86.avx512.vpdpbusd.512"
+                       : n == 8 ? "llvm.x86.avx512.vpdpbusd.256" : "llvm.x86.avx512.vpdpbusd.128";
+    LLVMTypeRef ft;
+    LLVMValueRef fn = ingot_llvm_intrinsic(m, name, NULL, 0, &ft);
+    LLVMValueRef args[3] = {acc, a, c};
+    return LLVMBuildCall2(b, ft, fn, args, 3, "");
+  }
+  unsigned w = n ? n : 1;
+  LLVMTypeRef bytes = LLVMVectorType(m->t_i8, 4 * w), wide = LLVMVectorType(m->t_i32, 4 * w);
+  LLVMValueRef prod = LLVMBuildMul(b, LLVMBuildZExt(b, LLVMBuildBitCast(b, a, bytes, ""), wide, ""),
+                                   LLVMBuildSExt(b, LLVMBuildBitCast(b, c, bytes, ""), wide, ""), "");
+  LLVMValueRef sum = NULL;
+  for (unsigned j = 0; j < 4; ++j) {
+    LLVMValueRef mask[64];
+    for (unsigned l = 0; l < w; ++l) mask[l] = LLVMConstInt(m->t_i32, 4 * l + j, 0);
+    LLVMValueRef part = LLVMBuildShuffleVector(b, prod, LLVMGetUndef(wide), LLVMConstVector(mask, w), "");
+    sum = sum ? LLVMBuildAdd(b, sum, part, "") : part;
+  }
+  if (!n) sum = LLVMBuildExtractElement(b, sum, LLVMConstInt(m->t_i32, 0, 0), "");
+  return LLVMBuildAdd(b, acc, sum, "");
+}
+
 /* Converts an integer value of dtype `from` to int64 (C promotion). */
 static LLVMValueRef to_i64(fn_t* F, LLVMValueRef v, ingot_dtype_t from) {
   LLVMTypeRef t = ingot_llvm_vec_type(F->g->m.t_i64, lanes_of(v));
@@ -576,6 +623,16 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   if (fl && op == INGOT_IR_ADD && is_fmul(be)) return fmuladd(F, be, ae, false, vec);
   if (fl && op == INGOT_IR_SUB && is_fmul(ae)) return fmuladd(F, ae, be, true, vec);
   if (fl && op == INGOT_IR_POW && be->kind == INGOT_IR_EXPR_FLOAT && be->u.f == 1.0) return expr(F, ae, vec);
+  /* acc + dot4(a, b), dot4(a, b) + acc: one multiply-add of bytes. */
+  if (op == INGOT_IR_DOT4) {
+    if (t != INGOT_DTYPE_I32) return unsupported(F, name, t);
+    return dot4_add(F, NULL, e, vec);
+  }
+  if (op == INGOT_IR_ADD && t == INGOT_DTYPE_I32 && (is_dot4(be) || is_dot4(ae))) {
+    LLVMValueRef acc;
+    TRY(acc = expr(F, is_dot4(be) ? ae : be, vec));
+    return dot4_add(F, acc, is_dot4(be) ? be : ae, vec);
+  }
   LLVMValueRef a, c;
   TRY(a = expr(F, ae, vec));
   if (fl && op == INGOT_IR_POW && be->kind == INGOT_IR_EXPR_FLOAT && be->u.f == 2.0) return LLVMBuildFMul(b, a, a, "");
@@ -1731,6 +1788,10 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   m->x86 = target->arch == INGOT_TARGET_ARCH_X86_64;
   m->has_round = !m->x86 || ingot_target_has_feature(target, INGOT_TARGET_FEATURE_SSE4_1);
   m->vector_bits = target->vector_bytes * 8;
+  if (m->x86 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VNNI)) {
+    m->vnni_lanes_max = 16;
+    m->vnni_vl = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VL);
+  }
   m->masked_tail = target->has_masked_load;
   m->t_void = LLVMVoidTypeInContext(m->ctx);
   m->t_i1 = LLVMInt1TypeInContext(m->ctx);

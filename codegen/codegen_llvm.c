@@ -552,9 +552,10 @@ static bool is_dot4(const ingot_ir_expr_t* e) {
 }
 
 /* acc + dot4(a, b) on int32 scalars or vectors (acc NULL: 0). With
- * AVX512-VNNI and 16 lanes (8 or 4 with AVX512VL) one vpdpbusd; else each
- * operand's bytes widened (a's unsigned, b's signed), multiplied, and the
- * four products of a lane added. */
+ * AVX512-VNNI and 16 lanes (8 or 4 with AVX512VL) one vpdpbusd; on other
+ * x86 vectors of 4, 8, 16 lanes two pmaddwd; else each operand's bytes
+ * widened (a's unsigned, b's signed), multiplied, and the four products of
+ * a lane added. */
 static LLVMValueRef dot4_add(fn_t* F, LLVMValueRef acc, const ingot_ir_expr_t* dot, bool vec) {
   ingot_llvm_module_t* m = &F->g->m;
   LLVMBuilderRef b = F->b;
@@ -578,6 +579,24 @@ static LLVMValueRef dot4_add(fn_t* F, LLVMValueRef acc, const ingot_ir_expr_t* d
     LLVMValueRef fn = ingot_llvm_intrinsic(m, name, NULL, 0, &ft);
     LLVMValueRef args[3] = {acc, a, c};
     return LLVMBuildCall2(b, ft, fn, args, 3, "");
+  }
+  if (m->x86 && (n == 4 || n == 8 || n == 16) && n <= m->pmaddwd_lanes_max) {
+    /* Exact without VNNI: the bytes as 16-bit halves, a's even and odd
+     * bytes zero-extended, b's sign-extended; pmaddwd sums each pair of
+     * 16-bit products into int32 (|sum| < 2^16: no saturation, unlike
+     * pmaddubsw). */
+    LLVMTypeRef h = LLVMVectorType(LLVMInt16TypeInContext(m->ctx), 2 * n);
+    LLVMValueRef ah = LLVMBuildBitCast(b, a, h, ""), ch = LLVMBuildBitCast(b, c, h, "");
+    LLVMValueRef k8 = splat(F, LLVMConstInt(LLVMInt16TypeInContext(m->ctx), 8, 0), 2 * n);
+    LLVMValueRef kff = splat(F, LLVMConstInt(LLVMInt16TypeInContext(m->ctx), 0xff, 0), 2 * n);
+    LLVMValueRef a_even = LLVMBuildAnd(b, ah, kff, ""), a_odd = LLVMBuildLShr(b, ah, k8, "");
+    LLVMValueRef c_even = LLVMBuildAShr(b, LLVMBuildShl(b, ch, k8, ""), k8, ""), c_odd = LLVMBuildAShr(b, ch, k8, "");
+    const char* name = n == 16 ? "llvm.x86.avx512.pmaddw.d.512" : n == 8 ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd";
+    LLVMTypeRef ft;
+    LLVMValueRef fn = ingot_llvm_intrinsic(m, name, NULL, 0, &ft);
+    LLVMValueRef even[2] = {a_even, c_even}, odd[2] = {a_odd, c_odd};
+    LLVMValueRef sum = LLVMBuildAdd(b, LLVMBuildCall2(b, ft, fn, even, 2, ""), LLVMBuildCall2(b, ft, fn, odd, 2, ""), "");
+    return LLVMBuildAdd(b, acc, sum, "");
   }
   unsigned w = n ? n : 1;
   LLVMTypeRef bytes = LLVMVectorType(m->t_i8, 4 * w), wide = LLVMVectorType(m->t_i32, 4 * w);
@@ -1788,6 +1807,11 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   m->x86 = target->arch == INGOT_TARGET_ARCH_X86_64;
   m->has_round = !m->x86 || ingot_target_has_feature(target, INGOT_TARGET_FEATURE_SSE4_1);
   m->vector_bits = target->vector_bytes * 8;
+  if (m->x86) {
+    m->pmaddwd_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512BW) ? 16
+                           : ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX2)   ? 8
+                                                                                           : 4;
+  }
   if (m->x86 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VNNI)) {
     m->vnni_lanes_max = 16;
     m->vnni_vl = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VL);

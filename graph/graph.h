@@ -115,6 +115,12 @@ typedef struct ingot_node_layout_t {
   uint32_t panel;            /* output channels a panel holds (when pack) */
   bool pointwise_matmul;     /* a 1x1 conv lowers as a matrix product over its positions */
   uint32_t chains;           /* Softmax/LogSoftmax/Hardmax: partial results a row reduction keeps */
+  /* ConvInteger with pack: the panels hold dot4 words (node.weight_dot4_
+   * channels) where w - w_zero_point fits int8. Off by default (a target
+   * without a byte dot product runs the plain form faster); the layout
+   * chooser turns it on for targets whose code generator has one
+   * (schedule/template.c target_layout_default). */
+  bool dot4;
 } ingot_node_layout_t;
 
 #define INGOT_LAYOUT_MAX_VALUES 8

@@ -354,8 +354,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     const ingot_value_t* wv = &graph->values[w];
     /* ConvInteger: the dot4 words where w - w_zero_point fits int8 (int8
      * weights with zero point 0, ORT's default; uint8 ones with 128). */
-    int32_t* dot4 = node->op == INGOT_OP_CONVINTEGER && !getenv("INGOT_NO_DOT4")
-                        ? pack_dot4(graph, node, wv, n, taps, block) : NULL;
+    int32_t* dot4 = node->op == INGOT_OP_CONVINTEGER && layout.dot4 ? pack_dot4(graph, node, wv, n, taps, block) : NULL;
     void* dst = dot4 ? (void*)dot4 : pack_panels(wv->data, ingot_graph_dtype_size(wv->dtype), n, r_count, output_major, block);
     int64_t channels = wv->dims[1];
     int64_t dims[INGOT_MAX_RANK];

@@ -23,7 +23,10 @@
  * ConvInteger: the same nest over uint8/int8 x and w into int32, each
  * operand widened and its zero point subtracted (x: a scalar; w: a scalar
  * or one per output channel); padded taps contribute 0. Its weight may be
- * packed in panels as Conv's (uint8/int8 panels).
+ * packed in panels as Conv's (uint8/int8 panels), or as dot4 words
+ * (node.weight_dot4_channels: 4 input channels an int32, w's zero point
+ * folded in; emit_dot4):
+ *   UPDATE  y[n, kb*B+ki, o..] += dot4(X[n, rg, tap], w[kb, rg, r.., ki])
  *
  * QLinearConv: the same int32 terms (inputs x 0, x_zero_point 2, w 3,
  * w_zero_point 5, int32 bias 8), summed in a local accumulator and

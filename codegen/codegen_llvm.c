@@ -547,6 +547,8 @@ static LLVMValueRef floor_divmod(fn_t* F, LLVMValueRef a, LLVMValueRef bv, bool 
   return LLVMBuildSelect(b, is0, zero, q, "");
 }
 
+static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef c, unsigned n);
+
 static bool is_dot4(const ingot_ir_expr_t* e) {
   return e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_DOT4;
 }
@@ -558,7 +560,6 @@ static bool is_dot4(const ingot_ir_expr_t* e) {
  * a lane added. */
 static LLVMValueRef dot4_add(fn_t* F, LLVMValueRef acc, const ingot_ir_expr_t* dot, bool vec) {
   ingot_llvm_module_t* m = &F->g->m;
-  LLVMBuilderRef b = F->b;
   LLVMValueRef a, c;
   TRY(a = expr(F, dot->u.binary.a, vec));
   TRY(c = expr(F, dot->u.binary.b, vec));
@@ -572,6 +573,28 @@ static LLVMValueRef dot4_add(fn_t* F, LLVMValueRef acc, const ingot_ir_expr_t* d
   }
   LLVMTypeRef ty = n ? LLVMVectorType(m->t_i32, n) : m->t_i32;
   if (!acc) acc = LLVMConstNull(ty);
+  return dot4_lanes(F, acc, a, c, n);
+}
+
+/* dot4_add's arithmetic on values of n lanes (0: scalars); a vector wider
+ * than one instruction takes is halved until it fits. */
+static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef c, unsigned n) {
+  ingot_llvm_module_t* m = &F->g->m;
+  LLVMBuilderRef b = F->b;
+  unsigned widest = m->vnni_lanes_max ? m->vnni_lanes_max : m->pmaddwd_lanes_max;
+  if (m->x86 && widest && n > widest && n <= 64 && (n & (n - 1)) == 0) {
+    /* Halves, each done alone, then joined again. */
+    LLVMValueRef mask[64], half[2];
+    for (unsigned h = 0; h < 2; ++h) {
+      for (unsigned l = 0; l < n / 2; ++l) mask[l] = LLVMConstInt(m->t_i32, h * (n / 2) + l, 0);
+      LLVMValueRef sel = LLVMConstVector(mask, n / 2);
+      half[h] = dot4_lanes(F, LLVMBuildShuffleVector(b, acc, LLVMGetUndef(LLVMTypeOf(acc)), sel, ""),
+                           LLVMBuildShuffleVector(b, a, LLVMGetUndef(LLVMTypeOf(a)), sel, ""),
+                           LLVMBuildShuffleVector(b, c, LLVMGetUndef(LLVMTypeOf(c)), sel, ""), n / 2);
+    }
+    for (unsigned l = 0; l < n; ++l) mask[l] = LLVMConstInt(m->t_i32, l, 0);
+    return LLVMBuildShuffleVector(b, half[0], half[1], LLVMConstVector(mask, n), "");
+  }
   if (m->vnni_lanes_max && (n == 16 || ((n == 8 || n == 4) && m->vnni_vl))) {
     const char* name = n == 16 ? "llvm.x86.avx512.vpdpbusd.512"
                        : n == 8 ? "llvm.x86.avx512.vpdpbusd.256" : "llvm.x86.avx512.vpdpbusd.128";

@@ -297,6 +297,13 @@ static int64_t conv_weight_zero(const ingot_graph_t* graph, const ingot_node_t* 
  * a constant (the plain packed form is used then). */
 static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, const ingot_value_t* wv,
                           int64_t n, int64_t taps, uint32_t block) {
+  /* Only once its padding is a Pad node's (ingot_graph_pad_conv_inputs,
+   * which leaves the largest inputs alone): every tap is inside x. */
+  uint32_t pad_count = 0;
+  const int64_t* pads = ingot_node_attr_ints(node, "pads", &pad_count);
+  for (uint32_t i = 0; pads && i < pad_count; ++i)
+    if (pads[i] != 0) return NULL;
+  if (strcmp(ingot_node_attr_string(node, "auto_pad", "NOTSET"), "NOTSET") != 0) return NULL;
   int64_t c = wv->dims[1], groups = (c + 3) / 4, panels = (n + block - 1) / block;
   bool ok = true;
   int32_t* dst = ingot_xcalloc((size_t)(panels * (groups + 1) * taps * block), sizeof(int32_t));

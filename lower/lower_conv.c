@@ -148,10 +148,11 @@ static ingot_ir_expr_t* int_operand(lower_ctx_t* ctx, ingot_ir_expr_t* v, uint32
  *   y[n, kb*B+ki, o..] = (first step ? -zx' * S[k] : y) + dot4(X, w[kb, rg, r.., ki])
  * X packs x'[n, 4rg + j, tap] (j = 0..3; past C the last channel again,
  * which meets a zero weight) as the bytes of an int32, x' = x for uint8 x,
- * x + 128 for int8 (then zx' = zx + 128); a padded tap packs zx' four
- * times. S[k] = w[kb, G, 0.., ki] is the sum of k's int8 weights w', so
- * sum (x - zx) w' = sum x' w' - zx' S[k]. */
-static void emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int64_t channels, int64_t cout, int64_t block,
+ * x + 128 for int8 (then zx' = zx + 128). S[k] = w[kb, G, 0.., ki] is the
+ * sum of k's int8 weights w', so sum (x - zx) w' = sum x' w' - zx' S[k].
+ * The conv has no padding (its weight is packed so only after
+ * ingot_graph_pad_conv_inputs moved it out); fails otherwise. */
+static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int64_t channels, int64_t cout, int64_t block,
                       uint32_t bx, uint32_t bw, uint32_t bxz, uint32_t by, const int64_t* sext,
                       const char* const* snames, const int64_t* rext, const char* const* rnames) {
   ingot_ir_func_t* f = ctx->f;
@@ -193,14 +194,8 @@ static void emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int64_t channe
     if (j) byte = ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, (int64_t)1 << (8 * j))));
     word = word ? ingot_ir_add(f, word, byte) : byte;
   }
+  if (cond) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "dot4 words for a conv with padding");
   ingot_ir_expr_t* xw = ingot_ir_cast(f, INGOT_DTYPE_I32, word);
-  if (cond) {
-    /* a padded tap: zx' in each byte */
-    ingot_ir_expr_t* zw = ingot_ir_cast(
-        f, INGOT_DTYPE_I32,
-        ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_U32, zx), ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, 0x01010101))));
-    xw = ingot_ir_select(f, cond, xw, zw);
-  }
   ingot_ir_expr_t* wi[6] = {bsp.idx[1], red.idx[0]};
   for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
   wi[2 + nsp] = bsp.idx[2 + nsp];
@@ -222,6 +217,7 @@ static void emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int64_t channe
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, update);
   ctx->stages.data[ctx->stages.count - 1].tile_axis = 1 + nsp;
   if (cout % block) lower_emit_remainder(ctx, &bsp, &red, update, 1, 2 + nsp, cout / block, cout % block);
+  return INGOT_OK;
 }
 
 ingot_status_t lower_conv(lower_ctx_t* ctx) {
@@ -416,7 +412,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     ctx->stages.data[ctx->stages.count - 1].tile_axis = block ? 2 : 1; /* ki, k */
     if (block && cout % block) lower_emit_remainder(ctx, &psp, &red, update, 1, 2, cout / block, cout % block);
   } else if (dot4_channels) {
-    emit_dot4(ctx, &win, cg, cout, block, bx, bw, bxz, by, sext, snames, rext, rnames);
+    if ((s = emit_dot4(ctx, &win, cg, cout, block, bx, bw, bxz, by, sext, snames, rext, rnames))) return s;
   } else if (block) {
     /* spatial (n, kb, o.., ki) */
     const char* bnames[6] = {"n", "kb"};

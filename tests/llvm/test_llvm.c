@@ -755,7 +755,7 @@ static void test_integers(ingot_ir_loop_kind_t kind) {
  * of this machine and, where it runs AVX512-VNNI, on `llvm -mcpu=znver4`
  * (vpdpbusd); the optimized IR for znver4 calls vpdpbusd and x86-64-v4's
  * does not. */
-enum { kDotK = 5, kDotN = 37 };
+enum { kDotK = 5, kDotN = 37, kDotQ = 150 };
 
 static ingot_ir_func_t* dot4_func(ingot_ir_loop_kind_t kind) {
   ingot_ir_func_t* f = ingot_ir_func_create("dot4_acc");
@@ -765,7 +765,9 @@ static ingot_ir_func_t* dot4_func(ingot_ir_loop_kind_t kind) {
   uint32_t acc = ingot_ir_add_buffer(f, "acc", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 1, dn);
   uint32_t y = ingot_ir_add_buffer(f, "y", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, dn);
   uint32_t z = ingot_ir_add_buffer(f, "z", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, dn);
-  uint32_t k = LOOPVAR(f, "k"), n = LOOPVAR(f, "n"), n2 = LOOPVAR(f, "n2");
+  int64_t dq[1] = {kDotQ};
+  uint32_t q = ingot_ir_add_buffer(f, "q", INGOT_DTYPE_U8, INGOT_IR_BUFFER_OUTPUT, 1, dq);
+  uint32_t k = LOOPVAR(f, "k"), n = LOOPVAR(f, "n"), n2 = LOOPVAR(f, "n2"), n3 = LOOPVAR(f, "n3");
   ingot_ir_expr_t* wi[2] = {V(f, k), V(f, n)};
   ingot_ir_expr_t* start = ingot_ir_select(f, BIN(f, INGOT_IR_EQ, V(f, k), I(f, 0)), ingot_ir_load(f, acc, V(f, n)),
                                            ingot_ir_load(f, y, V(f, n)));
@@ -774,7 +776,15 @@ static ingot_ir_func_t* dot4_func(ingot_ir_loop_kind_t kind) {
   ingot_ir_expr_t* w0 = ingot_ir_load(f, w, V(f, n2));
   ingot_ir_stmt_t* alone = FOR_KIND(f, n2, kDotN, kind,
                                     ingot_ir_store(f, z, V(f, n2), BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, I(f, 0)), w0)));
-  f->body = BLOCK2(f, ingot_ir_for(f, k, kDotK, upd), alone);
+  /* uint8 stores: as many lanes as bytes in a vector (64 on AVX-512), the
+   * dot4 in halves */
+  ingot_ir_stmt_t* narrow = FOR_KIND(
+      f, n3, kDotQ, kind,
+      ingot_ir_store(f, q, V(f, n3),
+                     ingot_ir_cast(f, INGOT_DTYPE_U8, BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, I(f, 1)),
+                                                          ingot_ir_load(f, w, ingot_ir_add(f, V(f, n3), I(f, 7)))))));
+  ingot_ir_stmt_t* all[3] = {ingot_ir_for(f, k, kDotK, upd), alone, narrow};
+  f->body = ingot_ir_block(f, all, 3);
   return f;
 }
 
@@ -804,12 +814,15 @@ static void test_dot4(ingot_ir_loop_kind_t kind) {
   if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl")) targets[count++] = "llvm -mcpu=znver4";
 #endif
   int32_t y[kDotN], z[kDotN];
-  void* args[5] = {a, w, acc, y, z};
+  uint8_t q[kDotQ], q_ref[kDotQ];
+  for (int i = 0; i < kDotQ; ++i) q_ref[i] = (uint8_t)dot4_ref(a[1], w[i + 7]);
+  void* args[6] = {a, w, acc, y, z, q};
   ingot_ir_func_t* f = dot4_func(kind);
   memset(y, 0, sizeof(y));
   memset(z, 0, sizeof(z));
   REQUIRE_OK(ingot_ir_interpret(f, args));
-  CHECK(memcmp(y, y_ref, sizeof(y)) == 0 && memcmp(z, z_ref, sizeof(z)) == 0, "dot4: interpreter differs from the reference");
+  CHECK(memcmp(y, y_ref, sizeof(y)) == 0 && memcmp(z, z_ref, sizeof(z)) == 0 && memcmp(q, q_ref, sizeof(q)) == 0,
+        "dot4: interpreter differs from the reference");
   ingot_ir_func_destroy(f);
   for (int t = 0; t < count; ++t) {
     f = dot4_func(kind);
@@ -817,6 +830,7 @@ static void test_dot4(ingot_ir_loop_kind_t kind) {
     module_build(&f, 1, targets[t], &m);
     memset(y, 0xA5, sizeof(y));
     memset(z, 0xA5, sizeof(z));
+    memset(q, 0xA5, sizeof(q));
     ingot_kernel_env_t env = test_env();
     CHECK(module_kernel(&m, f->name)(&env, args) == 0, "dot4: kernel return");
     for (int n = 0; n < kDotN; ++n) {
@@ -826,6 +840,7 @@ static void test_dot4(ingot_ir_loop_kind_t kind) {
         break;
       }
     }
+    CHECK(memcmp(q, q_ref, sizeof(q)) == 0, "dot4 [%s]: the uint8 loop differs from the reference", targets[t]);
     module_close(&m);
     ingot_ir_func_destroy(f);
   }

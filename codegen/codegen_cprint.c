@@ -172,7 +172,7 @@ static ingot_status_t cp_infix(ingot_cprint_t* p, ingot_strbuf_t* sb, const char
  * there changes these counts and stops the build until it is handled here
  * and in each dialect's table. */
 _Static_assert(INGOT_IR_UNARY_COUNT_ == 24, "cp_unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 18, "cp_binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 19, "cp_binary(): handle the new op of lower/ir_ops.def");
 
 static ingot_status_t cp_unsupported_op(ingot_cprint_t* p, const char* what, ingot_dtype_t t) {
   return ingot_cprint_fail(p, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the %s target", what,
@@ -302,7 +302,7 @@ static ingot_status_t cp_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ing
       default: break;
     }
   }
-  bool helper = op == INGOT_IR_MIN || op == INGOT_IR_MAX || op == INGOT_IR_POW ||
+  bool helper = op == INGOT_IR_MIN || op == INGOT_IR_MAX || op == INGOT_IR_POW || op == INGOT_IR_DOT4 ||
                 ((op == INGOT_IR_DIV || op == INGOT_IR_MOD) &&
                  !(ingot_ir_expr_nonneg(p->f, a) && b->kind == INGOT_IR_EXPR_INT && b->u.i > 0));
   /* int8/16 arithmetic happens in C's int: converted back; helpers work in int64 */
@@ -327,6 +327,10 @@ static ingot_status_t cp_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ing
     case INGOT_IR_BITAND: CP_CHECK(cp_infix(p, sb, "&", a, b)); break;
     case INGOT_IR_BITOR: CP_CHECK(cp_infix(p, sb, "|", a, b)); break;
     case INGOT_IR_BITXOR: CP_CHECK(cp_infix(p, sb, "^", a, b)); break;
+    case INGOT_IR_DOT4:
+      if (t != INGOT_DTYPE_I32) return cp_unsupported_op(p, name, t);
+      CP_CHECK(cp_call2(p, sb, h, "dot4", a, b));
+      break;
     default: return cp_unsupported_op(p, name, t);
   }
   if (convert) ingot_strbuf_append(sb, ")");

@@ -416,7 +416,7 @@ static LLVMValueRef call_powf(fn_t* F, LLVMValueRef a, LLVMValueRef b) {
 /* unary() and binary() below switch over every op of lower/ir_ops.def: a new
  * row there changes these counts and stops the build until it is handled. */
 _Static_assert(INGOT_IR_UNARY_COUNT_ == 24, "unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 18, "binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 19, "binary(): handle the new op of lower/ir_ops.def");
 _Static_assert(INGOT_IR_ATANH - INGOT_IR_SIN == INGOT_LLVM_MATH_ATANH - INGOT_LLVM_MATH_SIN,
                "unary(): the trigonometric ops map to the math functions in order");
 
@@ -547,6 +547,95 @@ static LLVMValueRef floor_divmod(fn_t* F, LLVMValueRef a, LLVMValueRef bv, bool 
   return LLVMBuildSelect(b, is0, zero, q, "");
 }
 
+static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef c, unsigned n);
+
+static bool is_dot4(const ingot_ir_expr_t* e) {
+  return e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_DOT4;
+}
+
+/* acc + dot4(a, b) on int32 scalars or vectors (acc NULL: 0). With
+ * AVX512-VNNI and 16 lanes (8 or 4 with AVX512VL) one vpdpbusd; on other
+ * x86 vectors of 4, 8, 16 lanes two pmaddwd; else each operand's bytes
+ * widened (a's unsigned, b's signed), multiplied, and the four products of
+ * a lane added. */
+static LLVMValueRef dot4_add(fn_t* F, LLVMValueRef acc, const ingot_ir_expr_t* dot, bool vec) {
+  ingot_llvm_module_t* m = &F->g->m;
+  LLVMValueRef a, c;
+  TRY(a = expr(F, dot->u.binary.a, vec));
+  TRY(c = expr(F, dot->u.binary.b, vec));
+  unsigned n = lanes_of(a);
+  if (lanes_of(c) > n) n = lanes_of(c);
+  if (acc && lanes_of(acc) > n) n = lanes_of(acc);
+  if (n) {
+    a = splat(F, a, n);
+    c = splat(F, c, n);
+    if (acc) acc = splat(F, acc, n);
+  }
+  LLVMTypeRef ty = n ? LLVMVectorType(m->t_i32, n) : m->t_i32;
+  if (!acc) acc = LLVMConstNull(ty);
+  return dot4_lanes(F, acc, a, c, n);
+}
+
+/* dot4_add's arithmetic on values of n lanes (0: scalars); a vector wider
+ * than one instruction takes is halved until it fits. */
+static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef c, unsigned n) {
+  ingot_llvm_module_t* m = &F->g->m;
+  LLVMBuilderRef b = F->b;
+  unsigned widest = m->vnni_lanes_max ? m->vnni_lanes_max : m->pmaddwd_lanes_max;
+  if (m->x86 && widest && n > widest && n <= 64 && (n & (n - 1)) == 0) {
+    /* Halves, each done alone, then joined again. */
+    LLVMValueRef mask[64], half[2];
+    for (unsigned h = 0; h < 2; ++h) {
+      for (unsigned l = 0; l < n / 2; ++l) mask[l] = LLVMConstInt(m->t_i32, h * (n / 2) + l, 0);
+      LLVMValueRef sel = LLVMConstVector(mask, n / 2);
+      half[h] = dot4_lanes(F, LLVMBuildShuffleVector(b, acc, LLVMGetUndef(LLVMTypeOf(acc)), sel, ""),
+                           LLVMBuildShuffleVector(b, a, LLVMGetUndef(LLVMTypeOf(a)), sel, ""),
+                           LLVMBuildShuffleVector(b, c, LLVMGetUndef(LLVMTypeOf(c)), sel, ""), n / 2);
+    }
+    for (unsigned l = 0; l < n; ++l) mask[l] = LLVMConstInt(m->t_i32, l, 0);
+    return LLVMBuildShuffleVector(b, half[0], half[1], LLVMConstVector(mask, n), "");
+  }
+  if (m->vnni_lanes_max && (n == 16 || ((n == 8 || n == 4) && m->vnni_vl))) {
+    const char* name = n == 16 ? "llvm.x86.avx512.vpdpbusd.512"
+                       : n == 8 ? "llvm.x86.avx512.vpdpbusd.256" : "llvm.x86.avx512.vpdpbusd.128";
+    LLVMTypeRef ft;
+    LLVMValueRef fn = ingot_llvm_intrinsic(m, name, NULL, 0, &ft);
+    LLVMValueRef args[3] = {acc, a, c};
+    return LLVMBuildCall2(b, ft, fn, args, 3, "");
+  }
+  if (m->x86 && (n == 4 || n == 8 || n == 16) && n <= m->pmaddwd_lanes_max) {
+    /* Exact without VNNI: the bytes as 16-bit halves, a's even and odd
+     * bytes zero-extended, b's sign-extended; pmaddwd sums each pair of
+     * 16-bit products into int32 (|sum| < 2^16: no saturation, unlike
+     * pmaddubsw). */
+    LLVMTypeRef h = LLVMVectorType(LLVMInt16TypeInContext(m->ctx), 2 * n);
+    LLVMValueRef ah = LLVMBuildBitCast(b, a, h, ""), ch = LLVMBuildBitCast(b, c, h, "");
+    LLVMValueRef k8 = splat(F, LLVMConstInt(LLVMInt16TypeInContext(m->ctx), 8, 0), 2 * n);
+    LLVMValueRef kff = splat(F, LLVMConstInt(LLVMInt16TypeInContext(m->ctx), 0xff, 0), 2 * n);
+    LLVMValueRef a_even = LLVMBuildAnd(b, ah, kff, ""), a_odd = LLVMBuildLShr(b, ah, k8, "");
+    LLVMValueRef c_even = LLVMBuildAShr(b, LLVMBuildShl(b, ch, k8, ""), k8, ""), c_odd = LLVMBuildAShr(b, ch, k8, "");
+    const char* name = n == 16 ? "llvm.x86.avx512.pmaddw.d.512" : n == 8 ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd";
+    LLVMTypeRef ft;
+    LLVMValueRef fn = ingot_llvm_intrinsic(m, name, NULL, 0, &ft);
+    LLVMValueRef even[2] = {a_even, c_even}, odd[2] = {a_odd, c_odd};
+    LLVMValueRef sum = LLVMBuildAdd(b, LLVMBuildCall2(b, ft, fn, even, 2, ""), LLVMBuildCall2(b, ft, fn, odd, 2, ""), "");
+    return LLVMBuildAdd(b, acc, sum, "");
+  }
+  unsigned w = n ? n : 1;
+  LLVMTypeRef bytes = LLVMVectorType(m->t_i8, 4 * w), wide = LLVMVectorType(m->t_i32, 4 * w);
+  LLVMValueRef prod = LLVMBuildMul(b, LLVMBuildZExt(b, LLVMBuildBitCast(b, a, bytes, ""), wide, ""),
+                                   LLVMBuildSExt(b, LLVMBuildBitCast(b, c, bytes, ""), wide, ""), "");
+  LLVMValueRef sum = NULL;
+  for (unsigned j = 0; j < 4; ++j) {
+    LLVMValueRef mask[64];
+    for (unsigned l = 0; l < w; ++l) mask[l] = LLVMConstInt(m->t_i32, 4 * l + j, 0);
+    LLVMValueRef part = LLVMBuildShuffleVector(b, prod, LLVMGetUndef(wide), LLVMConstVector(mask, w), "");
+    sum = sum ? LLVMBuildAdd(b, sum, part, "") : part;
+  }
+  if (!n) sum = LLVMBuildExtractElement(b, sum, LLVMConstInt(m->t_i32, 0, 0), "");
+  return LLVMBuildAdd(b, acc, sum, "");
+}
+
 /* Converts an integer value of dtype `from` to int64 (C promotion). */
 static LLVMValueRef to_i64(fn_t* F, LLVMValueRef v, ingot_dtype_t from) {
   LLVMTypeRef t = ingot_llvm_vec_type(F->g->m.t_i64, lanes_of(v));
@@ -576,6 +665,16 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   if (fl && op == INGOT_IR_ADD && is_fmul(be)) return fmuladd(F, be, ae, false, vec);
   if (fl && op == INGOT_IR_SUB && is_fmul(ae)) return fmuladd(F, ae, be, true, vec);
   if (fl && op == INGOT_IR_POW && be->kind == INGOT_IR_EXPR_FLOAT && be->u.f == 1.0) return expr(F, ae, vec);
+  /* acc + dot4(a, b), dot4(a, b) + acc: one multiply-add of bytes. */
+  if (op == INGOT_IR_DOT4) {
+    if (t != INGOT_DTYPE_I32) return unsupported(F, name, t);
+    return dot4_add(F, NULL, e, vec);
+  }
+  if (op == INGOT_IR_ADD && t == INGOT_DTYPE_I32 && (is_dot4(be) || is_dot4(ae))) {
+    LLVMValueRef acc;
+    TRY(acc = expr(F, is_dot4(be) ? ae : be, vec));
+    return dot4_add(F, acc, is_dot4(be) ? be : ae, vec);
+  }
   LLVMValueRef a, c;
   TRY(a = expr(F, ae, vec));
   if (fl && op == INGOT_IR_POW && be->kind == INGOT_IR_EXPR_FLOAT && be->u.f == 2.0) return LLVMBuildFMul(b, a, a, "");
@@ -1731,6 +1830,15 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   m->x86 = target->arch == INGOT_TARGET_ARCH_X86_64;
   m->has_round = !m->x86 || ingot_target_has_feature(target, INGOT_TARGET_FEATURE_SSE4_1);
   m->vector_bits = target->vector_bytes * 8;
+  if (m->x86) {
+    m->pmaddwd_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512BW) ? 16
+                           : ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX2)   ? 8
+                                                                                           : 4;
+  }
+  if (m->x86 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VNNI)) {
+    m->vnni_lanes_max = 16;
+    m->vnni_vl = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VL);
+  }
   m->masked_tail = target->has_masked_load;
   m->t_void = LLVMVoidTypeInContext(m->ctx);
   m->t_i1 = LLVMInt1TypeInContext(m->ctx);

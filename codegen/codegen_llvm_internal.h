@@ -49,6 +49,13 @@ typedef struct ingot_llvm_module_t {
   bool has_round;           /* floor/ceil are instructions (SSE4.1, AArch64) */
   bool masked_tail;         /* masked loads are cheap (AVX2+): strided loads under
                                a lane mask use one instead of a gather */
+  /* Widest lanes of int32 for which acc + dot4(a, b) is one vpdpbusd
+   * (AVX512-VNNI: 16; 8 and 4 with AVX512VL too); 0: none. */
+  unsigned vnni_lanes_max;
+  bool vnni_vl;
+  /* Without VNNI on x86: the widest lanes of int32 for which dot4 is two
+   * exact pmaddwd of the 16-bit halves (4 SSE2, 8 AVX2, 16 AVX512BW). */
+  unsigned pmaddwd_lanes_max;
   unsigned vector_bits;
   LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
   struct {

@@ -124,13 +124,10 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
     ingot_schedule_layout_chooser_init(&chooser, log, targets, target_count);
     chooser.lead_on_difference = out_differs != NULL;
     chooser.cpu_model = o->tuning_cpu_model;
-    bool gpu = false;
-    for (uint32_t t = 0; t < target_count; ++t)
-      gpu |= targets[t].kind == INGOT_TARGET_CUDA || targets[t].kind == INGOT_TARGET_ROCM;
     ingot_graph_set_activation_block(graph, driver_activation_block(o));
     if (custom)
       ingot_graph_set_layout_chooser(graph, custom);
-    else if (log || gpu) /* a GPU target lays weights out its own way (schedule/template.c) */
+    else if (log || target_count) /* each target's defaults differ (schedule/template.c) */
       ingot_graph_set_layout_chooser(graph, &chooser.base);
     s = ingot_driver_optimize_graph(graph);
     ingot_graph_set_layout_chooser(graph, NULL);

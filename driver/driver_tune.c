@@ -51,6 +51,7 @@ typedef struct layout_chooser_t {
   const char* const* names;
   const int64_t* values;
   uint32_t count;
+  const ingot_target_t* target; /* its dot4 default */
 } layout_chooser_t;
 
 typedef struct tune_state_t {
@@ -105,6 +106,7 @@ static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_gr
         if (options->chains[k] == v) out->chains = (uint32_t)v;
     }
   }
+  out->dot4 = out->pack && ingot_schedule_target_has_dot4(c->target);
   return INGOT_OK;
 }
 
@@ -163,7 +165,8 @@ static ingot_status_t graph_for(tune_state_t* st, uint32_t task, const point_kno
   free(var->layout);
   memset(var, 0, sizeof(*var));
   layout_chooser_t chooser = {.base = {.choose = choose_layout},
-                              .names = k->layout_names, .values = k->layout_values, .count = k->layout_count};
+                              .names = k->layout_names, .values = k->layout_values, .count = k->layout_count,
+                              .target = &st->target};
   ingot_status_t s = driver_load_graph_layout(&st->compile, &chooser.base, &var->graph);
   if (s != INGOT_OK) return ingot_fail_prefix(s, "layout %s", k->layout);
   var->layout = ingot_xstrdup(k->layout);

@@ -115,6 +115,12 @@ typedef struct ingot_node_layout_t {
   uint32_t panel;            /* output channels a panel holds (when pack) */
   bool pointwise_matmul;     /* a 1x1 conv lowers as a matrix product over its positions */
   uint32_t chains;           /* Softmax/LogSoftmax/Hardmax: partial results a row reduction keeps */
+  /* ConvInteger with pack: the panels hold dot4 words (node.weight_dot4_
+   * channels) where w - w_zero_point fits int8. Off by default (a target
+   * without a byte dot product runs the plain form faster); the layout
+   * chooser turns it on for targets whose code generator has one
+   * (schedule/template.c target_layout_default). */
+  bool dot4;
 } ingot_node_layout_t;
 
 #define INGOT_LAYOUT_MAX_VALUES 8
@@ -397,6 +403,15 @@ typedef struct ingot_node_t {
    * ceil(K / B) panels, the last one zero-padded. weight_outputs is K (N). */
   uint32_t weight_block;
   int64_t weight_outputs;
+  /* 0, or C (the ONNX weight's input channels) when a packed ConvInteger
+   * weight holds groups of 4 input channels as int32 words, the operands of
+   * the loop IR's dot4 (ingot_graph_pack_weights): [P, G + 1, k.., B] int32
+   * with G = ceil(C / 4); word (p, g, t.., i) holds the bytes of
+   * w'[k, 4g + j, t..] for j = 0..3 (0 past C; byte j = bits 8j..8j+7),
+   * k = p*B + i, w' = w - w_zero_point[k] as int8 (so the zero point is
+   * folded and input 3 is no longer read); the last group g = G holds at
+   * tap 0 the sum of w'[k, ..] over channels and taps (0 at other taps). */
+  int64_t weight_dot4_channels;
   /* Layout choices made before lowering (see ingot_node_layout_t). */
   ingot_node_layout_t layout;
   /* 0, or 1 + the id of a bool scalar value: the node belongs to a branch of

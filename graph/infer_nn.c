@@ -803,7 +803,7 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_INTERNAL, "packed weight (panels of %u) has the wrong shape", c->n->weight_block);
   }
   for (uint32_t i = 0; i < 4; ++i) {
-    const ingot_value_t* v = infer_input(c, i);
+    const ingot_value_t* v = i == 1 ? w : infer_input(c, i);
     if (v && v->dtype != INGOT_DTYPE_U8 && v->dtype != INGOT_DTYPE_I8) {
       return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input '%s' has type %s (uint8 or int8 expected)", v->name,
                         ingot_graph_dtype_name(v->dtype));

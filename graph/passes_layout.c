@@ -255,6 +255,14 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
   if (node->op == INGOT_OP_CONV || node->op == INGOT_OP_CONVINTEGER) {
     scratch->rank = value->rank - 1;
     scratch->dims[0] = outputs;
+    if (node->weight_dot4_channels) {
+      /* int32 words of 4 channels (+ the sums) for the int8 w' */
+      int64_t c = node->weight_dot4_channels;
+      if (node->op != INGOT_OP_CONVINTEGER || value->dtype != INGOT_DTYPE_I32 || value->dims[1] != (c + 3) / 4 + 1)
+        return NULL;
+      scratch->dims[1] = c;
+      scratch->dtype = INGOT_DTYPE_I8;
+    }
     return scratch;
   }
   if ((node->op == INGOT_OP_MATMUL || node->op == INGOT_OP_GEMM) && value->rank == 3) {
@@ -264,6 +272,64 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
     return scratch;
   }
   return NULL;
+}
+
+/* The constant w_zero_point of ConvInteger `node` (input 3) for output k:
+ * *out_ok false when it is given but not a constant of 1 or N values. */
+static int64_t conv_weight_zero(const ingot_graph_t* graph, const ingot_node_t* node, int64_t k, int64_t n,
+                                bool* out_ok) {
+  uint32_t z = node->input_count > 3 ? node->inputs[3] : INGOT_NO_VALUE;
+  if (z == INGOT_NO_VALUE) return 0;
+  const ingot_value_t* zv = z < graph->value_count ? &graph->values[z] : NULL;
+  int64_t count = zv ? ingot_value_numel(zv) : 0;
+  if (!zv || zv->kind != INGOT_VALUE_WEIGHT || !zv->data || (count != 1 && count != n) ||
+      (zv->dtype != INGOT_DTYPE_U8 && zv->dtype != INGOT_DTYPE_I8)) {
+    *out_ok = false;
+    return 0;
+  }
+  int64_t i = count == 1 ? 0 : k;
+  return zv->dtype == INGOT_DTYPE_U8 ? ((const uint8_t*)zv->data)[i] : ((const int8_t*)zv->data)[i];
+}
+
+/* ConvInteger's weight `w` ([N, C, taps..] uint8/int8, ONNX layout) as the
+ * dot4 words of node.weight_dot4_channels in panels of `block`; NULL when
+ * w - w_zero_point does not fit int8 everywhere, or the zero point is not
+ * a constant (the plain packed form is used then). */
+static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, const ingot_value_t* wv,
+                          int64_t n, int64_t taps, uint32_t block) {
+  /* Only once its padding is a Pad node's (ingot_graph_pad_conv_inputs,
+   * which leaves the largest inputs alone): every tap is inside x. */
+  uint32_t pad_count = 0;
+  const int64_t* pads = ingot_node_attr_ints(node, "pads", &pad_count);
+  for (uint32_t i = 0; pads && i < pad_count; ++i)
+    if (pads[i] != 0) return NULL;
+  if (strcmp(ingot_node_attr_string(node, "auto_pad", "NOTSET"), "NOTSET") != 0) return NULL;
+  int64_t c = wv->dims[1], groups = (c + 3) / 4, panels = (n + block - 1) / block;
+  bool ok = true;
+  int32_t* dst = ingot_xcalloc((size_t)(panels * (groups + 1) * taps * block), sizeof(int32_t));
+  for (int64_t k = 0; k < n && ok; ++k) {
+    int64_t zw = conv_weight_zero(graph, node, k, n, &ok);
+    int32_t sum = 0;
+    for (int64_t ch = 0; ch < c && ok; ++ch) {
+      for (int64_t t = 0; t < taps; ++t) {
+        int64_t src = (k * c + ch) * taps + t;
+        int64_t v = (wv->dtype == INGOT_DTYPE_U8 ? ((const uint8_t*)wv->data)[src] : ((const int8_t*)wv->data)[src]) - zw;
+        if (v < -128 || v > 127) {
+          ok = false;
+          break;
+        }
+        sum += (int32_t)v;
+        size_t at = (size_t)((((k / block) * (groups + 1) + ch / 4) * taps + t) * block + k % block);
+        dst[at] = (int32_t)((uint32_t)dst[at] | ((uint32_t)(uint8_t)(int8_t)v << (8 * (ch % 4))));
+      }
+    }
+    dst[(((k / block) * (groups + 1) + groups) * taps) * block + k % block] = sum;
+  }
+  if (!ok) {
+    free(dst);
+    return NULL;
+  }
+  return dst;
 }
 
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
@@ -293,27 +359,33 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     uint32_t block = layout.panel;
     uint32_t w = node->inputs[1];
     const ingot_value_t* wv = &graph->values[w];
-    void* dst = pack_panels(wv->data, ingot_graph_dtype_size(wv->dtype), n, r_count, output_major, block);
+    /* ConvInteger: the dot4 words where w - w_zero_point fits int8 (int8
+     * weights with zero point 0, ORT's default; uint8 ones with 128). */
+    int32_t* dot4 = node->op == INGOT_OP_CONVINTEGER && layout.dot4 ? pack_dot4(graph, node, wv, n, taps, block) : NULL;
+    void* dst = dot4 ? (void*)dot4 : pack_panels(wv->data, ingot_graph_dtype_size(wv->dtype), n, r_count, output_major, block);
+    int64_t channels = wv->dims[1];
     int64_t dims[INGOT_MAX_RANK];
     int32_t rank;
     if (node->op == INGOT_OP_CONV || node->op == INGOT_OP_CONVINTEGER) {
       rank = wv->rank + 1;
       dims[0] = (n + block - 1) / block;
       for (int32_t d = 1; d < wv->rank; ++d) dims[d] = wv->dims[d];
+      if (dot4) dims[1] = (wv->dims[1] + 3) / 4 + 1;
     } else {
       rank = 3;
       dims[0] = (n + block - 1) / block;
       dims[1] = r_count;
     }
     dims[rank - 1] = block;
-    char* base = ingot_arena_printf(&graph->arena, "%s_packed%u", wv->name, block);
+    char* base = ingot_arena_printf(&graph->arena, dot4 ? "%s_dot4packed%u" : "%s_packed%u", wv->name, block);
     uint32_t pv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
-    ingot_graph_set_weight(graph, pv, graph->values[w].dtype, rank, dims, dst);
+    ingot_graph_set_weight(graph, pv, dot4 ? INGOT_DTYPE_I32 : graph->values[w].dtype, rank, dims, dst);
     /* The value and node arrays may have moved. */
     node = &graph->nodes[i];
     node->inputs[1] = pv;
     node->weight_block = block;
     node->weight_outputs = n;
+    node->weight_dot4_channels = dot4 ? channels : 0;
     if (node->op == INGOT_OP_GEMM) {
       ingot_attr_t* t = ingot_graph_node_add_attr(graph, i, "transB", INGOT_ATTR_INT);
       t->i = 0;

@@ -23,7 +23,10 @@
  * ConvInteger: the same nest over uint8/int8 x and w into int32, each
  * operand widened and its zero point subtracted (x: a scalar; w: a scalar
  * or one per output channel); padded taps contribute 0. Its weight may be
- * packed in panels as Conv's (uint8/int8 panels).
+ * packed in panels as Conv's (uint8/int8 panels), or as dot4 words
+ * (node.weight_dot4_channels: 4 input channels an int32, w's zero point
+ * folded in; emit_dot4):
+ *   UPDATE  y[n, kb*B+ki, o..] += dot4(X[n, rg, tap], w[kb, rg, r.., ki])
  *
  * QLinearConv: the same int32 terms (inputs x 0, x_zero_point 2, w 3,
  * w_zero_point 5, int32 bias 8), summed in a local accumulator and
@@ -139,6 +142,84 @@ static ingot_ir_expr_t* int_operand(lower_ctx_t* ctx, ingot_ir_expr_t* v, uint32
   return ingot_ir_binary(f, INGOT_IR_SUB, v, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bz, zi)));
 }
 
+/* ConvInteger's UPDATE with dot4 words (node.weight_dot4_channels = C, w
+ * [P, G + 1, k.., B] int32, G = ceil(C / 4)): spatial (n, kb, o.., ki),
+ * reduce (rg, r..) over groups of 4 input channels and taps:
+ *   y[n, kb*B+ki, o..] = (first step ? -zx' * S[k] : y) + dot4(X, w[kb, rg, r.., ki])
+ * X packs x'[n, 4rg + j, tap] (j = 0..3; past C the last channel again,
+ * which meets a zero weight) as the bytes of an int32, x' = x for uint8 x,
+ * x + 128 for int8 (then zx' = zx + 128). S[k] = w[kb, G, 0.., ki] is the
+ * sum of k's int8 weights w', so sum (x - zx) w' = sum x' w' - zx' S[k].
+ * The conv has no padding (its weight is packed so only after
+ * ingot_graph_pad_conv_inputs moved it out); fails otherwise. */
+static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int64_t channels, int64_t cout, int64_t block,
+                      uint32_t bx, uint32_t bw, uint32_t bxz, uint32_t by, const int64_t* sext,
+                      const char* const* snames, const int64_t* rext, const char* const* rnames) {
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t nsp = win->nsp;
+  int64_t groups = (channels + 3) / 4;
+  bool x_signed = f->buffers[bx].dtype == INGOT_DTYPE_I8;
+  const char* bnames[6] = {"n", "kb"};
+  int64_t bext[6] = {sext[0], cout / block};
+  for (uint32_t i = 0; i < nsp; ++i) {
+    bnames[2 + i] = snames[2 + i];
+    bext[2 + i] = sext[2 + i];
+  }
+  bnames[2 + nsp] = "ki";
+  bext[2 + nsp] = block;
+  const char* gnames[4] = {"rg"};
+  int64_t gext[4] = {groups};
+  for (uint32_t i = 0; i < nsp; ++i) {
+    gnames[1 + i] = rnames[1 + i];
+    gext[1 + i] = rext[1 + i];
+  }
+  lower_loops_t bsp, red;
+  lower_loops_make(ctx, &bsp, 3 + nsp, bext, bnames);
+  lower_loops_make(ctx, &red, 1 + nsp, gext, gnames);
+  /* zx' (int32), x's zero point as an unsigned byte */
+  ingot_ir_expr_t* zx = bxz != UINT32_MAX ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bxz, ingot_ir_int(f, 0)))
+                                          : ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0));
+  if (x_signed) zx = ingot_ir_add(f, zx, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 128)));
+  /* X: four bytes, summed as uint32 (disjoint bits), then int32 */
+  ingot_ir_expr_t* word = NULL;
+  ingot_ir_expr_t* cond = NULL;
+  for (int64_t j = 0; j < 4; ++j) {
+    ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, red.idx[0], ingot_ir_int(f, 4)), ingot_ir_int(f, j));
+    if (channels % 4 && j >= channels % 4) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
+    ingot_ir_expr_t* xj = window_load(ctx, bx, win, bsp.idx[0], ch, bsp.idx + 2, &red, &cond);
+    ingot_ir_expr_t* byte = x_signed ? ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_I32, xj),
+                                                    ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 128)))
+                                     : xj;
+    byte = ingot_ir_cast(f, INGOT_DTYPE_U32, byte);
+    if (j) byte = ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, (int64_t)1 << (8 * j))));
+    word = word ? ingot_ir_add(f, word, byte) : byte;
+  }
+  if (cond) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "dot4 words for a conv with padding");
+  ingot_ir_expr_t* xw = ingot_ir_cast(f, INGOT_DTYPE_I32, word);
+  ingot_ir_expr_t* wi[6] = {bsp.idx[1], red.idx[0]};
+  for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
+  wi[2 + nsp] = bsp.idx[2 + nsp];
+  ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
+  ingot_ir_expr_t* yidx[5] = {bsp.idx[0], ingot_ir_add(f, ingot_ir_mul(f, bsp.idx[1], ingot_ir_int(f, block)),
+                                                       bsp.idx[2 + nsp])};
+  for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
+  ingot_ir_expr_t* byi = ingot_ir_flat_index(f, by, yidx);
+  /* the start: -zx' * S[k] (0 for uint8 x without a zero point) */
+  ingot_ir_expr_t* si[6] = {bsp.idx[1], ingot_ir_int(f, groups)};
+  for (uint32_t i = 0; i < nsp; ++i) si[2 + i] = ingot_ir_int(f, 0);
+  si[2 + nsp] = bsp.idx[2 + nsp];
+  ingot_ir_expr_t* init =
+      bxz == UINT32_MAX && !x_signed
+          ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0))
+          : ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_NEG, zx), ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, si)));
+  ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, byi, init);
+  ingot_ir_stmt_t* update = ingot_ir_store(f, by, byi, ingot_ir_add(f, start, ingot_ir_binary(f, INGOT_IR_DOT4, xw, wval)));
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, update);
+  ctx->stages.data[ctx->stages.count - 1].tile_axis = 1 + nsp;
+  if (cout % block) lower_emit_remainder(ctx, &bsp, &red, update, 1, 2 + nsp, cout / block, cout % block);
+  return INGOT_OK;
+}
+
 ingot_status_t lower_conv(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   bool qlinear = node->op == INGOT_OP_QLINEARCONV;
@@ -164,8 +245,18 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
                          ingot_value_numel(lower_value(ctx, res)) != ingot_value_numel(lower_value(ctx, y)))) {
     return s ? s : lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the fused residual must have the output's shape");
   }
+  /* ConvInteger with dot4 words (node.weight_dot4_channels): w is int32,
+   * its zero point folded in (input 3 not read). */
+  int64_t dot4_channels = node->op == INGOT_OP_CONVINTEGER && node->weight_block ? node->weight_dot4_channels : 0;
+  /* Its w_zero_point stays an argument (unread), as in the unpacked form
+   * another target of the bundle may lower. */
+  uint32_t wzp_unread = INGOT_NO_VALUE;
+  if (dot4_channels) {
+    wzp_unread = wzp;
+    wzp = INGOT_NO_VALUE;
+  }
   if (integer) {
-    uint32_t q[4] = {x, w, xzp, wzp};
+    uint32_t q[4] = {x, dot4_channels ? INGOT_NO_VALUE : w, xzp, wzp};
     for (uint32_t i = 0; i < 4; ++i) {
       if (q[i] == INGOT_NO_VALUE) continue;
       if ((s = lower_check_value(ctx, q[i], false))) return s;
@@ -201,7 +292,12 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not have the packed form of block %lld",
                       lower_shape_str(ctx, w), (long long)block);
   }
-  int64_t batch = xv->dims[0], cin = xv->dims[1], cout = block ? yv->dims[1] : wv->dims[0], cg = wv->dims[1];
+  if (dot4_channels && (wv->dtype != INGOT_DTYPE_I32 || wv->dims[1] != (dot4_channels + 3) / 4 + 1)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not hold the dot4 words of %lld channels",
+                      lower_shape_str(ctx, w), (long long)dot4_channels);
+  }
+  int64_t batch = xv->dims[0], cin = xv->dims[1], cout = block ? yv->dims[1] : wv->dims[0];
+  int64_t cg = dot4_channels ? dot4_channels : wv->dims[1];
   if (block && (cout < 1 || wv->dims[0] != (cout + block - 1) / block)) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "packed weight %s does not hold %lld outputs",
                       lower_shape_str(ctx, w), (long long)cout);
@@ -247,6 +343,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   if (wzp_n > 1 && wzp_n != cout) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "w_zero_point must be a scalar or per output channel");
   uint32_t bxz = xzp != INGOT_NO_VALUE ? lower_add_input(ctx, xzp, "x_zero") : UINT32_MAX;
   uint32_t bwz = wzp != INGOT_NO_VALUE ? lower_add_input(ctx, wzp, "w_zero") : UINT32_MAX;
+  if (wzp_unread != INGOT_NO_VALUE) lower_add_input(ctx, wzp_unread, "w_zero");
   uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
   lower_requant_t rq = {0};
   if (qlinear && (s = lower_requant_args(ctx, 1, 4, 6, 7, cout, yv->dtype, &rq))) return s;
@@ -314,6 +411,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &psp, &red, update);
     ctx->stages.data[ctx->stages.count - 1].tile_axis = block ? 2 : 1; /* ki, k */
     if (block && cout % block) lower_emit_remainder(ctx, &psp, &red, update, 1, 2, cout / block, cout % block);
+  } else if (dot4_channels) {
+    if ((s = emit_dot4(ctx, &win, cg, cout, block, bx, bw, bxz, by, sext, snames, rext, rnames))) return s;
   } else if (block) {
     /* spatial (n, kb, o.., ki) */
     const char* bnames[6] = {"n", "kb"};
@@ -425,6 +524,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_append_ints(&sb, "pad", pads, 2 * nsp);
   lower_append_ints(&sb, "dil", dil, nsp);
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
+  if (dot4_channels) ingot_strbuf_appendf(&sb, " dot4");
   if (bres != UINT32_MAX) ingot_strbuf_appendf(&sb, " residual");
   if (opad) lower_append_ints(&sb, "outpad", opad, 2 * nsp);
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);

@@ -23,6 +23,9 @@ may be a step apart, and why):
     conv_u8u8_wide uint8 x [1, 32, 12, 12], uint8 w (zero point 128) with
                    scales per channel, 32 -> 40 channels: split, its
                    ConvInteger's weights packed in panels (32 and 8)
+    conv_s8s8_wide int8 x [1, 18, 10, 10] (zero point -5), int8 w per
+                   channel, 18 -> 36, pad 1 -> int8: split and packed (dot4
+                   words on llvm x86-64: 18 channels are 4.5 groups of 4)
 
   qop_contrib_exact.onnx, qop_contrib_float.onnx (com.microsoft opset 1),
   inputs qop_contrib_<input>.npy (and qop_contrib_<group>_inputs/):
@@ -167,6 +170,20 @@ def linear(out):
          t("c4_yz", 120, np.uint8), t("c4_b", rng.integers(-20000, 20000, 40), np.int32)],
         np.uint8, [1, 40, 12, 12], pads=[1, 1, 1, 1])
     inputs.update(inputs_wide)
+    # conv_s8s8_wide: int8 x (zero point -5) of 18 channels (not a multiple
+    # of 4) -> 36, int8 w per channel: split, packed, and on llvm x86-64 as
+    # dot4 words (x + 128 as unsigned bytes, the last group of 4 channels
+    # half empty); its own generator, so the cases above keep their data
+    r2 = np.random.default_rng(31)
+    inputs["xs18"] = full_range(r2, np.int8, (1, 18, 10, 10))
+    w = full_range(r2, np.int8, (36, 18, 3, 3))
+    sw = r2.uniform(0.002, 0.02, 36).astype(np.float32)
+    add("QLinearConv", "conv_s8s8_wide",
+        ["xs18", t("c5_xs", 0.02, np.float32), t("c5_xz", -5, np.int8), t("c5_w", w, np.int8),
+         t("c5_ws", sw, np.float32), t("c5_wz", np.zeros(36), np.int8),
+         t("c5_ys", y_scale(20000, 0.02, sw), np.float32), t("c5_yz", 7, np.int8),
+         t("c5_b", r2.integers(-20000, 20000, 36), np.int32)],
+        np.int8, [1, 36, 10, 10], pads=[1, 1, 1, 1])
 
     graph = helper.make_graph(
         nodes, "qop_linear",

@@ -114,10 +114,11 @@ enum {
 typedef struct named_cpu_t {
   const char* name;
   int level;
+  uint64_t adds; /* features beyond its level */
 } named_cpu_t;
 
 static const named_cpu_t k_named_cpus[] = {
-#define INGOT_TARGET_CPU(name, level, l1, l2, l3) {name, L_##level},
+#define INGOT_TARGET_CPU(name, level, l1, l2, l3, adds) {name, L_##level, adds},
 #include "target/target_cpus.def"
 #undef INGOT_TARGET_CPU
 };
@@ -190,11 +191,16 @@ static uint64_t cpu_features(void) {
   return g_cpu_features;
 }
 
-static const level_t* find_level(const char* name) {
+/* The level of a level's or named CPU's name; a named CPU's features
+ * beyond it are or-ed into *extra. */
+static const level_t* find_level(const char* name, uint64_t* extra) {
   for (size_t i = 0; i < LEVEL_COUNT; ++i)
     if (strcmp(k_levels[i].name, name) == 0) return &k_levels[i];
   for (size_t i = 0; i < sizeof k_named_cpus / sizeof k_named_cpus[0]; ++i)
-    if (strcmp(k_named_cpus[i].name, name) == 0) return &k_levels[k_named_cpus[i].level];
+    if (strcmp(k_named_cpus[i].name, name) == 0) {
+      *extra |= k_named_cpus[i].adds;
+      return &k_levels[k_named_cpus[i].level];
+    }
   return NULL;
 }
 
@@ -237,13 +243,13 @@ int ingot_rt_variant_rank(const char* target, char* why, size_t why_cap) {
   for (int w = 1; w < count; ++w) {
     const char* word = words[w];
     if (strncmp(word, "-mcpu=", 6) == 0 && !level) {
-      level = find_level(word + 6);
+      level = find_level(word + 6, &extra);
       if (!level) {
         snprintf(why, why_cap, "unknown cpu '%s'", word + 6);
         return 0;
       }
-    } else if (llvm && w == 1 && find_level(word)) {
-      level = find_level(word);
+    } else if (llvm && w == 1 && find_level(word, &extra)) {
+      level = find_level(word, &extra);
     } else if (llvm && strncmp(word, "-mattr=", 7) == 0) {
       char list[INGOT_TARGET_NAME_BYTES + 1];
       snprintf(list, sizeof list, "%s", word + 7);

@@ -331,6 +331,10 @@ const char* ingot_schedule_template_default(const ingot_kernel_t* kernel, const 
  * target kinds (INGOT_TARGET_CUDA, _ROCM) only, the others CPU kinds only;
  * a GPU template may serve every op class (gpu.simt). */
 bool ingot_schedule_target_is_gpu(const ingot_target_t* target);
+/* Whether packed ConvInteger weights take dot4 words on `target` by
+ * default (ingot_node_layout_t.dot4): its code generator has a byte dot
+ * product (llvm on x86-64). */
+bool ingot_schedule_target_has_dot4(const ingot_target_t* target);
 /* Whether template `index` may schedule `kernel` on `target`: of the
  * target's kind, serving the kernel's op class, and (GPU templates) its
  * space opens for the kernel (gpu.row wants one long reduction). */

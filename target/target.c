@@ -76,10 +76,11 @@ typedef struct cpu_row_t {
   const char* name;
   ingot_target_level_t level;
   uint32_t l1_kib, l2_kib, l3_kib;
+  uint64_t adds; /* features beyond its level */
 } cpu_row_t;
 
 static const cpu_row_t k_cpus[] = {
-#define INGOT_TARGET_CPU(name, level, l1, l2, l3) {name, INGOT_TARGET_LEVEL_##level, l1, l2, l3},
+#define INGOT_TARGET_CPU(name, level, l1, l2, l3, adds) {name, INGOT_TARGET_LEVEL_##level, l1, l2, l3, adds},
 #include "target/target_cpus.def"
 #undef INGOT_TARGET_CPU
 };
@@ -494,6 +495,13 @@ static ingot_status_t parse_llvm(const char* text, char** words, int first, int 
     if (tune->l1_kib) out->l1_bytes = tune->l1_kib * 1024u;
     if (tune->l2_kib) out->l2_bytes = tune->l2_kib * 1024u;
     if (tune->l3_kib) out->l3_bytes = tune->l3_kib * 1024u;
+    /* The CPU's features beyond its level, for LLVM as '+' attributes
+     * before -mattr's own. */
+    out->feature_bits |= tune->adds;
+    size_t n = 0;
+    for (int f = 0; f < INGOT_TARGET_FEATURE_COUNT_; ++f)
+      if (tune->adds & ((uint64_t)1 << f))
+        n += (size_t)snprintf(out->features + n, sizeof(out->features) - n, "%s+%s", n ? "," : "", k_features[f].name);
   }
   if (host) {
     /* The build host's own caches, where Linux says. */
@@ -506,7 +514,8 @@ static ingot_status_t parse_llvm(const char* text, char** words, int first, int 
   if (mattr) {
     ingot_status_t st = apply_features(text, mattr, out);
     if (st != INGOT_OK) return st;
-    snprintf(out->features, sizeof(out->features), "%s", mattr);
+    size_t n = strlen(out->features);
+    snprintf(out->features + n, sizeof(out->features) - n, "%s%s", n ? "," : "", mattr);
   }
 
   char name[256];

@@ -102,8 +102,10 @@ typedef struct ingot_target_t {
   /* LLVM only (empty otherwise): */
   char tune[32];               /* -mcpu=NAME of a named CPU: scheduling model only
                                   ("znver3"); the instructions stay those of `cpu` */
-  char features[96];           /* -mattr list as given, e.g. "+avx512vnni,-fma";
-                                  passed to LLVM; facts are in feature_bits */
+  char features[96];           /* a named CPU's features beyond its level
+                                  ('+', target_cpus.def), then the -mattr list
+                                  as given, e.g. "+avx512vnni,-fma"; passed to
+                                  LLVM; facts are in feature_bits */
   ingot_target_gpu_t gpu;      /* zero for CPU targets */
 } ingot_target_t;
 

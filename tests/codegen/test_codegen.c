@@ -515,6 +515,57 @@ static void test_integers(void) {
   ingot_ir_func_destroy(f);
 }
 
+/* ---- 5b. dot4 (the c target's ingot_dot4 helper): y[n] = acc[n] + dot4(a,
+ * w[n]) and z[n] = dot4(a, w[n]) over extreme and random words, against a
+ * scalar reference written here and the interpreter. */
+static int32_t dot4_ref(uint32_t a, uint32_t b) {
+  int32_t s = 0;
+  for (int j = 0; j < 32; j += 8) s += (int32_t)(uint8_t)(a >> j) * (int32_t)(int8_t)(uint8_t)(b >> j);
+  return s;
+}
+
+static void test_dot4(void) {
+  enum { N = 21 };
+  ingot_ir_func_t* f = ingot_ir_func_create("dot4_c");
+  int64_t d[1] = {N};
+  uint32_t a = ingot_ir_add_buffer(f, "a", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t w = ingot_ir_add_buffer(f, "w", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t acc = ingot_ir_add_buffer(f, "acc", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t y = ingot_ir_add_buffer(f, "y", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t z = ingot_ir_add_buffer(f, "z", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+  uint32_t i = ingot_ir_add_var(f, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  ingot_ir_expr_t* dot = BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, V(f, i)), ingot_ir_load(f, w, V(f, i)));
+  f->body = ingot_ir_for(f, i, N, BLOCK2(f, ingot_ir_store(f, y, V(f, i), ingot_ir_add(f, ingot_ir_load(f, acc, V(f, i)), dot)),
+                                         ingot_ir_store(f, z, V(f, i), dot)));
+  uint32_t av[N] = {0xffffffffu, 0xffffffffu, 0, 0x01020304u, 0x80808080u, 0x7f7f7f7fu};
+  uint32_t wv[N] = {0x80808080u, 0x7f7f7f7fu, 0xffffffffu, 0xfffefdfcu, 0x80808080u, 0x01010101u};
+  int32_t accv[N], yv[N], zv[N], yr[N], zr[N];
+  uint32_t seed = 12345u;
+  for (int k = 0; k < N; ++k) {
+    if (k >= 6) {
+      seed = seed * 1664525u + 1013904223u;
+      av[k] = seed;
+      seed = seed * 1664525u + 1013904223u;
+      wv[k] = seed;
+    }
+    accv[k] = (k * 7919) % 20001 - 10000;
+  }
+  module_t m;
+  module_build(&f, 1, &m);
+  void* args[5] = {av, wv, accv, yv, zv};
+  CHECK(run_kernel(&m, "dot4_c", args) == 0, "kernel return");
+  for (int k = 0; k < N; ++k) {
+    CHECK(zv[k] == dot4_ref(av[k], wv[k]) && yv[k] == accv[k] + dot4_ref(av[k], wv[k]),
+          "dot4(%08x, %08x) = %d (+acc %d), reference %d", av[k], wv[k], zv[k], yv[k], dot4_ref(av[k], wv[k]));
+  }
+  CHECK(zv[0] == -4 * 255 * 128 && zv[1] == 4 * 255 * 127, "dot4 extremes: %d %d", zv[0], zv[1]);
+  void* ref_args[5] = {av, wv, accv, yr, zr};
+  size_t bytes[5] = {sizeof av, sizeof wv, sizeof accv, sizeof yv, sizeof zv};
+  compare_with_interpreter(f, args, ref_args, bytes, 5);
+  module_close(&m);
+  ingot_ir_func_destroy(f);
+}
+
 /* ---- 6. Errors: unsupported dtypes, bad IR, compiler failures. */
 static void test_errors(void) {
   ingot_ir_func_t* f = ingot_ir_func_create("bad");
@@ -822,6 +873,8 @@ int main(void) {
   test_parallel_and_guard();
   printf("integers\n");
   test_integers();
+  printf("dot4\n");
+  test_dot4();
   printf("errors\n");
   test_errors();
   printf("backends\n");

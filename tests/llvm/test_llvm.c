@@ -747,6 +747,120 @@ static void test_integers(ingot_ir_loop_kind_t kind) {
   ingot_ir_func_destroy(f);
 }
 
+/* ---- 5b. dot4: y[n] = (k == 0 ? acc[n] : y[n]) + dot4(a[k], w[k, n]) over
+ * K steps (the accumulate form ConvInteger lowers to; n vectorized or
+ * serial, N = 37: whole vectors and a tail), and z[n] = dot4(a[0], w[0, n])
+ * alone; words over the full int32 range. Checked against a scalar
+ * reference written here (the interpreter is checked too), on every target
+ * of this machine and, where it runs AVX512-VNNI, on `llvm -mcpu=znver4`
+ * (vpdpbusd); the optimized IR for znver4 calls vpdpbusd and x86-64-v4's
+ * does not. */
+enum { kDotK = 5, kDotN = 37, kDotQ = 150 };
+
+static ingot_ir_func_t* dot4_func(ingot_ir_loop_kind_t kind) {
+  ingot_ir_func_t* f = ingot_ir_func_create("dot4_acc");
+  int64_t da[1] = {kDotK}, dw[2] = {kDotK, kDotN}, dn[1] = {kDotN};
+  uint32_t a = ingot_ir_add_buffer(f, "a", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 1, da);
+  uint32_t w = ingot_ir_add_buffer(f, "w", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 2, dw);
+  uint32_t acc = ingot_ir_add_buffer(f, "acc", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 1, dn);
+  uint32_t y = ingot_ir_add_buffer(f, "y", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, dn);
+  uint32_t z = ingot_ir_add_buffer(f, "z", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, dn);
+  int64_t dq[1] = {kDotQ};
+  uint32_t q = ingot_ir_add_buffer(f, "q", INGOT_DTYPE_U8, INGOT_IR_BUFFER_OUTPUT, 1, dq);
+  uint32_t k = LOOPVAR(f, "k"), n = LOOPVAR(f, "n"), n2 = LOOPVAR(f, "n2"), n3 = LOOPVAR(f, "n3");
+  ingot_ir_expr_t* wi[2] = {V(f, k), V(f, n)};
+  ingot_ir_expr_t* start = ingot_ir_select(f, BIN(f, INGOT_IR_EQ, V(f, k), I(f, 0)), ingot_ir_load(f, acc, V(f, n)),
+                                           ingot_ir_load(f, y, V(f, n)));
+  ingot_ir_expr_t* dot = BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, V(f, k)), ingot_ir_load(f, w, ingot_ir_flat_index(f, w, wi)));
+  ingot_ir_stmt_t* upd = FOR_KIND(f, n, kDotN, kind, ingot_ir_store(f, y, V(f, n), ingot_ir_add(f, start, dot)));
+  ingot_ir_expr_t* w0 = ingot_ir_load(f, w, V(f, n2));
+  ingot_ir_stmt_t* alone = FOR_KIND(f, n2, kDotN, kind,
+                                    ingot_ir_store(f, z, V(f, n2), BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, I(f, 0)), w0)));
+  /* uint8 stores: as many lanes as bytes in a vector (64 on AVX-512), the
+   * dot4 in halves */
+  ingot_ir_stmt_t* narrow = FOR_KIND(
+      f, n3, kDotQ, kind,
+      ingot_ir_store(f, q, V(f, n3),
+                     ingot_ir_cast(f, INGOT_DTYPE_U8, BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, I(f, 1)),
+                                                          ingot_ir_load(f, w, ingot_ir_add(f, V(f, n3), I(f, 7)))))));
+  ingot_ir_stmt_t* all[3] = {ingot_ir_for(f, k, kDotK, upd), alone, narrow};
+  f->body = ingot_ir_block(f, all, 3);
+  return f;
+}
+
+static int32_t dot4_ref(int32_t a, int32_t b) {
+  int32_t s = 0;
+  for (int j = 0; j < 4; ++j) s += (int32_t)(uint8_t)((uint32_t)a >> (8 * j)) * (int32_t)(int8_t)(uint8_t)((uint32_t)b >> (8 * j));
+  return s;
+}
+
+static void test_dot4(ingot_ir_loop_kind_t kind) {
+  int32_t a[kDotK], w[kDotK * kDotN], acc[kDotN], y_ref[kDotN], z_ref[kDotN];
+  for (int i = 0; i < kDotK; ++i) a[i] = (int32_t)(uint32_t)rnd();
+  for (int i = 0; i < kDotK * kDotN; ++i) w[i] = (int32_t)(uint32_t)rnd();
+  a[0] = (int32_t)0xffffffffu; /* 255 x each byte */
+  w[0] = (int32_t)0x80808080u; /* -128 x each byte */
+  for (int i = 0; i < kDotN; ++i) acc[i] = (int32_t)(rnd() % 2000001) - 1000000;
+  for (int n = 0; n < kDotN; ++n) {
+    y_ref[n] = acc[n];
+    for (int k = 0; k < kDotK; ++k) y_ref[n] += dot4_ref(a[k], w[k * kDotN + n]);
+    z_ref[n] = dot4_ref(a[0], w[n]);
+  }
+  CHECK(dot4_ref((int32_t)0xffffffffu, (int32_t)0x80808080u) == -4 * 255 * 128, "reference: 255 x -128");
+  const char* targets[8];
+  int count = 0;
+  for (int t = 0; t < g_target_count; ++t) targets[count++] = g_targets[t];
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl")) targets[count++] = "llvm -mcpu=znver4";
+#endif
+  int32_t y[kDotN], z[kDotN];
+  uint8_t q[kDotQ], q_ref[kDotQ];
+  for (int i = 0; i < kDotQ; ++i) q_ref[i] = (uint8_t)dot4_ref(a[1], w[i + 7]);
+  void* args[6] = {a, w, acc, y, z, q};
+  ingot_ir_func_t* f = dot4_func(kind);
+  memset(y, 0, sizeof(y));
+  memset(z, 0, sizeof(z));
+  REQUIRE_OK(ingot_ir_interpret(f, args));
+  CHECK(memcmp(y, y_ref, sizeof(y)) == 0 && memcmp(z, z_ref, sizeof(z)) == 0 && memcmp(q, q_ref, sizeof(q)) == 0,
+        "dot4: interpreter differs from the reference");
+  ingot_ir_func_destroy(f);
+  for (int t = 0; t < count; ++t) {
+    f = dot4_func(kind);
+    module_t m;
+    module_build(&f, 1, targets[t], &m);
+    memset(y, 0xA5, sizeof(y));
+    memset(z, 0xA5, sizeof(z));
+    memset(q, 0xA5, sizeof(q));
+    ingot_kernel_env_t env = test_env();
+    CHECK(module_kernel(&m, f->name)(&env, args) == 0, "dot4: kernel return");
+    for (int n = 0; n < kDotN; ++n) {
+      if (y[n] != y_ref[n] || z[n] != z_ref[n]) {
+        CHECK(0, "dot4 [%s, %s]: y[%d] = %d, z = %d; reference %d, %d", targets[t],
+              kind == INGOT_IR_LOOP_VECTORIZED ? "vectorized" : "serial", n, y[n], z[n], y_ref[n], z_ref[n]);
+        break;
+      }
+    }
+    CHECK(memcmp(q, q_ref, sizeof(q)) == 0, "dot4 [%s]: the uint8 loop differs from the reference", targets[t]);
+    module_close(&m);
+    ingot_ir_func_destroy(f);
+  }
+  if (kind != INGOT_IR_LOOP_VECTORIZED) return;
+  /* The instruction: in the optimized IR of a target with VNNI only. */
+  static const struct { const char* target; bool vnni; } k_ir[] = {
+      {"llvm -mcpu=znver4", true}, {"llvm -mcpu=x86-64-v4", false}, {"llvm -mcpu=x86-64-v3", false}};
+  for (size_t c = 0; c < sizeof(k_ir) / sizeof(k_ir[0]); ++c) {
+    ingot_target_t target;
+    REQUIRE_OK(ingot_target_parse(k_ir[c].target, &target));
+    f = dot4_func(kind);
+    ingot_strbuf_t text = {0};
+    REQUIRE_OK(ingot_codegen_emit(&f, 1, &target, &text));
+    bool has = text.data && strstr(text.data, "llvm.x86.avx512.vpdpbusd") != NULL;
+    CHECK(has == k_ir[c].vnni, "dot4 [%s]: vpdpbusd %s", k_ir[c].target, has ? "emitted" : "missing");
+    ingot_strbuf_free(&text);
+    ingot_ir_func_destroy(f);
+  }
+}
+
 /* ---- 6. Parallel: nested under a serial loop with a local it reads, a
  * nested PARALLEL inside it (runs serially), names that are not C. */
 static void test_parallel(void) {
@@ -953,6 +1067,9 @@ int main(void) {
   printf("integers (scalar, vectorized)\n");
   test_integers(INGOT_IR_LOOP_SERIAL);
   test_integers(INGOT_IR_LOOP_VECTORIZED);
+  printf("dot4 (scalar, vectorized; vpdpbusd where the target has VNNI)\n");
+  test_dot4(INGOT_IR_LOOP_SERIAL);
+  test_dot4(INGOT_IR_LOOP_VECTORIZED);
   printf("parallel\n");
   test_parallel();
   printf("object and errors\n");

@@ -112,6 +112,19 @@ static void test_cpus(void) {
     CHECK(t.level == INGOT_TARGET_LEVEL_AARCH64 && t.arch == INGOT_TARGET_ARCH_AARCH64 && t.vector_registers == 32 &&
               t.l1_bytes == 64 * 1024 && t.l2_bytes == 1024 * 1024,
           "neoverse-n1");
+  /* A CPU row's features beyond its level (avx512vnni from Cascade Lake
+   * and Zen 4 on): in the feature bits and, as '+' attributes, for LLVM;
+   * -mattr's own follow. Its level and Skylake-X have none. */
+  if (parse("llvm -mcpu=znver4", &t))
+    CHECK(t.level == INGOT_TARGET_LEVEL_X86_64_V4 && ingot_target_has_feature(&t, INGOT_TARGET_FEATURE_AVX512VNNI) &&
+              strcmp(t.features, "+avx512vnni") == 0 && strcmp(t.name, "llvm -mcpu=znver4") == 0,
+          "znver4: vnni %d, features '%s'", ingot_target_has_feature(&t, INGOT_TARGET_FEATURE_AVX512VNNI), t.features);
+  if (parse("llvm -mcpu=znver4 -mattr=-fma", &t))
+    CHECK(ingot_target_has_feature(&t, INGOT_TARGET_FEATURE_AVX512VNNI) && strcmp(t.features, "+avx512vnni,-fma") == 0,
+          "znver4 -mattr=-fma: features '%s'", t.features);
+  if (parse("llvm -mcpu=skylake-avx512", &t))
+    CHECK(!ingot_target_has_feature(&t, INGOT_TARGET_FEATURE_AVX512VNNI) && t.features[0] == 0, "skylake-avx512: no vnni");
+  if (parse("x86-64-v4", &t)) CHECK(!ingot_target_has_feature(&t, INGOT_TARGET_FEATURE_AVX512VNNI), "x86-64-v4: no vnni");
   CHECK(strcmp(ingot_target_cpu_level("skylake-avx512"), "x86-64-v4") == 0, "skylake-avx512 is v4");
   CHECK(strcmp(ingot_target_cpu_level("cortex-a76"), "aarch64") == 0, "cortex-a76 is aarch64");
   CHECK(ingot_target_cpu_level("pentium") == NULL, "pentium is unknown");

@@ -495,8 +495,13 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   }
   int min_in, max_in, min_out, max_out;
   ingot_op_arity(n->op, &min_in, &max_in, &min_out, &max_out);
-  if (n->epilogue.residual_input) ++max_in; /* a fused residual input (ingot_graph_fuse_residual_add) */
-  if (n->epilogue.bias_input) ++max_in;     /* a fused bias (ingot_graph_fuse_matmul_bias) */
+  /* Fused inputs sit at the slots their epilogue names (a MatMul's residual
+   * at 3, after an empty bias slot): a fused residual
+   * (ingot_graph_fuse_residual_add), a fused bias (ingot_graph_fuse_matmul_bias). */
+  if (n->epilogue.residual_input) ++max_in;
+  if (n->epilogue.bias_input) ++max_in;
+  if (n->epilogue.residual_input && (int)n->epilogue.residual_input >= max_in) max_in = (int)n->epilogue.residual_input + 1;
+  if (n->epilogue.bias_input && (int)n->epilogue.bias_input >= max_in) max_in = (int)n->epilogue.bias_input + 1;
   if ((int)n->input_count < min_in || (int)n->input_count > max_in) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u inputs, expected %d..%d", n->input_count, min_in, max_in);
   }

@@ -681,7 +681,15 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph);
  * input starts a region only when a consumer of its output would join it
  * and its channels fill their blocks to 8/9 or more.
  * Needs inferred shapes; sort and infer again after it. */
-ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph);/* The layout options of `node` (its weight read in its ONNX layout, packed
+ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph);
+/* Elementwise chains fused into one loop (graph/passes_fuse_elementwise.c):
+ * a tree of float32 Add, Sub, Mul, Div, Max, Min, Relu, Clip (constant
+ * bounds), Sigmoid, Tanh, HardSigmoid, HardSwish and LeakyRelu nodes whose
+ * inner results are read once, by the tree, and have the tree output's
+ * shape becomes one FusedElementwise node (ai.ingot) over the tree's leaves
+ * (read with broadcasting), its steps in attributes "program" and
+ * "params". After the producers' epilogue fusions; sorts the graph. */
+ingot_status_t ingot_graph_fuse_elementwise(ingot_graph_t* graph);/* The layout options of `node` (its weight read in its ONNX layout, packed
  * or not). Nodes without choices get counts of 0 and pointwise false. */
 void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* node,
                                ingot_node_layout_options_t* out_options);
@@ -719,7 +727,8 @@ void ingot_graph_compact(ingot_graph_t* graph);
  * QLinear nodes, DCE, infer-and-fold (with `eval`), DCE,
  * fold batchnorm, fuse residual adds, GELU chains, MatMul biases and
  * activations, pad conv inputs, DCE,
- * sort, infer again, blocked activations (then sort and infer), pads into producers, pack weights, DCE, compact,
+ * sort, infer again, blocked activations (then sort and infer), elementwise
+ * chains (then infer), pads into producers, pack weights, DCE, compact,
  * settle guards. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size

@@ -149,6 +149,26 @@ ingot_status_t infer_OR(infer_ctx_t* c) { return logic(c); }
 ingot_status_t infer_XOR(infer_ctx_t* c) { return logic(c); }
 
 ingot_status_t infer_MIN(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
+
+/* FusedElementwise (domain ai.ingot, ingot_graph_fuse_elementwise): float32
+ * inputs broadcast together, as the chain of broadcasting ops it stands for
+ * does; "program" holds three ints a step, "params" two floats a step. */
+ingot_status_t infer_fused_elementwise(infer_ctx_t* c) {
+  uint32_t count = 0, pcount = 0;
+  const int64_t* prog = ingot_node_attr_ints(c->n, "program", &count);
+  const ingot_attr_t* params = ingot_node_attr(c->n, "params");
+  if (params && params->type == INGOT_ATTR_FLOATS) pcount = params->count;
+  if (!prog || count == 0 || count % 3 != 0 || pcount != 2 * (count / 3)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "malformed program (%u ints, %u params)", count, pcount);
+  }
+  for (uint32_t i = 0; i < c->n->input_count; ++i) {
+    const ingot_value_t* v = infer_input(c, i);
+    if (!v || v->dtype != INGOT_DTYPE_F32) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u must be float32", i);
+    }
+  }
+  return nary(c, INGOT_DTYPE_INVALID);
+}
 ingot_status_t infer_MAX(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
 ingot_status_t infer_SUM(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }
 ingot_status_t infer_MEAN(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); }

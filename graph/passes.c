@@ -1109,6 +1109,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
       return s;
     }
   }
+  if ((s = ingot_graph_fuse_elementwise(graph)) || (s = ingot_graph_infer_shapes(graph))) return s;
   if ((s = ingot_graph_pad_into_producers(graph))) return s;
   if ((s = ingot_graph_pack_weights(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;

@@ -252,3 +252,96 @@ ingot_status_t lower_batchnorm(lower_ctx_t* ctx) {
                                      eps, lower_activation_name(ctx));
   return INGOT_OK;
 }
+
+/* FusedElementwise (graph/passes_fuse_elementwise.c): one PURE stage over
+ * the output; each input read with numpy broadcasting, then the program's
+ * steps in order, each as the op it stands for is lowered here and in
+ * lower_math.c (Sigmoid 1 / (1 + exp(-x)), HardSigmoid max(min(a x + b, 1),
+ * 0), ...), the last step stored. */
+ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t count = 0;
+  const int64_t* prog = ingot_node_attr_ints(node, "program", &count);
+  const ingot_attr_t* pa = ingot_node_attr(node, "params");
+  uint32_t steps = count / 3, inputs = node->input_count;
+  if (!prog || count == 0 || count % 3 || !pa || pa->type != INGOT_ATTR_FLOATS || pa->count != 2 * steps ||
+      steps > 64) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "malformed fused program");
+  }
+  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  for (uint32_t i = 0; i < inputs; ++i) {
+    if ((s = lower_check_value(ctx, lower_input(ctx, i), true)) || (s = lower_check_broadcast(ctx, lower_input(ctx, i), y)))
+      return s;
+  }
+  if ((s = lower_check_value(ctx, y, true))) return s;
+  uint32_t buf[16];
+  for (uint32_t i = 0; i < inputs && i < 16; ++i) buf[i] = lower_add_input(ctx, lower_input(ctx, i), "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  const ingot_value_t* yv = lower_value(ctx, y);
+  lower_loops_t loops;
+  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* val[16 + 64];
+  for (uint32_t i = 0; i < inputs; ++i)
+    val[i] = ingot_ir_load(f, buf[i], lower_broadcast_index(ctx, buf[i], yv->rank, loops.idx));
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "fused f32 y=%s", lower_shape_str(ctx, y));
+  for (uint32_t i = 0; i < inputs; ++i) ingot_strbuf_appendf(&sb, " x%u=%s", i, lower_shape_str(ctx, lower_input(ctx, i)));
+  for (uint32_t i = 0; i < steps; ++i) {
+    int64_t op = prog[3 * i], a = prog[3 * i + 1], b = prog[3 * i + 2];
+    float p0 = pa->floats[2 * i], p1 = pa->floats[2 * i + 1];
+    if (a < 0 || a >= inputs + i || b >= (int64_t)(inputs + i) || op < 0 || op >= INGOT_OP_COUNT_) {
+      ingot_strbuf_free(&sb);
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "fused step %u reads an operand it cannot", i);
+    }
+    ingot_ir_expr_t* x = val[a];
+    ingot_ir_expr_t* z = b >= 0 ? val[b] : NULL;
+    ingot_ir_expr_t* v = NULL;
+    switch ((ingot_op_t)op) {
+      case INGOT_OP_ADD: if (z) v = ingot_ir_add(f, x, z); break;
+      case INGOT_OP_SUB: if (z) v = ingot_ir_binary(f, INGOT_IR_SUB, x, z); break;
+      case INGOT_OP_MUL: if (z) v = ingot_ir_mul(f, x, z); break;
+      case INGOT_OP_DIV: if (z) v = ingot_ir_binary(f, INGOT_IR_DIV, x, z); break;
+      case INGOT_OP_MAX: if (z) v = ingot_ir_binary(f, INGOT_IR_MAX, x, z); break;
+      case INGOT_OP_MIN: if (z) v = ingot_ir_binary(f, INGOT_IR_MIN, x, z); break;
+      case INGOT_OP_RELU: v = ingot_ir_binary(f, INGOT_IR_MAX, x, lower_f32(ctx, 0.0)); break;
+      case INGOT_OP_CLIP:
+        v = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, x, lower_f32(ctx, p0)), lower_f32(ctx, p1));
+        break;
+      case INGOT_OP_SIGMOID: {
+        ingot_ir_expr_t* e = ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_unary(f, INGOT_IR_NEG, x));
+        v = ingot_ir_binary(f, INGOT_IR_DIV, lower_f32(ctx, 1.0), ingot_ir_add(f, lower_f32(ctx, 1.0), e));
+        break;
+      }
+      case INGOT_OP_TANH: v = ingot_ir_unary(f, INGOT_IR_TANH, x); break;
+      case INGOT_OP_HARDSIGMOID:
+      case INGOT_OP_HARDSWISH: {
+        bool swish = op == INGOT_OP_HARDSWISH;
+        double alpha = swish ? 1.0 / 6.0 : p0, beta = swish ? 0.5 : p1;
+        ingot_ir_expr_t* h = ingot_ir_add(f, ingot_ir_mul(f, lower_f32(ctx, alpha), x), lower_f32(ctx, beta));
+        h = ingot_ir_binary(f, INGOT_IR_MAX, ingot_ir_binary(f, INGOT_IR_MIN, h, lower_f32(ctx, 1.0)), lower_f32(ctx, 0.0));
+        v = swish ? ingot_ir_mul(f, x, h) : h;
+        break;
+      }
+      case INGOT_OP_LEAKYRELU:
+        v = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, x, lower_f32(ctx, 0.0)),
+                            ingot_ir_mul(f, lower_f32(ctx, p0), x), x);
+        break;
+      default:
+        break;
+    }
+    if (!v) {
+      ingot_strbuf_free(&sb);
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "fused step %u: op %lld is not fusable", i, (long long)op);
+    }
+    val[inputs + i] = v;
+    ingot_strbuf_appendf(&sb, " %s(%lld,%lld;%g,%g)", ingot_op_name((ingot_op_t)op), (long long)a, (long long)b, p0, p1);
+  }
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), val[inputs + steps - 1]));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}

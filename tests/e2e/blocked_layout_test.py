@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Which steps of models/make_blocked_cases.py's model run in the blocked
-activation layout (ingot_graph_block_activations), per --layout: the kernels
-of `ingot inspect --plan --json`, counted by kind. The numbers themselves are
+activation layout (ingot_graph_block_activations), per --layout, and which
+elementwise chains became one kernel (ingot_graph_fuse_elementwise): the
+kernels of `ingot inspect --plan --json`, counted by kind. The numbers themselves are
 compared with ONNX Runtime by the e2e_blocked_* tests.
 
   blocked_layout_test.py --ingot BUILD/ingot --model blocked_cases.onnx --work DIR
@@ -55,8 +56,14 @@ def main():
     edges = sorted(n for n in nodes if "_from_" in n)
     check(edges == ["b_from_nchw16c", "c24_from_nchw16c", "head_from_nchw16c", "up_from_nchw16c"],
           f"nchw16c: the edges are b, c24, head and up: {edges}")
-    check(nodes.get("up_x_node") == "resize" and nodes.get("se_pool_node") == "averagepool" and
-          nodes.get("hs_node") == "div", f"nchw16c: Resize, the SE pool and the HardSwish run blocked: {nodes}")
+    check(nodes.get("up_x_node") == "resize" and nodes.get("se_pool_node") == "averagepool",
+          f"nchw16c: Resize and the SE pool run blocked: {nodes}")
+    # ingot_graph_fuse_elementwise: the spelled-out HardSwish (Add, Clip,
+    # Mul, Div) and the Mul and Add of constants per channel after it are one
+    # loop; h2 (read twice) and the SE gate (another shape) stay apart.
+    check(nodes.get("pc_node_fused6") == "fusedelementwise" and
+          not any(n.startswith("hs") for n in nodes) and "h2_node" in nodes,
+          f"nchw16c: the six lane-wise steps after h2 are one fused kernel: {sorted(nodes)}")
 
     c, nodes = kinds(a.ingot, a.model, a.work, "nchw8c")
     # With blocks of 8 the 24-channel parts concatenate blocked: c24 is no
@@ -65,8 +72,9 @@ def main():
     check(c["convblocked"] == 8 and edges == ["b_from_nchw8c", "cc_from_nchw8c", "head_from_nchw8c", "up_from_nchw8c"],
           f"nchw8c: the Concat of c24 and c24 stays blocked: {edges}")
 
-    c, _ = kinds(a.ingot, a.model, a.work, "nchw")
+    c, nodes = kinds(a.ingot, a.model, a.work, "nchw")
     check(c["convblocked"] == 0 and c["fromblocked"] == 0 and c["conv"] == 9, f"nchw: no blocked step: {dict(c)}")
+    check(nodes.get("pc_node_fused6") == "fusedelementwise", f"nchw: the same chain fused: {sorted(nodes)}")
     if FAILURES:
         print(f"{len(FAILURES)} failure(s)")
         return 1

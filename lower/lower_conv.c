@@ -105,23 +105,26 @@ static ingot_ir_expr_t* y_index(ingot_ir_func_t* f, uint32_t by, ingot_ir_expr_t
 }
 
 /* Zeroes the border of a padded 2-D output (epilogue.output_padded): the rows
- * above and below the interior, then the columns left and right of it. */
+ * above and below the interior, then the columns left and right of it. The
+ * output is [N, C, H', W'], or with lanes > 0 blocked [N, C (blocks), H', W',
+ * lanes], whole vectors of lanes a position. */
 static void emit_zero_border(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64_t cout, const int64_t* out_sp,
-                             const int64_t* opad) {
+                             const int64_t* opad, int64_t lanes) {
   ingot_ir_func_t* f = ctx->f;
   int64_t wp = out_sp[1] + opad[1] + opad[3];
   struct { int64_t count, first; bool rows; } part[4] = {
       {opad[0], 0, true}, {opad[2], opad[0] + out_sp[0], true},      /* top, bottom rows */
       {opad[1], 0, false}, {opad[3], opad[1] + out_sp[1], false},    /* left, right columns */
   };
+  uint32_t rank = lanes > 0 ? 5 : 4;
   for (int i = 0; i < 4; ++i) {
     if (part[i].count == 0) continue;
-    static const char* const kRows[4] = {"n", "k", "pr", "pw"};
-    static const char* const kCols[4] = {"n", "k", "ph", "pc"};
-    int64_t ext[4] = {batch, cout, part[i].rows ? part[i].count : out_sp[0], part[i].rows ? wp : part[i].count};
+    static const char* const kRows[5] = {"n", "k", "pr", "pw", "ki"};
+    static const char* const kCols[5] = {"n", "k", "ph", "pc", "ki"};
+    int64_t ext[5] = {batch, cout, part[i].rows ? part[i].count : out_sp[0], part[i].rows ? wp : part[i].count, lanes};
     lower_loops_t sp;
-    lower_loops_make(ctx, &sp, 4, ext, part[i].rows ? kRows : kCols);
-    ingot_ir_expr_t* at[4] = {sp.idx[0], sp.idx[1], sp.idx[2], sp.idx[3]};
+    lower_loops_make(ctx, &sp, rank, ext, part[i].rows ? kRows : kCols);
+    ingot_ir_expr_t* at[5] = {sp.idx[0], sp.idx[1], sp.idx[2], sp.idx[3], rank == 5 ? sp.idx[4] : NULL};
     if (part[i].rows) {
       at[2] = ingot_ir_add(f, sp.idx[2], ingot_ir_int(f, part[i].first));
     } else {
@@ -375,7 +378,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     positions *= out_sp[i];
     pointwise = pointwise && k[i] == 1 && strides[i] == 1 && pads[i] == 0 && pads[nsp + i] == 0;
   }
-  if (opad) emit_zero_border(ctx, by, batch, cout, out_sp, opad);
+  if (opad) emit_zero_border(ctx, by, batch, cout, out_sp, opad, 0);
   ingot_node_layout_t layout;
   ingot_node_layout_resolve(ctx->graph, node, &layout);
   if (pointwise && !opad && layout.pointwise_matmul) {
@@ -532,36 +535,6 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   return INGOT_OK;
 }
 
-/* Zeroes the border of a padded blocked output [N, Cb, H', W', B]: the rows
- * above and below the interior (oh x ow at opad's begin), then the columns
- * left and right of it, whole vectors of lanes. */
-static void emit_zero_border_blocked(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64_t cb, int64_t oh, int64_t ow,
-                                     int64_t block, const int64_t* opad) {
-  ingot_ir_func_t* f = ctx->f;
-  int64_t wp = ow + opad[1] + opad[3];
-  struct { int64_t count, first; bool rows; } part[4] = {
-      {opad[0], 0, true}, {opad[2], opad[0] + oh, true},   /* top, bottom rows */
-      {opad[1], 0, false}, {opad[3], opad[1] + ow, false}, /* left, right columns */
-  };
-  for (int i = 0; i < 4; ++i) {
-    if (part[i].count == 0) continue;
-    static const char* const kRows[5] = {"n", "kb", "pr", "pw", "ki"};
-    static const char* const kCols[5] = {"n", "kb", "ph", "pc", "ki"};
-    int64_t ext[5] = {batch, cb, part[i].rows ? part[i].count : oh, part[i].rows ? wp : part[i].count, block};
-    lower_loops_t sp;
-    lower_loops_make(ctx, &sp, 5, ext, part[i].rows ? kRows : kCols);
-    ingot_ir_expr_t* at[5] = {sp.idx[0], sp.idx[1], sp.idx[2], sp.idx[3], sp.idx[4]};
-    if (part[i].rows) {
-      at[2] = ingot_ir_add(f, sp.idx[2], ingot_ir_int(f, part[i].first));
-    } else {
-      at[2] = ingot_ir_add(f, sp.idx[2], ingot_ir_int(f, opad[0]));
-      at[3] = ingot_ir_add(f, sp.idx[3], ingot_ir_int(f, part[i].first));
-    }
-    lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
-                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, at), lower_f32(ctx, 0.0)));
-  }
-}
-
 /* Flat index of a blocked y at (n, kb, oh, ow, ki), shifted by the output
  * padding's begin. */
 static ingot_ir_expr_t* blocked_y_index(ingot_ir_func_t* f, uint32_t by, ingot_ir_expr_t* const* idx,
@@ -636,7 +609,8 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
   uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
-  if (opad) emit_zero_border_blocked(ctx, by, batch, ocb, oh, ow, block, opad);
+  int64_t out_sp[2] = {oh, ow};
+  if (opad) emit_zero_border(ctx, by, batch, ocb, out_sp, opad, block);
 
   static const char* const snames[5] = {"n", "kb", "oh", "ow", "ki"};
   int64_t sext[5] = {batch, ocb, oh, ow, block};

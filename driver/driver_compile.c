@@ -101,6 +101,21 @@ static uint32_t driver_activation_block(const ingot_driver_options_t* o) {
   return block >= 4 ? block : 0;
 }
 
+/* Dot4 ConvIntegers read their input as words (ingot_graph_set_dot4_words)
+ * only when every target of the bundle has the dot4 kernels: the variants
+ * must run the same steps. */
+static bool driver_dot4_words(const ingot_driver_options_t* o) {
+  ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
+  uint32_t count = 0;
+  if (parse_targets(o, targets, &count) != INGOT_OK || count == 0) {
+    ingot_compiler_error_clear();
+    return false;
+  }
+  for (uint32_t t = 0; t < count; ++t)
+    if (!ingot_schedule_target_has_dot4(&targets[t])) return false;
+  return true;
+}
+
 /* Import, shapes, constants, optimize. A tuning log's layout knobs act in
  * the packing pass, before lowering, for `targets`. One graph holds one
  * layout per node: where the targets' records differ, `out_differs` NULL
@@ -125,6 +140,7 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
     chooser.lead_on_difference = out_differs != NULL;
     chooser.cpu_model = o->tuning_cpu_model;
     ingot_graph_set_activation_block(graph, driver_activation_block(o));
+    ingot_graph_set_dot4_words(graph, driver_dot4_words(o));
     if (custom)
       ingot_graph_set_layout_chooser(graph, custom);
     else if (log || target_count) /* each target's defaults differ (schedule/template.c) */

@@ -412,6 +412,14 @@ typedef struct ingot_node_t {
    * folded and input 3 is no longer read); the last group g = G holds at
    * tap 0 the sum of w'[k, ..] over channels and taps (0 at other taps). */
   int64_t weight_dot4_channels;
+  /* 0, or for a ConvInteger with dot4 words (weight_dot4_channels = C):
+   * 1 (uint8 x) or 2 (int8 x) when its input 0 is no longer x but the
+   * int32 words [N, G, spatial..] of x' that an ai.ingot Dot4Words node
+   * makes (ingot_graph_pack_weights): word (n, g, p..) holds the bytes of
+   * x'[n, min(4g + j, C - 1), p..], j = 0..3, x' = x for uint8 and x + 128
+   * for int8, so the conv loads one int32 per dot4 instead of four bytes
+   * from four channel planes. */
+  uint8_t x_dot4_words;
   /* Layout choices made before lowering (see ingot_node_layout_t). */
   ingot_node_layout_t layout;
   /* 0, or 1 + the id of a bool scalar value: the node belongs to a branch of
@@ -446,6 +454,10 @@ typedef struct ingot_graph_t {
   /* Channels a block of the blocked activation layout holds
    * (ingot_graph_block_activations; 0: activations stay NCHW). */
   uint32_t activation_block;
+  /* True when ingot_graph_pack_weights may feed dot4 ConvIntegers the words
+   * of their input (node.x_dot4_words): the caller's choice, made for every
+   * target of a bundle at once, since its variants must run the same steps. */
+  bool dot4_words;
   /* A subgraph (a GRAPH attribute: the body of an If, Loop or Scan) reads
    * values of the scopes around it by name, as ONNX allows. Each such value
    * is a value of kind INPUT here, captures[k], not listed in inputs; the
@@ -650,8 +662,11 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph);
  * with group 1 [K, C, k..] -> [K/B, C, k.., B]; MatMul with a 2-D B
  * [K, N] -> [N/B, K, B]; Gemm B (either transB) -> [N/B, K, B], transB 0.
  * A kernel then reads the B outputs of one reduction step as one contiguous
- * vector, and each panel as one stream (graph/passes_layout.c). Needs
- * inferred shapes. */
+ * vector, and each panel as one stream (graph/passes_layout.c). A
+ * ConvInteger packed as dot4 words (node.weight_dot4_channels) reads its
+ * input through an ai.ingot Dot4Words node when graph->dot4_words
+ * (node.x_dot4_words; one such node per input value). Needs inferred
+ * shapes. */
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph);
 /* Blocked activation layouts (graph/passes_layout.c). With
  * graph->activation_block = B (the caller's choice from the target: the
@@ -709,6 +724,8 @@ typedef struct ingot_layout_chooser_t {
 void ingot_graph_set_layout_chooser(ingot_graph_t* graph, ingot_layout_chooser_t* chooser);
 /* Sets graph->activation_block (0: none; else 2..64). */
 void ingot_graph_set_activation_block(ingot_graph_t* graph, uint32_t block);
+/* Sets graph->dot4_words. */
+void ingot_graph_set_dot4_words(ingot_graph_t* graph, bool on);
 
 /* The ONNX-layout shape of node input `input` (`value`): `value` itself
  * unless it is a packed weight (node.weight_block), whose logical shape is

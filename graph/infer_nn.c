@@ -802,6 +802,11 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
   if (!(w = ingot_node_logical_input(c->n, 1, w, &unpacked))) {
     return infer_fail(c->n, INGOT_ERROR_INTERNAL, "packed weight (panels of %u) has the wrong shape", c->n->weight_block);
   }
+  ingot_value_t x_logical; /* x given as dot4 words (node.x_dot4_words): x's own shape */
+  if (!(x = ingot_node_logical_input(c->n, 0, x, &x_logical))) {
+    return infer_fail(c->n, INGOT_ERROR_INTERNAL, "input is not the dot4 words of %lld channels",
+                      (long long)c->n->weight_dot4_channels);
+  }
   for (uint32_t i = 0; i < 4; ++i) {
     const ingot_value_t* v = i == 1 ? w : infer_input(c, i);
     if (v && v->dtype != INGOT_DTYPE_U8 && v->dtype != INGOT_DTYPE_I8) {
@@ -816,6 +821,22 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
   const ingot_window_params_t* win = &c->n->params.u.conv.window;
   int64_t dims[INGOT_MAX_RANK] = {x->dims[0], w->dims[0]};
   for (int32_t i = 0; i < win->spatial; ++i) dims[2 + i] = win->out[i];
+  infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);
+  return INGOT_OK;
+}
+
+/* Dot4Words (domain ai.ingot): uint8/int8 x [N, C, spatial..] -> int32
+ * [N, ceil(C / 4), spatial..], four channels' bytes a word (node.x_dot4_words
+ * describes the layout). */
+ingot_status_t infer_dot4_words(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if ((x->dtype != INGOT_DTYPE_U8 && x->dtype != INGOT_DTYPE_I8) || x->rank < 3) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "'%s' must be uint8 or int8 [N, C, spatial..] (is %s, rank %d)",
+                      x->name, ingot_graph_dtype_name(x->dtype), x->rank);
+  }
+  int64_t dims[INGOT_MAX_RANK];
+  for (int32_t i = 0; i < x->rank; ++i) dims[i] = x->dims[i];
+  dims[1] = (x->dims[1] + 3) / 4;
   infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);
   return INGOT_OK;
 }

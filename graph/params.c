@@ -175,8 +175,14 @@ static ingot_status_t parse_window(const ingot_node_t* n, const ingot_value_t* x
 }
 
 /* The data input of a windowed op: present, rank 3 .. INGOT_MAX_RANK. */
-static ingot_status_t window_input(const ingot_graph_t* graph, const ingot_node_t* n, const ingot_value_t** out_x) {
+static ingot_status_t window_input(const ingot_graph_t* graph, const ingot_node_t* n, const ingot_value_t** out_x,
+                                   ingot_value_t* scratch) {
   const ingot_value_t* x = node_input(graph, n, 0);
+  /* a ConvInteger's dot4 words (node.x_dot4_words): x's own shape */
+  if (x && n->x_dot4_words && !(x = ingot_node_logical_input(n, 0, x, scratch))) {
+    return infer_fail(n, INGOT_ERROR_INTERNAL, "input is not the dot4 words of %lld channels",
+                      (long long)n->weight_dot4_channels);
+  }
   if (!x || x->rank < 3 || x->rank > (int32_t)INGOT_MAX_RANK) {
     return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "input must have rank >= 3 (N, C, spatial...), has %d",
                       x ? x->rank : -1);
@@ -189,7 +195,8 @@ ingot_status_t params_parse_conv(const ingot_graph_t* graph, uint32_t node, ingo
   const ingot_node_t* n = &graph->nodes[node];
   const ingot_value_t* x = NULL;
   ingot_status_t s;
-  if ((s = window_input(graph, n, &x))) return s;
+  ingot_value_t x_logical;
+  if ((s = window_input(graph, n, &x, &x_logical))) return s;
   ingot_value_t unpacked;
   uint32_t wi = n->op == INGOT_OP_QLINEARCONV ? 3 : 1; /* QLinearConv: x, x_scale, x_zero_point, w, ... */
   const ingot_value_t* w = node_input(graph, n, wi);
@@ -233,7 +240,8 @@ ingot_status_t params_parse_pool(const ingot_graph_t* graph, uint32_t node, ingo
   const ingot_node_t* n = &graph->nodes[node];
   const ingot_value_t* x = NULL;
   ingot_status_t s;
-  if ((s = window_input(graph, n, &x))) return s;
+  ingot_value_t x_logical;
+  if ((s = window_input(graph, n, &x, &x_logical))) return s;
   ingot_window_params_t* win = &out->window;
   win->spatial = x->rank - 2;
   uint32_t sp = (uint32_t)win->spatial;

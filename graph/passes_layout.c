@@ -246,6 +246,14 @@ static void* pack_panels(const void* src, size_t esize, int64_t n, int64_t r_cou
 
 const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t input, const ingot_value_t* value,
                                               ingot_value_t* scratch) {
+  if (input == 0 && node->x_dot4_words && value) {
+    if (value->dtype != INGOT_DTYPE_I32 || value->rank < 3 || value->dims[1] != (node->weight_dot4_channels + 3) / 4)
+      return NULL;
+    *scratch = *value;
+    scratch->dims[1] = node->weight_dot4_channels;
+    scratch->dtype = node->x_dot4_words == 2 ? INGOT_DTYPE_I8 : INGOT_DTYPE_U8;
+    return scratch;
+  }
   if (!node->weight_block || input != 1 || !value) return value;
   int64_t block = node->weight_block;
   if (value->rank < 3 || value->dims[value->rank - 1] != block) return NULL;
@@ -332,6 +340,41 @@ static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, 
   return dst;
 }
 
+/* Feeds dot4 ConvInteger `i` the int32 words of its uint8/int8 input (an
+ * ai.ingot Dot4Words node, node.x_dot4_words), one int32 load a dot4 in the
+ * kernel instead of four bytes from four channel planes. `made` maps an x
+ * to the words value already made for it (one Dot4Words per x). */
+static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
+  uint32_t x = graph->nodes[i].inputs[0];
+  const ingot_value_t* xv = &graph->values[x];
+  if ((xv->dtype != INGOT_DTYPE_U8 && xv->dtype != INGOT_DTYPE_I8) || xv->rank < 3 ||
+      xv->dims[1] != graph->nodes[i].weight_dot4_channels) {
+    return;
+  }
+  uint8_t kind = xv->dtype == INGOT_DTYPE_I8 ? 2 : 1;
+  uint32_t v = made[x];
+  if (v == INGOT_NO_VALUE) {
+    char* base = ingot_arena_printf(&graph->arena, "%s_dot4words", xv->name);
+    v = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
+    xv = &graph->values[x];
+    ingot_value_t* vv = &graph->values[v];
+    vv->dtype = INGOT_DTYPE_I32;
+    vv->rank = xv->rank;
+    for (int32_t d = 0; d < xv->rank; ++d) vv->dims[d] = xv->dims[d];
+    vv->dims[1] = (xv->dims[1] + 3) / 4;
+    uint32_t n = ingot_graph_add_node(graph, INGOT_OP_DOT4_WORDS,
+                                      ingot_graph_unique_name(graph, vv->name), &x, 1, &v, 1);
+    /* a guarded conv's words are made under the same guard */
+    graph->nodes[n].guard = graph->nodes[i].guard;
+    graph->nodes[n].guard_when = graph->nodes[i].guard_when;
+    made[x] = v;
+  } else if (graph->nodes[graph->values[v].producer].guard != graph->nodes[i].guard) {
+    graph->nodes[graph->values[v].producer].guard = 0; /* needed on more than one path */
+  }
+  graph->nodes[i].inputs[0] = v;
+  graph->nodes[i].x_dot4_words = kind;
+}
+
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
   uint32_t node_count = graph->node_count;
   /* Every node with choices gets its layout from the chooser, if any. */
@@ -347,6 +390,10 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     layout.chosen = true;
     graph->nodes[i].layout = layout;
   }
+  uint32_t value_count = graph->value_count;
+  uint32_t* words_of = ingot_xmalloc(sizeof(uint32_t) * (value_count ? value_count : 1));
+  for (uint32_t v = 0; v < value_count; ++v) words_of[v] = INGOT_NO_VALUE;
+  bool any_words = false;
   for (uint32_t i = 0; i < node_count; ++i) {
     ingot_node_t* node = &graph->nodes[i];
     if (node->weight_block) continue;
@@ -386,13 +433,20 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     node->weight_block = block;
     node->weight_outputs = n;
     node->weight_dot4_channels = dot4 ? channels : 0;
+    if (dot4 && graph->dot4_words && node->inputs[0] < value_count) {
+      feed_dot4_words(graph, i, words_of);
+      any_words = true;
+      node = &graph->nodes[i];
+    }
     if (node->op == INGOT_OP_GEMM) {
       ingot_attr_t* t = ingot_graph_node_add_attr(graph, i, "transB", INGOT_ATTR_INT);
       t->i = 0;
       if (node->params.kind == INGOT_PARAMS_GEMM) node->params.u.gemm.trans_b = false;
     }
   }
-  return INGOT_OK;
+  free(words_of);
+  /* the Dot4Words nodes were appended: before their convs again */
+  return any_words ? ingot_graph_sort(graph) : INGOT_OK;
 }
 
 /* ---- pads absorbed by their producer ---- */
@@ -445,6 +499,10 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
 
 void ingot_graph_set_activation_block(ingot_graph_t* graph, uint32_t block) {
   if (graph) graph->activation_block = block >= 2 && block <= 64 ? block : 0;
+}
+
+void ingot_graph_set_dot4_words(ingot_graph_t* graph, bool on) {
+  if (graph) graph->dot4_words = on;
 }
 
 /* How a Conv joins a blocked region. */

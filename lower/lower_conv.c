@@ -161,7 +161,9 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   ingot_ir_func_t* f = ctx->f;
   uint32_t nsp = win->nsp;
   int64_t groups = (channels + 3) / 4;
-  bool x_signed = f->buffers[bx].dtype == INGOT_DTYPE_I8;
+  /* x's words (node.x_dot4_words) already hold x' */
+  bool x_words = ctx->node->x_dot4_words != 0;
+  bool x_signed = x_words ? ctx->node->x_dot4_words == 2 : f->buffers[bx].dtype == INGOT_DTYPE_I8;
   const char* bnames[6] = {"n", "kb"};
   int64_t bext[6] = {sext[0], cout / block};
   for (uint32_t i = 0; i < nsp; ++i) {
@@ -186,7 +188,8 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   /* X: four bytes, summed as uint32 (disjoint bits), then int32 */
   ingot_ir_expr_t* word = NULL;
   ingot_ir_expr_t* cond = NULL;
-  for (int64_t j = 0; j < 4; ++j) {
+  if (x_words) word = window_load(ctx, bx, win, bsp.idx[0], red.idx[0], bsp.idx + 2, &red, &cond);
+  for (int64_t j = 0; j < 4 && !x_words; ++j) {
     ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, red.idx[0], ingot_ir_int(f, 4)), ingot_ir_int(f, j));
     if (channels % 4 && j >= channels % 4) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
     ingot_ir_expr_t* xj = window_load(ctx, bx, win, bsp.idx[0], ch, bsp.idx + 2, &red, &cond);
@@ -258,8 +261,11 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     wzp_unread = wzp;
     wzp = INGOT_NO_VALUE;
   }
+  /* x as the int32 words of x' (node.x_dot4_words, ai.ingot Dot4Words) */
+  bool x_words = dot4_channels && node->x_dot4_words;
+  if (x_words && (s = lower_check_value_dt(ctx, x, LOWER_DT(INGOT_DTYPE_I32)))) return s;
   if (integer) {
-    uint32_t q[4] = {x, dot4_channels ? INGOT_NO_VALUE : w, xzp, wzp};
+    uint32_t q[4] = {x_words ? INGOT_NO_VALUE : x, dot4_channels ? INGOT_NO_VALUE : w, xzp, wzp};
     for (uint32_t i = 0; i < 4; ++i) {
       if (q[i] == INGOT_NO_VALUE) continue;
       if ((s = lower_check_value(ctx, q[i], false))) return s;
@@ -299,7 +305,11 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not hold the dot4 words of %lld channels",
                       lower_shape_str(ctx, w), (long long)dot4_channels);
   }
-  int64_t batch = xv->dims[0], cin = xv->dims[1], cout = block ? yv->dims[1] : wv->dims[0];
+  if (x_words && xv->dims[1] != (dot4_channels + 3) / 4) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the dot4 words of %lld channels",
+                      lower_shape_str(ctx, x), (long long)dot4_channels);
+  }
+  int64_t batch = xv->dims[0], cin = x_words ? dot4_channels : xv->dims[1], cout = block ? yv->dims[1] : wv->dims[0];
   int64_t cg = dot4_channels ? dot4_channels : wv->dims[1];
   if (block && (cout < 1 || wv->dims[0] != (cout + block - 1) / block)) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "packed weight %s does not hold %lld outputs",
@@ -527,7 +537,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_append_ints(&sb, "pad", pads, 2 * nsp);
   lower_append_ints(&sb, "dil", dil, nsp);
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
-  if (dot4_channels) ingot_strbuf_appendf(&sb, " dot4");
+  if (dot4_channels) ingot_strbuf_appendf(&sb, x_words ? " dot4 xwords" : " dot4");
   if (bres != UINT32_MAX) ingot_strbuf_appendf(&sb, " residual");
   if (opad) lower_append_ints(&sb, "outpad", opad, 2 * nsp);
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
@@ -682,6 +692,57 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
     ctx->workload = ingot_arena_printf(ctx->arena, "%s outpad%lldx%lldx%lldx%lld", ctx->workload, (long long)opad[0],
                                        (long long)opad[1], (long long)opad[2], (long long)opad[3]);
   }
+  return INGOT_OK;
+}
+
+/* Dot4Words (ai.ingot): y[n, g, p..] = sum_j x'[n, min(4g + j, C - 1), p..]
+ * << 8j over j = 0..3, x' = x for uint8 and x + 128 for int8 (see
+ * node.x_dot4_words): the operand words of a dot4 ConvInteger, an injective
+ * pass over x. */
+ingot_status_t lower_dot4_words(lower_ctx_t* ctx) {
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_check_value_dt(ctx, x, LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8))) ||
+      (s = lower_check_value_dt(ctx, y, LOWER_DT(INGOT_DTYPE_I32)))) {
+    return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t channels = xv->rank >= 3 ? xv->dims[1] : 0;
+  if (xv->rank < 3 || yv->rank != xv->rank || yv->dims[1] != (channels + 3) / 4) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the dot4 words of %s", lower_shape_str(ctx, y),
+                      lower_shape_str(ctx, x));
+  }
+  bool x_signed = xv->dtype == INGOT_DTYPE_I8;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  static const char* const names[INGOT_MAX_RANK] = {"n", "g", "p0", "p1", "p2", "p3", "p4", "p5"};
+  lower_loops_t sp;
+  lower_loops_make(ctx, &sp, (uint32_t)yv->rank, yv->dims, names);
+  ingot_ir_expr_t* word = NULL;
+  for (int64_t j = 0; j < 4; ++j) {
+    ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[1], ingot_ir_int(f, 4)), ingot_ir_int(f, j));
+    if (channels % 4 && j >= channels % 4) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
+    ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+    for (int32_t d = 0; d < xv->rank; ++d) xi[d] = d == 1 ? ch : sp.idx[d];
+    ingot_ir_expr_t* xj = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+    ingot_ir_expr_t* byte = x_signed ? ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_I32, xj),
+                                                    ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 128)))
+                                     : xj;
+    byte = ingot_ir_cast(f, INGOT_DTYPE_U32, byte);
+    if (j) byte = ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, (int64_t)1 << (8 * j))));
+    word = word ? ingot_ir_add(f, word, byte) : byte;
+  }
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), ingot_ir_cast(f, INGOT_DTYPE_I32, word)));
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "dot4_words %s", ingot_dtype_name(xv->dtype));
+  for (int32_t d = 0; d < xv->rank; ++d) ingot_strbuf_appendf(&sb, "%s%lld", d ? "x" : " ", (long long)xv->dims[d]);
+  ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
+  ingot_strbuf_free(&sb);
   return INGOT_OK;
 }
 

@@ -53,6 +53,11 @@
  * quantize_static writes when it keeps the Relu), the clamp then being a
  * no-op; other activations leave the pattern in float.
  *
+ * The residual sums between them, DequantizeLinear(a) + DequantizeLinear(b)
+ * [-> the same no-op Relu / Clip] -> QuantizeLinear, per tensor and of one
+ * 8-bit dtype, become QLinearAdd (com.microsoft; fuse_qdq_add), equal to
+ * the float path bit for bit.
+ *
  * Refused (the float path stays): a float value of the pattern (the
  * contraction's or the activation's output) that something else reads or
  * that is a graph output; scales that are not float32 weights, zero points
@@ -218,6 +223,88 @@ static float quantize_f32(float v, float ys, float yz, float lo, float hi) {
   return q < lo ? lo : q > hi ? hi : q;
 }
 
+/* What reads float value `c` in a QDQ pattern: optionally a Relu or Clip
+ * that is a no-op after the quantization (see the header), then a
+ * QuantizeLinear per tensor with a float32 weight scale and an 8-bit weight
+ * zero point; each float value read once and not a graph output. */
+typedef struct quantized_reader_t {
+  uint32_t act;       /* the Relu / Clip node, INGOT_NO_VALUE when none */
+  uint32_t q;         /* the QuantizeLinear node */
+  uint32_t ys, yz, y; /* its scale, zero point and output */
+} quantized_reader_t;
+
+static bool quantized_reader(const ingot_graph_t* graph, const uint32_t* uses, const uint32_t* reader, uint32_t c,
+                             quantized_reader_t* out) {
+  if (graph->values[c].is_output || uses[c] != 1) return false;
+  uint32_t act = INGOT_NO_VALUE, q = reader[c];
+  const ingot_node_t* r = &graph->nodes[q];
+  if ((r->op == INGOT_OP_RELU || r->op == INGOT_OP_CLIP) && r->output_count == 1 && r->inputs[0] == c) {
+    act = q;
+    uint32_t c2 = r->outputs[0];
+    if (c2 == INGOT_NO_VALUE || graph->values[c2].is_output || uses[c2] != 1) return false;
+    c = c2;
+    q = reader[c2];
+  }
+  const ingot_node_t* qn = &graph->nodes[q];
+  if (qn->op != INGOT_OP_QUANTIZELINEAR || qn->inputs[0] != c || qn->input_count < 3 || qn->output_count != 1 ||
+      qn->outputs[0] == INGOT_NO_VALUE || ingot_node_attr_int(qn, "output_dtype", 0) != 0) {
+    return false;
+  }
+  uint32_t ys = qn->inputs[1], yz = qn->inputs[2];
+  if (!is_weight(graph, ys, INGOT_DTYPE_F32) || ingot_value_numel(&graph->values[ys]) != 1) return false;
+  if (yz == INGOT_NO_VALUE || graph->values[yz].kind != INGOT_VALUE_WEIGHT || !graph->values[yz].data ||
+      !known(&graph->values[yz]) || !is_q8(graph->values[yz].dtype) || ingot_value_numel(&graph->values[yz]) != 1) {
+    return false;
+  }
+  if (act != INGOT_NO_VALUE) {
+    float lo = 0.0f, hi = INFINITY;
+    if (graph->nodes[act].op == INGOT_OP_CLIP && !ingot_graph_clip_bounds_f32(graph, &graph->nodes[act], &lo, &hi))
+      return false;
+    bool s8 = graph->values[yz].dtype == INGOT_DTYPE_I8;
+    float qlo = s8 ? -128.0f : 0.0f, qhi = s8 ? 127.0f : 255.0f;
+    float zp = s8 ? (float)*(const int8_t*)graph->values[yz].data : (float)*(const uint8_t*)graph->values[yz].data;
+    float sc = *(const float*)graph->values[ys].data;
+    if (quantize_f32(lo, sc, zp, qlo, qhi) != qlo || quantize_f32(hi, sc, zp, qlo, qhi) != qhi) return false;
+  }
+  *out = (quantized_reader_t){.act = act, .q = q, .ys = ys, .yz = yz, .y = qn->outputs[0]};
+  return true;
+}
+
+/* DequantizeLinear(a), DequantizeLinear(b) -> Add [-> no-op Relu/Clip] ->
+ * QuantizeLinear, all per tensor with one 8-bit dtype, becomes QLinearAdd
+ * (com.microsoft), whose kernel computes the same float32 expression
+ * (lower_quant.c): ((a - za) sa + (b - zb) sb) / sc, rounded, + zc,
+ * saturated; so the result is the float path's exactly, in one pass over
+ * the bytes instead of four kernels and three float tensors. */
+static void fuse_qdq_add(ingot_graph_t* graph, const uint32_t* uses, const uint32_t* reader, uint32_t i) {
+  ingot_node_t* n = &graph->nodes[i];
+  if (n->input_count != 2 || n->output_count != 1 || n->outputs[0] == INGOT_NO_VALUE) return;
+  qdq_dq_t da, db;
+  if (!dq_of(graph, n->inputs[0], &da) || !dq_activation(graph, &da) || !dq_of(graph, n->inputs[1], &db) ||
+      !dq_activation(graph, &db)) {
+    return;
+  }
+  /* the zero points' dtypes (the data's are not inferred yet) */
+  ingot_dtype_t t = graph->values[da.zero].dtype;
+  if (!is_q8(t) || graph->values[db.zero].dtype != t) return;
+  quantized_reader_t qr;
+  if (!quantized_reader(graph, uses, reader, n->outputs[0], &qr) || graph->values[qr.yz].dtype != t) return;
+  uint32_t* in = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 8);
+  in[0] = da.data, in[1] = da.scale, in[2] = da.zero;
+  in[3] = db.data, in[4] = db.scale, in[5] = db.zero;
+  in[6] = qr.ys, in[7] = qr.yz;
+  n->op = INGOT_OP_QLINEARADD;
+  n->inputs = in;
+  n->input_count = 8;
+  n->outputs[0] = qr.y;
+  n->attrs = NULL;
+  n->attr_count = 0;
+  memset(&n->params, 0, sizeof(n->params));
+  graph->values[qr.y].producer = i;
+  graph->nodes[qr.q].dead = true;
+  if (qr.act != INGOT_NO_VALUE) graph->nodes[qr.act].dead = true;
+}
+
 ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph) {
   if (graph->opset < 10) return INGOT_OK; /* no QLinearConv / QLinearMatMul before opset 10 */
   uint32_t* uses = ingot_graph_use_counts(graph);
@@ -233,6 +320,10 @@ ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph) {
   for (uint32_t i = 0; i < graph->node_count; ++i) {
     ingot_node_t* n = &graph->nodes[i];
     ingot_op_t op = n->op;
+    if (!n->dead && op == INGOT_OP_ADD) {
+      fuse_qdq_add(graph, uses, reader, i);
+      continue;
+    }
     if (n->dead || (op != INGOT_OP_CONV && op != INGOT_OP_MATMUL && op != INGOT_OP_GEMM)) continue;
     if (n->output_count != 1 || n->outputs[0] == INGOT_NO_VALUE || n->input_count < 2) continue;
     qdq_dq_t dx, dw, db;
@@ -261,38 +352,9 @@ ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph) {
       bias = db.data;
     }
     /* The float values after the contraction: read once, by the pattern. */
-    uint32_t c = n->outputs[0];
-    if (graph->values[c].is_output || uses[c] != 1) continue;
-    uint32_t act = INGOT_NO_VALUE, q = reader[c];
-    const ingot_node_t* r = &graph->nodes[q];
-    if ((r->op == INGOT_OP_RELU || r->op == INGOT_OP_CLIP) && r->output_count == 1 && r->inputs[0] == c) {
-      act = q;
-      uint32_t c2 = r->outputs[0];
-      if (c2 == INGOT_NO_VALUE || graph->values[c2].is_output || uses[c2] != 1) continue;
-      c = c2;
-      q = reader[c2];
-    }
-    ingot_node_t* qn = &graph->nodes[q];
-    if (qn->op != INGOT_OP_QUANTIZELINEAR || qn->inputs[0] != c || qn->input_count < 3 || qn->output_count != 1 ||
-        qn->outputs[0] == INGOT_NO_VALUE || ingot_node_attr_int(qn, "output_dtype", 0) != 0) {
-      continue;
-    }
-    uint32_t ys = qn->inputs[1], yz = qn->inputs[2], y = qn->outputs[0];
-    if (!is_weight(graph, ys, INGOT_DTYPE_F32) || ingot_value_numel(&graph->values[ys]) != 1) continue;
-    if (yz == INGOT_NO_VALUE || graph->values[yz].kind != INGOT_VALUE_WEIGHT || !graph->values[yz].data ||
-        !known(&graph->values[yz]) || !is_q8(graph->values[yz].dtype) || ingot_value_numel(&graph->values[yz]) != 1) {
-      continue;
-    }
-    if (act != INGOT_NO_VALUE) {
-      float lo = 0.0f, hi = INFINITY;
-      if (graph->nodes[act].op == INGOT_OP_CLIP && !ingot_graph_clip_bounds_f32(graph, &graph->nodes[act], &lo, &hi))
-        continue;
-      bool s8 = graph->values[yz].dtype == INGOT_DTYPE_I8;
-      float qlo = s8 ? -128.0f : 0.0f, qhi = s8 ? 127.0f : 255.0f;
-      float zp = s8 ? (float)*(const int8_t*)graph->values[yz].data : (float)*(const uint8_t*)graph->values[yz].data;
-      float sc = *(const float*)graph->values[ys].data;
-      if (quantize_f32(lo, sc, zp, qlo, qhi) != qlo || quantize_f32(hi, sc, zp, qlo, qhi) != qhi) continue;
-    }
+    quantized_reader_t qr;
+    if (!quantized_reader(graph, uses, reader, n->outputs[0], &qr)) continue;
+    uint32_t act = qr.act, q = qr.q, ys = qr.ys, yz = qr.yz, y = qr.y;
 
     uint32_t* in = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 9);
     uint32_t count = 8;

@@ -135,6 +135,10 @@ typedef struct ingot_node_layout_options_t {
   bool pointwise;            /* pointwise_matmul applies (a 1x1 conv, stride 1, no pads) */
   uint32_t chains[INGOT_LAYOUT_MAX_VALUES]; /* legal chain counts; none: chains do not apply */
   uint32_t chain_count;
+  /* A ConvInteger whose reduction is too short for float-style panels
+   * (defaults.pack false): a target with dot4 words still packs it, and
+   * lowering then vectorizes along the output row (lower_conv.c). */
+  bool dot4_short;
   ingot_node_layout_t defaults;
 } ingot_node_layout_options_t;
 

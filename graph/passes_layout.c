@@ -188,6 +188,7 @@ void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* n
     bool short_reduction = (node->op == INGOT_OP_CONV || node->op == INGOT_OP_CONVINTEGER) &&
                            r_count < (taps > 1 ? PACK_WINDOW_MIN_REDUCTION : PACK_CONV_MIN_REDUCTION);
     out->defaults.pack = block != 0 && !short_reduction && out->panel_count > 0;
+    out->dot4_short = node->op == INGOT_OP_CONVINTEGER && short_reduction && block != 0 && out->panel_count > 0;
   }
   if (node->op == INGOT_OP_CONV && node->output_count == 1 && node->outputs[0] != INGOT_NO_VALUE &&
       node->outputs[0] < graph->value_count && node->input_count >= 2 && node->inputs[1] != INGOT_NO_VALUE &&

@@ -145,6 +145,12 @@ static ingot_ir_expr_t* int_operand(lower_ctx_t* ctx, ingot_ir_expr_t* v, uint32
   return ingot_ir_binary(f, INGOT_IR_SUB, v, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bz, zi)));
 }
 
+/* A dot4 conv over words vectorizes along its output row when its
+ * reduction has at most this many steps (groups of 4 channels x taps) and
+ * the row at least this many outputs. */
+#define DOT4_ROW_MAX_STEPS 16
+#define DOT4_ROW_MIN_WIDTH 16
+
 /* ConvInteger's UPDATE with dot4 words (node.weight_dot4_channels = C, w
  * [P, G + 1, k.., B] int32, G = ceil(C / 4)): spatial (n, kb, o.., ki),
  * reduce (rg, r..) over groups of 4 input channels and taps:
@@ -164,14 +170,26 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   /* x's words (node.x_dot4_words) already hold x' */
   bool x_words = ctx->node->x_dot4_words != 0;
   bool x_signed = x_words ? ctx->node->x_dot4_words == 2 : f->buffers[bx].dtype == INGOT_DTYPE_I8;
+  /* The loop order: (n, kb, o.., ki), vectors along a panel's outputs and
+   * a tile of output positions; or for a short reduction over words
+   * (DOT4_ROW_MAX_STEPS: a 1x1 conv from up to 64 channels) whose row of
+   * outputs is contiguous in x's words (stride 1) and fills a vector,
+   * (n, kb, ki, o..): vectors along the output row, a tile of outputs k,
+   * each w word broadcast, and y's rows stored whole instead of scattered
+   * across channel planes at the end of a few reduction steps. */
+  int64_t taps = 1;
+  for (uint32_t i = 0; i < nsp; ++i) taps *= rext[1 + i];
+  bool row = x_words && groups * taps <= DOT4_ROW_MAX_STEPS && win->strides[nsp - 1] == 1 &&
+             sext[1 + nsp] >= DOT4_ROW_MIN_WIDTH;
+  uint32_t ki_pos = row ? 2 : 2 + nsp, o_pos = row ? 3 : 2; /* where ki and o.. sit among the loops */
   const char* bnames[6] = {"n", "kb"};
   int64_t bext[6] = {sext[0], cout / block};
   for (uint32_t i = 0; i < nsp; ++i) {
-    bnames[2 + i] = snames[2 + i];
-    bext[2 + i] = sext[2 + i];
+    bnames[o_pos + i] = snames[2 + i];
+    bext[o_pos + i] = sext[2 + i];
   }
-  bnames[2 + nsp] = "ki";
-  bext[2 + nsp] = block;
+  bnames[ki_pos] = "ki";
+  bext[ki_pos] = block;
   const char* gnames[4] = {"rg"};
   int64_t gext[4] = {groups};
   for (uint32_t i = 0; i < nsp; ++i) {
@@ -188,11 +206,11 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   /* X: four bytes, summed as uint32 (disjoint bits), then int32 */
   ingot_ir_expr_t* word = NULL;
   ingot_ir_expr_t* cond = NULL;
-  if (x_words) word = window_load(ctx, bx, win, bsp.idx[0], red.idx[0], bsp.idx + 2, &red, &cond);
+  if (x_words) word = window_load(ctx, bx, win, bsp.idx[0], red.idx[0], bsp.idx + o_pos, &red, &cond);
   for (int64_t j = 0; j < 4 && !x_words; ++j) {
     ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, red.idx[0], ingot_ir_int(f, 4)), ingot_ir_int(f, j));
     if (channels % 4 && j >= channels % 4) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
-    ingot_ir_expr_t* xj = window_load(ctx, bx, win, bsp.idx[0], ch, bsp.idx + 2, &red, &cond);
+    ingot_ir_expr_t* xj = window_load(ctx, bx, win, bsp.idx[0], ch, bsp.idx + o_pos, &red, &cond);
     ingot_ir_expr_t* byte = x_signed ? ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_I32, xj),
                                                     ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 128)))
                                      : xj;
@@ -204,16 +222,16 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   ingot_ir_expr_t* xw = ingot_ir_cast(f, INGOT_DTYPE_I32, word);
   ingot_ir_expr_t* wi[6] = {bsp.idx[1], red.idx[0]};
   for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
-  wi[2 + nsp] = bsp.idx[2 + nsp];
+  wi[2 + nsp] = bsp.idx[ki_pos];
   ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
   ingot_ir_expr_t* yidx[5] = {bsp.idx[0], ingot_ir_add(f, ingot_ir_mul(f, bsp.idx[1], ingot_ir_int(f, block)),
-                                                       bsp.idx[2 + nsp])};
-  for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
+                                                       bsp.idx[ki_pos])};
+  for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[o_pos + i];
   ingot_ir_expr_t* byi = ingot_ir_flat_index(f, by, yidx);
   /* the start: -zx' * S[k] (0 for uint8 x without a zero point) */
   ingot_ir_expr_t* si[6] = {bsp.idx[1], ingot_ir_int(f, groups)};
   for (uint32_t i = 0; i < nsp; ++i) si[2 + i] = ingot_ir_int(f, 0);
-  si[2 + nsp] = bsp.idx[2 + nsp];
+  si[2 + nsp] = bsp.idx[ki_pos];
   ingot_ir_expr_t* init =
       bxz == UINT32_MAX && !x_signed
           ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0))
@@ -221,8 +239,9 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, byi, init);
   ingot_ir_stmt_t* update = ingot_ir_store(f, by, byi, ingot_ir_add(f, start, ingot_ir_binary(f, INGOT_IR_DOT4, xw, wval)));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, update);
-  ctx->stages.data[ctx->stages.count - 1].tile_axis = 1 + nsp;
-  if (cout % block) lower_emit_remainder(ctx, &bsp, &red, update, 1, 2 + nsp, cout / block, cout % block);
+  /* the register tile: output positions (the last o), or outputs k */
+  ctx->stages.data[ctx->stages.count - 1].tile_axis = row ? (int32_t)ki_pos : (int32_t)(1 + nsp);
+  if (cout % block) lower_emit_remainder(ctx, &bsp, &red, update, 1, ki_pos, cout / block, cout % block);
   return INGOT_OK;
 }
 

@@ -429,12 +429,16 @@ static bool same_layout(const ingot_node_layout_t* a, const ingot_node_layout_t*
  * registers; a GPU's threads read the weight in its ONNX layout); and
  * dot4 words for ConvInteger's panels where the code generator has a byte
  * dot product: llvm on x86-64 (vpdpbusd with AVX512-VNNI, else two exact
- * pmaddwd). Elsewhere (c, AArch64 without one yet) the words would be
+ * pmaddwd), also for a ConvInteger too short for the default panels
+ * (options.dot4_short: it then vectorizes along the output row). Elsewhere
+ * (c, AArch64 without one yet) the words would be
  * unpacked byte by byte: on a Zen 4 core the c target's quantized ResNet-18
  * ran about 1.3x slower with them. */
 static ingot_node_layout_t target_layout_default(const ingot_target_t* t, const ingot_node_layout_options_t* options) {
   ingot_node_layout_t layout = options->defaults;
   if (ingot_schedule_target_is_gpu(t)) layout.pack = false;
+  /* a short integer reduction: dot4 words along the output row, or none */
+  if (options->dot4_short && ingot_schedule_target_has_dot4(t)) layout.pack = true;
   layout.dot4 = layout.pack && ingot_schedule_target_has_dot4(t);
   return layout;
 }

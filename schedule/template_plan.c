@@ -236,6 +236,12 @@ void plan_vector_split(const plan_t* p, const stage_view_t* v, vector_split_t* o
   const ingot_stage_t* st = v->st;
   int64_t lanes = plan_lanes(p, plan_stored_dtype(p->f, v->outer));
   uint32_t k = st->spatial_count - 1;
+  /* A vector of a narrow dtype longer than the innermost axis (64 uint8
+   * lanes on AVX-512 against a row of 56): the lanes of float32, what such
+   * kernels mostly compute in (requantization, QLinearAdd), where the axis
+   * holds them; otherwise the axis would not be vectorized at all. */
+  int64_t f32_lanes = plan_lanes(p, INGOT_DTYPE_F32);
+  if (v->sext[k] < lanes && lanes > f32_lanes && v->sext[k] >= f32_lanes) lanes = f32_lanes;
   /* An innermost axis shorter than a vector that divides it (a conv weight
    * block of 8 on 16 lanes) is one narrower vector. */
   if (v->sext[k] < lanes && v->sext[k] >= 4 && lanes % v->sext[k] == 0) lanes = v->sext[k];

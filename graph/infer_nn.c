@@ -212,9 +212,17 @@ ingot_status_t infer_matmul_integer_shape(infer_ctx_t* c, uint32_t a_in, uint32_
                                           ingot_dtype_t out_dtype) {
   const ingot_value_t* a = infer_input(c, a_in);
   const ingot_value_t* b = infer_input(c, b_in);
+  /* packed as dot4 words (ingot_graph_pack_weights): its [K, N] shape; the
+   * zero point is folded into the words (its type is not b's then) */
+  bool packed = c->n->weight_dot4_channels != 0;
+  ingot_value_t b_logical;
+  if (packed && !(b = ingot_node_logical_input(c->n, b_in, b, &b_logical))) {
+    return infer_fail(c->n, INGOT_ERROR_INTERNAL, "B is not the dot4 words of %lld rows",
+                      (long long)c->n->weight_dot4_channels);
+  }
   const uint32_t ins[4] = {a_in, b_in, az_in, bz_in};
   for (uint32_t i = 0; i < 4; ++i) {
-    const ingot_value_t* v = infer_input(c, ins[i]);
+    const ingot_value_t* v = i == 1 ? b : infer_input(c, ins[i]);
     if (v && v->dtype != INGOT_DTYPE_U8 && v->dtype != INGOT_DTYPE_I8) {
       return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input '%s' has type %s (uint8 or int8 expected)", v->name,
                         ingot_graph_dtype_name(v->dtype));
@@ -222,7 +230,7 @@ ingot_status_t infer_matmul_integer_shape(infer_ctx_t* c, uint32_t a_in, uint32_
   }
   const ingot_value_t* az = infer_input(c, az_in);
   const ingot_value_t* bz = infer_input(c, bz_in);
-  if ((az && az->dtype != a->dtype) || (bz && bz->dtype != b->dtype)) {
+  if ((az && az->dtype != a->dtype) || (bz && !packed && bz->dtype != b->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "a zero point differs in type from its matrix");
   }
   if (a->rank < 1 || b->rank < 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "inputs must not be scalars");

@@ -129,18 +129,18 @@ static uint32_t weight_block_for(int64_t outputs) {
 static bool packable_weight(const ingot_graph_t* graph, const ingot_node_t* node, int64_t* out_n, int64_t* out_r,
                             bool* out_output_major, int64_t* out_taps) {
   if (node->dead || node->input_count < 2 || node->output_count != 1) return false;
-  bool integer = node->op == INGOT_OP_CONVINTEGER;
+  bool integer = node->op == INGOT_OP_CONVINTEGER || node->op == INGOT_OP_MATMULINTEGER;
   if (node->op != INGOT_OP_CONV && !integer && node->op != INGOT_OP_MATMUL && node->op != INGOT_OP_GEMM) return false;
   uint32_t w = node->inputs[1];
   if (w == INGOT_NO_VALUE || w >= graph->value_count) return false;
   ingot_value_t scratch;
   const ingot_value_t* wv = ingot_node_logical_input(node, 1, &graph->values[w], &scratch);
   if (!wv || wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output) return false;
-  /* ConvInteger's weights are uint8 or int8, the others' float32. */
+  /* ConvInteger's and MatMulInteger's weights are uint8 or int8, the others' float32. */
   if (integer ? wv->dtype != INGOT_DTYPE_U8 && wv->dtype != INGOT_DTYPE_I8 : wv->dtype != INGOT_DTYPE_F32) return false;
   int64_t n, r_count = 1;
   bool output_major;
-  if (node->op == INGOT_OP_CONV || integer) {
+  if (node->op == INGOT_OP_CONV || node->op == INGOT_OP_CONVINTEGER) {
     if (ingot_node_attr_int(node, "group", 1) != 1 || wv->rank < 3 || wv->rank > 5) return false;
     n = wv->dims[0];
     for (int32_t d = 1; d < wv->rank; ++d) r_count *= wv->dims[d];
@@ -189,6 +189,11 @@ void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* n
                            r_count < (taps > 1 ? PACK_WINDOW_MIN_REDUCTION : PACK_CONV_MIN_REDUCTION);
     out->defaults.pack = block != 0 && !short_reduction && out->panel_count > 0;
     out->dot4_short = node->op == INGOT_OP_CONVINTEGER && short_reduction && block != 0 && out->panel_count > 0;
+    /* MatMulInteger has no plain packed form: dot4 words or none */
+    if (node->op == INGOT_OP_MATMULINTEGER) {
+      out->dot4_short = block != 0 && out->panel_count > 0;
+      out->defaults.pack = false;
+    }
   }
   if (node->op == INGOT_OP_CONV && node->output_count == 1 && node->outputs[0] != INGOT_NO_VALUE &&
       node->outputs[0] < graph->value_count && node->input_count >= 2 && node->inputs[1] != INGOT_NO_VALUE &&
@@ -274,6 +279,16 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
     }
     return scratch;
   }
+  if (node->op == INGOT_OP_MATMULINTEGER && node->weight_dot4_channels && value->rank == 3) {
+    /* [P, G + 1, B] int32 words for the int8 w' [K, N] */
+    int64_t k = node->weight_dot4_channels;
+    if (value->dtype != INGOT_DTYPE_I32 || value->dims[1] != (k + 3) / 4 + 1) return NULL;
+    scratch->rank = 2;
+    scratch->dims[0] = k;
+    scratch->dims[1] = outputs;
+    scratch->dtype = INGOT_DTYPE_I8;
+    return scratch;
+  }
   if ((node->op == INGOT_OP_MATMUL || node->op == INGOT_OP_GEMM) && value->rank == 3) {
     scratch->rank = 2;
     scratch->dims[0] = value->dims[1];
@@ -333,6 +348,40 @@ static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, 
       }
     }
     dst[(((k / block) * (groups + 1) + groups) * taps) * block + k % block] = sum;
+  }
+  if (!ok) {
+    free(dst);
+    return NULL;
+  }
+  return dst;
+}
+
+/* MatMulInteger's weight `w` ([K, N] uint8/int8) as dot4 words in panels
+ * of `block` columns: [P, G + 1, B] int32, G = ceil(K / 4), word (p, g, i)
+ * the bytes of w'[4g + j, p*B + i] (j = 0..3, 0 past K), w' = w -
+ * b_zero_point[n] as int8, and group G the column sums of w'; NULL where
+ * w' does not fit int8 or the zero point is not a constant. */
+static int32_t* pack_dot4_matmul(const ingot_graph_t* graph, const ingot_node_t* node, const ingot_value_t* wv,
+                                 int64_t n, uint32_t block) {
+  int64_t k_count = wv->dims[0], groups = (k_count + 3) / 4, panels = (n + block - 1) / block;
+  int32_t* dst = ingot_xcalloc((size_t)(panels * (groups + 1) * block), sizeof(int32_t));
+  bool ok = true;
+  for (int64_t c = 0; c < n && ok; ++c) {
+    int64_t zero = conv_weight_zero(graph, node, c, n, &ok);
+    int32_t sum = 0;
+    for (int64_t k = 0; k < k_count && ok; ++k) {
+      size_t src = (size_t)(k * n + c);
+      int64_t v = (wv->dtype == INGOT_DTYPE_U8 ? (int64_t)((const uint8_t*)wv->data)[src]
+                                              : (int64_t)((const int8_t*)wv->data)[src]) - zero;
+      if (v < -128 || v > 127) {
+        ok = false;
+        break;
+      }
+      sum += (int32_t)v;
+      size_t at = (size_t)(((c / block) * (groups + 1) + k / 4) * block + c % block);
+      dst[at] = (int32_t)((uint32_t)dst[at] | ((uint32_t)(uint8_t)(int8_t)v << (8 * (k % 4))));
+    }
+    dst[((c / block) * (groups + 1) + groups) * block + c % block] = sum;
   }
   if (!ok) {
     free(dst);
@@ -410,6 +459,17 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     /* ConvInteger: the dot4 words where w - w_zero_point fits int8 (int8
      * weights with zero point 0, ORT's default; uint8 ones with 128). */
     int32_t* dot4 = node->op == INGOT_OP_CONVINTEGER && layout.dot4 ? pack_dot4(graph, node, wv, n, taps, block) : NULL;
+    if (node->op == INGOT_OP_MATMULINTEGER) {
+      /* words only: A uint8 whose rows are whole words (read as int32),
+       * a scalar a_zero_point */
+      const ingot_value_t* av = &graph->values[node->inputs[0]];
+      uint32_t az = node->input_count > 2 ? node->inputs[2] : INGOT_NO_VALUE;
+      if (!layout.dot4 || av->dtype != INGOT_DTYPE_U8 || av->rank < 2 || av->dims[av->rank - 1] % 4 ||
+          (az != INGOT_NO_VALUE && ingot_value_numel(&graph->values[az]) != 1)) {
+        continue;
+      }
+      if (!(dot4 = pack_dot4_matmul(graph, node, wv, n, block))) continue;
+    }
     void* dst = dot4 ? (void*)dot4 : pack_panels(wv->data, ingot_graph_dtype_size(wv->dtype), n, r_count, output_major, block);
     int64_t channels = wv->dims[1];
     int64_t dims[INGOT_MAX_RANK];
@@ -422,7 +482,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     } else {
       rank = 3;
       dims[0] = (n + block - 1) / block;
-      dims[1] = r_count;
+      dims[1] = dot4 ? (r_count + 3) / 4 + 1 : r_count;
     }
     dims[rank - 1] = block;
     char* base = ingot_arena_printf(&graph->arena, dot4 ? "%s_dot4packed%u" : "%s_packed%u", wv->name, block);
@@ -433,8 +493,8 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     node->inputs[1] = pv;
     node->weight_block = block;
     node->weight_outputs = n;
-    node->weight_dot4_channels = dot4 ? channels : 0;
-    if (dot4 && graph->dot4_words && node->inputs[0] < value_count) {
+    node->weight_dot4_channels = dot4 ? (node->op == INGOT_OP_MATMULINTEGER ? r_count : channels) : 0;
+    if (dot4 && node->op == INGOT_OP_CONVINTEGER && graph->dot4_words && node->inputs[0] < value_count) {
       feed_dot4_words(graph, i, words_of);
       any_words = true;
       node = &graph->nodes[i];

@@ -164,6 +164,16 @@ uint32_t lower_add_arg_as(lower_ctx_t* ctx, uint32_t value, const char* name, bo
   return b;
 }
 
+uint32_t lower_add_words_input(lower_ctx_t* ctx, uint32_t value, const char* name) {
+  const ingot_value_t* v = lower_value(ctx, value);
+  int64_t dims[INGOT_MAX_RANK];
+  for (int32_t d = 0; d < v->rank; ++d) dims[d] = v->dims[d];
+  if (v->rank > 0) dims[v->rank - 1] /= 4;
+  uint32_t b = ingot_ir_add_buffer(ctx->f, name, INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, v->rank, dims);
+  INGOT_VEC_PUSH(ctx->args, value);
+  return b;
+}
+
 /* ---- loops and stages ---- */
 
 uint32_t lower_add_var(lower_ctx_t* ctx, const char* name, ingot_ir_var_kind_t kind, ingot_dtype_t dtype) {

@@ -232,6 +232,88 @@ static const char* logical_shape_str(lower_ctx_t* ctx, const ingot_value_t* v) {
   return s;
 }
 
+/* MatMulInteger with B packed as dot4 words (ingot_graph_pack_weights:
+ * [P, G + 1, B] int32, G = K / 4, w' = w - b_zero folded in, group G the
+ * column sums S[j] of w') and a uint8 A read as words of 4 consecutive k:
+ *   y[.., i, jb*B + ji] = (first step ? -za * S[j] : y) + dot4(A[.., i, rg], w[jb, rg, ji])
+ * over rg < G; sum (a - za) w' = sum a w' - za S[j]. Spatial (batch.., jb,
+ * i, ji): vectors along a panel's columns, a register tile of rows i, each
+ * A word broadcast; y's rows are stored as they lie. */
+static ingot_status_t emit_matmul_dot4(lower_ctx_t* ctx, uint32_t a, uint32_t b, uint32_t azp, uint32_t bzp,
+                                       uint32_t y, int32_t batch, const int64_t* bdims, int64_t m, int64_t n,
+                                       int64_t kk) {
+  const ingot_node_t* node = ctx->node;
+  const ingot_value_t* av = lower_value(ctx, a);
+  const ingot_value_t* wv = lower_value(ctx, b);
+  int64_t block = node->weight_block, groups = kk / 4;
+  if (wv->dtype != INGOT_DTYPE_I32 || wv->rank != 3 || wv->dims[1] != groups + 1 || wv->dims[2] != block ||
+      wv->dims[0] != (n + block - 1) / block) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "B %s does not hold the dot4 words of %lld x %lld",
+                      lower_shape_str(ctx, b), (long long)kk, (long long)n);
+  }
+  int32_t a_batch = av->rank - 2;
+  uint32_t ba = lower_add_words_input(ctx, a, "a");
+  uint32_t bb = lower_add_input(ctx, b, "b");
+  uint32_t bazp = azp != INGOT_NO_VALUE ? lower_add_input(ctx, azp, "a_zero") : UINT32_MAX;
+  /* b_zero stays an argument (unread), as in the unpacked form another
+   * target of the bundle may lower */
+  if (bzp != INGOT_NO_VALUE) lower_add_input(ctx, bzp, "b_zero");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  static const char* const kBatch[INGOT_MAX_RANK] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7"};
+  const char* pnames[INGOT_MAX_RANK + 1];
+  int64_t pext[INGOT_MAX_RANK + 1];
+  uint32_t np = 0;
+  for (int32_t i = 0; i < batch; ++i) {
+    pnames[np] = batch == 1 ? "n" : kBatch[i];
+    pext[np++] = bdims[i];
+  }
+  pnames[np] = "jb";
+  pext[np++] = n / block;
+  uint32_t i_pos = np;
+  pnames[np] = "i";
+  pext[np++] = m;
+  pnames[np] = "ji";
+  pext[np++] = block;
+  static const char* const kRed[1] = {"rg"};
+  int64_t rext[1] = {groups};
+  lower_loops_t sp, red;
+  lower_loops_make(ctx, &sp, np, pext, pnames);
+  lower_loops_make(ctx, &red, 1, rext, kRed);
+  ingot_ir_expr_t* ai[INGOT_MAX_RANK];
+  for (int32_t i = 0; i < a_batch; ++i) {
+    int32_t o = i + (batch - a_batch);
+    ai[i] = av->dims[i] == 1 ? ingot_ir_int(f, 0) : sp.idx[o];
+  }
+  ai[a_batch] = sp.idx[i_pos];
+  ai[a_batch + 1] = red.idx[0];
+  ingot_ir_expr_t* aw = ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai));
+  ingot_ir_expr_t* wi[3] = {sp.idx[batch], red.idx[0], sp.idx[np - 1]};
+  ingot_ir_expr_t* ww = ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, wi));
+  ingot_ir_expr_t* yidx[INGOT_MAX_RANK];
+  uint32_t ny = 0;
+  for (int32_t i = 0; i < batch; ++i) yidx[ny++] = sp.idx[i];
+  yidx[ny++] = sp.idx[i_pos];
+  yidx[ny++] = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[batch], ingot_ir_int(f, block)), sp.idx[np - 1]);
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, yidx);
+  ingot_ir_expr_t* si[3] = {sp.idx[batch], ingot_ir_int(f, groups), sp.idx[np - 1]};
+  ingot_ir_expr_t* init =
+      bazp == UINT32_MAX
+          ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0))
+          : ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_NEG, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bazp, ingot_ir_int(f, 0)))),
+                         ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, si)));
+  ingot_ir_stmt_t* update = ingot_ir_store(
+      f, by, yi, ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, init), ingot_ir_binary(f, INGOT_IR_DOT4, aw, ww)));
+  lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
+  ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */
+  if (n % block) lower_emit_remainder(ctx, &sp, &red, update, (uint32_t)batch, np - 1, n / block, n % block);
+  ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
+  ctx->workload = ingot_arena_printf(ctx->arena, "matmulinteger uint8 dot4 zp%d a=%s m%lld n%lld k%lld",
+                                     bazp != UINT32_MAX, lower_shape_str(ctx, a), (long long)m, (long long)n,
+                                     (long long)kk);
+  return INGOT_OK;
+}
+
 ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   bool qlinear = node->op == INGOT_OP_QLINEARMATMUL;
@@ -245,8 +327,11 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
       (s = lower_check_value(ctx, y, !integer))) {
     return s;
   }
+  /* MatMulInteger with B packed as dot4 words (node.weight_dot4_channels = K):
+   * emit_matmul_dot4 */
+  bool dot4 = node->op == INGOT_OP_MATMULINTEGER && node->weight_block && node->weight_dot4_channels;
   if (integer) {
-    uint32_t all[4] = {a, b, azp, bzp};
+    uint32_t all[4] = {a, dot4 ? INGOT_NO_VALUE : b, azp, dot4 ? INGOT_NO_VALUE : bzp};
     for (uint32_t i = 0; i < 4; ++i) {
       if (all[i] == INGOT_NO_VALUE) continue;
       if ((s = lower_check_value(ctx, all[i], false))) return s;
@@ -308,6 +393,14 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
 
   int64_t azp_n = azp != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, azp)) : 0;
   int64_t bzp_n = bzp != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, bzp)) : 0;
+  if (dot4) {
+    if (a_vec || b_vec || b_batch || azp_n > 1 || av->dtype != INGOT_DTYPE_U8 || kk % 4 ||
+        node->weight_dot4_channels != kk) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "dot4 words need a uint8 A %s with whole words and a 2-D B",
+                        lower_shape_str(ctx, a));
+    }
+    return emit_matmul_dot4(ctx, a, b, azp, bzp, y, batch, bdims, m, n, kk);
+  }
   if ((azp_n > 1 && azp_n != m) || (bzp_n > 1 && bzp_n != n)) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "zero points must be scalars or per row of A / per column of B");
   }

@@ -84,6 +84,10 @@ uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name);
  * wide as the value's (BitCast reads and writes its tensors as integers of
  * their width). */
 uint32_t lower_add_arg_as(lower_ctx_t* ctx, uint32_t value, const char* name, bool output, ingot_dtype_t dtype);
+/* An 8-bit input whose last axis is a multiple of 4, read as the int32 words
+ * of 4 consecutive elements (the operands of the loop IR's dot4): its last
+ * axis a quarter as long. */
+uint32_t lower_add_words_input(lower_ctx_t* ctx, uint32_t value, const char* name);
 
 /* ---- loops and stages ---- */
 /* ingot_ir_add_var, but the name also avoids every buffer name (loop vars and

@@ -555,7 +555,8 @@ static bool is_dot4(const ingot_ir_expr_t* e) {
 
 /* acc + dot4(a, b) on int32 scalars or vectors (acc NULL: 0). With
  * AVX512-VNNI and 16 lanes (8 or 4 with AVX512VL) one vpdpbusd; on other
- * x86 vectors of 4, 8, 16 lanes two pmaddwd; else each operand's bytes
+ * x86 vectors of 4, 8, 16 lanes two pmaddwd; on AArch64 with i8mm one
+ * usdot a 4 lanes, with dotprod two sdot; else each operand's bytes
  * widened (a's unsigned, b's signed), multiplied, and the four products of
  * a lane added. */
 static LLVMValueRef dot4_add(fn_t* F, LLVMValueRef acc, const ingot_ir_expr_t* dot, bool vec) {
@@ -582,7 +583,9 @@ static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMVa
   ingot_llvm_module_t* m = &F->g->m;
   LLVMBuilderRef b = F->b;
   unsigned widest = m->vnni_lanes_max ? m->vnni_lanes_max : m->pmaddwd_lanes_max;
-  if (m->x86 && widest && n > widest && n <= 64 && (n & (n - 1)) == 0) {
+  bool a64 = m->a64_usdot || m->a64_sdot;
+  if (a64) widest = 4;
+  if ((m->x86 || a64) && widest && n > widest && n <= 64 && (n & (n - 1)) == 0) {
     /* Halves, each done alone, then joined again. */
     LLVMValueRef mask[64], half[2];
     for (unsigned h = 0; h < 2; ++h) {
@@ -602,6 +605,26 @@ static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMVa
     LLVMValueRef fn = ingot_llvm_intrinsic(m, name, NULL, 0, &ft);
     LLVMValueRef args[3] = {acc, a, c};
     return LLVMBuildCall2(b, ft, fn, args, 3, "");
+  }
+  if (a64 && n == 4) {
+    /* usdot: a's bytes unsigned, c's signed. Without i8mm, sdot of signed
+     * bytes: a = a' + 128 with a' = a ^ 0x80 as int8, so sum a c = sdot(a',
+     * c) + 128 sum c = sdot(a', c) - sdot(-128.., c). */
+    LLVMTypeRef v16 = LLVMVectorType(m->t_i8, 16), v4 = LLVMVectorType(m->t_i32, 4);
+    LLVMTypeRef types[2] = {v4, v16};
+    LLVMValueRef cb = LLVMBuildBitCast(b, c, v16, "");
+    LLVMTypeRef ft;
+    if (m->a64_usdot) {
+      LLVMValueRef fn = ingot_llvm_intrinsic(m, "llvm.aarch64.neon.usdot", types, 2, &ft);
+      LLVMValueRef args[3] = {acc, LLVMBuildBitCast(b, a, v16, ""), cb};
+      return LLVMBuildCall2(b, ft, fn, args, 3, "");
+    }
+    LLVMValueRef k80 = splat(F, LLVMConstInt(m->t_i8, 0x80, 0), 16);
+    LLVMValueRef fn = ingot_llvm_intrinsic(m, "llvm.aarch64.neon.sdot", types, 2, &ft);
+    LLVMValueRef args[3] = {acc, LLVMBuildXor(b, LLVMBuildBitCast(b, a, v16, ""), k80, ""), cb};
+    LLVMValueRef main = LLVMBuildCall2(b, ft, fn, args, 3, "");
+    LLVMValueRef corr_args[3] = {LLVMConstNull(v4), k80, cb};
+    return LLVMBuildSub(b, main, LLVMBuildCall2(b, ft, fn, corr_args, 3, ""), "");
   }
   if (m->x86 && (n == 4 || n == 8 || n == 16) && n <= m->pmaddwd_lanes_max) {
     /* Exact without VNNI: the bytes as 16-bit halves, a's even and odd
@@ -1834,6 +1857,10 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
     m->pmaddwd_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512BW) ? 16
                            : ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX2)   ? 8
                                                                                            : 4;
+  }
+  if (target->arch == INGOT_TARGET_ARCH_AARCH64) {
+    m->a64_usdot = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_I8MM);
+    m->a64_sdot = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_DOTPROD);
   }
   if (m->x86 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VNNI)) {
     m->vnni_lanes_max = 16;

@@ -56,6 +56,8 @@ typedef struct ingot_llvm_module_t {
   /* Without VNNI on x86: the widest lanes of int32 for which dot4 is two
    * exact pmaddwd of the 16-bit halves (4 SSE2, 8 AVX2, 16 AVX512BW). */
   unsigned pmaddwd_lanes_max;
+  /* AArch64: dot4 as usdot (i8mm), else as two sdot (dotprod), 4 lanes */
+  bool a64_usdot, a64_sdot;
   unsigned vector_bits;
   LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_f32, t_f64, t_ptr;
   struct {

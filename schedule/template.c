@@ -76,7 +76,10 @@ bool ingot_schedule_target_is_gpu(const ingot_target_t* target) {
 }
 
 bool ingot_schedule_target_has_dot4(const ingot_target_t* target) {
-  return target && target->kind == INGOT_TARGET_LLVM && target->arch == INGOT_TARGET_ARCH_X86_64;
+  if (!target || target->kind != INGOT_TARGET_LLVM) return false;
+  if (target->arch == INGOT_TARGET_ARCH_X86_64) return true;
+  return target->arch == INGOT_TARGET_ARCH_AARCH64 && (ingot_target_has_feature(target, INGOT_TARGET_FEATURE_DOTPROD) ||
+                                                        ingot_target_has_feature(target, INGOT_TARGET_FEATURE_I8MM));
 }
 
 /* Whether template t is of the target's kind (GPU templates for GPU target

@@ -125,10 +125,22 @@ def main():
             cases.append((model, [path]))
         else:
             print(f"note: {path} not found (models/make_cnn_zoo.py makes it); {model} not checked")
+    # A quantized net (QDQ per channel, models/make_qop_cases.py) whose
+    # integer convs and MatMul run as dot4: two sdot a dot4 with dotprod
+    # (Neoverse N1), one usdot with i8mm (Neoverse V1); qemu-aarch64's
+    # default CPU has both.
+    qnet = os.path.join(a.zoo or "", "qop_net_qdq_pc.onnx")
+    targets = {}
+    if a.zoo and os.path.exists(qnet):
+        for cpu in ("neoverse-n1", "neoverse-v1"):
+            cases.append((f"qop_net_{cpu}", [qnet]))
+            targets[f"qop_net_{cpu}"] = f"llvm -mtriple=aarch64-linux-gnu -mcpu={cpu}"
+    else:
+        print(f"note: {qnet} not found (models/make_qop_cases.py makes it); dot4 on AArch64 not checked")
     failed = []
     for name, args in cases:
-        cmd = [sys.executable, compare, *args, "--ingot", wrapper, "--target", "aarch64", "--threads", "2",
-               "--work", os.path.join(a.work, name)]
+        cmd = [sys.executable, compare, *args, "--ingot", wrapper, "--target", targets.get(name, "aarch64"),
+               "--threads", "2", "--work", os.path.join(a.work, name)]
         p = subprocess.run(cmd, capture_output=True, text=True)
         sys.stdout.write(p.stdout)
         if p.returncode != 0:

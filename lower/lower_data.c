@@ -385,59 +385,92 @@ ingot_status_t lower_pad(lower_ctx_t* ctx) {
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   lower_loops_t loops;
-  lower_loops_over(ctx, &loops, yv->rank, yv->dims);
-  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
-  ingot_ir_expr_t* inside = NULL;
-  for (int32_t d = 0; d < p.rank; ++d) {
-    int64_t dim = xv->dims[d];
-    ingot_ir_expr_t* src = ingot_ir_add(f, loops.idx[d], ingot_ir_int(f, -p.begin[d]));
-    bool can_leave = p.begin[d] > 0 || p.end[d] > 0;
-    if (!can_leave) {
-      xi[d] = src;
-      continue;
-    }
-    switch (p.mode) {
-      case INGOT_PAD_CONSTANT: {
-        ingot_ir_expr_t* c = NULL;
-        ingot_ir_expr_t* clamped = src;
-        if (p.begin[d] > 0) {
-          c = ingot_ir_binary(f, INGOT_IR_LE, ingot_ir_int(f, 0), src);
-          clamped = ingot_ir_binary(f, INGOT_IR_MAX, clamped, ingot_ir_int(f, 0));
+  bool grow = p.mode == INGOT_PAD_CONSTANT;
+  for (int32_t d = 0; d < p.rank; ++d) grow = grow && p.begin[d] >= 0 && p.end[d] >= 0 && xv->dims[d] > 0;
+  if (grow) {
+    /* Constant pads that only grow: the border filled slab by slab (along
+     * axis d: the axes before d over x's interior, d over its begin or end
+     * pad, the axes after it whole; disjoint, together the border), then x
+     * copied into the interior: contiguous rows both ways, where one
+     * select per element would gather x through clamped indices. */
+    ingot_ir_expr_t* pad = bv != UINT32_MAX ? ingot_ir_load(f, bv, ingot_ir_int(f, 0)) : lower_const(ctx, xv->dtype, p.value);
+    for (int32_t d = 0; d < p.rank; ++d) {
+      for (int side = 0; side < 2; ++side) {
+        int64_t width = side ? p.end[d] : p.begin[d];
+        if (width == 0) continue;
+        int64_t ext[INGOT_MAX_RANK];
+        for (int32_t e = 0; e < p.rank; ++e) ext[e] = e < d ? xv->dims[e] : e == d ? width : yv->dims[e];
+        lower_loops_over(ctx, &loops, yv->rank, ext);
+        ingot_ir_expr_t* yi[INGOT_MAX_RANK];
+        for (int32_t e = 0; e < p.rank; ++e) {
+          int64_t at = e < d ? p.begin[e] : e == d ? (side ? p.begin[d] + xv->dims[d] : 0) : 0;
+          yi[e] = ingot_ir_add(f, loops.idx[e], ingot_ir_int(f, at));
         }
-        if (p.end[d] > 0) {
-          c = lower_and(ctx, c, ingot_ir_binary(f, INGOT_IR_LT, src, ingot_ir_int(f, dim)));
-          clamped = ingot_ir_binary(f, INGOT_IR_MIN, clamped, ingot_ir_int(f, dim - 1));
-        }
-        inside = lower_and(ctx, inside, c);
-        xi[d] = clamped;
-        break;
+        lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, yi), pad));
       }
-      case INGOT_PAD_REFLECT: {
-        if (dim == 1) {
-          xi[d] = ingot_ir_int(f, 0);
+    }
+    lower_loops_over(ctx, &loops, xv->rank, xv->dims);
+    ingot_ir_expr_t* yi[INGOT_MAX_RANK];
+    for (int32_t e = 0; e < p.rank; ++e) yi[e] = ingot_ir_add(f, loops.idx[e], ingot_ir_int(f, p.begin[e]));
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
+                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, yi),
+                                    ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, loops.idx))));
+  }
+  if (!grow) {
+    lower_loops_over(ctx, &loops, yv->rank, yv->dims);
+    ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+    ingot_ir_expr_t* inside = NULL;
+    for (int32_t d = 0; d < p.rank; ++d) {
+      int64_t dim = xv->dims[d];
+      ingot_ir_expr_t* src = ingot_ir_add(f, loops.idx[d], ingot_ir_int(f, -p.begin[d]));
+      bool can_leave = p.begin[d] > 0 || p.end[d] > 0;
+      if (!can_leave) {
+        xi[d] = src;
+        continue;
+      }
+      switch (p.mode) {
+        case INGOT_PAD_CONSTANT: {
+          ingot_ir_expr_t* c = NULL;
+          ingot_ir_expr_t* clamped = src;
+          if (p.begin[d] > 0) {
+            c = ingot_ir_binary(f, INGOT_IR_LE, ingot_ir_int(f, 0), src);
+            clamped = ingot_ir_binary(f, INGOT_IR_MAX, clamped, ingot_ir_int(f, 0));
+          }
+          if (p.end[d] > 0) {
+            c = lower_and(ctx, c, ingot_ir_binary(f, INGOT_IR_LT, src, ingot_ir_int(f, dim)));
+            clamped = ingot_ir_binary(f, INGOT_IR_MIN, clamped, ingot_ir_int(f, dim - 1));
+          }
+          inside = lower_and(ctx, inside, c);
+          xi[d] = clamped;
           break;
         }
-        int64_t m = 2 * (dim - 1);
-        ingot_ir_expr_t* t = ingot_ir_binary(f, INGOT_IR_MOD, src, ingot_ir_int(f, m));
-        xi[d] = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, t, ingot_ir_int(f, dim)), t,
-                                ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_int(f, m), t));
-        break;
+        case INGOT_PAD_REFLECT: {
+          if (dim == 1) {
+            xi[d] = ingot_ir_int(f, 0);
+            break;
+          }
+          int64_t m = 2 * (dim - 1);
+          ingot_ir_expr_t* t = ingot_ir_binary(f, INGOT_IR_MOD, src, ingot_ir_int(f, m));
+          xi[d] = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, t, ingot_ir_int(f, dim)), t,
+                                  ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_int(f, m), t));
+          break;
+        }
+        case INGOT_PAD_EDGE:
+          xi[d] = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, src, ingot_ir_int(f, 0)),
+                                  ingot_ir_int(f, dim - 1));
+          break;
+        case INGOT_PAD_WRAP:
+          xi[d] = ingot_ir_binary(f, INGOT_IR_MOD, src, ingot_ir_int(f, dim));
+          break;
       }
-      case INGOT_PAD_EDGE:
-        xi[d] = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, src, ingot_ir_int(f, 0)),
-                                ingot_ir_int(f, dim - 1));
-        break;
-      case INGOT_PAD_WRAP:
-        xi[d] = ingot_ir_binary(f, INGOT_IR_MOD, src, ingot_ir_int(f, dim));
-        break;
     }
+    ingot_ir_expr_t* v = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
+    if (inside) {
+      ingot_ir_expr_t* pad = bv != UINT32_MAX ? ingot_ir_load(f, bv, ingot_ir_int(f, 0)) : lower_const(ctx, xv->dtype, p.value);
+      v = ingot_ir_select(f, inside, v, pad);
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
   }
-  ingot_ir_expr_t* v = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
-  if (inside) {
-    ingot_ir_expr_t* pad = bv != UINT32_MAX ? ingot_ir_load(f, bv, ingot_ir_int(f, 0)) : lower_const(ctx, xv->dtype, p.value);
-    v = ingot_ir_select(f, inside, v, pad);
-  }
-  lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), v));
   static const char* const kModes[] = {"constant", "reflect", "edge", "wrap"};
   ingot_strbuf_t sb = {0};
   ingot_strbuf_appendf(&sb, "pad %s %s x=%s", kModes[p.mode], dt(xv->dtype), lower_shape_str(ctx, x));

@@ -216,37 +216,41 @@ def bert_float(out, size):
 
 
 def zoo(out, want, tmpdir):
+    """The CI matrix (float models made only where a wanted name needs them)."""
     for model in ("resnet18", "mobilenetv2"):
+        small = f"{model}_small"
+        names = [f"{small}_{fmt}_{g}" for fmt in ("qdq", "qop") for g in ("pc", "pt")]
+        if model == "resnet18":
+            names.append(f"{small}_qdq_s8")
+        if not any(want(n) for n in names + [f"{small}_fp16"]):
+            continue
         path, shapes = cnn_float(out, model, True)
-        for fmt in ("qdq", "qop"):
-            for pc in (True, False):
-                name = f"{model}_small_{fmt}_{'pc' if pc else 'pt'}"
-                if want(name):
-                    static(path, out, name, shapes, fmt, pc, tmpdir=tmpdir)
-        if model == "resnet18" and want("resnet18_small_qdq_s8"):
-            static(path, out, "resnet18_small_qdq_s8", shapes, "qdq", True, act="s8", tmpdir=tmpdir)
-        if want(f"{model}_small_fp16"):
-            half(path, out, f"{model}_small_fp16", False)
-    path, shapes = cnn_float(out, "resnet18", False)
-    if want("resnet18_qdq_pc"):
-        static(path, out, "resnet18_qdq_pc", shapes, "qdq", True, tmpdir=tmpdir, calib=4)
-    if want("resnet18_fp16"):
-        half(path, out, "resnet18_fp16", False)
-    path = bert_float(out, "small")
-    if want("bert_small_dyn"):
-        dynamic(path, out, "bert_small_dyn")
-    if want("bert_small_fp16"):
-        half(path, out, "bert_small_fp16", True)
+        for name in filter(want, names):
+            fmt, g = name[len(small) + 1:].split("_")
+            static(path, out, name, shapes, fmt, g != "pt", act="s8" if g == "s8" else "u8", tmpdir=tmpdir)
+        if want(f"{small}_fp16"):
+            half(path, out, f"{small}_fp16", False)
+    if want("resnet18_qdq_pc") or want("resnet18_fp16"):
+        path, shapes = cnn_float(out, "resnet18", False)
+        if want("resnet18_qdq_pc"):
+            static(path, out, "resnet18_qdq_pc", shapes, "qdq", True, tmpdir=tmpdir, calib=4)
+        if want("resnet18_fp16"):
+            half(path, out, "resnet18_fp16", False)
+    if want("bert_small_dyn") or want("bert_small_fp16"):
+        path = bert_float(out, "small")
+        if want("bert_small_dyn"):
+            dynamic(path, out, "bert_small_dyn")
+        if want("bert_small_fp16"):
+            half(path, out, "bert_small_fp16", True)
 
 
 def bench(out, want, tmpdir):
     for model in ("resnet50", "mobilenetv2"):
-        path, shapes = cnn_float(out, model, False)
         if want(f"{model}_qdq_pc"):
+            path, shapes = cnn_float(out, model, False)
             static(path, out, f"{model}_qdq_pc", shapes, "qdq", True, tmpdir=tmpdir, calib=4)
-    path = bert_float(out, "base")
     if want("bert_base_dyn"):
-        dynamic(path, out, "bert_base_dyn")
+        dynamic(bert_float(out, "base"), out, "bert_base_dyn")
 
 
 def text_pages(out):

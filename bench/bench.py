@@ -387,18 +387,24 @@ def fma_peak(work, seconds):
     if r.returncode != 0:
         return None, f"fma_peak failed: {r.stderr.strip()}"
     vals = dict(line.split(None, 1) for line in r.stdout.strip().splitlines())
-    return {"isa": vals["isa"], "lanes": int(vals["lanes"]), "g1": float(vals["gflops_1"]),
-            "gall": float(vals["gflops_all"]), "ncpu": int(vals["threads"])}, None
+    peak = {"isa": vals["isa"], "lanes": int(vals["lanes"]), "g1": float(vals["gflops_1"]),
+            "gall": float(vals["gflops_all"]), "ncpu": int(vals["threads"]),
+            "int8_isa": vals.get("int8_isa", "none").strip()}
+    if "gops8_1" in vals:  # the int8 dot-product peak, where the machine has one
+        peak["i1"], peak["iall"] = float(vals["gops8_1"]), float(vals["gops8_all"])
+    return peak, None
 
 
-def peak_for(peak, threads):
-    if not peak:
+def peak_for(peak, threads, one="g1", every="gall"):
+    """The peak for a thread count: fp32 FMA (g1/gall), or the int8 dot
+    product (one="i1", every="iall"); None where not measured."""
+    if not peak or one not in peak:
         return None
     if threads <= 1:
-        return peak["g1"]
+        return peak[one]
     if threads >= peak["ncpu"]:
-        return peak["gall"]
-    return peak["g1"] * threads
+        return peak[every]
+    return peak[one] * threads
 
 
 # ---------------------------------------------------------------- main
@@ -491,9 +497,10 @@ def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
             sp_ort = spread([a / b for a, b in zip(i8, o8)])
             sp_i = spread([a / b for a, b in zip(i8, i32)])
             sp_o = spread([a / b for a, b in zip(o8, o32)])
-            p = peak_for(peak, t)
+            p, p8 = peak_for(peak, t), peak_for(peak, t, "i1", "iall")
             bound = flops / p * 1e-6 if flops and p else None
-            rows.append((name, t, med, sp_ort, sp_i, sp_o, flops, bound, ctime, loaded))
+            bound8 = flops / p8 * 1e-6 if flops and p8 else None
+            rows.append((name, t, med, sp_ort, sp_i, sp_o, flops, bound, bound8, ctime, loaded))
             log(f"{name:24s} threads={t}  ingot int8 {med[0]:8.2f} ms  ort int8 {med[1]:8.2f} ms  "
                 f"ingot fp32 {med[2]:8.2f} ms  ort fp32 {med[3]:8.2f} ms")
     print("\nint8 models (models/make_quant_zoo.py: NAME_qdq_pc quantize_static QDQ per channel, uint8 "
@@ -502,19 +509,24 @@ def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
           "ort fp32")
     print("\n| model | threads | ingot int8 ms | ort int8 ms | ingot / ort (int8) | spread over rounds "
           "| ingot fp32 ms | ingot int8 / fp32 | spread over rounds | ort fp32 ms | ort int8 / fp32 | GOP "
-          "| fp32 FMA peak ms | ingot int8, fp32 of it | ingot compile s | ingot code |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, t, (mi8, mo8, mi32, mo32), sp_ort, sp_i, sp_o, flops, bound, ct, loaded in rows:
+          "| int8 peak ms | ingot, ort int8 of it | fp32 FMA peak ms | ingot fp32 of it | ingot compile s "
+          "| ingot code |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, t, (mi8, mo8, mi32, mo32), sp_ort, sp_i, sp_o, flops, bound, bound8, ct, loaded in rows:
         r1, g1 = fmt_spread(sp_ort)
         r2, g2 = fmt_spread(sp_i)
-        of_peak = f"{bound / mi8:.0%}, {bound / mi32:.0%}" if bound else "-"
+        of8 = f"{bound8 / mi8:.0%}, {bound8 / mo8:.0%}" if bound8 else "-"
+        of32 = f"{bound / mi32:.0%}" if bound else "-"
         print(f"| {name} | {t} | {mi8:.2f} | {mo8:.2f} | {r1} | {g1} | {mi32:.2f} | {r2} | {g2} | {mo32:.2f} | "
-              f"{fmt_spread(sp_o)[0]} | {fmt(flops * 1e-9 if flops else None)} | {fmt(bound)} | {of_peak} | "
-              f"{ct:.2f} | {loaded} |")
+              f"{fmt_spread(sp_o)[0]} | {fmt(flops * 1e-9 if flops else None)} | {fmt(bound8)} | {of8} | "
+              f"{fmt(bound)} | {of32} | {ct:.2f} | {loaded} |")
+    i8 = peak.get("int8_isa", "none") if peak else "none"
     print("(GOP: the float model's Conv, Gemm and MatMul multiply-adds, x2 (the int8 model does the same "
-          "ones); fp32 FMA peak ms: that work at the measured fp32 FMA peak, the fp32 bound; an int8 dot-product "
-          "instruction (VNNI vpdpbusd: 4 multiply-adds per 32-bit lane) can go up to 4x past it. "
-          "--target 'llvm -mcpu=znver4' (or another CPU with avx512vnni) compiles the dot4 words as vpdpbusd.)")
+          "ones, a dynamic model's attention products in float); int8 peak ms: that work at the measured int8 "
+          f"dot-product peak (bench/fma_peak.c, {i8}; '-' where the machine has none), a bound no int8 "
+          "kernel beats; fp32 FMA peak ms: the same at the fp32 FMA peak. --target 'llvm -mcpu=znver4' (or "
+          "another CPU with avx512vnni) compiles Ingot's dot4 words as vpdpbusd; the default x86-64-v4 code "
+          "uses pmaddwd, half the multiply-adds per instruction.)")
 
 
 def main():
@@ -693,6 +705,9 @@ def main():
             print(f"\nFMA peak ({peak['isa']}, {peak['lanes']} float lanes, fp32): "
                   f"{peak['g1']:.1f} GFLOP/s on 1 core, {peak['gall']:.1f} GFLOP/s on "
                   f"{peak['ncpu']} cores (bench/fma_peak.c, best of 5)")
+            if "i1" in peak:
+                print(f"int8 dot-product peak ({peak['int8_isa']}): {peak['i1']:.1f} GOP/s on 1 core, "
+                      f"{peak['iall']:.1f} GOP/s on {peak['ncpu']} cores")
         else:
             print(f"\nFMA peak: not measured: {peak_why}")
         kernels = [("gemm", *g) for g in (QUICK_GEMMS if q else GEMMS)] + \

@@ -22,6 +22,13 @@ that the tables print).
 2. FMA peak: bench/fma_peak.c, built now with the system cc and
    -march=native: independent FMA chains on the widest vector type, on one
    core and on every core (pthreads).
+1b. int8 models (--int8-models; default ResNet-50 and MobileNetV2 through
+   quantize_static, QDQ per channel, and BERT-base through quantize_dynamic,
+   all made by models/make_quant_zoo.py): Ingot and ONNX Runtime running the
+   same quantized file, and both on the float model it came from, in the
+   same interleaved rounds; the table gives ingot / ort on int8 and each
+   engine's int8 / fp32 with the spread over rounds. --target chooses the
+   code (e.g. 'llvm -mcpu=znver4' for the VNNI dot-product instructions).
 3. Kernels: single-op ONNX models (MatMul 1024^3 and BERT's shapes, with the
    weight as an initializer; ResNet convolutions, the three CNN stems and
    MobileNetV2 depthwise convolutions) through `ingot compile` / `ingot run
@@ -35,6 +42,8 @@ that the tables print).
   python bench/bench.py --target x86-64-v3 --target x86-64-v4    # a variant bundle
   python bench/bench.py --quick                          # small sizes: a smoke test
   python bench/bench.py --defaults                       # pre-tuned logs vs the schedule defaults
+  python bench/bench.py --models --no-kernels --target 'llvm -mcpu=znver4'   # int8 rows only, VNNI
+  python bench/bench.py --quick --models --no-kernels --rounds 1             # int8 rows, small models
 
 TVM's column needs `pip install apache-tvm==0.27.0.post1` in the python that
 runs this script; it is built with the default relax pipeline for
@@ -67,6 +76,11 @@ ROOT = os.path.dirname(HERE)
 CNNS = ["resnet18", "resnet50", "mobilenetv2", "squeezenet1_1"]
 ALL_MODELS = CNNS + ["bert_base"]
 QUICK_MODELS = ["resnet18_small", "squeezenet1_1_small", "bert_small"]
+# int8 models from models/make_quant_zoo.py (NAME_qdq_pc: quantize_static QDQ
+# per channel, uint8 activations, int8 weights; NAME_dyn: quantize_dynamic),
+# each beside the float model it was made from
+INT8_MODELS = ["resnet50_qdq_pc", "mobilenetv2_qdq_pc", "bert_base_dyn"]
+QUICK_INT8_MODELS = ["resnet18_small_qdq_pc", "mobilenetv2_small_qdq_pc", "bert_small_dyn"]
 
 # (name, M, K, N)
 GEMMS = [("gemm 1024x1024x1024", 1024, 1024, 1024),
@@ -126,6 +140,27 @@ def model_and_feeds(name, work):
     feeds = {i.name: rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape])
              .astype(np.float32) for i in sess.get_inputs()}
     return path, feeds
+
+
+def int8_float_name(name):
+    """resnet50_qdq_pc -> resnet50, bert_base_dyn -> bert_base."""
+    return re.sub(r"_(qdq_pc|qdq_pt|qop_pc|qop_pt|dyn)$", "", name)
+
+
+def make_int8_model(name, work):
+    """(int8 onnx path, float onnx path, feeds): the int8 model made by
+    models/make_quant_zoo.py in `work` (the full-size ones with --set bench,
+    the small ones with --set zoo), fed the float model's inputs."""
+    fname = int8_float_name(name)
+    fpath, feeds = model_and_feeds(fname, work)
+    path = os.path.join(work, name + ".onnx")
+    if not os.path.exists(path):
+        which = "bench" if name in INT8_MODELS else "zoo"
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "models", "make_quant_zoo.py"), "--out", work,
+                            "--set", which, "--only", name], capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(path):
+            raise RuntimeError(f"make_quant_zoo.py --only {name}: {(r.stderr or r.stdout).strip()[-300:]}")
+    return path, fpath, feeds
 
 
 def model_flops(path, feeds):
@@ -352,18 +387,24 @@ def fma_peak(work, seconds):
     if r.returncode != 0:
         return None, f"fma_peak failed: {r.stderr.strip()}"
     vals = dict(line.split(None, 1) for line in r.stdout.strip().splitlines())
-    return {"isa": vals["isa"], "lanes": int(vals["lanes"]), "g1": float(vals["gflops_1"]),
-            "gall": float(vals["gflops_all"]), "ncpu": int(vals["threads"])}, None
+    peak = {"isa": vals["isa"], "lanes": int(vals["lanes"]), "g1": float(vals["gflops_1"]),
+            "gall": float(vals["gflops_all"]), "ncpu": int(vals["threads"]),
+            "int8_isa": vals.get("int8_isa", "none").strip()}
+    if "gops8_1" in vals:  # the int8 dot-product peak, where the machine has one
+        peak["i1"], peak["iall"] = float(vals["gops8_1"]), float(vals["gops8_all"])
+    return peak, None
 
 
-def peak_for(peak, threads):
-    if not peak:
+def peak_for(peak, threads, one="g1", every="gall"):
+    """The peak for a thread count: fp32 FMA (g1/gall), or the int8 dot
+    product (one="i1", every="iall"); None where not measured."""
+    if not peak or one not in peak:
         return None
     if threads <= 1:
-        return peak["g1"]
+        return peak[one]
     if threads >= peak["ncpu"]:
-        return peak["gall"]
-    return peak["g1"] * threads
+        return peak[every]
+    return peak[one] * threads
 
 
 # ---------------------------------------------------------------- main
@@ -412,11 +453,88 @@ def fmt_spread(sp):
     return f"{med:.2f}", f"{lo:.2f}-{hi:.2f} (IQR {q1:.2f}-{q3:.2f}){flag}"
 
 
+def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
+    """int8 rows: each int8 model with Ingot and with ONNX Runtime (the same
+    quantized file), and the float model it came from with both, in
+    interleaved rounds (Ingot int8, ORT int8, Ingot fp32, ORT fp32) on the
+    same inputs; medians of round medians, ratios as the median of the
+    per-round ratios with their spread."""
+    rows = []
+    for name in names:
+        try:
+            path, fpath, feeds = make_int8_model(name, work)
+            bundle = os.path.join(work, name + ".ingot")
+            ctime = ingot.compile(path, bundle, feeds)
+            fbundle = os.path.join(work, int8_float_name(name) + ".ingot")
+            ingot.compile(fpath, fbundle, feeds)
+        except Exception as e:
+            failures.append(f"{name}: {e}")
+            log(f"{name}: {e}")
+            continue
+        loaded = ingot.loaded_target(bundle)
+        input_args = save_feeds(feeds, work, name)
+        try:
+            flops = model_flops(fpath, feeds)
+        except Exception as e:
+            log(f"{name}: cannot count its multiply-adds: {e}")
+            flops = None
+        for t in threads:
+            sess, fsess = ort_session(path, t), ort_session(fpath, t)
+            i8, o8, i32, o32 = [], [], [], []
+            try:
+                for _ in range(rounds):
+                    time.sleep(SETTLE_S)
+                    i8.append(ingot.round(bundle, input_args, t, runs))
+                    o8.append(timed_median(lambda: sess.run(None, feeds), runs))
+                    time.sleep(SETTLE_S)
+                    i32.append(ingot.round(fbundle, input_args, t, runs))
+                    o32.append(timed_median(lambda: fsess.run(None, feeds), runs))
+            except Exception as e:
+                failures.append(f"{name} threads={t}: {e}")
+                log(f"{name} threads={t}: {e}")
+                continue
+            med = [statistics.median(v) for v in (i8, o8, i32, o32)]
+            sp_ort = spread([a / b for a, b in zip(i8, o8)])
+            sp_i = spread([a / b for a, b in zip(i8, i32)])
+            sp_o = spread([a / b for a, b in zip(o8, o32)])
+            p, p8 = peak_for(peak, t), peak_for(peak, t, "i1", "iall")
+            bound = flops / p * 1e-6 if flops and p else None
+            bound8 = flops / p8 * 1e-6 if flops and p8 else None
+            rows.append((name, t, med, sp_ort, sp_i, sp_o, flops, bound, bound8, ctime, loaded))
+            log(f"{name:24s} threads={t}  ingot int8 {med[0]:8.2f} ms  ort int8 {med[1]:8.2f} ms  "
+                f"ingot fp32 {med[2]:8.2f} ms  ort fp32 {med[3]:8.2f} ms")
+    print("\nint8 models (models/make_quant_zoo.py: NAME_qdq_pc quantize_static QDQ per channel, uint8 "
+          "activations, int8 weights; NAME_dyn quantize_dynamic, int8 weights) beside the float model they "
+          "were made from, in interleaved rounds: ingot int8, ort int8 (the same quantized file), ingot fp32, "
+          "ort fp32")
+    print("\n| model | threads | ingot int8 ms | ort int8 ms | ingot / ort (int8) | spread over rounds "
+          "| ingot fp32 ms | ingot int8 / fp32 | spread over rounds | ort fp32 ms | ort int8 / fp32 | GOP "
+          "| int8 peak ms | ingot, ort int8 of it | fp32 FMA peak ms | ingot fp32 of it | ingot compile s "
+          "| ingot code |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, t, (mi8, mo8, mi32, mo32), sp_ort, sp_i, sp_o, flops, bound, bound8, ct, loaded in rows:
+        r1, g1 = fmt_spread(sp_ort)
+        r2, g2 = fmt_spread(sp_i)
+        of8 = f"{bound8 / mi8:.0%}, {bound8 / mo8:.0%}" if bound8 else "-"
+        of32 = f"{bound / mi32:.0%}" if bound else "-"
+        print(f"| {name} | {t} | {mi8:.2f} | {mo8:.2f} | {r1} | {g1} | {mi32:.2f} | {r2} | {g2} | {mo32:.2f} | "
+              f"{fmt_spread(sp_o)[0]} | {fmt(flops * 1e-9 if flops else None)} | {fmt(bound8)} | {of8} | "
+              f"{fmt(bound)} | {of32} | {ct:.2f} | {loaded} |")
+    i8 = peak.get("int8_isa", "none") if peak else "none"
+    print("(GOP: the float model's Conv, Gemm and MatMul multiply-adds, x2 (the int8 model does the same "
+          "ones, a dynamic model's attention products in float); int8 peak ms: that work at the measured int8 "
+          f"dot-product peak (bench/fma_peak.c, {i8}; '-' where the machine has none), a bound no int8 "
+          "kernel beats; fp32 FMA peak ms: the same at the fp32 FMA peak. --target 'llvm -mcpu=znver4' (or "
+          "another CPU with avx512vnni) compiles Ingot's dot4 words as vpdpbusd; the default x86-64-v4 code "
+          "uses pmaddwd, half the multiply-adds per instruction.)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ingot", default=os.path.join(ROOT, "build", "ingot"))
-    ap.add_argument("--models", nargs="+", default=None,
-                    help=f"from {', '.join(ALL_MODELS)} (and NAME_small, bert_small); default all")
+    ap.add_argument("--models", nargs="*", default=None,
+                    help=f"from {', '.join(ALL_MODELS)} (and NAME_small, bert_small); default all; "
+                         "none (--models alone): no fp32 model rows")
     ap.add_argument("--threads", nargs="+", type=int, default=None, help="default: 1 2")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 12)")
     ap.add_argument("--runs", type=int, default=None, help="timed runs per round (default 5)")
@@ -425,6 +543,9 @@ def main():
                          "(default: ingot's own default)")
     ap.add_argument("--quick", action="store_true",
                     help="small models and kernels, few runs, 1 thread: a smoke test")
+    ap.add_argument("--int8-models", nargs="*", default=None,
+                    help=f"int8 rows: from {', '.join(INT8_MODELS)} (and {', '.join(QUICK_INT8_MODELS)}); "
+                         "default those (the small ones with --quick); none: no int8 rows")
     ap.add_argument("--no-tvm", action="store_true", help="skip TVM even where it is installed")
     ap.add_argument("--no-kernels", action="store_true", help="skip the peak and GEMM/conv tables")
     ap.add_argument("--baseline", default=None, metavar="INGOT",
@@ -441,7 +562,8 @@ def main():
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
     q = args.quick
-    models = args.models or (QUICK_MODELS if q else ALL_MODELS)
+    models = (QUICK_MODELS if q else ALL_MODELS) if args.models is None else args.models
+    int8_models = (QUICK_INT8_MODELS if q else INT8_MODELS) if args.int8_models is None else args.int8_models
     threads = args.threads or ([1] if q else [1, 2])
     rounds = args.rounds or (2 if q else 12)
     runs = args.runs or (3 if q else 5)
@@ -545,9 +667,10 @@ def main():
     tvm_note = f"TVM {tvm.version} (relax default pipeline, llvm -mcpu={tvm.cpu}, untuned)" \
         if tvm is not None else f"TVM: not measured: {tvm_why}"
     print(tvm_note)
-    print("\n| model | threads | ingot ms | onnxruntime ms | ingot / ort | spread over rounds | tvm ms | tvm / ort "
-          "| GFLOP | at FMA peak ms | ingot, ort of peak | ingot compile s | ingot code |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    if models:
+        print("\n| model | threads | ingot ms | onnxruntime ms | ingot / ort | spread over rounds | tvm ms "
+              "| tvm / ort | GFLOP | at FMA peak ms | ingot, ort of peak | ingot compile s | ingot code |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, t, mi, mo, mt, ct, tct, loaded, terr, sp, spt, flops, bound in rows:
         tcol = fmt(mt) if mt is not None else ("build failed" if terr else "n/a")
         ratio, rng = fmt_spread(sp)
@@ -555,8 +678,9 @@ def main():
         print(f"| {name} | {t} | {mi:.2f} | {mo:.2f} | {ratio} | {rng} | {tcol} | "
               f"{fmt_spread(spt)[0]} | {fmt(flops * 1e-9 if flops else None)} | {fmt(bound)} | {of_peak} | "
               f"{ct:.2f} | {loaded} |")
-    print("(GFLOP: the Conv, Gemm and MatMul multiply-adds of one run, x2; at FMA peak: that work at the "
-          "measured peak for the thread count, a bound no fp32 direct convolution or GEMM beats)")
+    if models:
+        print("(GFLOP: the Conv, Gemm and MatMul multiply-adds of one run, x2; at FMA peak: that work at the "
+              "measured peak for the thread count, a bound no fp32 direct convolution or GEMM beats)")
     if base_rows:
         what = ("the same ingot with --tuning-log none (schedule defaults); ingot is compiled with "
                 + (f"--tuning-log {args.tuning_log}" if args.tuning_log else "the built-in pre-tuned logs")
@@ -571,12 +695,19 @@ def main():
     for name, e in dict(terrs).items():
         print(f"TVM build of {name} failed: {e}")
 
+    # -------- int8 models
+    if int8_models:
+        int8_table(ingot, int8_models, threads, rounds, runs, work, peak, failures)
+
     # -------- peak and kernels
     if not args.no_kernels:
         if peak:
             print(f"\nFMA peak ({peak['isa']}, {peak['lanes']} float lanes, fp32): "
                   f"{peak['g1']:.1f} GFLOP/s on 1 core, {peak['gall']:.1f} GFLOP/s on "
                   f"{peak['ncpu']} cores (bench/fma_peak.c, best of 5)")
+            if "i1" in peak:
+                print(f"int8 dot-product peak ({peak['int8_isa']}): {peak['i1']:.1f} GOP/s on 1 core, "
+                      f"{peak['iall']:.1f} GOP/s on {peak['ncpu']} cores")
         else:
             print(f"\nFMA peak: not measured: {peak_why}")
         kernels = [("gemm", *g) for g in (QUICK_GEMMS if q else GEMMS)] + \

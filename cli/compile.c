@@ -485,6 +485,17 @@ static ingot_status_t compile_model(const compile_options_t* o) {
              "                --target 'llvm -mcpu=%s' --target 'llvm -mcpu=%s' adds a variant they run\n",
              ingot_target_arch_name(t.arch), level, ingot_target_arch_name(t.arch), level, base);
     }
+    /* int8 kernels on the default target of a host whose VNNI that level
+     * leaves out (x86-64-v4 has none): say how to use it. */
+    if (!o->target_count && result.target_count == 1 && result.dot4_kernels &&
+        ingot_target_parse(result.targets[0], &t) == INGOT_OK && t.arch == INGOT_TARGET_ARCH_X86_64 &&
+        !ingot_target_has_feature(&t, INGOT_TARGET_FEATURE_AVX512VNNI) &&
+        ingot_target_host_has_feature(INGOT_TARGET_FEATURE_AVX512VNNI)) {
+      printf("  int8:         %u kernels use byte dot products, here as pmaddwd; this machine has AVX512-VNNI,\n"
+             "                which the default level leaves out: --target 'llvm -mcpu=CPU' with a CPU that has\n"
+             "                it (znver4, icelake-server, sapphirerapids, ...) runs them as vpdpbusd\n",
+             result.dot4_kernels);
+    }
     uint32_t m = result.kernel_count * result.target_count;
     if (o->tuning_log && strcmp(o->tuning_log, "none") != 0) {
       printf("tuning log: %u of %u kernels tuned, %u use defaults\n", result.tuned_kernels, m,

@@ -222,6 +222,9 @@ typedef struct ingot_driver_result_t {
   /* Of the unique kernels of every target (kernel_count * target_count),
    * how many took their schedule from a tuning-log record. */
   uint32_t tuned_kernels;
+  /* Of those, how many run the loop IR's dot4 (int8 contractions over
+   * words, ingot_graph_pack_weights). */
+  uint32_t dot4_kernels;
   /* Wall seconds spent in each stage (summed over targets), by
    * ingot_driver_stage_t; with a `graph` given, import and passes are 0. */
   double stage_seconds[INGOT_DRIVER_STAGE_COUNT];

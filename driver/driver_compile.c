@@ -443,6 +443,9 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
     for (uint32_t u = 0; u < unique; ++u) {
       funcs[u] = lows[t]->kernels[rep_step[u]].func;
       if (tuned_line[(size_t)t * n + rep_step[u]]) ++res->tuned_kernels;
+      const ingot_kernel_t* kernel = &lows[t]->kernels[rep_step[u]];
+      if (kernel->node < st->graphs[t]->node_count && st->graphs[t]->nodes[kernel->node].weight_dot4_channels)
+        ++res->dot4_kernels;
       if (o->on_kernel) {
         ingot_driver_kernel_info_t info = {
             .kernel = u, .kernel_count = unique, .step = rep_step[u], .symbol = kernel_names[u],

@@ -283,6 +283,11 @@ static uint64_t host_x86_features(void) {
 
 /* The instruction-set level of the machine running the compiler (plain
  * "llvm"): the highest level of its architecture whose features it has. */
+bool ingot_target_host_has_feature(ingot_target_feature_t feature) {
+  if (feature < 0 || feature >= INGOT_TARGET_FEATURE_COUNT_ || host_arch() != INGOT_TARGET_ARCH_X86_64) return false;
+  return (host_x86_features() >> feature) & 1;
+}
+
 static ingot_target_level_t host_level(void) {
   ingot_target_arch_t arch = host_arch();
   ingot_target_level_t best = arch_baseline(arch);

@@ -140,6 +140,10 @@ const char* ingot_target_cpu_level(const char* cpu);
 
 /* Whether the target's code may use `feature` (its bit in feature_bits). */
 bool ingot_target_has_feature(const ingot_target_t* target, ingot_target_feature_t feature);
+/* Whether this machine (the compiler's, not a target's) has `feature`: x86
+ * features by CPUID with the OS's support; false for other architectures'
+ * features and on other hosts. */
+bool ingot_target_host_has_feature(ingot_target_feature_t feature);
 
 /* Names from the table ("sse4.1", "x86-64-v3", "x86_64"); NULL out of range. */
 const char* ingot_target_feature_name(ingot_target_feature_t feature);

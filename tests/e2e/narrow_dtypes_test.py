@@ -18,7 +18,11 @@ outputs:
                          zero points, and blocked (block 3 along axis 0)
   cast_i4 / cast_u4      Cast to int4 / uint4 (wraps), back_i4 / back_u4
   dq_w4                  DequantizeLinear of an int4 weight of odd length
-                         (packed in the file) per axis: folded at compile time
+                         (packed in the file: the importer unpacks it) per axis
+  dq_raw_<t>             DequantizeLinear of int4, uint4 and e5m2 weights
+                         stored in raw_data (int4 packed)
+  fold_back_<f8>         Cast of a float32 weight (every 7th x) to the
+                         float8 (saturate 0; folded at compile time) and back
 The float32 outputs are compared with ONNX Runtime (CPU), exactly, NaN
 equal to NaN; every output also with the ONNX reference evaluator
 (onnx.reference, ml_dtypes), bit for bit for the float8 and 4-bit ones.
@@ -117,6 +121,13 @@ def model1(n, ni, nc):
             nodes.append(helper.make_node("DequantizeLinear", [q, "s8", f"z_{name}"], ["d" + q]))
             out(q, t, [n])
             out("d" + q, T.FLOAT, [n])
+    # The same conversions on a weight: folded at compile time (lowering's
+    # interpreter computes them)
+    init("cw", inputs_x()[::7].copy())
+    for name, t in F8.items():
+        nodes.append(helper.make_node("Cast", ["cw"], [f"fold_{name}"], to=t, saturate=0))
+        nodes.append(helper.make_node("Cast", [f"fold_{name}"], [f"fold_back_{name}"], to=T.FLOAT))
+        out(f"fold_back_{name}", T.FLOAT, [len(inputs_x()[::7])])
     # int4 / uint4: per axis on [n/4, 4] and blocked (block 3 along axis 0) on [n/4, 4]
     nodes.append(helper.make_node("Reshape", ["xi", "shape4"], ["x4"]))
     init("shape4", np.array([ni // 4, 4], np.int64))
@@ -143,6 +154,12 @@ def model1(n, ni, nc):
     init("w4_z", np.array([0, 1, -1, 7, -8, 2, 3]), T.INT4)
     nodes.append(helper.make_node("DequantizeLinear", ["w4", "w4_s", "w4_z"], ["dq_w4"], axis=1))
     out("dq_w4", T.FLOAT, [5, 7])
+    # the same kinds of weights in raw_data (numpy_helper packs int4 there)
+    for name, t, vals in (("i4", T.INT4, rng.integers(-8, 8, size=(3, 5))), ("u4", T.UINT4, rng.integers(0, 16, size=(3, 5))),
+                          ("e5m2", T.FLOAT8E5M2, rng.standard_normal((3, 5)) * 100)):
+        inits.append(numpy_helper.from_array(np.asarray(vals).astype(np_type(t)), f"raw_{name}"))
+        nodes.append(helper.make_node("DequantizeLinear", [f"raw_{name}", "s8"], [f"dq_raw_{name}"]))
+        out(f"dq_raw_{name}", T.FLOAT, [3, 5])
     ins = [helper.make_tensor_value_info(k, T.FLOAT, [c]) for k, c in (("x", n), ("xi", ni), ("xc", nc))]
     g = helper.make_graph(nodes, "narrow", ins, outs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
@@ -241,7 +258,7 @@ def main():
         # give 448 for 480 (e4m3fn, spec: NaN) and NaN for 63078.4 (e5m2, spec:
         # inf); nor the Cast to int4 / uint4 (above).
         float_names = [o.name for o in m1.graph.output if o.type.tensor_type.elem_type == T.FLOAT
-                       and "sat0" not in o.name and "nosat" not in o.name and not o.name.startswith("back_")]
+                       and "sat0" not in o.name and "nosat" not in o.name and not o.name.startswith(("back_", "fold"))]
         float_names += [f"back_{f}_sat1" for f in F8]
         ort_out = dict(zip(float_names, sess.run(float_names, feeds)))
     except ImportError:

@@ -186,6 +186,16 @@ ingot_status_t params_parse_quant(const ingot_graph_t* graph, uint32_t node, ing
     out->qtype = x->dtype;
   }
   if ((s = parse_granularity(n, x, scale, out))) return s;
+  if (zp && ingot_f8_format(out->qtype) && zp->kind == INGOT_VALUE_WEIGHT && zp->data) {
+    /* A float8 zero point must be 0 (its bits; the reference refuses -0 too). */
+    const uint8_t* z = zp->data;
+    for (int64_t i = 0, count = ingot_value_numel(zp); i < count; ++i) {
+      if (z[i] != 0) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "zero point '%s' of dtype %s must be 0 (element %lld is not)",
+                          zp->name, ingot_graph_dtype_name(zp->dtype), (long long)i);
+      }
+    }
+  }
   if (zp) {
     bool same = zp->rank == scale->rank;
     for (int32_t d = 0; same && d < zp->rank; ++d) same = zp->dims[d] == scale->dims[d];

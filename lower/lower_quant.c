@@ -147,8 +147,9 @@ static ingot_status_t lower_linear(lower_ctx_t* ctx, bool quantize) {
   ingot_ir_func_t* f = ctx->f;
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bs = lower_add_input(ctx, sc, "scale");
-  /* A float8 zero point must be 0 (ONNX); it is not read, as the reference
-   * does not (and -0 + 0 would lose the sign of a zero). */
+  /* A float8 zero point must be 0 (ONNX; a constant one is checked in
+   * graph/infer_quant.c); it is not read, as the reference does not (and
+   * -0 + 0 would lose the sign of a zero). */
   bool f8 = (LOWER_DT(q->qtype) & LOWER_DT_F8) != 0;
   uint32_t bz = zp != INGOT_NO_VALUE && !f8 ? lower_add_input(ctx, zp, "zero_point") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");

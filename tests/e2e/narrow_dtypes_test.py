@@ -27,6 +27,8 @@ The float32 outputs are compared with ONNX Runtime (CPU), exactly, NaN
 equal to NaN; every output also with the ONNX reference evaluator
 (onnx.reference, ml_dtypes), bit for bit for the float8 and 4-bit ones.
 
+A QuantizeLinear with a float8 zero point of 1.0 must be refused.
+
 Model 2 takes the float8s and int4 / uint4 as graph inputs (.npy: the
 float8 bits as uint8, int4 as int8, uint4 as uint8) and casts each to
 float32: every one of the 256 codes of every format, against the reference.
@@ -282,6 +284,22 @@ def main():
         if err:
             failures += 1
             print(f"FAIL {o.name} vs reference: {err}")
+    # A float8 zero point that is not 0 is refused (one error line naming it).
+    g = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])], "bad_zp",
+                          [helper.make_tensor_value_info("x", T.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", T.FLOAT8E4M3FN, [4])],
+                          [numpy_helper.from_array(np.float32(2.0), "s"),
+                           helper.make_tensor("z", T.FLOAT8E4M3FN, [1], [1.0])])
+    bad = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    bad.ir_version = 10
+    path = os.path.join(a.work, "bad_zp.onnx")
+    onnx.save(bad, path)
+    p = subprocess.run([a.ingot, "compile", path, "-o", os.path.join(a.work, "bad_zp.ingot"), "-q"],
+                       capture_output=True, text=True)
+    if p.returncode == 0 or "zero point 'z'" not in p.stderr or "must be 0" not in p.stderr:
+        failures += 1
+        print(f"FAIL a non-zero float8 zero point: exit {p.returncode}, {p.stderr.strip()!r}")
+
     print(f"{compared} comparisons of {len(names) + 6} outputs ({len(x)} values of x), target {a.target}: "
           f"{failures} failed")
     return 1 if failures else 0

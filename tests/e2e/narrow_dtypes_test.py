@@ -27,7 +27,9 @@ The float32 outputs are compared with ONNX Runtime (CPU), exactly, NaN
 equal to NaN; every output also with the ONNX reference evaluator
 (onnx.reference, ml_dtypes), bit for bit for the float8 and 4-bit ones.
 
-A QuantizeLinear with a float8 zero point of 1.0 must be refused.
+The same bundle through the Python package (ingot.Session) must give the
+same arrays, the float8 outputs as uint8 bits and int4 / uint4 as int8 /
+uint8. A QuantizeLinear with a float8 zero point of 1.0 must be refused.
 
 Model 2 takes the float8s and int4 / uint4 as graph inputs (.npy: the
 float8 bits as uint8, int4 as int8, uint4 as uint8) and casts each to
@@ -284,6 +286,30 @@ def main():
         if err:
             failures += 1
             print(f"FAIL {o.name} vs reference: {err}")
+    # The Python package over the same bundle: the float8s as uint8 bits and
+    # int4 / uint4 as int8 / uint8, in and out (python/ingot/_native.py).
+    lib = os.path.join(os.path.dirname(os.path.abspath(a.ingot)), "runtime", "libingot.so.0")
+    if os.path.exists(lib):
+        os.environ.setdefault("INGOT_LIB", lib)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+        import ingot
+        with ingot.Session(os.path.join(a.work, "narrow.ingot")) as sess:
+            kinds = {i.name: i.dtype for i in list(sess.inputs) + list(sess.outputs)}
+            want_kinds = {"cast_e4m3fn_sat1": np.uint8, "cast_i4": np.int8, "cast_u4": np.uint8, "x": np.float32}
+            for k, t in want_kinds.items():
+                if kinds[k] != np.dtype(t):
+                    failures += 1
+                    print(f"FAIL python: {k} is {kinds[k]}, expected {np.dtype(t)}")
+            py = sess.run(feeds)
+        for name in names:
+            err = same(py[name], got[name])
+            compared += 1
+            if err:
+                failures += 1
+                print(f"FAIL {name}: python != ingot run: {err}")
+    else:
+        print(f"no {lib}: the Python package not checked")
+
     # A float8 zero point that is not 0 is refused (one error line naming it).
     g = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])], "bad_zp",
                           [helper.make_tensor_value_info("x", T.FLOAT, [4])],

@@ -58,10 +58,13 @@ uint32_t lower_input(const lower_ctx_t* ctx, uint32_t i) {
   return i < ctx->node->input_count ? ctx->node->inputs[i] : INGOT_NO_VALUE;
 }
 
-/* The ops that read and write the float8s and int4 / uint4 (LOWER_DT_NARROW). */
+/* The ops that read and write the float8s and int4 / uint4 (LOWER_DT_NARROW):
+ * the conversions, and the views and Transpose, which copy their bytes. */
 static bool narrow_op(const lower_ctx_t* ctx) {
   switch (ctx->node->op) {
     case INGOT_OP_CAST: case INGOT_OP_CASTLIKE: case INGOT_OP_QUANTIZELINEAR: case INGOT_OP_DEQUANTIZELINEAR:
+    case INGOT_OP_IDENTITY: case INGOT_OP_RESHAPE: case INGOT_OP_FLATTEN: case INGOT_OP_SQUEEZE:
+    case INGOT_OP_UNSQUEEZE: case INGOT_OP_TRANSPOSE:
       return true;
     default: return false;
   }
@@ -95,7 +98,7 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
   if (!((LOWER_DT_ANY | LOWER_DT_HALF) & LOWER_DT(v->dtype)) && !(narrow_op(ctx) && (LOWER_DT_NARROW & LOWER_DT(v->dtype)))) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s')%s",
                       ingot_dtype_name(v->dtype), v->name,
-                      (LOWER_DT_NARROW & LOWER_DT(v->dtype)) ? "; Cast, QuantizeLinear and DequantizeLinear take it" : "");
+                      (LOWER_DT_NARROW & LOWER_DT(v->dtype)) ? "; Cast, QuantizeLinear, DequantizeLinear, Transpose and the views (Reshape, ...) take it" : "");
   }
   return INGOT_OK;
 }

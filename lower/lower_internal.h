@@ -64,8 +64,9 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
 #define LOWER_DT_HALF (LOWER_DT(INGOT_DTYPE_F16) | LOWER_DT(INGOT_DTYPE_BF16))
 /* The float8s and int4 / uint4: their kernels' buffers hold them as uint8
  * (the float8 bits; uint4) and int8 (int4), one a byte (lower_storage_dtype).
- * Only Cast, CastLike, QuantizeLinear and DequantizeLinear read or write
- * them (lower_check_value refuses them elsewhere); the conversions are IR
+ * Only Cast, CastLike, QuantizeLinear, DequantizeLinear, Transpose and the
+ * views (Identity, Reshape, Flatten, Squeeze, Unsqueeze) read or write them
+ * (lower_check_value refuses them elsewhere); the conversions are IR
  * expressions (lower_f8.c). */
 #define LOWER_DT_F8                                                                  \
   (LOWER_DT(INGOT_DTYPE_F8E4M3FN) | LOWER_DT(INGOT_DTYPE_F8E4M3FNUZ) |               \

@@ -154,7 +154,7 @@ static bool map_dtype(int32_t onnx_type, ingot_dtype_t* out) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: *out = INGOT_DTYPE_U32; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: *out = INGOT_DTYPE_U64; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = INGOT_DTYPE_BF16; return true;
-    /* onnx.proto of the system package may predate these (ONNX 1.14 / 1.16) */
+    /* the system package's onnx.proto may predate these (float8: ONNX 1.14, int4: 1.16) */
     case 17: *out = INGOT_DTYPE_F8E4M3FN; return true;
     case 18: *out = INGOT_DTYPE_F8E4M3FNUZ; return true;
     case 19: *out = INGOT_DTYPE_F8E5M2; return true;
@@ -392,7 +392,7 @@ static ingot_status_t import_tensor(importer_t* imp, const Onnx__TensorProto* t,
     /* one packed byte (two values) per int32 */
     COUNT_CHECK(t->n_int32_data * 2 - numel % 2, "int32_data (4-bit values packed two an element)");
     uint8_t* packed = ingot_xcalloc(1, (size_t)t->n_int32_data);
-    for (size_t i = 0; i < t->n_int32_data && !s; ++i) {
+    for (size_t i = 0; i < t->n_int32_data; ++i) {
       if (t->int32_data[i] < 0 || t->int32_data[i] > 255) {
         free(packed);
         goto out_of_range;

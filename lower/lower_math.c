@@ -354,8 +354,9 @@ ingot_status_t lower_where(lower_ctx_t* ctx) {
  * float8 in: decoded to float32 (exact), then as from float32. float8 out:
  * from float32 or float64 (other dtypes through float32), rounded to nearest
  * even by lower_f8_encode, with attribute saturate (default 1). int4 / uint4
- * out: as an integer (floats truncated toward zero), wrapped to 4 bits as
- * ONNX's reference (ml_dtypes) does: 9 -> int4 -7, uint4 9. */
+ * out: as an integer (floats truncated toward zero), wrapped to 4 bits:
+ * 9 -> int4 -7, uint4 9 (ONNX's rule for integers; for an out-of-range float,
+ * which ONNX leaves undefined, what the node tests' data expect). */
 
 ingot_status_t lower_cast(lower_ctx_t* ctx) {
   ew_t e;

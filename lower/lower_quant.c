@@ -14,11 +14,12 @@
  * [0, 15], one a byte. The float8s: y = float8(x / scale) rounded to nearest
  * even (lower_f8_encode; attribute saturate, default 1, clamps to the largest
  * finite value) and y = float(x) * scale; their zero point must be 0 and is
- * not read, as in ONNX's reference. The division, rounding and addition are float32: round is
- * to nearest, ties to even; the sum is exact wherever it can land inside the
- * output range (|round(x / scale)| < 2^24), and clamping in float before the
- * conversion saturates every value, NaN going to the low end (the IR's
- * min/max return the other operand of a NaN), as the ONNX reference does.
+ * not read, as in ONNX's reference. For the integer types the division,
+ * rounding and addition are float32: round is to nearest, ties to even;
+ * the sum is exact wherever it can land inside the output range
+ * (|round(x / scale)| < 2^24), and clamping in float before the conversion
+ * saturates every value, NaN going to the low end (the IR's min/max return
+ * the other operand of a NaN), as the ONNX reference does.
  * Dequantize subtracts in integers (int32, or int64 for int32 data) and
  * converts the difference, as ONNX Runtime does; for 8-bit data this is
  * exactly the reference's float32 arithmetic.

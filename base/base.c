@@ -267,6 +267,34 @@ double ingot_half_to_double(uint16_t h) {
   return (h & 0x8000) ? -v : v;
 }
 
+const ingot_f8_format_t* ingot_f8_format(ingot_dtype_t t) {
+  static const ingot_f8_format_t kE4M3FN = {4, 3, 7, 0x7e, false, false};
+  static const ingot_f8_format_t kE4M3FNUZ = {4, 3, 8, 0x7f, false, true};
+  static const ingot_f8_format_t kE5M2 = {5, 2, 15, 0x7b, true, false};
+  static const ingot_f8_format_t kE5M2FNUZ = {5, 2, 16, 0x7f, false, true};
+  switch (t) {
+    case INGOT_DTYPE_F8E4M3FN: return &kE4M3FN;
+    case INGOT_DTYPE_F8E4M3FNUZ: return &kE4M3FNUZ;
+    case INGOT_DTYPE_F8E5M2: return &kE5M2;
+    case INGOT_DTYPE_F8E5M2FNUZ: return &kE5M2FNUZ;
+    default: return NULL;
+  }
+}
+
+double ingot_f8_to_double(ingot_dtype_t t, uint8_t b) {
+  const ingot_f8_format_t* fm = ingot_f8_format(t);
+  if (!fm) return NAN;
+  int m = fm->mant_bits, emask = (1 << fm->exp_bits) - 1;
+  int mag = b & 0x7f, e = mag >> m, mant = mag & ((1 << m) - 1);
+  if (fm->uz && b == 0x80) return NAN;
+  if (!fm->uz && !fm->ieee && mag == 0x7f) return NAN;
+  double v;
+  if (fm->ieee && e == emask) v = mant ? NAN : INFINITY;
+  else if (e == 0) v = ldexp((double)mant, 1 - fm->bias - m);
+  else v = ldexp((double)((1 << m) | mant), e - fm->bias - m);
+  return (b & 0x80) ? -v : v;
+}
+
 double ingot_bf16_to_double(uint16_t b) {
   uint32_t u = (uint32_t)b << 16;
   float f;

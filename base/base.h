@@ -91,6 +91,23 @@ void ingot_strbuf_free(ingot_strbuf_t* sb);
 double ingot_half_to_double(uint16_t bits);
 double ingot_bf16_to_double(uint16_t bits);
 
+/* The layout of ONNX's 8-bit floats (INGOT_DTYPE_F8*): sign, exp_bits of
+ * exponent (bias `bias`), mant_bits of mantissa, subnormals at exponent 0.
+ * e4m3fn: no infinities, S.1111.111 is NaN; e5m2: IEEE's rules (exponent
+ * all ones: infinity, or NaN); the fnuz ones: no infinities, no negative
+ * zero, 0x80 is the one NaN. max_code: the bits of the largest finite
+ * magnitude (448, 240, 57344, 57344). */
+typedef struct ingot_f8_format_t {
+  int exp_bits, mant_bits, bias;
+  uint8_t max_code;
+  bool ieee;  /* e5m2 */
+  bool uz;    /* fnuz */
+} ingot_f8_format_t;
+/* NULL when t is not a float8. */
+const ingot_f8_format_t* ingot_f8_format(ingot_dtype_t t);
+/* The value of float8 bits of dtype t (exact in a double). */
+double ingot_f8_to_double(ingot_dtype_t t, uint8_t bits);
+
 /* Multiplies/adds with overflow detection; false on overflow. */
 bool ingot_mul_u64(uint64_t a, uint64_t b, uint64_t* out);
 bool ingot_add_u64(uint64_t a, uint64_t b, uint64_t* out);

@@ -23,6 +23,10 @@ static const npy_descr_t kDescrs[] = {
     /* numpy has no bfloat16: its .npy files hold the raw bits as uint16
      * (written so; read as U16, which run.c accepts for a bfloat16 input) */
     {"<u2", INGOT_DTYPE_BF16},
+    /* nor float8: the raw bits as uint8; int4 / uint4 one value a byte, as
+     * int8 / uint8 (read as I8 / U8, which run.c accepts for them) */
+    {"|u1", INGOT_DTYPE_F8E4M3FN}, {"|u1", INGOT_DTYPE_F8E4M3FNUZ}, {"|u1", INGOT_DTYPE_F8E5M2},
+    {"|u1", INGOT_DTYPE_F8E5M2FNUZ}, {"|i1", INGOT_DTYPE_I4}, {"|u1", INGOT_DTYPE_U4},
 };
 enum { kDescrCount = sizeof(kDescrs) / sizeof(kDescrs[0]) };
 

@@ -158,7 +158,20 @@ static int copy_input(const char* path, const ingot_tensor_info_t* info,
   }
   size_t count = array->count;
   bool bf16_bits = info->dtype == INGOT_DTYPE_BF16 && array->dtype == INGOT_DTYPE_U16; /* raw bits */
-  if (array->dtype == info->dtype || bf16_bits) {
+  bool f8_bits = ingot_f8_format(info->dtype) && array->dtype == INGOT_DTYPE_U8;      /* raw bits */
+  bool int4 = (info->dtype == INGOT_DTYPE_I4 && array->dtype == INGOT_DTYPE_I8) ||
+              (info->dtype == INGOT_DTYPE_U4 && array->dtype == INGOT_DTYPE_U8); /* one value a byte */
+  if (int4) {
+    for (size_t i = 0; i < count; ++i) {
+      int v = info->dtype == INGOT_DTYPE_I4 ? ((const int8_t*)array->data)[i] : ((const uint8_t*)array->data)[i];
+      int lo = info->dtype == INGOT_DTYPE_I4 ? -8 : 0;
+      if (v < lo || v > lo + 15) {
+        return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "input '%s': '%s' holds %d at element %zu, outside %s's range",
+                               info->name, path, v, i, ingot_dtype_name(info->dtype));
+      }
+    }
+  }
+  if (array->dtype == info->dtype || bf16_bits || f8_bits || int4) {
     if (array->bytes != info->bytes) {
       return ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "input '%s': size mismatch (%zu vs %zu bytes)",
                              info->name, array->bytes, info->bytes);
@@ -309,7 +322,9 @@ static double element_as_double(const void* data, ingot_dtype_t dtype, size_t i)
     case INGOT_DTYPE_U64: return (double)((const uint64_t*)data)[i];
     case INGOT_DTYPE_BF16: return ingot_bf16_to_double(((const uint16_t*)data)[i]);
     case INGOT_DTYPE_F16: return ingot_half_to_double(((const uint16_t*)data)[i]);
-    default: return 0.0;
+    case INGOT_DTYPE_I4: return ((const int8_t*)data)[i];
+    case INGOT_DTYPE_U4: return ((const uint8_t*)data)[i];
+    default: return ingot_f8_format(dtype) ? ingot_f8_to_double(dtype, ((const uint8_t*)data)[i]) : 0.0;
   }
 }
 

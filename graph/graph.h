@@ -362,11 +362,14 @@ typedef struct ingot_quant_params_t {
   ingot_quant_granularity_t granularity;
   int32_t axis;                          /* normalized; PER_AXIS and BLOCKED only */
   int64_t block_size;                    /* BLOCKED only: >= 1 */
-  /* The quantized dtype (uint8, int8; DequantizeLinear also int32):
-   * QuantizeLinear's output (the zero point's, else output_dtype, else
-   * uint8), DequantizeLinear's input x. */
+  /* The quantized dtype (uint8, int8, uint16, int16, uint4, int4, the
+   * float8s; DequantizeLinear also int32): QuantizeLinear's output (the
+   * zero point's, else output_dtype, else uint8), DequantizeLinear's x. */
   ingot_dtype_t qtype;
   bool has_zero_point;
+  bool saturate;                         /* QuantizeLinear to a float8: clamp to
+                                            its largest finite value (attribute
+                                            saturate, default 1) */
 } ingot_quant_params_t;
 
 typedef enum ingot_params_kind_t {

@@ -252,6 +252,12 @@ static ingot_dtype_t onnx_dtype(int64_t t) {
     case 12: return INGOT_DTYPE_U32;
     case 13: return INGOT_DTYPE_U64;
     case 16: return INGOT_DTYPE_BF16;
+    case 17: return INGOT_DTYPE_F8E4M3FN;
+    case 18: return INGOT_DTYPE_F8E4M3FNUZ;
+    case 19: return INGOT_DTYPE_F8E5M2;
+    case 20: return INGOT_DTYPE_F8E5M2FNUZ;
+    case 21: return INGOT_DTYPE_U4;
+    case 22: return INGOT_DTYPE_I4;
     default: return INGOT_DTYPE_INVALID;
   }
 }
@@ -266,7 +272,8 @@ static ingot_status_t cast_target(infer_ctx_t* c, ingot_dtype_t* out) {
   if (*out == INGOT_DTYPE_INVALID) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
                       "attribute 'to' = %lld: that target dtype is not supported (float, double, float16, bfloat16, "
-                      "int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool are)",
+                      "float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz, int64, int32, int16, int8, int4, "
+                      "uint64, uint32, uint16, uint8, uint4, bool are)",
                       (long long)to->i);
   }
   return INGOT_OK;

@@ -5,9 +5,11 @@
  * ONNX Runtime's com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
  * QLinearGlobalAveragePool, QLinearConcat and QGemm (scales per tensor;
  * QGemm's b per tensor or per column). The quantized dtypes are
- * uint8 and int8 (DequantizeLinear also reads int32); the float side is
- * float32. Other dtypes the ONNX schemas allow (float16, bfloat16, int16,
- * uint16, float8, int4, ...) are refused here, naming the dtype. */
+ * uint8 and int8; QuantizeLinear and DequantizeLinear also take int16,
+ * uint16, int4, uint4 and the four float8s (DequantizeLinear also reads
+ * int32); the float side is float32. Other dtypes the ONNX schemas allow
+ * (float16 and bfloat16 scales, int2, uint2, float4, ...) are refused here,
+ * naming the dtype. */
 #include <string.h>
 
 #include "graph_internal.h"
@@ -22,6 +24,18 @@ static const char* onnx_type_name(int64_t t) {
       "int2"};
   return t >= 0 && t < (int64_t)(sizeof(kNames) / sizeof(kNames[0])) ? kNames[t] : "unknown";
 }
+
+/* The quantized dtypes of QuantizeLinear's y and DequantizeLinear's x. */
+static bool quant_dtype_ok(ingot_dtype_t t) {
+  switch (t) {
+    case INGOT_DTYPE_U8: case INGOT_DTYPE_I8: case INGOT_DTYPE_U16: case INGOT_DTYPE_I16:
+    case INGOT_DTYPE_U4: case INGOT_DTYPE_I4:
+    case INGOT_DTYPE_F8E4M3FN: case INGOT_DTYPE_F8E4M3FNUZ: case INGOT_DTYPE_F8E5M2: case INGOT_DTYPE_F8E5M2FNUZ:
+      return true;
+    default: return false;
+  }
+}
+#define QUANT_DTYPE_LIST "uint8, int8, uint16, int16, uint4, int4, float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz"
 
 static const ingot_value_t* quant_input(const ingot_graph_t* graph, const ingot_node_t* n, uint32_t i) {
   if (i >= n->input_count || n->inputs[i] == INGOT_NO_VALUE || n->inputs[i] >= graph->value_count) return NULL;
@@ -122,18 +136,23 @@ ingot_status_t params_parse_quant(const ingot_graph_t* graph, uint32_t node, ing
     if (attr == 3) t = INGOT_DTYPE_I8;
     if (attr == 4) t = INGOT_DTYPE_U16;
     if (attr == 5) t = INGOT_DTYPE_I16;
+    if (attr == 17) t = INGOT_DTYPE_F8E4M3FN;
+    if (attr == 18) t = INGOT_DTYPE_F8E4M3FNUZ;
+    if (attr == 19) t = INGOT_DTYPE_F8E5M2;
+    if (attr == 20) t = INGOT_DTYPE_F8E5M2FNUZ;
+    if (attr == 21) t = INGOT_DTYPE_U4;
+    if (attr == 22) t = INGOT_DTYPE_I4;
     if (t == INGOT_DTYPE_INVALID) {
       return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                        "attribute 'output_dtype' = %lld (%s): that quantized dtype is not supported (uint8, int8, "
-                        "uint16, int16 are)",
+                        "attribute 'output_dtype' = %lld (%s): that quantized dtype is not supported (" QUANT_DTYPE_LIST
+                        " are)",
                         (long long)attr, onnx_type_name(attr));
     }
     if (zp) {
-      if (zp->dtype != INGOT_DTYPE_U8 && zp->dtype != INGOT_DTYPE_I8 && zp->dtype != INGOT_DTYPE_U16 &&
-          zp->dtype != INGOT_DTYPE_I16) {
+      if (!quant_dtype_ok(zp->dtype)) {
         return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                          "zero point '%s' has dtype %s: that quantized dtype is not supported (uint8, int8, uint16, "
-                          "int16 are)",
+                          "zero point '%s' has dtype %s: that quantized dtype is not supported (" QUANT_DTYPE_LIST
+                          " are)",
                           zp->name, ingot_graph_dtype_name(zp->dtype));
       }
       if (attr != 0 && zp->dtype != t) {
@@ -144,12 +163,13 @@ ingot_status_t params_parse_quant(const ingot_graph_t* graph, uint32_t node, ing
       t = zp->dtype;
     }
     out->qtype = t;
+    if ((s = quant_int_attr(n, "saturate", 1, &attr))) return s;
+    out->saturate = attr != 0;
   } else {
-    if (x->dtype != INGOT_DTYPE_U8 && x->dtype != INGOT_DTYPE_I8 && x->dtype != INGOT_DTYPE_U16 &&
-        x->dtype != INGOT_DTYPE_I16 && x->dtype != INGOT_DTYPE_I32) {
+    if (!quant_dtype_ok(x->dtype) && x->dtype != INGOT_DTYPE_I32) {
       return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                        "x '%s' has dtype %s: that quantized dtype is not supported (uint8, int8, uint16, int16, "
-                        "int32 are)",
+                        "x '%s' has dtype %s: that quantized dtype is not supported (" QUANT_DTYPE_LIST
+                        ", int32 are)",
                         x->name, ingot_graph_dtype_name(x->dtype));
     }
     if (zp && zp->dtype != x->dtype) {
@@ -166,6 +186,16 @@ ingot_status_t params_parse_quant(const ingot_graph_t* graph, uint32_t node, ing
     out->qtype = x->dtype;
   }
   if ((s = parse_granularity(n, x, scale, out))) return s;
+  if (zp && ingot_f8_format(out->qtype) && zp->kind == INGOT_VALUE_WEIGHT && zp->data) {
+    /* A float8 zero point must be 0 (its bits; the reference refuses -0 too). */
+    const uint8_t* z = zp->data;
+    for (int64_t i = 0, count = ingot_value_numel(zp); i < count; ++i) {
+      if (z[i] != 0) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "zero point '%s' of dtype %s must be 0 (element %lld is not)",
+                          zp->name, ingot_graph_dtype_name(zp->dtype), (long long)i);
+      }
+    }
+  }
   if (zp) {
     bool same = zp->rank == scale->rank;
     for (int32_t d = 0; same && d < zp->rank; ++d) same = zp->dims[d] == scale->dims[d];

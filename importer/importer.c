@@ -154,6 +154,13 @@ static bool map_dtype(int32_t onnx_type, ingot_dtype_t* out) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32: *out = INGOT_DTYPE_U32; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: *out = INGOT_DTYPE_U64; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = INGOT_DTYPE_BF16; return true;
+    /* the system package's onnx.proto may predate these (float8: ONNX 1.14, int4: 1.16) */
+    case 17: *out = INGOT_DTYPE_F8E4M3FN; return true;
+    case 18: *out = INGOT_DTYPE_F8E4M3FNUZ; return true;
+    case 19: *out = INGOT_DTYPE_F8E5M2; return true;
+    case 20: *out = INGOT_DTYPE_F8E5M2FNUZ; return true;
+    case 21: *out = INGOT_DTYPE_U4; return true;
+    case 22: *out = INGOT_DTYPE_I4; return true;
     default: return false;
   }
 }
@@ -161,12 +168,25 @@ static bool map_dtype(int32_t onnx_type, ingot_dtype_t* out) {
 static const char* onnx_type_name(int32_t t) {
   static const char* const kNames[] = {"UNDEFINED", "FLOAT",  "UINT8",  "INT8",      "UINT16",     "INT16",
                                        "INT32",     "INT64",  "STRING", "BOOL",      "FLOAT16",    "DOUBLE",
-                                       "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+                                       "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16",
+                                       "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+                                       "UINT4",     "INT4",   "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"};
   if (t >= 0 && t < (int32_t)(sizeof(kNames) / sizeof(kNames[0]))) return kNames[t];
   return "unknown";
 }
 
 static size_t dtype_bytes(ingot_dtype_t t) { return ingot_dtype_size(t); }
+
+/* int4 / uint4 travel packed in ONNX files, two a byte, the first element in
+ * the low nibble; Ingot holds one a byte (int4 sign-extended). */
+static bool is_4bit(ingot_dtype_t t) { return t == INGOT_DTYPE_I4 || t == INGOT_DTYPE_U4; }
+
+static void unpack_4bit(ingot_dtype_t t, const uint8_t* packed, uint64_t numel, uint8_t* out) {
+  for (uint64_t i = 0; i < numel; ++i) {
+    uint8_t v = (uint8_t)((packed[i / 2] >> (4 * (i % 2))) & 0xf);
+    out[i] = t == INGOT_DTYPE_I4 && v >= 8 ? (uint8_t)(v | 0xf0) : v;
+  }
+}
 
 static bool parse_u64(const char* s, uint64_t* out) {
   if (!s || !*s) return false;
@@ -331,8 +351,21 @@ static ingot_status_t import_tensor(importer_t* imp, const Onnx__TensorProto* t,
                    (unsigned long long)numel);                                                                  \
     goto done;                                                                                                  \
   }
-  if (external) {
+  uint64_t packed_bytes = numel / 2 + numel % 2; /* int4 / uint4 in the file */
+  if (external && is_4bit(dtype)) {
+    uint8_t* packed = ingot_xcalloc(1, packed_bytes ? (size_t)packed_bytes : 1);
+    s = read_external(imp, t, what, packed_bytes, packed);
+    if (!s) unpack_4bit(dtype, packed, numel, data);
+    free(packed);
+  } else if (external) {
     s = read_external(imp, t, what, bytes, data);
+  } else if (t->has_raw_data && t->raw_data.len > 0 && is_4bit(dtype)) {
+    if (t->raw_data.len != packed_bytes) {
+      s = ingot_fail(INGOT_ERROR_CORRUPT, "%s: raw_data has %zu bytes, the shape needs %llu (4-bit values packed two a byte)",
+                     what, t->raw_data.len, (unsigned long long)packed_bytes);
+      goto done;
+    }
+    unpack_4bit(dtype, t->raw_data.data, numel, data);
   } else if (t->has_raw_data && t->raw_data.len > 0) {
     if (t->raw_data.len != bytes) {
       s = ingot_fail(INGOT_ERROR_CORRUPT, "%s: raw_data has %zu bytes, the shape needs %llu", what, t->raw_data.len,
@@ -355,6 +388,19 @@ static ingot_status_t import_tensor(importer_t* imp, const Onnx__TensorProto* t,
     if (dtype != INGOT_DTYPE_F64) goto wrong_field;
     COUNT_CHECK(t->n_double_data, "double_data");
     memcpy(data, t->double_data, (size_t)bytes);
+  } else if (t->n_int32_data && is_4bit(dtype)) {
+    /* one packed byte (two values) per int32 */
+    COUNT_CHECK(t->n_int32_data * 2 - numel % 2, "int32_data (4-bit values packed two an element)");
+    uint8_t* packed = ingot_xcalloc(1, (size_t)t->n_int32_data);
+    for (size_t i = 0; i < t->n_int32_data; ++i) {
+      if (t->int32_data[i] < 0 || t->int32_data[i] > 255) {
+        free(packed);
+        goto out_of_range;
+      }
+      packed[i] = (uint8_t)t->int32_data[i];
+    }
+    unpack_4bit(dtype, packed, numel, data);
+    free(packed);
   } else if (t->n_int32_data) {
     COUNT_CHECK(t->n_int32_data, "int32_data");
     for (uint64_t i = 0; i < numel; ++i) {
@@ -366,6 +412,10 @@ static ingot_status_t import_tensor(importer_t* imp, const Onnx__TensorProto* t,
           ((int8_t*)data)[i] = (int8_t)v;
           break;
         case INGOT_DTYPE_U8:
+        case INGOT_DTYPE_F8E4M3FN: /* float8: the bits */
+        case INGOT_DTYPE_F8E4M3FNUZ:
+        case INGOT_DTYPE_F8E5M2:
+        case INGOT_DTYPE_F8E5M2FNUZ:
           if (v < 0 || v > 255) goto out_of_range;
           data[i] = (uint8_t)v;
           break;

@@ -58,6 +58,18 @@ uint32_t lower_input(const lower_ctx_t* ctx, uint32_t i) {
   return i < ctx->node->input_count ? ctx->node->inputs[i] : INGOT_NO_VALUE;
 }
 
+/* The ops that read and write the float8s and int4 / uint4 (LOWER_DT_NARROW):
+ * the conversions, and the views and Transpose, which copy their bytes. */
+static bool narrow_op(const lower_ctx_t* ctx) {
+  switch (ctx->node->op) {
+    case INGOT_OP_CAST: case INGOT_OP_CASTLIKE: case INGOT_OP_QUANTIZELINEAR: case INGOT_OP_DEQUANTIZELINEAR:
+    case INGOT_OP_IDENTITY: case INGOT_OP_RESHAPE: case INGOT_OP_FLATTEN: case INGOT_OP_SQUEEZE:
+    case INGOT_OP_UNSQUEEZE: case INGOT_OP_TRANSPOSE:
+      return true;
+    default: return false;
+  }
+}
+
 ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f32_only) {
   if (value == INGOT_NO_VALUE || value >= ctx->graph->value_count) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a required input or output is missing");
@@ -83,11 +95,18 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s'; float32 only)",
                       ingot_dtype_name(v->dtype), v->name);
   }
-  if (!((LOWER_DT_ANY | LOWER_DT_HALF) & LOWER_DT(v->dtype))) {
-    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s')",
-                      ingot_dtype_name(v->dtype), v->name);
+  if (!((LOWER_DT_ANY | LOWER_DT_HALF) & LOWER_DT(v->dtype)) && !(narrow_op(ctx) && (LOWER_DT_NARROW & LOWER_DT(v->dtype)))) {
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "dtype %s is not supported (value '%s')%s",
+                      ingot_dtype_name(v->dtype), v->name,
+                      (LOWER_DT_NARROW & LOWER_DT(v->dtype)) ? "; Cast, QuantizeLinear, DequantizeLinear, Transpose and the views (Reshape, ...) take it" : "");
   }
   return INGOT_OK;
+}
+
+ingot_dtype_t lower_storage_dtype(ingot_dtype_t t) {
+  if (LOWER_DT(t) & (LOWER_DT_F8 | LOWER_DT(INGOT_DTYPE_U4))) return INGOT_DTYPE_U8;
+  if (t == INGOT_DTYPE_I4) return INGOT_DTYPE_I8;
+  return t;
 }
 
 bool lower_dtype_is_float(ingot_dtype_t t) { return t == INGOT_DTYPE_F32 || t == INGOT_DTYPE_F64; }
@@ -140,7 +159,7 @@ ingot_status_t lower_refuse_activation(const lower_ctx_t* ctx) {
 
 static uint32_t add_arg(lower_ctx_t* ctx, uint32_t value, const char* name, ingot_ir_buffer_role_t role) {
   const ingot_value_t* v = lower_value(ctx, value);
-  uint32_t b = ingot_ir_add_buffer(ctx->f, name, v->dtype, role, v->rank, v->dims);
+  uint32_t b = ingot_ir_add_buffer(ctx->f, name, lower_storage_dtype(v->dtype), role, v->rank, v->dims);
   INGOT_VEC_PUSH(ctx->args, value);
   return b;
 }

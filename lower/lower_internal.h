@@ -62,6 +62,28 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
 /* float16 and bfloat16: storage dtypes (loaded and stored as their bits;
  * Cast converts them; the graph computes them in float32, graph/passes.c) */
 #define LOWER_DT_HALF (LOWER_DT(INGOT_DTYPE_F16) | LOWER_DT(INGOT_DTYPE_BF16))
+/* The float8s and int4 / uint4: their kernels' buffers hold them as uint8
+ * (the float8 bits; uint4) and int8 (int4), one a byte (lower_storage_dtype).
+ * Only Cast, CastLike, QuantizeLinear, DequantizeLinear, Transpose and the
+ * views (Identity, Reshape, Flatten, Squeeze, Unsqueeze) read or write them
+ * (lower_check_value refuses them elsewhere); the conversions are IR
+ * expressions (lower_f8.c). */
+#define LOWER_DT_F8                                                                  \
+  (LOWER_DT(INGOT_DTYPE_F8E4M3FN) | LOWER_DT(INGOT_DTYPE_F8E4M3FNUZ) |               \
+   LOWER_DT(INGOT_DTYPE_F8E5M2) | LOWER_DT(INGOT_DTYPE_F8E5M2FNUZ))
+#define LOWER_DT_INT4 (LOWER_DT(INGOT_DTYPE_I4) | LOWER_DT(INGOT_DTYPE_U4))
+#define LOWER_DT_NARROW (LOWER_DT_F8 | LOWER_DT_INT4)
+/* The dtype a kernel buffer holds a value of dtype t in: t, but uint8 for a
+ * float8 or uint4 and int8 for int4. */
+ingot_dtype_t lower_storage_dtype(ingot_dtype_t t);
+/* float8 bits (an integer expression of 8 bits) -> their value as float32,
+ * exactly (NaN and the infinities kept, -0 kept). */
+ingot_ir_expr_t* lower_f8_decode(lower_ctx_t* ctx, ingot_dtype_t f8, ingot_ir_expr_t* bits);
+/* A float32 or float64 expression -> float8 bits (uint8), rounded to nearest,
+ * ties to even, as ONNX's Cast: with `saturate` a magnitude past the largest
+ * finite value gives that value (the infinities too), without it the
+ * format's infinity (float8e5m2) or NaN (the others). NaN gives NaN. */
+ingot_ir_expr_t* lower_f8_encode(lower_ctx_t* ctx, ingot_dtype_t f8, ingot_ir_expr_t* x, bool saturate);
 /* Fails unless the dtype of `value` is in `allowed` (a LOWER_DT_* set); the
  * message lists the allowed dtypes. */
 ingot_status_t lower_check_dtype(const lower_ctx_t* ctx, uint32_t value, uint32_t allowed);

@@ -34,7 +34,7 @@ static ingot_status_t ew_begin_ex(lower_ctx_t* ctx, uint32_t count, uint32_t all
   if (count > 64) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "more than 64 inputs");
   e->y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value_dt(ctx, e->y, LOWER_DT_ANY | (allowed & LOWER_DT_HALF)))) return s;
+  if ((s = lower_check_value_dt(ctx, e->y, LOWER_DT_ANY | (allowed & (LOWER_DT_HALF | LOWER_DT_NARROW))))) return s;
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t v = lower_input(ctx, i);
     if (v == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input %u is missing", i);
@@ -71,11 +71,12 @@ static ingot_status_t ew_begin(lower_ctx_t* ctx, uint32_t count, uint32_t allowe
   return ew_begin_ex(ctx, count, allowed, same_type, UINT32_MAX, e);
 }
 
-/* Stores v (converted by nothing: it must have the output's dtype). */
+/* Stores v (converted by nothing: it must have the output's dtype, or for
+ * a float8 / int4 / uint4 output its storage dtype). */
 static ingot_status_t ew_end(lower_ctx_t* ctx, ew_t* e, ingot_ir_expr_t* v, const char* extra) {
   ingot_ir_func_t* f = ctx->f;
   const ingot_value_t* yv = lower_value(ctx, e->y);
-  if (v->dtype != yv->dtype) {
+  if (v->dtype != lower_storage_dtype(yv->dtype)) {
     return lower_fail(ctx, INGOT_ERROR_INTERNAL, "computes %s for a %s output", ingot_dtype_name(v->dtype),
                       ingot_dtype_name(yv->dtype));
   }
@@ -349,26 +350,54 @@ ingot_status_t lower_where(lower_ctx_t* ctx) {
   return ew_end(ctx, &e, sel(ctx, e.in[0], e.in[1], e.in[2]), "");
 }
 
-/* ---- Cast, CastLike ---- */
+/* ---- Cast, CastLike ----
+ * float8 in: decoded to float32 (exact), then as from float32. float8 out:
+ * from float32 or float64 (other dtypes through float32), rounded to nearest
+ * even by lower_f8_encode, with attribute saturate (default 1). int4 / uint4
+ * out: as an integer (floats truncated toward zero), wrapped to 4 bits:
+ * 9 -> int4 -7, uint4 9 (ONNX's rule for integers; for an out-of-range float,
+ * which ONNX leaves undefined, what the node tests' data expect). */
 
 ingot_status_t lower_cast(lower_ctx_t* ctx) {
   ew_t e;
-  ingot_status_t s = ew_begin(ctx, 1, LOWER_DT_ANY | LOWER_DT_HALF, true, &e);
+  ingot_status_t s = ew_begin(ctx, 1, LOWER_DT_ANY | LOWER_DT_HALF | LOWER_DT_NARROW, true, &e);
   if (s) return s;
+  ingot_ir_func_t* f = ctx->f;
   ingot_dtype_t to = lower_value(ctx, e.y)->dtype;
+  ingot_dtype_t from_graph = lower_value(ctx, e.values[0])->dtype;
   ingot_ir_expr_t* x = e.in[0];
-  ingot_dtype_t from = x->dtype;
-  if ((LOWER_DT(from) & LOWER_DT_HALF) && to != from && to != INGOT_DTYPE_F32) {
-    x = ingot_ir_cast(ctx->f, INGOT_DTYPE_F32, x); /* float16 / bfloat16 convert through float32 */
+  ingot_dtype_t from = x->dtype; /* the storage dtype: uint8 for a float8 */
+  const char* extra = ingot_arena_printf(ctx->arena, "to=%s", ingot_dtype_name(to));
+  if (to == from_graph) return ew_end(ctx, &e, x, extra);
+  if (LOWER_DT(from_graph) & LOWER_DT_F8) {
+    x = lower_f8_decode(ctx, from_graph, x);
+    from = INGOT_DTYPE_F32;
+  }
+  if ((LOWER_DT(from) & LOWER_DT_HALF) && to != INGOT_DTYPE_F32) {
+    x = ingot_ir_cast(f, INGOT_DTYPE_F32, x); /* float16 / bfloat16 convert through float32 */
     from = INGOT_DTYPE_F32;
   }
   ingot_ir_expr_t* v;
-  if (to == INGOT_DTYPE_BOOL && from != INGOT_DTYPE_BOOL) {
+  if (LOWER_DT(to) & LOWER_DT_F8) {
+    if (from != INGOT_DTYPE_F32 && from != INGOT_DTYPE_F64) x = ingot_ir_cast(f, INGOT_DTYPE_F32, x);
+    bool saturate = ingot_node_attr_int(ctx->node, "saturate", 1) != 0;
+    v = lower_f8_encode(ctx, to, x, saturate);
+    extra = ingot_arena_printf(ctx->arena, "to=%s%s", ingot_dtype_name(to), saturate ? "" : " no_saturate");
+  } else if (LOWER_DT(to) & LOWER_DT_INT4) {
+    ingot_ir_expr_t* i = ingot_ir_cast(f, INGOT_DTYPE_I64, x); /* float -> int truncates toward zero */
+    if (to == INGOT_DTYPE_I4) {
+      i = bin(ctx, INGOT_IR_SUB, bin(ctx, INGOT_IR_MOD, bin(ctx, INGOT_IR_ADD, i, ingot_ir_int(f, 8)), ingot_ir_int(f, 16)),
+              ingot_ir_int(f, 8));
+    } else {
+      i = bin(ctx, INGOT_IR_MOD, i, ingot_ir_int(f, 16));
+    }
+    v = ingot_ir_cast(f, lower_storage_dtype(to), i);
+  } else if (to == INGOT_DTYPE_BOOL && from != INGOT_DTYPE_BOOL) {
     v = bin(ctx, INGOT_IR_NE, x, lower_const(ctx, from, 0));  /* NaN -> true, as C and ONNX Runtime */
   } else {
-    v = ingot_ir_cast(ctx->f, to, x);  /* float -> int truncates toward zero */
+    v = ingot_ir_cast(f, to, x);  /* float -> int truncates toward zero */
   }
-  return ew_end(ctx, &e, v, ingot_arena_printf(ctx->arena, "to=%s", ingot_dtype_name(to)));
+  return ew_end(ctx, &e, v, extra);
 }
 
 /* ---- Pow ---- */

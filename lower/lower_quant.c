@@ -10,11 +10,16 @@
  *
  * Quantize and Dequantize are one PURE stage over x, the scale and zero
  * point read per tensor, per axis or per block (node.params, graph/
- * infer_quant.c). The division, rounding and addition are float32: round is
- * to nearest, ties to even; the sum is exact wherever it can land inside the
- * output range (|round(x / scale)| < 2^24), and clamping in float before the
- * conversion saturates every value, NaN going to the low end (the IR's
- * min/max return the other operand of a NaN), as the ONNX reference does.
+ * infer_quant.c). int4 and uint4 are integers of the range [-8, 7] and
+ * [0, 15], one a byte. The float8s: y = float8(x / scale) rounded to nearest
+ * even (lower_f8_encode; attribute saturate, default 1, clamps to the largest
+ * finite value) and y = float(x) * scale; their zero point must be 0 and is
+ * not read, as in ONNX's reference. For the integer types the division,
+ * rounding and addition are float32: round is to nearest, ties to even;
+ * the sum is exact wherever it can land inside the output range
+ * (|round(x / scale)| < 2^24), and clamping in float before the conversion
+ * saturates every value, NaN going to the low end (the IR's min/max return
+ * the other operand of a NaN), as the ONNX reference does.
  * Dequantize subtracts in integers (int32, or int64 for int32 data) and
  * converts the difference, as ONNX Runtime does; for 8-bit data this is
  * exactly the reference's float32 arithmetic.
@@ -90,6 +95,8 @@ static void quant_range(ingot_dtype_t t, double* lo, double* hi) {
     case INGOT_DTYPE_I8: *lo = -128.0, *hi = 127.0; break;
     case INGOT_DTYPE_U16: *lo = 0.0, *hi = 65535.0; break;
     case INGOT_DTYPE_I16: *lo = -32768.0, *hi = 32767.0; break;
+    case INGOT_DTYPE_I4: *lo = -8.0, *hi = 7.0; break;
+    case INGOT_DTYPE_U4: *lo = 0.0, *hi = 15.0; break;
     default: *lo = 0.0, *hi = 255.0; break;
   }
 }
@@ -104,7 +111,7 @@ static ingot_ir_expr_t* quantize_expr(lower_ctx_t* ctx, ingot_dtype_t t, ingot_i
   if (zpf) v = ingot_ir_add(f, v, zpf);
   v = ingot_ir_binary(f, INGOT_IR_MAX, v, f32(f, lo));
   v = ingot_ir_binary(f, INGOT_IR_MIN, v, f32(f, hi));
-  return ingot_ir_cast(f, t, v);
+  return ingot_ir_cast(f, lower_storage_dtype(t), v);
 }
 
 static const char* granularity_name(lower_ctx_t* ctx, const ingot_quant_params_t* q) {
@@ -130,7 +137,7 @@ static ingot_status_t lower_linear(lower_ctx_t* ctx, bool quantize) {
   if ((s = lower_refuse_activation(ctx))) return s;
   uint32_t xdt = quantize ? LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT(INGOT_DTYPE_I32)
                           : LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8) | LOWER_DT(INGOT_DTYPE_U16) |
-                                LOWER_DT(INGOT_DTYPE_I16) | LOWER_DT(INGOT_DTYPE_I32);
+                                LOWER_DT(INGOT_DTYPE_I16) | LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT_NARROW;
   uint32_t qdt = LOWER_DT(q->qtype);
   if ((s = lower_check_value_dt(ctx, x, xdt)) || (s = lower_check_value_dt(ctx, sc, LOWER_DT(INGOT_DTYPE_F32))) ||
       (zp != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, zp, qdt))) ||
@@ -141,7 +148,11 @@ static ingot_status_t lower_linear(lower_ctx_t* ctx, bool quantize) {
   ingot_ir_func_t* f = ctx->f;
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bs = lower_add_input(ctx, sc, "scale");
-  uint32_t bz = zp != INGOT_NO_VALUE ? lower_add_input(ctx, zp, "zero_point") : UINT32_MAX;
+  /* A float8 zero point must be 0 (ONNX; a constant one is checked in
+   * graph/infer_quant.c); it is not read, as the reference does not (and
+   * -0 + 0 would lose the sign of a zero). */
+  bool f8 = (LOWER_DT(q->qtype) & LOWER_DT_F8) != 0;
+  uint32_t bz = zp != INGOT_NO_VALUE && !f8 ? lower_add_input(ctx, zp, "zero_point") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
   lower_loops_t loops;
   lower_loops_over(ctx, &loops, yv->rank, yv->dims);
@@ -150,9 +161,14 @@ static ingot_status_t lower_linear(lower_ctx_t* ctx, bool quantize) {
   ingot_ir_expr_t* scale = ingot_ir_load(f, bs, param_index(ctx, q, bs, yv->rank, loops.idx));
   ingot_ir_expr_t* zl = bz != UINT32_MAX ? ingot_ir_load(f, bz, param_index(ctx, q, bz, yv->rank, loops.idx)) : NULL;
   ingot_ir_expr_t* v;
-  if (quantize) {
+  if (quantize && f8) {
+    ingot_ir_expr_t* xf = xl->dtype == INGOT_DTYPE_F32 ? xl : ingot_ir_cast(f, INGOT_DTYPE_F32, xl);
+    v = lower_f8_encode(ctx, q->qtype, ingot_ir_binary(f, INGOT_IR_DIV, xf, scale), q->saturate);
+  } else if (quantize) {
     ingot_ir_expr_t* xf = xl->dtype == INGOT_DTYPE_F32 ? xl : ingot_ir_cast(f, INGOT_DTYPE_F32, xl);
     v = quantize_expr(ctx, q->qtype, xf, scale, zl ? ingot_ir_cast(f, INGOT_DTYPE_F32, zl) : NULL);
+  } else if (f8) {
+    v = ingot_ir_mul(f, lower_f8_decode(ctx, q->qtype, xl), scale);
   } else {
     ingot_dtype_t wide = q->qtype == INGOT_DTYPE_I32 ? INGOT_DTYPE_I64 : INGOT_DTYPE_I32;
     ingot_ir_expr_t* d = ingot_ir_cast(f, wide, xl);
@@ -161,8 +177,9 @@ static ingot_status_t lower_linear(lower_ctx_t* ctx, bool quantize) {
   }
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, at, v));
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
-  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s %s %s%s", lower_op_lower(ctx), ingot_dtype_name(q->qtype),
-                                     lower_shape_str(ctx, x), granularity_name(ctx, q), zl ? " zp" : "");
+  ctx->workload = ingot_arena_printf(ctx->arena, "%s %s %s %s%s%s", lower_op_lower(ctx), ingot_dtype_name(q->qtype),
+                                     lower_shape_str(ctx, x), granularity_name(ctx, q), zl ? " zp" : "",
+                                     quantize && f8 && !q->saturate ? " no_saturate" : "");
   return INGOT_OK;
 }
 
@@ -356,7 +373,7 @@ static ingot_ir_expr_t* saturated(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_ex
   v = ingot_ir_unary(f, INGOT_IR_ROUND, v);
   v = ingot_ir_binary(f, INGOT_IR_MAX, v, f32(f, lo));
   v = ingot_ir_binary(f, INGOT_IR_MIN, v, f32(f, hi));
-  return ingot_ir_cast(f, t, v);
+  return ingot_ir_cast(f, lower_storage_dtype(t), v);
 }
 
 static ingot_status_t check_q8(lower_ctx_t* ctx, uint32_t v, ingot_dtype_t* out) {

@@ -24,7 +24,8 @@ ingot_status_t lower_view(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   if ((s = lower_refuse_activation(ctx))) return s;
-  if ((s = lower_check_value_dt(ctx, x, LOWER_DT_ANY)) || (s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) return s;
+  uint32_t dts = LOWER_DT_ANY | LOWER_DT_NARROW; /* copies of the bytes (lower_check_value: which ops) */
+  if ((s = lower_check_value_dt(ctx, x, dts)) || (s = lower_check_value_dt(ctx, y, dts))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
   if (xv->dtype != yv->dtype || ingot_value_numel(xv) != ingot_value_numel(yv)) {
@@ -84,7 +85,8 @@ ingot_status_t lower_transpose(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   if ((s = lower_refuse_activation(ctx))) return s;
-  if ((s = lower_check_value_dt(ctx, x, LOWER_DT_ANY)) || (s = lower_check_value_dt(ctx, y, LOWER_DT_ANY))) return s;
+  uint32_t dts = LOWER_DT_ANY | LOWER_DT_NARROW; /* a copy of the bytes */
+  if ((s = lower_check_value_dt(ctx, x, dts)) || (s = lower_check_value_dt(ctx, y, dts))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
   int32_t rank = xv->rank;

@@ -107,7 +107,17 @@ typedef enum ingot_dtype_t {
   INGOT_DTYPE_U32 = 11,
   INGOT_DTYPE_U64 = 12,
   INGOT_DTYPE_BF16 = 13,        /* bfloat16: the upper half of a float32's bits */
-  INGOT_DTYPE_COUNT_ = 14,
+  /* Added after 0.4.0: ONNX's 8-bit floats, one byte each (their bits: sign,
+   * exponent, mantissa; FN: finite and NaN, no infinity; UZ: no negative
+   * zero, NaN 0x80), and the 4-bit integers, one value per byte (int4 in
+   * an int8, -8..7; uint4 in a uint8, 0..15), not packed as in ONNX files. */
+  INGOT_DTYPE_F8E4M3FN = 14,
+  INGOT_DTYPE_F8E4M3FNUZ = 15,
+  INGOT_DTYPE_F8E5M2 = 16,
+  INGOT_DTYPE_F8E5M2FNUZ = 17,
+  INGOT_DTYPE_I4 = 18,
+  INGOT_DTYPE_U4 = 19,
+  INGOT_DTYPE_COUNT_ = 20,
 } ingot_dtype_t;
 
 /* Bytes per element, 0 for INGOT_DTYPE_INVALID or an unknown value. */

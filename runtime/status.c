@@ -59,6 +59,12 @@ size_t ingot_dtype_size(ingot_dtype_t dtype) {
     case INGOT_DTYPE_U32: return 4;
     case INGOT_DTYPE_U64: return 8;
     case INGOT_DTYPE_BF16: return 2;
+    case INGOT_DTYPE_F8E4M3FN:
+    case INGOT_DTYPE_F8E4M3FNUZ:
+    case INGOT_DTYPE_F8E5M2:
+    case INGOT_DTYPE_F8E5M2FNUZ:
+    case INGOT_DTYPE_I4: /* one value per byte */
+    case INGOT_DTYPE_U4: return 1;
     default: return 0;
   }
 }
@@ -78,6 +84,12 @@ const char* ingot_dtype_name(ingot_dtype_t dtype) {
     case INGOT_DTYPE_U32: return "uint32";
     case INGOT_DTYPE_U64: return "uint64";
     case INGOT_DTYPE_BF16: return "bfloat16";
+    case INGOT_DTYPE_F8E4M3FN: return "float8e4m3fn";
+    case INGOT_DTYPE_F8E4M3FNUZ: return "float8e4m3fnuz";
+    case INGOT_DTYPE_F8E5M2: return "float8e5m2";
+    case INGOT_DTYPE_F8E5M2FNUZ: return "float8e5m2fnuz";
+    case INGOT_DTYPE_I4: return "int4";
+    case INGOT_DTYPE_U4: return "uint4";
     default: return "invalid";
   }
 }

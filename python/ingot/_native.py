@@ -22,6 +22,10 @@ DTYPES = {
     7: np.dtype(np.float16), 8: np.dtype(np.float64), 9: np.dtype(np.int16), 10: np.dtype(np.uint16),
     11: np.dtype(np.uint32), 12: np.dtype(np.uint64),
     13: np.dtype(np.uint16),  # bfloat16: numpy has none; the raw bits as uint16
+    # float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz): their raw bits as uint8;
+    # int4 / uint4: one value per byte, as int8 / uint8
+    14: np.dtype(np.uint8), 15: np.dtype(np.uint8), 16: np.dtype(np.uint8), 17: np.dtype(np.uint8),
+    18: np.dtype(np.int8), 19: np.dtype(np.uint8),
 }
 
 

@@ -135,7 +135,11 @@ def onnx_dtype_problem(type_proto):
              onnx.TensorProto.INT8, onnx.TensorProto.UINT64, onnx.TensorProto.UINT32,
              onnx.TensorProto.UINT16, onnx.TensorProto.UINT8, onnx.TensorProto.BOOL,
              onnx.TensorProto.COMPLEX64, onnx.TensorProto.COMPLEX128,
-             onnx.TensorProto.BFLOAT16}  # bfloat16: its raw bits as uint16 (README, "run")
+             onnx.TensorProto.BFLOAT16,  # bfloat16: its raw bits as uint16 (README, "run")
+             # float8: raw bits as uint8; int4 / uint4: one a byte as int8 / uint8
+             onnx.TensorProto.FLOAT8E4M3FN, onnx.TensorProto.FLOAT8E4M3FNUZ,
+             onnx.TensorProto.FLOAT8E5M2, onnx.TensorProto.FLOAT8E5M2FNUZ,
+             onnx.TensorProto.INT4, onnx.TensorProto.UINT4}
     if et not in np_ok:
         return f"dtype {onnx.TensorProto.DataType.Name(et).lower()}"
     return None
@@ -178,13 +182,21 @@ def error_line(text):
 
 
 def as_npy(arr):
-    """arr as .npy can hold it: bfloat16 (ml_dtypes, from onnx) as its uint16 bits."""
-    return arr.view(np.uint16) if arr.dtype.name == "bfloat16" else arr
+    """arr as .npy can hold it (ml_dtypes types, from onnx): bfloat16 as its
+    uint16 bits, the float8s as their uint8 bits, int4 / uint4 as int8 / uint8."""
+    name = arr.dtype.name
+    if name == "bfloat16":
+        return arr.view(np.uint16)
+    if name.startswith("float8_"):
+        return arr.view(np.uint8)
+    if name in ("int4", "uint4"):
+        return arr.astype(np.int8 if name == "int4" else np.uint8)
+    return arr
 
 
 def compare(got, want):
     """None when equal within tolerance, else a description."""
-    want = as_npy(want)  # bfloat16 compares bit for bit
+    want = as_npy(want)  # bfloat16 and the float8s compare bit for bit
     if got.dtype != want.dtype:
         return f"dtype {got.dtype} != expected {want.dtype}", None
     if got.shape != want.shape:

@@ -1207,6 +1207,24 @@ static void test_quant_params(void) {
   qp = &g->nodes[q].params.u.quant;
   CHECK(qp->granularity == INGOT_QUANT_BLOCKED && qp->axis == 3 && qp->block_size == 2);
   destroy(g);
+  /* int4 and the float8s: output_dtype or the zero point's dtype; saturate (default 1). */
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_INVALID, &q);
+  set_int(g, q, "output_dtype", 22);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  CHECK(g->nodes[q].params.u.quant.qtype == INGOT_DTYPE_I4 && g->nodes[q].params.u.quant.saturate);
+  CHECK(g->values[g->nodes[q].outputs[0]].dtype == INGOT_DTYPE_I4);
+  destroy(g);
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_F8E4M3FN, &q);
+  *(uint8_t*)g->values[g->nodes[q].inputs[2]].data = 0;
+  set_int(g, q, "saturate", 0);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  CHECK(g->nodes[q].params.u.quant.qtype == INGOT_DTYPE_F8E4M3FN && !g->nodes[q].params.u.quant.saturate);
+  destroy(g);
+  g = quant_graph(INGOT_OP_DEQUANTIZELINEAR, INGOT_DTYPE_U4, 0, NULL, INGOT_DTYPE_U4, &q);
+  CHECK_OK(ingot_graph_infer_shapes(g));
+  CHECK(g->nodes[q].params.u.quant.qtype == INGOT_DTYPE_U4);
+  CHECK(g->values[g->nodes[q].outputs[0]].dtype == INGOT_DTYPE_F32);
+  destroy(g);
   /* int32 data dequantizes (a bias). */
   g = quant_graph(INGOT_OP_DEQUANTIZELINEAR, INGOT_DTYPE_I32, 0, NULL, INGOT_DTYPE_INVALID, &q);
   CHECK_OK(ingot_graph_infer_shapes(g));
@@ -1221,8 +1239,12 @@ static void test_quant_params(void) {
   set_int(g, q, "block_size", 2);
   expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "ceil(length / block_size)");
   g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_INVALID, &q);
-  set_int(g, q, "output_dtype", 22);
-  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'q' (QuantizeLinear)", "'output_dtype' = 22 (int4)");
+  set_int(g, q, "output_dtype", 26);
+  expect_param_error(g, INGOT_ERROR_UNSUPPORTED, "node 'q' (QuantizeLinear)", "'output_dtype' = 26 (int2)");
+  /* A float8 zero point must be 0. */
+  g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_F8E5M2, &q);
+  *(uint8_t*)g->values[g->nodes[q].inputs[2]].data = 0x3c; /* 1.0 */
+  expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "must be 0");
   g = quant_graph(INGOT_OP_QUANTIZELINEAR, INGOT_DTYPE_F32, 0, NULL, INGOT_DTYPE_I8, &q);
   set_int(g, q, "output_dtype", 2);
   expect_param_error(g, INGOT_ERROR_INVALID_ARGUMENT, "node 'q' (QuantizeLinear)", "differs from the zero point's");

@@ -427,9 +427,10 @@ typedef struct ingot_node_t {
    * for int8, so the conv loads one int32 per dot4 instead of four bytes
    * from four channel planes. */
   uint8_t x_dot4_words;
-  /* 0, or the input slot of the float32 scales of an int8 weight (input 1)
-   * stored by ingot_graph_compress_weights: one per output channel of the
-   * weight's final layout; the kernel reads w as float(q) * scale[channel]. */
+  /* 0, or the input slot of the float32 scales of an int8 weight (input 1;
+   * a Gather's data, input 0) stored by ingot_graph_compress_weights: one
+   * per output channel of the weight's final layout (a Gather: per row);
+   * the kernel reads w as float(q) * scale[channel]. */
   uint32_t weight_scale_input;
   /* Layout choices made before lowering (see ingot_node_layout_t). */
   ingot_node_layout_t layout;
@@ -607,7 +608,8 @@ ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
  * (graph/passes_dtype.c). Before inference. */
 ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph);
 /* Weight-only compression (graph/passes_weights.c): the float32 constant
- * weight (input 1) of every Conv, ConvBlocked, MatMul (2-D B) and Gemm
+ * weight (input 1) of every Conv, ConvBlocked, MatMul (2-D B) and Gemm,
+ * and the 2-D data (input 0) of a Gather along axis 0 (an embedding table),
  * that alone reads it and has INGOT_COMPRESS_MIN_ELEMENTS elements or more
  * is stored as `dtype`: float16 or bfloat16 (rounded to nearest even), or
  * int8 symmetric per output channel with float32 scales (a new weight at
@@ -618,6 +620,8 @@ ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph);
 ingot_status_t ingot_graph_compress_weights(ingot_graph_t* graph, ingot_dtype_t dtype);
 /* float32 to float16 / bfloat16 bits, rounded to nearest even (NaN kept,
  * float16 overflow to infinity). */
+/* The input a compressed weight of `node` sits at: 0 for a Gather, else 1. */
+uint32_t ingot_node_compressed_input(const ingot_node_t* node);
 uint16_t ingot_f32_to_f16_bits(float f);
 uint16_t ingot_f32_to_bf16_bits(float f);
 /* Symmetric int8 quantization per channel, element i in channel

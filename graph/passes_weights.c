@@ -27,7 +27,11 @@
  * Padded channels (a partial last panel or block) get their own scales, so
  * the scale vector covers every channel index a kernel may form.
  *
- * Only weights read by exactly one such node (as its input 1), of float32,
+ * A Gather's 2-D data along axis 0 (an embedding table, input 0) is
+ * compressed the same way, a scale per row: a row is what a gathered output
+ * element comes from.
+ *
+ * Only weights read by exactly one such node (as that input), of float32,
  * with at least INGOT_COMPRESS_MIN_ELEMENTS elements, are compressed:
  * biases, norms and small weights stay float32. */
 #include <math.h>
@@ -85,9 +89,11 @@ void ingot_quantize_i8_channels(const float* w, int64_t numel, int64_t outer_siz
 /* How output channels run through node's weight (input 1): element i is in
  * channel (i / outer_size) * inner + i % inner. False for a node or weight
  * this pass leaves alone. */
+uint32_t ingot_node_compressed_input(const ingot_node_t* node) { return node->op == INGOT_OP_GATHER ? 0 : 1; }
+
 static bool channel_layout(const ingot_graph_t* graph, const ingot_node_t* node, int64_t* out_outer_size,
                            int64_t* out_inner) {
-  const ingot_value_t* wv = &graph->values[node->inputs[1]];
+  const ingot_value_t* wv = &graph->values[node->inputs[ingot_node_compressed_input(node)]];
   int64_t numel = ingot_value_numel(wv);
   if (wv->rank < 2 || numel <= 0) return false;
   int64_t first = numel / wv->dims[0], last = wv->dims[wv->rank - 1];
@@ -97,6 +103,11 @@ static bool channel_layout(const ingot_graph_t* graph, const ingot_node_t* node,
       if (node->weight_dot4_channels) return false;
       *out_outer_size = first;
       *out_inner = packed ? last : 1;
+      return true;
+    case INGOT_OP_GATHER:
+      if (wv->rank != 2 || node->params.kind != INGOT_PARAMS_AXIS || node->params.u.axis.axis != 0) return false;
+      *out_outer_size = first;
+      *out_inner = 1;
       return true;
     case INGOT_OP_CONV_BLOCKED:
       *out_outer_size = first;
@@ -141,7 +152,7 @@ ingot_status_t ingot_graph_compress_weights(ingot_graph_t* graph, ingot_dtype_t 
   for (uint32_t n = 0; n < node_count; ++n) {
     ingot_node_t* node = &graph->nodes[n];
     if (node->dead || node->input_count < 2 || node->output_count < 1 || node->weight_scale_input) continue;
-    uint32_t w = node->inputs[1], y = node->outputs[0];
+    uint32_t w = node->inputs[ingot_node_compressed_input(node)], y = node->outputs[0];
     if (w == INGOT_NO_VALUE || y == INGOT_NO_VALUE || uses[w] != 1) continue;
     const ingot_value_t* wv = &graph->values[w];
     if (wv->kind != INGOT_VALUE_WEIGHT || wv->dtype != INGOT_DTYPE_F32 || !wv->data ||

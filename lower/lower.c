@@ -176,7 +176,8 @@ ingot_status_t lower_check_weight(const lower_ctx_t* ctx, uint32_t value) {
   if (s) return s;
   const ingot_value_t* v = lower_value(ctx, value);
   if (v->dtype == INGOT_DTYPE_F32) return INGOT_OK;
-  bool stored = v->kind == INGOT_VALUE_WEIGHT && ctx->node->input_count > 1 && ctx->node->inputs[1] == value;
+  uint32_t slot = ingot_node_compressed_input(ctx->node);
+  bool stored = v->kind == INGOT_VALUE_WEIGHT && ctx->node->input_count > slot && ctx->node->inputs[slot] == value;
   if (stored && (v->dtype == INGOT_DTYPE_F16 || v->dtype == INGOT_DTYPE_BF16)) return INGOT_OK;
   if (stored && v->dtype == INGOT_DTYPE_I8 && ctx->node->weight_scale_input) {
     uint32_t sv = lower_input(ctx, ctx->node->weight_scale_input);

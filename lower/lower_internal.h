@@ -103,7 +103,8 @@ ingot_status_t lower_refuse_activation(const lower_ctx_t* ctx);
 uint32_t lower_add_input(lower_ctx_t* ctx, uint32_t value, const char* name);
 
 /* The float32 weight operand of a contraction (Conv, ConvBlocked, MatMul,
- * Gemm: node input 1), stored as float32 or compressed by
+ * Gemm: node input 1) or a Gather's table (input 0; see
+ * ingot_node_compressed_input), stored as float32 or compressed by
  * ingot_graph_compress_weights (float16, bfloat16, or int8 with the
  * node's per-output-channel scales at node.weight_scale_input). */
 typedef struct lower_weight_t {
@@ -111,7 +112,7 @@ typedef struct lower_weight_t {
   uint32_t scale;      /* int8: the float32 scales; UINT32_MAX: none */
   ingot_dtype_t dtype; /* the stored dtype */
 } lower_weight_t;
-/* lower_check_value for the weight operand `value` (node input 1): float32,
+/* lower_check_value for the weight operand `value`: float32,
  * or a weight stored in float16, bfloat16 or int8 (with its scales). */
 ingot_status_t lower_check_weight(const lower_ctx_t* ctx, uint32_t value);
 /* Adds the weight operand (and its scales) as inputs. */

@@ -263,6 +263,9 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
   }
   /* No --target: the driver's default (llvm, or c in a build without LLVM). */
   if (!o->model) return ingot_cli_usage_error("compile", "no model given%s", "");
+  if (o->accuracy_input_count && o->weight_dtype != INGOT_DTYPE_F16 && o->weight_dtype != INGOT_DTYPE_BF16 &&
+      o->weight_dtype != INGOT_DTYPE_I8)
+    return ingot_cli_usage_error("compile", "--accuracy-input needs --weights fp16, bf16 or int8%s", "");
   if (!o->output && !o->emit_firmware)
     return ingot_cli_usage_error("compile", "no output given: add -o OUT.ingot (or --emit-firmware DIR)%s", "");
   return 0;

@@ -155,7 +155,7 @@ ingot_status_t ingot_graph_compress_weights(ingot_graph_t* graph, ingot_dtype_t 
     uint32_t w = node->inputs[ingot_node_compressed_input(node)], y = node->outputs[0];
     if (w == INGOT_NO_VALUE || y == INGOT_NO_VALUE || uses[w] != 1) continue;
     const ingot_value_t* wv = &graph->values[w];
-    if (wv->kind != INGOT_VALUE_WEIGHT || wv->dtype != INGOT_DTYPE_F32 || !wv->data ||
+    if (wv->kind != INGOT_VALUE_WEIGHT || wv->dtype != INGOT_DTYPE_F32 || !wv->data || wv->is_output ||
         graph->values[y].dtype != INGOT_DTYPE_F32 || ingot_value_numel(wv) < INGOT_COMPRESS_MIN_ELEMENTS) {
       continue;
     }

@@ -40,6 +40,10 @@ typedef struct compile_options_t {
   bool quiet;
   bool verbose;
   uint32_t weights_codec;      /* --weights: 0 auto, 1 zstd, 2 raw (ingot_driver_options_t) */
+  ingot_dtype_t weight_dtype;  /* --weights fp32|fp16|bf16|int8 (ingot_driver_options_t) */
+  const char* accuracy_inputs[64]; /* --accuracy-input NAME=FILE.npy */
+  int accuracy_input_count;
+  bool no_accuracy;            /* --no-accuracy */
   uint32_t activation_block;   /* --layout: 0 auto, 1 nchw, else 4, 8, 16 (ingot_driver_options_t) */
 } compile_options_t;
 
@@ -91,6 +95,24 @@ static void compile_usage(FILE* out) {
           "                           used in place at open: least memory, fastest open), zstd\n"
           "                           (smallest file, decoded into memory at open), auto (zstd\n"
           "                           only where it saves 20 %% or more; the default)\n"
+          "  --weights fp32|fp16|bf16|int8\n"
+          "                           the precision of the big float32 weights of Conv, MatMul,\n"
+          "                           Gemm and embedding Gathers (1024 elements or more): fp32\n"
+          "                           as the model has them (the default), fp16 or bf16 rounded\n"
+          "                           to nearest even, int8 symmetric per output channel (per\n"
+          "                           row of a table) with float32 scales;\n"
+          "                           the kernels convert them to float32 as they load them\n"
+          "                           (CPU targets). Give --weights twice to set both, e.g.\n"
+          "                           --weights int8 --weights raw. After compiling, the\n"
+          "                           bundle and a float32 one run once on the same inputs and\n"
+          "                           each output's error is printed, with the sizes of both\n"
+          "  --accuracy-input NAME=FILE.npy\n"
+          "                           with --weights fp16|bf16|int8: measure the error on this\n"
+          "                           input (repeat per input; the others are random, seed 0:\n"
+          "                           floats uniform in [-1, 1), integers 0 or 1)\n"
+          "  --no-accuracy            with --weights fp16|bf16|int8: skip that measurement (it\n"
+          "                           compiles the model a second time, in float32; -q skips\n"
+          "                           it too)\n"
           "  --layout auto|nchw|nchw4c|nchw8c|nchw16c\n"
           "                           activations of convolution regions: blocks of channels\n"
           "                           (NCHW16c: 16 channels a vector), converted back once at\n"
@@ -114,6 +136,7 @@ static void compile_usage(FILE* out) {
 enum {
   OPT_TARGET = 256, OPT_TUNING_LOG, OPT_EMIT_C, OPT_CC, OPT_INPUT_SHAPE, OPT_CONST, OPT_DUMP_SPACE,
   OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS, OPT_LAYOUT, OPT_EMIT_FIRMWARE,
+  OPT_ACCURACY_INPUT, OPT_NO_ACCURACY,
 };
 
 static const struct option kCompileOptions[] = {
@@ -126,6 +149,8 @@ static const struct option kCompileOptions[] = {
     {"cc", required_argument, NULL, OPT_CC},
     {"weights", required_argument, NULL, OPT_WEIGHTS},
     {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"accuracy-input", required_argument, NULL, OPT_ACCURACY_INPUT},
+    {"no-accuracy", no_argument, NULL, OPT_NO_ACCURACY},
     {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
     {"const", required_argument, NULL, OPT_CONST},
     {"dump-space", required_argument, NULL, OPT_DUMP_SPACE},
@@ -186,8 +211,22 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
         if (!strcmp(value, "auto")) o->weights_codec = 0;
         else if (!strcmp(value, "zstd")) o->weights_codec = 1;
         else if (!strcmp(value, "raw")) o->weights_codec = 2;
-        else return ingot_cli_usage_error("compile", "--weights takes auto, zstd or raw, not '%s'", value);
+        else if (!strcmp(value, "fp32")) o->weight_dtype = INGOT_DTYPE_F32;
+        else if (!strcmp(value, "fp16")) o->weight_dtype = INGOT_DTYPE_F16;
+        else if (!strcmp(value, "bf16")) o->weight_dtype = INGOT_DTYPE_BF16;
+        else if (!strcmp(value, "int8")) o->weight_dtype = INGOT_DTYPE_I8;
+        else
+          return ingot_cli_usage_error("compile",
+                                       "--weights takes a storage codec (auto, zstd, raw) or a precision (fp32, fp16, "
+                                       "bf16, int8), not '%s'", value);
         break;
+      case OPT_ACCURACY_INPUT:
+        if (o->accuracy_input_count == 64) return ingot_cli_usage_error("compile", "too many --accuracy-input options%s", "");
+        if (!strchr(value, '=') || value[0] == '=')
+          return ingot_cli_usage_error("compile", "--accuracy-input takes NAME=FILE.npy, not '%s'", value);
+        o->accuracy_inputs[o->accuracy_input_count++] = value;
+        break;
+      case OPT_NO_ACCURACY: o->no_accuracy = true; break;
       case OPT_LAYOUT:
         if (!strcmp(value, "auto")) o->activation_block = 0;
         else if (!strcmp(value, "nchw")) o->activation_block = 1;
@@ -225,6 +264,9 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
   }
   /* No --target: the driver's default (llvm, or c in a build without LLVM). */
   if (!o->model) return ingot_cli_usage_error("compile", "no model given%s", "");
+  if (o->accuracy_input_count && o->weight_dtype != INGOT_DTYPE_F16 && o->weight_dtype != INGOT_DTYPE_BF16 &&
+      o->weight_dtype != INGOT_DTYPE_I8)
+    return ingot_cli_usage_error("compile", "--accuracy-input needs --weights fp16, bf16 or int8%s", "");
   if (!o->output && !o->emit_firmware)
     return ingot_cli_usage_error("compile", "no output given: add -o OUT.ingot (or --emit-firmware DIR)%s", "");
   return 0;
@@ -407,6 +449,68 @@ static ingot_status_t read_const(const char* spec, char* name, size_t name_cap, 
   return ingot_npy_read_file(eq + 1, out_array);
 }
 
+/* --weights fp16|bf16|int8: the same model compiled with float32 weights,
+ * both bundles run once on the same inputs (--accuracy-input, else random
+ * with seed 0), and each output's error printed beside the sizes. */
+static ingot_status_t report_accuracy(const compile_options_t* o, const ingot_driver_options_t* options,
+                                      const ingot_driver_result_t* result, ingot_strbuf_t* out_text) {
+  ingot_driver_options_t ref_options = *options;
+  ref_options.weight_dtype = INGOT_DTYPE_F32;
+  ref_options.emit_source_path = NULL;
+  ref_options.emit_firmware_dir = NULL;
+  ref_options.firmware_only = false;
+  ref_options.on_graph = NULL;
+  ref_options.on_lowered = NULL;
+  ref_options.on_kernel = NULL;
+  ref_options.on_tuning_skip = NULL;
+  ref_options.on_progress = NULL;
+  ingot_driver_result_t ref;
+  memset(&ref, 0, sizeof(ref));
+  char names[64][512];
+  ingot_npy_array_t arrays[64];
+  ingot_driver_const_t inputs[64];
+  int read = 0;
+  ingot_status_t s = INGOT_OK;
+  for (; read < o->accuracy_input_count && !s; ++read) {
+    memset(&arrays[read], 0, sizeof(arrays[read]));
+    s = read_const(o->accuracy_inputs[read], names[read], sizeof(names[read]), &arrays[read]);
+    if (s) s = ingot_fail_prefix(s, "--accuracy-input %s", o->accuracy_inputs[read]);
+    inputs[read] = (ingot_driver_const_t){.name = names[read], .dtype = arrays[read].dtype, .rank = arrays[read].rank,
+                                          .dims = arrays[read].dims, .data = arrays[read].data};
+  }
+  if (!s) s = ingot_driver_compile(&ref_options, &ref);
+  ingot_driver_accuracy_t acc = {0};
+  if (!s)
+    s = ingot_driver_compare_bundles(result->bundle, result->bundle_size, ref.bundle, ref.bundle_size, inputs,
+                                     (uint32_t)o->accuracy_input_count, 0, &acc);
+  if (s == INGOT_ERROR_UNSUPPORTED) { /* a variant for another machine: nothing runs here */
+    ingot_strbuf_appendf(out_text, "accuracy: not measured (%s)\n", ingot_compiler_error());
+    ingot_compiler_error_clear();
+    s = INGOT_OK;
+  } else if (!s) {
+    static const char* const kNames[] = {[INGOT_DTYPE_F16] = "fp16", [INGOT_DTYPE_BF16] = "bf16",
+                                         [INGOT_DTYPE_I8] = "int8"};
+    ingot_strbuf_appendf(out_text, "accuracy: %s weights against float32 on %s:\n", kNames[o->weight_dtype],
+                         o->accuracy_input_count ? "the inputs given (random where not given, seed 0)"
+                                                 : "random inputs (seed 0)");
+    for (uint32_t i = 0; i < acc.output_count; ++i) {
+      const ingot_driver_accuracy_output_t* r = &acc.outputs[i];
+      ingot_strbuf_appendf(out_text, "  output '%s': max abs error %.3g, %.3g of the float32 output's max |y| %.4g\n",
+                           r->name, r->max_abs_error, r->max_rel_error, r->reference_max_abs);
+    }
+    double w = ref.weight_bytes ? 100.0 * (double)result->weight_bytes / (double)ref.weight_bytes : 0.0;
+    double b = ref.bundle_size ? 100.0 * (double)result->bundle_size / (double)ref.bundle_size : 0.0;
+    ingot_strbuf_appendf(out_text, "  weights: %llu bytes against %llu in float32 (%.1f%%)\n",
+                         (unsigned long long)result->weight_bytes, (unsigned long long)ref.weight_bytes, w);
+    ingot_strbuf_appendf(out_text, "  bundle:  %llu bytes against %llu in float32 (%.1f%%)\n",
+                         (unsigned long long)result->bundle_size, (unsigned long long)ref.bundle_size, b);
+  }
+  ingot_driver_accuracy_free(&acc);
+  ingot_driver_result_free(&ref);
+  for (int i = 0; i < read; ++i) ingot_npy_array_free(&arrays[i]);
+  return s;
+}
+
 static ingot_status_t compile_model(const compile_options_t* o) {
   ingot_status_t s = INGOT_OK;
   char names[64][512];
@@ -429,8 +533,10 @@ static ingot_status_t compile_model(const compile_options_t* o) {
   if (after && ingot_cli_parse_int(after, 0, INT32_MAX, &after_ms)) progress.after_s = (double)after_ms / 1000.0;
   compile_hooks_t hooks = {.o = o, .progress = &progress};
   ingot_strbuf_append(&hooks.space, "[");
+  ingot_driver_options_t options;
+  memset(&options, 0, sizeof(options));
   if (!s) {
-    ingot_driver_options_t options = {
+    options = (ingot_driver_options_t){
         .model_path = o->model,
         .input_shapes = o->input_shapes, .input_shape_count = (uint32_t)o->input_shape_count,
         .consts = consts, .const_count = (uint32_t)o->const_count,
@@ -444,6 +550,7 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .emit_firmware_dir = o->emit_firmware,
         .firmware_only = o->emit_firmware && !o->output,
         .weights_codec = o->weights_codec,
+        .weight_dtype = o->weight_dtype,
         .activation_block = o->activation_block,
         .hook_self = &hooks, .on_graph = print_graph, .on_lowered = list_space, .on_kernel = print_kernel,
         .on_progress = on_progress,
@@ -451,13 +558,18 @@ static ingot_status_t compile_model(const compile_options_t* o) {
     s = ingot_driver_compile(&options, &result);
     progress_clear(&progress);
   }
-  for (int i = 0; i < read; ++i) ingot_npy_array_free(&arrays[i]);
   if (!s && o->dump_space) {
     ingot_strbuf_append(&hooks.space, "\n]\n");
     s = ingot_file_write_atomic(o->dump_space, hooks.space.data, strlen(hooks.space.data));
   }
   ingot_strbuf_free(&hooks.space);
   free(hooks.workloads);
+  /* Before writing: a bundle that does not run is not written. */
+  ingot_strbuf_t accuracy = {0};
+  bool compressed = o->weight_dtype == INGOT_DTYPE_F16 || o->weight_dtype == INGOT_DTYPE_BF16 ||
+                    o->weight_dtype == INGOT_DTYPE_I8;
+  if (!s && compressed && !o->no_accuracy && !o->quiet && result.bundle)
+    s = report_accuracy(o, &options, &result, &accuracy);
   double write_s = now_s();
   if (!s && o->output) s = ingot_file_write_atomic(o->output, result.bundle, result.bundle_size);
   write_s = now_s() - write_s;
@@ -510,6 +622,9 @@ static ingot_status_t compile_model(const compile_options_t* o) {
     fflush(stdout); /* the summary first, where both go to one terminal */
     print_stage_times(&result, write_s);
   }
+  if (!s && accuracy.data) fputs(accuracy.data, stdout);
+  ingot_strbuf_free(&accuracy);
+  for (int i = 0; i < read; ++i) ingot_npy_array_free(&arrays[i]);
   ingot_strbuf_free(&hooks.skipped);
   free(hooks.skip_seen);
   ingot_driver_result_free(&result);

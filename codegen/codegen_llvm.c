@@ -791,6 +791,10 @@ static LLVMValueRef half_to_f32(fn_t* F, LLVMValueRef h, bool bf16) {
   LLVMValueRef u = LLVMBuildZExt(b, h, i32, "");
 #define K(v) const_of(i32, (int64_t)(v))
   if (bf16) return LLVMBuildBitCast(b, LLVMBuildShl(b, u, K(16), ""), f32, "");
+  if (F->g->m.has_half_ext) { /* exact either way; one instruction (vcvtph2ps, fcvt) instead of the bit recipe */
+    LLVMTypeRef half = ingot_llvm_vec_type(LLVMHalfTypeInContext(F->g->m.ctx), n);
+    return LLVMBuildFPExt(b, LLVMBuildBitCast(b, h, half, ""), f32, "");
+  }
   LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, u, K(0x8000), ""), K(16), "");
   LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, u, K(10), ""), K(0x1f), "");
   LLVMValueRef m = LLVMBuildAnd(b, u, K(0x3ff), "");
@@ -1852,6 +1856,8 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   m->target = target;
   m->x86 = target->arch == INGOT_TARGET_ARCH_X86_64;
   m->has_round = !m->x86 || ingot_target_has_feature(target, INGOT_TARGET_FEATURE_SSE4_1);
+  m->has_half_ext = (m->x86 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_F16C)) ||
+                    target->arch == INGOT_TARGET_ARCH_AARCH64;
   m->vector_bits = target->vector_bytes * 8;
   if (m->x86) {
     m->pmaddwd_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512BW) ? 16

@@ -47,6 +47,7 @@ typedef struct ingot_llvm_module_t {
   const ingot_target_t* target;
   bool x86;                 /* x86-64 (else AArch64) */
   bool has_round;           /* floor/ceil are instructions (SSE4.1, AArch64) */
+  bool has_half_ext;        /* float16 -> float32 is an instruction (F16C, AArch64): fpext */
   bool masked_tail;         /* masked loads are cheap (AVX2+): strided loads under
                                a lane mask use one instead of a gather */
   /* Widest lanes of int32 for which acc + dot4(a, b) is one vpdpbusd

@@ -198,6 +198,13 @@ typedef struct ingot_driver_options_t {
    * in place), 1 zstd (whenever smaller), 2 raw: the values of
    * ingot_bundle_weights_codec_t (packager/packager.h). */
   uint32_t weights_codec;
+  /* How the big float32 weights of convolutions and matrix products are
+   * stored (ingot_graph_compress_weights; `--weights fp16|bf16|int8`):
+   * INGOT_DTYPE_INVALID or F32 as the model has them, F16 or BF16 rounded
+   * to nearest even, I8 symmetric per output channel with float32 scales;
+   * the kernels convert them to float32 as they load them. CPU targets
+   * only. Ignored with `graph`. */
+  ingot_dtype_t weight_dtype;
   /* Activation layout of convolution regions (ingot_graph_block_activations):
    * 0 auto (blocks of the first CPU target's float32 lanes: 16 with 64-byte
    * vectors, 8 with 32, 4 with 16; none for GPU targets), 1 none (NCHW
@@ -253,6 +260,31 @@ ingot_status_t ingot_driver_optimize_graph(ingot_graph_t* graph);
  * otherwise). Without such differences one graph serves every target. */
 ingot_status_t ingot_driver_compile(const ingot_driver_options_t* options, ingot_driver_result_t* out_result);
 void ingot_driver_result_free(ingot_driver_result_t* result);
+
+/* ---- the accuracy of compressed weights ---- */
+
+typedef struct ingot_driver_accuracy_output_t {
+  char name[256];
+  double max_abs_error;      /* max |y - y_ref| (infinity where one is NaN) */
+  double reference_max_abs;  /* max |y_ref| */
+  double max_rel_error;      /* max_abs_error / reference_max_abs (the error itself when that is 0) */
+} ingot_driver_accuracy_output_t;
+
+typedef struct ingot_driver_accuracy_t {
+  ingot_driver_accuracy_output_t* outputs; /* heap, output_count, in output order */
+  uint32_t output_count;
+} ingot_driver_accuracy_t;
+
+/* Runs `bundle` and `reference` (the same model compiled with float32
+ * weights) once each on the CPU, on the same inputs: `inputs` where given
+ * (by name; dtype and size must match the bundle's input), the others
+ * random from `seed` (driver/driver_accuracy.c says how), and measures each
+ * output's largest error against the reference. Free *out with
+ * ingot_driver_accuracy_free (left empty on failure). */
+ingot_status_t ingot_driver_compare_bundles(const void* bundle, size_t bundle_size, const void* reference,
+                                            size_t reference_size, const ingot_driver_const_t* inputs,
+                                            uint32_t input_count, uint64_t seed, ingot_driver_accuracy_t* out);
+void ingot_driver_accuracy_free(ingot_driver_accuracy_t* accuracy);
 
 /* ---- `ingot check`: collect every problem ---- */
 

@@ -146,6 +146,8 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
     else if (log || target_count) /* each target's defaults differ (schedule/template.c) */
       ingot_graph_set_layout_chooser(graph, &chooser.base);
     s = ingot_driver_optimize_graph(graph);
+    /* Weight-only compression last: it reads the weights' final layouts. */
+    if (!s) s = ingot_graph_compress_weights(graph, o->weight_dtype);
     ingot_graph_set_layout_chooser(graph, NULL);
     if (s) s = driver_explain_failure(o, s);
     if (!s && out_differs) *out_differs = chooser.differs;
@@ -318,6 +320,12 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   ingot_status_t s;
   if ((s = parse_targets(o, st->targets, &st->target_count))) return s;
   const uint32_t nt = st->target_count;
+  bool compressed = o->weight_dtype != INGOT_DTYPE_INVALID && o->weight_dtype != INGOT_DTYPE_F32;
+  for (uint32_t t = 0; t < nt && compressed && !o->graph; ++t)
+    if (st->targets[t].kind == INGOT_TARGET_CUDA || st->targets[t].kind == INGOT_TARGET_ROCM)
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "--weights %s: compressed weights are for CPU targets (llvm, c), not '%s'; use --weights fp32",
+                        ingot_dtype_name(o->weight_dtype), st->targets[t].name);
   const ingot_tuning_log_t* log = o->tuning_log;
   if (!log && (o->tuning_log_path || o->builtin_tuning_log)) {
     if ((s = o->tuning_log_path ? ingot_tuning_log_load(o->tuning_log_path, &st->own_log)

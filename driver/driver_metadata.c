@@ -113,6 +113,9 @@ ingot_status_t driver_metadata(ingot_arena_t* arena, const ingot_driver_options_
     append_option(&flags, "--tuning-cpu", o->tuning_cpu_model);
   static const char* const codecs[] = {"auto", "zstd", "raw"};
   append_option(&flags, "--weights", o->weights_codec < 3 ? codecs[o->weights_codec] : "?");
+  if (o->weight_dtype == INGOT_DTYPE_F16 || o->weight_dtype == INGOT_DTYPE_BF16 || o->weight_dtype == INGOT_DTYPE_I8)
+    append_option(&flags, "--weights",
+                  o->weight_dtype == INGOT_DTYPE_F16 ? "fp16" : o->weight_dtype == INGOT_DTYPE_BF16 ? "bf16" : "int8");
   if (o->cc) append_option(&flags, "--cc", base_name(o->cc));
   m[n++] = (ingot_bundle_metadata_t){INGOT_METADATA_COMPILE_FLAGS, ingot_arena_strdup(arena, flags.data ? flags.data : "")};
   ingot_strbuf_free(&flags);

@@ -427,6 +427,11 @@ typedef struct ingot_node_t {
    * for int8, so the conv loads one int32 per dot4 instead of four bytes
    * from four channel planes. */
   uint8_t x_dot4_words;
+  /* 0, or the input slot of the float32 scales of an int8 weight (input 1;
+   * a Gather's data, input 0) stored by ingot_graph_compress_weights: one
+   * per output channel of the weight's final layout (a Gather: per row);
+   * the kernel reads w as float(q) * scale[channel]. */
+  uint32_t weight_scale_input;
   /* Layout choices made before lowering (see ingot_node_layout_t). */
   ingot_node_layout_t layout;
   /* 0, or 1 + the id of a bool scalar value: the node belongs to a branch of
@@ -602,6 +607,29 @@ ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
  * edge, Casts to half inside the graph made casts to float32
  * (graph/passes_dtype.c). Before inference. */
 ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph);
+/* Weight-only compression (graph/passes_weights.c): the float32 constant
+ * weight (input 1) of every Conv, ConvBlocked, MatMul (2-D B) and Gemm,
+ * and the 2-D data (input 0) of a Gather along axis 0 (an embedding table),
+ * that alone reads it and has INGOT_COMPRESS_MIN_ELEMENTS elements or more
+ * is stored as `dtype`: float16 or bfloat16 (rounded to nearest even), or
+ * int8 symmetric per output channel with float32 scales (a new weight at
+ * node.weight_scale_input). The kernels convert on load. Last, after
+ * ingot_graph_pack_weights (it reads the final layouts); F32 (or INVALID):
+ * nothing. Other dtypes: INVALID_ARGUMENT. */
+#define INGOT_COMPRESS_MIN_ELEMENTS 1024
+ingot_status_t ingot_graph_compress_weights(ingot_graph_t* graph, ingot_dtype_t dtype);
+/* float32 to float16 / bfloat16 bits, rounded to nearest even (NaN kept,
+ * float16 overflow to infinity). */
+/* The input a compressed weight of `node` sits at: 0 for a Gather, else 1. */
+uint32_t ingot_node_compressed_input(const ingot_node_t* node);
+uint16_t ingot_f32_to_f16_bits(float f);
+uint16_t ingot_f32_to_bf16_bits(float f);
+/* Symmetric int8 quantization per channel, element i in channel
+ * (i / outer_size) * inner + i % inner of (numel / outer_size) * inner:
+ * out_scales[c] = max |w| over c / 127, out_q[i] = clamp(round_half_even(
+ * w[i] / scale), -127, 127) (0 where the scale is 0). */
+void ingot_quantize_i8_channels(const float* w, int64_t numel, int64_t outer_size, int64_t inner, int8_t* out_q,
+                                float* out_scales);
 /* Fuses Add(conv_out, r) into the Conv (r becomes its input 3, named by
  * epilogue.residual_input) when the conv output has no other consumer, r has
  * the output's shape and dtype and is computed before the conv, and the conv has no activation yet, so

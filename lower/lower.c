@@ -171,6 +171,47 @@ uint32_t lower_add_input(lower_ctx_t* ctx, uint32_t value, const char* name) {
   return add_arg(ctx, value, name, INGOT_IR_BUFFER_INPUT);
 }
 
+ingot_status_t lower_check_weight(const lower_ctx_t* ctx, uint32_t value) {
+  ingot_status_t s = lower_check_value(ctx, value, false);
+  if (s) return s;
+  const ingot_value_t* v = lower_value(ctx, value);
+  if (v->dtype == INGOT_DTYPE_F32) return INGOT_OK;
+  uint32_t slot = ingot_node_compressed_input(ctx->node);
+  bool stored = v->kind == INGOT_VALUE_WEIGHT && ctx->node->input_count > slot && ctx->node->inputs[slot] == value;
+  if (stored && (v->dtype == INGOT_DTYPE_F16 || v->dtype == INGOT_DTYPE_BF16)) return INGOT_OK;
+  if (stored && v->dtype == INGOT_DTYPE_I8 && ctx->node->weight_scale_input) {
+    uint32_t sv = lower_input(ctx, ctx->node->weight_scale_input);
+    if (sv != INGOT_NO_VALUE && lower_value(ctx, sv)->dtype == INGOT_DTYPE_F32 && lower_value(ctx, sv)->rank == 1)
+      return INGOT_OK;
+  }
+  return lower_check_value(ctx, value, true); /* the float32-only message */
+}
+
+lower_weight_t lower_add_weight(lower_ctx_t* ctx, uint32_t value, const char* name) {
+  lower_weight_t w;
+  w.buffer = lower_add_input(ctx, value, name);
+  w.dtype = lower_value(ctx, value)->dtype;
+  w.scale = w.dtype == INGOT_DTYPE_I8 ? lower_add_input(ctx, lower_input(ctx, ctx->node->weight_scale_input),
+                                                        ingot_arena_printf(ctx->arena, "%s_scale", name))
+                                      : UINT32_MAX;
+  return w;
+}
+
+ingot_ir_expr_t* lower_weight_load(lower_ctx_t* ctx, const lower_weight_t* w, ingot_ir_expr_t* index,
+                                   ingot_ir_expr_t* channel) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* v = ingot_ir_load(f, w->buffer, index);
+  if (w->dtype == INGOT_DTYPE_F32) return v;
+  v = ingot_ir_cast(f, INGOT_DTYPE_F32, v);
+  if (w->scale == UINT32_MAX) return v;
+  return ingot_ir_mul(f, v, ingot_ir_load(f, w->scale, channel));
+}
+
+const char* lower_weight_tag(lower_ctx_t* ctx, const lower_weight_t* w) {
+  if (w->dtype == INGOT_DTYPE_F32) return "";
+  return ingot_arena_printf(ctx->arena, " w=%s", ingot_dtype_name(w->dtype));
+}
+
 uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name) {
   return add_arg(ctx, value, name, INGOT_IR_BUFFER_OUTPUT);
 }

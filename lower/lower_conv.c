@@ -263,7 +263,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   const ingot_epilogue_t* ep = &node->epilogue;
   uint32_t res = !integer && ep->residual_input ? lower_input(ctx, ep->residual_input) : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, x, !integer)) || (s = lower_check_value(ctx, w, !integer)) ||
+  if ((s = lower_check_value(ctx, x, !integer)) ||
+      (s = integer ? lower_check_value(ctx, w, false) : lower_check_weight(ctx, w)) ||
       (s = lower_check_value(ctx, y, !integer))) {
     return s;
   }
@@ -375,7 +376,10 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   }
 
   uint32_t bx = lower_add_input(ctx, x, "x");
-  uint32_t bw = lower_add_input(ctx, w, "w");
+  /* A float conv's weight may be stored compressed (lower_weight_load). */
+  lower_weight_t wt = {lower_add_input(ctx, w, "w"), UINT32_MAX, INGOT_DTYPE_F32};
+  if (!integer) wt = lower_add_weight(ctx, w, "w");
+  uint32_t bw = wt.buffer;
   uint32_t bb = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
   int64_t wzp_n = wzp != INGOT_NO_VALUE ? ingot_value_numel(lower_value(ctx, wzp)) : 0;
   if (wzp_n > 1 && wzp_n != cout) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "w_zero_point must be a scalar or per output channel");
@@ -444,7 +448,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
         f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, n_, ingot_ir_int(f, cout)), kk), ingot_ir_int(f, positions)),
         pos);
     ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, bb != UINT32_MAX ? ingot_ir_load(f, bb, kk) : zero);
-    ingot_ir_expr_t* acc = ingot_ir_add(f, start, ingot_ir_mul(f, ingot_ir_load(f, bx, xi), ingot_ir_load(f, bw, wi)));
+    ingot_ir_expr_t* acc = ingot_ir_add(f, start, ingot_ir_mul(f, ingot_ir_load(f, bx, xi), lower_weight_load(ctx, &wt, wi, kk)));
     ingot_ir_stmt_t* update = ingot_ir_store(f, by, yi, acc);
     lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &psp, &red, update);
     ctx->stages.data[ctx->stages.count - 1].tile_axis = block ? 2 : 1; /* ki, k */
@@ -471,9 +475,10 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     ingot_ir_expr_t* wi[6] = {bsp.idx[1], red.idx[0]};
     for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
     wi[2 + nsp] = bsp.idx[2 + nsp];
-    ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
     ingot_ir_expr_t* yidx[5] = {bsp.idx[0], ingot_ir_add(f, ingot_ir_mul(f, bsp.idx[1], ingot_ir_int(f, block)),
                                                          bsp.idx[2 + nsp])};
+    ingot_ir_expr_t* wval = integer ? ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi))
+                                    : lower_weight_load(ctx, &wt, ingot_ir_flat_index(f, bw, wi), yidx[1]);
     if (integer) wval = int_operand(ctx, wval, bwz, wzp_n > 1 ? yidx[1] : ingot_ir_int(f, 0));
     for (uint32_t i = 0; i < nsp; ++i) yidx[2 + i] = bsp.idx[2 + i];
     ingot_ir_expr_t* byi = y_index(f, by, yidx, nsp, opad);
@@ -504,7 +509,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   if (cond) xval = ingot_ir_select(f, cond, xval, zero);
   ingot_ir_expr_t* wi[5] = {sp.idx[1], red.idx[0]};
   for (uint32_t i = 0; i < nsp; ++i) wi[2 + i] = red.idx[1 + i];
-  ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
+  ingot_ir_expr_t* wval = integer ? ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi))
+                                  : lower_weight_load(ctx, &wt, ingot_ir_flat_index(f, bw, wi), sp.idx[1]);
   if (integer) {
     wval = ingot_ir_cast(f, INGOT_DTYPE_I32, wval);
     if (bwz != UINT32_MAX) {
@@ -553,7 +559,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
                                                                                  ingot_dtype_name(yv->dtype),
                                                                                  (long long)rq.w_scales)
                                                             : "")
-                               : "f32",
+                               : ingot_arena_printf(ctx->arena, "f32%s", lower_weight_tag(ctx, &wt)),
                        (long long)batch, (long long)cin);
   for (uint32_t i = 0; i < nsp; ++i) ingot_strbuf_appendf(&sb, " %s%lld", kSp[nsp - 1][i], (long long)in_sp[i]);
   ingot_strbuf_appendf(&sb, " k%lld", (long long)cout);
@@ -603,7 +609,7 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
   uint32_t res = ep->residual_input ? lower_input(ctx, ep->residual_input) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, w, true)) ||
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_weight(ctx, w)) ||
       (s = lower_check_value(ctx, y, true)) || (b != INGOT_NO_VALUE && (s = lower_check_value(ctx, b, true)))) {
     return s;
   }
@@ -639,7 +645,8 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
   int64_t cin = xv->dims[1]; /* input blocks, or channels of an NCHW input */
 
   uint32_t bx = lower_add_input(ctx, x, "x");
-  uint32_t bw = lower_add_input(ctx, w, "w");
+  lower_weight_t wt = lower_add_weight(ctx, w, "w");
+  uint32_t bw = wt.buffer;
   uint32_t bb = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
   uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
@@ -684,9 +691,9 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
     wi[0] = kb, wi[1] = red.idx[0], wi[2] = rh, wi[3] = rw, wi[4] = ki;
   }
   ingot_ir_expr_t* xval = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
-  ingot_ir_expr_t* wval = ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi));
   ingot_ir_expr_t* yi = blocked_y_index(f, by, sp.idx, opad);
   ingot_ir_expr_t* channel = ingot_ir_add(f, ingot_ir_mul(f, kb, ingot_ir_int(f, block)), ki);
+  ingot_ir_expr_t* wval = lower_weight_load(ctx, &wt, ingot_ir_flat_index(f, bw, wi), channel);
   ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, channel) : lower_f32(ctx, 0.0);
   ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, init);
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red,
@@ -707,9 +714,9 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
   }
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
   ctx->workload = ingot_arena_printf(
-      ctx->arena, "conv2d_nchw%lldc f32 n%lld %s%lld h%lld w%lld k%lld r%lld s%lld stride%lldx%lld dil%lldx%lld%s "
+      ctx->arena, "conv2d_nchw%lldc f32%s n%lld %s%lld h%lld w%lld k%lld r%lld s%lld stride%lldx%lld dil%lldx%lld%s "
                   "bias=%d act=%s%s",
-      (long long)block, (long long)batch, in_block ? "cb" : "c", (long long)cin, (long long)xv->dims[2],
+      (long long)block, lower_weight_tag(ctx, &wt), (long long)batch, in_block ? "cb" : "c", (long long)cin, (long long)xv->dims[2],
       (long long)xv->dims[3], (long long)(ocb * block), (long long)kh, (long long)kw, (long long)strides[0],
       (long long)strides[1], (long long)dil[0], (long long)dil[1], depthwise ? " depthwise" : "", bb != UINT32_MAX,
       lower_activation_name(ctx), bres != UINT32_MAX ? " residual" : "");

@@ -92,7 +92,17 @@ ingot_status_t lower_shape_of(lower_ctx_t* ctx) {
 ingot_status_t lower_gather(lower_ctx_t* ctx) {
   ingot_status_t s;
   uint32_t x = lower_input(ctx, 0), idx = lower_input(ctx, 1), y = node_output(ctx, 0);
-  if ((s = check_xy(ctx, x, y)) || (s = check_indices(ctx, idx))) return s;
+  /* A float32 table stored compressed (ingot_graph_compress_weights): a
+   * float32 output from a narrower weight, a scale per row for int8. */
+  bool compressed = x != INGOT_NO_VALUE && y != INGOT_NO_VALUE && lower_value(ctx, x)->kind == INGOT_VALUE_WEIGHT &&
+                    lower_value(ctx, y)->dtype == INGOT_DTYPE_F32 && lower_value(ctx, x)->dtype != INGOT_DTYPE_F32;
+  if (compressed) {
+    if ((s = lower_refuse_activation(ctx)) || (s = lower_check_weight(ctx, x)) || (s = lower_check_value(ctx, y, true)) ||
+        (s = check_indices(ctx, idx)))
+      return s;
+  } else if ((s = check_xy(ctx, x, y)) || (s = check_indices(ctx, idx))) {
+    return s;
+  }
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* iv = lower_value(ctx, idx);
   const ingot_value_t* yv = lower_value(ctx, y);
@@ -100,7 +110,10 @@ ingot_status_t lower_gather(lower_ctx_t* ctx) {
   if (axis >= xv->rank || yv->rank != xv->rank - 1 + iv->rank) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "axis or output rank does not fit the inputs");
   }
-  uint32_t bx = lower_add_input(ctx, x, "x");
+  if (compressed && axis != 0) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "a compressed table needs axis 0");
+  lower_weight_t wx = {UINT32_MAX, UINT32_MAX, INGOT_DTYPE_F32};
+  if (compressed) wx = lower_add_weight(ctx, x, "x");
+  uint32_t bx = compressed ? wx.buffer : lower_add_input(ctx, x, "x");
   uint32_t bi = lower_add_input(ctx, idx, "indices");
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
@@ -114,9 +127,11 @@ ingot_status_t lower_gather(lower_ctx_t* ctx) {
   for (int32_t d = (int32_t)axis + 1; d < xv->rank; ++d) xi[d] = loops.idx[d - 1 + q];
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
                    ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx),
-                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
-  set_workload(ctx, ingot_arena_printf(ctx->arena, "gather %s x=%s i=%s axis%lld", dt(xv->dtype),
-                                       lower_shape_str(ctx, x), lower_shape_str(ctx, idx), (long long)axis));
+                                  compressed ? lower_weight_load(ctx, &wx, ingot_ir_flat_index(f, bx, xi), xi[0])
+                                             : ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "gather %s%s x=%s i=%s axis%lld", dt(yv->dtype),
+                                       lower_weight_tag(ctx, &wx), lower_shape_str(ctx, x), lower_shape_str(ctx, idx),
+                                       (long long)axis));
   return INGOT_OK;
 }
 

@@ -125,7 +125,7 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   uint32_t a = lower_input(ctx, 0), b = lower_input(ctx, 1), c = lower_input(ctx, 2);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, a, true)) || (s = lower_check_value(ctx, b, true)) ||
+  if ((s = lower_check_value(ctx, a, true)) || (s = lower_check_weight(ctx, b)) ||
       (s = lower_check_value(ctx, y, true))) {
     return s;
   }
@@ -156,7 +156,8 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   bool use_c = c != INGOT_NO_VALUE && beta != 0.0;
 
   uint32_t ba = lower_add_input(ctx, a, "a");
-  uint32_t bb = lower_add_input(ctx, b, "b");
+  lower_weight_t wb = lower_add_weight(ctx, b, "b");
+  uint32_t bb = wb.buffer;
   uint32_t bc = use_c ? lower_add_input(ctx, c, "c") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
@@ -178,7 +179,7 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
     ingot_ir_expr_t* bi[3] = {sp.idx[0], red.idx[0], sp.idx[2]};
     ingot_ir_expr_t* yidx[2] = {sp.idx[1], ingot_ir_add(f, ingot_ir_mul(f, sp.idx[0], ingot_ir_int(f, block)), sp.idx[2])};
     ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
-                                         ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
+                                         lower_weight_load(ctx, &wb, ingot_ir_flat_index(f, bb, bi), yidx[1]));
     yi = ingot_ir_flat_index(f, by, yidx);
     ingot_ir_expr_t* init = alpha == 1.0 ? c_term(ctx, bc, beta, yidx) : NULL;
     ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, init ? init : lower_f32(ctx, 0.0));
@@ -191,7 +192,7 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
     ingot_ir_expr_t* ai[2] = {ta ? red.idx[0] : sp.idx[0], ta ? sp.idx[0] : red.idx[0]};
     ingot_ir_expr_t* bi[2] = {tb ? sp.idx[1] : red.idx[0], tb ? red.idx[0] : sp.idx[1]};
     ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai)),
-                                         ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi)));
+                                         lower_weight_load(ctx, &wb, ingot_ir_flat_index(f, bb, bi), sp.idx[1]));
     yi = ingot_ir_flat_index(f, by, sp.idx);
     ingot_ir_expr_t* init = alpha == 1.0 ? c_term(ctx, bc, beta, sp.idx) : NULL;
     ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, yi, init ? init : lower_f32(ctx, 0.0));
@@ -214,8 +215,8 @@ ingot_status_t lower_gemm(lower_ctx_t* ctx) {
   /* The workload names the computation, not the layout chosen for it: a
    * constant B (packed or not, transposed or not) is "bconst". */
   bool b_const = lower_value(ctx, b)->kind == INGOT_VALUE_WEIGHT;
-  ctx->workload = ingot_arena_printf(ctx->arena, "gemm f32 m%lld n%lld k%lld ta%d %s alpha%g beta%g c=%s act=%s",
-                                     (long long)m, (long long)n, (long long)kk, ta, b_const ? "bconst" : tb ? "tb1" : "tb0",
+  ctx->workload = ingot_arena_printf(ctx->arena, "gemm f32%s m%lld n%lld k%lld ta%d %s alpha%g beta%g c=%s act=%s",
+                                     lower_weight_tag(ctx, &wb), (long long)m, (long long)n, (long long)kk, ta, b_const ? "bconst" : tb ? "tb1" : "tb0",
                                      alpha, use_c ? beta : 0.0, use_c ? lower_shape_str(ctx, c) : "none",
                                      lower_activation_name(ctx));
   return INGOT_OK;
@@ -323,7 +324,8 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
   uint32_t bzp = qlinear ? lower_input(ctx, 5) : integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, a, !integer)) || (s = lower_check_value(ctx, b, !integer)) ||
+  if ((s = lower_check_value(ctx, a, !integer)) ||
+      (s = integer ? lower_check_value(ctx, b, false) : lower_check_weight(ctx, b)) ||
       (s = lower_check_value(ctx, y, !integer))) {
     return s;
   }
@@ -405,7 +407,12 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "zero points must be scalars or per row of A / per column of B");
   }
   uint32_t ba = lower_add_input(ctx, a, "a");
-  uint32_t bb = lower_add_input(ctx, b, "b");
+  /* A float MatMul's constant B may be stored compressed (lower_weight_load). */
+  lower_weight_t wb = {lower_add_input(ctx, b, "b"), UINT32_MAX, INGOT_DTYPE_F32};
+  if (!integer) wb = lower_add_weight(ctx, b, "b");
+  if (wb.dtype != INGOT_DTYPE_F32 && (b_vec || b_batch))
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a compressed B must be 2-D");
+  uint32_t bb = wb.buffer;
   uint32_t bazp = azp != INGOT_NO_VALUE ? lower_add_input(ctx, azp, "a_zero") : UINT32_MAX;
   uint32_t bbzp = bzp != INGOT_NO_VALUE ? lower_add_input(ctx, bzp, "b_zero") : UINT32_MAX;
   if (bias != INGOT_NO_VALUE && (b_vec || ingot_value_numel(lower_value(ctx, bias)) != n))
@@ -493,7 +500,12 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
     bi[b_batch + 1] = sp.idx[ns - 1];
   }
   ingot_ir_expr_t* av_e = ingot_ir_load(f, ba, ingot_ir_flat_index(f, ba, ai));
-  ingot_ir_expr_t* bv_e = ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi));
+  /* The output column j (for a compressed B's scale). */
+  ingot_ir_expr_t* bcol = b_vec ? ingot_ir_int(f, 0)
+                          : block ? ingot_ir_add(f, ingot_ir_mul(f, sp.idx[batch], ingot_ir_int(f, block)), sp.idx[sp.count - 1])
+                                  : sp.idx[ns - 1];
+  ingot_ir_expr_t* bv_e = integer ? ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, bi))
+                                  : lower_weight_load(ctx, &wb, ingot_ir_flat_index(f, bb, bi), bcol);
   if (integer) {
     av_e = ingot_ir_cast(f, INGOT_DTYPE_I32, av_e);
     bv_e = ingot_ir_cast(f, INGOT_DTYPE_I32, bv_e);
@@ -564,7 +576,7 @@ ingot_status_t lower_matmul(lower_ctx_t* ctx) {
                                                                   ingot_dtype_name(lower_value(ctx, a)->dtype),
                                                                   ingot_dtype_name(lower_value(ctx, b)->dtype),
                                                                   (long long)azp_n, (long long)bzp_n)
-                                             : "matmul f32",
+                                             : ingot_arena_printf(ctx->arena, "matmul f32%s", lower_weight_tag(ctx, &wb)),
                                      lower_shape_str(ctx, a), logical_shape_str(ctx, bv), (long long)m, (long long)n,
                                      (long long)kk, lower_activation_name(ctx), bbias != UINT32_MAX ? " bias" : "",
                                      scaled ? ingot_arena_printf(ctx->arena, " scale=%.9g", scale) : "",

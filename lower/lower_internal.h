@@ -101,6 +101,30 @@ ingot_status_t lower_refuse_activation(const lower_ctx_t* ctx);
  * records it as the next kernel argument. An input already added returns its
  * existing buffer (x + x reads one argument). Add all inputs before outputs. */
 uint32_t lower_add_input(lower_ctx_t* ctx, uint32_t value, const char* name);
+
+/* The float32 weight operand of a contraction (Conv, ConvBlocked, MatMul,
+ * Gemm: node input 1) or a Gather's table (input 0; see
+ * ingot_node_compressed_input), stored as float32 or compressed by
+ * ingot_graph_compress_weights (float16, bfloat16, or int8 with the
+ * node's per-output-channel scales at node.weight_scale_input). */
+typedef struct lower_weight_t {
+  uint32_t buffer;     /* the weight, in its stored dtype */
+  uint32_t scale;      /* int8: the float32 scales; UINT32_MAX: none */
+  ingot_dtype_t dtype; /* the stored dtype */
+} lower_weight_t;
+/* lower_check_value for the weight operand `value`: float32,
+ * or a weight stored in float16, bfloat16 or int8 (with its scales). */
+ingot_status_t lower_check_weight(const lower_ctx_t* ctx, uint32_t value);
+/* Adds the weight operand (and its scales) as inputs. */
+lower_weight_t lower_add_weight(lower_ctx_t* ctx, uint32_t value, const char* name);
+/* The weight element at flat `index` as float32: a plain load, or the
+ * stored value cast to float32 (times scale[channel] for int8). */
+ingot_ir_expr_t* lower_weight_load(lower_ctx_t* ctx, const lower_weight_t* w, ingot_ir_expr_t* index,
+                                   ingot_ir_expr_t* channel);
+/* What a workload key adds for a compressed weight: "" (float32), else
+ * " w=float16" and the like, so that a tuning record of one kernel is never
+ * applied to the other. */
+const char* lower_weight_tag(lower_ctx_t* ctx, const lower_weight_t* w);
 uint32_t lower_add_output(lower_ctx_t* ctx, uint32_t value, const char* name);
 /* The same for a view of the value's bytes as `dtype`, which must be as
  * wide as the value's (BitCast reads and writes its tensors as integers of

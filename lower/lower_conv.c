@@ -145,6 +145,27 @@ static ingot_ir_expr_t* int_operand(lower_ctx_t* ctx, ingot_ir_expr_t* v, uint32
   return ingot_ir_binary(f, INGOT_IR_SUB, v, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bz, zi)));
 }
 
+/* Channel 4g + j of word g of `channels` channels; past the last, the last
+ * again (it meets a zero weight). */
+static ingot_ir_expr_t* word_channel(ingot_ir_func_t* f, ingot_ir_expr_t* g, int64_t j, int64_t channels) {
+  ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, g, ingot_ir_int(f, 4)), ingot_ir_int(f, j));
+  if (channels % 4 && j >= channels % 4) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
+  return ch;
+}
+
+/* word + byte j of a dot4 word: x' = x (uint8) or x + 128 (int8) as uint32,
+ * shifted to bits 8j..8j+7 (disjoint bits: the sum is the word); word NULL
+ * for the first. */
+static ingot_ir_expr_t* word_add_byte(ingot_ir_func_t* f, ingot_ir_expr_t* word, ingot_ir_expr_t* x, bool x_signed,
+                                      int64_t j) {
+  ingot_ir_expr_t* byte = x_signed ? ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_I32, x),
+                                                  ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 128)))
+                                   : x;
+  byte = ingot_ir_cast(f, INGOT_DTYPE_U32, byte);
+  if (j) byte = ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, (int64_t)1 << (8 * j))));
+  return word ? ingot_ir_add(f, word, byte) : byte;
+}
+
 /* A dot4 conv over words vectorizes along its output row when its
  * reduction has at most DOT4_ROW_MAX_STEPS steps (groups of 4 channels x
  * taps) and its stride along the row is 1, or when its input has one group
@@ -214,15 +235,8 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   ingot_ir_expr_t* cond = NULL;
   if (x_words) word = window_load(ctx, bx, win, bsp.idx[0], red.idx[0], bsp.idx + o_pos, &red, &cond);
   for (int64_t j = 0; j < 4 && !x_words; ++j) {
-    ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, red.idx[0], ingot_ir_int(f, 4)), ingot_ir_int(f, j));
-    if (channels % 4 && j >= channels % 4) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
-    ingot_ir_expr_t* xj = window_load(ctx, bx, win, bsp.idx[0], ch, bsp.idx + o_pos, &red, &cond);
-    ingot_ir_expr_t* byte = x_signed ? ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_I32, xj),
-                                                    ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 128)))
-                                     : xj;
-    byte = ingot_ir_cast(f, INGOT_DTYPE_U32, byte);
-    if (j) byte = ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, (int64_t)1 << (8 * j))));
-    word = word ? ingot_ir_add(f, word, byte) : byte;
+    ingot_ir_expr_t* ch = word_channel(f, red.idx[0], j, channels);
+    word = word_add_byte(f, word, window_load(ctx, bx, win, bsp.idx[0], ch, bsp.idx + o_pos, &red, &cond), x_signed, j);
   }
   if (cond) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "dot4 words for a conv with padding");
   ingot_ir_expr_t* xw = ingot_ir_cast(f, INGOT_DTYPE_I32, word);
@@ -755,17 +769,9 @@ ingot_status_t lower_dot4_words(lower_ctx_t* ctx) {
   lower_loops_make(ctx, &sp, (uint32_t)yv->rank, yv->dims, names);
   ingot_ir_expr_t* word = NULL;
   for (int64_t j = 0; j < 4; ++j) {
-    ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[1], ingot_ir_int(f, 4)), ingot_ir_int(f, j));
-    if (channels % 4 && j >= channels % 4) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
     ingot_ir_expr_t* xi[INGOT_MAX_RANK];
-    for (int32_t d = 0; d < xv->rank; ++d) xi[d] = d == 1 ? ch : sp.idx[d];
-    ingot_ir_expr_t* xj = ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi));
-    ingot_ir_expr_t* byte = x_signed ? ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_I32, xj),
-                                                    ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 128)))
-                                     : xj;
-    byte = ingot_ir_cast(f, INGOT_DTYPE_U32, byte);
-    if (j) byte = ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, (int64_t)1 << (8 * j))));
-    word = word ? ingot_ir_add(f, word, byte) : byte;
+    for (int32_t d = 0; d < xv->rank; ++d) xi[d] = d == 1 ? word_channel(f, sp.idx[1], j, channels) : sp.idx[d];
+    word = word_add_byte(f, word, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)), x_signed, j);
   }
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
                    ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), ingot_ir_cast(f, INGOT_DTYPE_I32, word)));

@@ -516,6 +516,21 @@ const char* ingot_node_attr_string(const ingot_node_t* node, const char* name, c
 /* INTS attribute: its entries and count, or (NULL, 0) if absent. */
 const int64_t* ingot_node_attr_ints(const ingot_node_t* node, const char* name, uint32_t* out_count);
 
+/* TfIdfVectorizer's attributes, checked (graph/infer_data.c): the pool's
+ * n-grams in order, entry k of size[k] ids from pool[offset[k]], counted
+ * into output column column[k] and weighted by weight[k] (1 without
+ * `weights`). Entries of a size outside [min_gram, max_gram] are never
+ * counted. mode: 0 TF, 1 IDF, 2 TFIDF. Arrays from `arena`. */
+typedef struct ingot_tfidf_t {
+  int mode;
+  int64_t min_gram, max_gram, max_skip, columns;
+  uint32_t entries;
+  const int64_t* pool;
+  int64_t *size, *offset, *column;
+  float* weight;
+} ingot_tfidf_t;
+ingot_status_t ingot_graph_tfidf_params(ingot_arena_t* arena, const ingot_node_t* node, ingot_tfidf_t* out);
+
 /* Fixes symbolic input dimensions: "name=1x3x224x224". Fails on an unknown
  * name, a rank mismatch, or a fixed dimension that disagrees. */
 ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spec);

@@ -1052,3 +1052,78 @@ ingot_status_t infer_compress(infer_ctx_t* c) {
   infer_set_output(c, 0, x->dtype, x->rank, dims);
   return INGOT_OK;
 }
+
+/* ---- TfIdfVectorizer ---- */
+
+ingot_status_t ingot_graph_tfidf_params(ingot_arena_t* arena, const ingot_node_t* n, ingot_tfidf_t* out) {
+  memset(out, 0, sizeof(*out));
+  if (ingot_node_attr(n, "pool_strings"))
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "pool_strings: string tensors are not supported (pool_int64s is)");
+  const char* mode = ingot_node_attr_string(n, "mode", "");
+  out->mode = !strcmp(mode, "TF") ? 0 : !strcmp(mode, "IDF") ? 1 : !strcmp(mode, "TFIDF") ? 2 : -1;
+  if (out->mode < 0) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "mode '%s' is not TF, IDF or TFIDF", mode);
+  out->min_gram = ingot_node_attr_int(n, "min_gram_length", 0);
+  out->max_gram = ingot_node_attr_int(n, "max_gram_length", 0);
+  out->max_skip = ingot_node_attr_int(n, "max_skip_count", 0);
+  if (out->min_gram < 1 || out->max_gram < out->min_gram || out->max_skip < 0 || out->max_gram > 64 ||
+      out->max_skip > 1024) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                      "min_gram_length %lld, max_gram_length %lld, max_skip_count %lld do not fit",
+                      (long long)out->min_gram, (long long)out->max_gram, (long long)out->max_skip);
+  }
+  uint32_t pool_n = 0, counts_n = 0, index_n = 0;
+  out->pool = ingot_node_attr_ints(n, "pool_int64s", &pool_n);
+  const int64_t* counts = ingot_node_attr_ints(n, "ngram_counts", &counts_n);
+  const int64_t* indexes = ingot_node_attr_ints(n, "ngram_indexes", &index_n);
+  if (!counts || !indexes || index_n == 0) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "ngram_counts and ngram_indexes are required");
+  }
+  /* ngram_counts[s]: where the (s + 1)-grams start in the pool */
+  out->size = INGOT_ARENA_ARRAY(arena, int64_t, index_n);
+  out->offset = INGOT_ARENA_ARRAY(arena, int64_t, index_n);
+  out->column = INGOT_ARENA_ARRAY(arena, int64_t, index_n);
+  out->weight = INGOT_ARENA_ARRAY(arena, float, index_n);
+  uint32_t k = 0;
+  for (uint32_t sz = 0; sz < counts_n; ++sz) {
+    int64_t begin = counts[sz], end = sz + 1 < counts_n ? counts[sz + 1] : (int64_t)pool_n;
+    if (begin < 0 || end < begin || end > (int64_t)pool_n || (end - begin) % (int64_t)(sz + 1)) {
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "ngram_counts[%u] = %lld does not fit a pool of %u ids", sz,
+                        (long long)begin, pool_n);
+    }
+    for (int64_t at = begin; at < end; at += (int64_t)(sz + 1)) {
+      if (k == index_n) break;
+      out->size[k] = (int64_t)(sz + 1);
+      out->offset[k++] = at;
+    }
+  }
+  if (k != index_n) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "ngram_indexes has %u entries, the pool %u n-grams", index_n, k);
+  }
+  const ingot_attr_t* w = ingot_node_attr(n, "weights");
+  if (w && w->count != index_n)
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "weights has %u entries, the pool %u n-grams", w->count, index_n);
+  for (uint32_t e = 0; e < index_n; ++e) {
+    if (indexes[e] < 0 || indexes[e] >= ((int64_t)1 << 24))
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "ngram_indexes[%u] = %lld is out of range", e,
+                        (long long)indexes[e]);
+    out->column[e] = indexes[e];
+    out->weight[e] = w ? w->floats[e] : 1.0f;
+    if (indexes[e] + 1 > out->columns) out->columns = indexes[e] + 1;
+  }
+  out->entries = index_n;
+  return INGOT_OK;
+}
+
+ingot_status_t infer_tfidf(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if ((x->dtype != INGOT_DTYPE_I32 && x->dtype != INGOT_DTYPE_I64) || x->rank < 1 || x->rank > 2) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input X must be int32 or int64 [N] or [B, N] (is %s, rank %d)",
+                      ingot_graph_dtype_name(x->dtype), x->rank);
+  }
+  ingot_tfidf_t t;
+  ingot_status_t s = ingot_graph_tfidf_params(&c->g->arena, c->n, &t);
+  if (s) return s;
+  int64_t dims[2] = {x->rank == 2 ? x->dims[0] : t.columns, t.columns};
+  infer_set_output(c, 0, INGOT_DTYPE_F32, x->rank, x->rank == 2 ? dims : dims + 1);
+  return INGOT_OK;
+}

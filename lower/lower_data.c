@@ -782,3 +782,76 @@ ingot_status_t lower_compress(lower_ctx_t* ctx) {
                                        lower_shape_str(ctx, x), axis, (long long)len, (long long)kept));
   return INGOT_OK;
 }
+
+/* TfIdfVectorizer (ingot_graph_tfidf_params): y = 0, then for each pool
+ * n-gram k of size n, one OTHER stage per row b:
+ *   count = sum over starts i and skips d (d = 1 for a unigram, 1 ..
+ *           max_skip + 1 otherwise) of [i + (n-1) d < N and
+ *           x[b, i + j d] = pool[k][j] for j < n]
+ *   y[b, column[k]] = count (TF) | count > 0 ? weight[k] : 0 (IDF) |
+ *                     count * weight[k] (TFIDF)
+ * the counting of ONNX's reference (unigrams once, not per skip). */
+ingot_status_t lower_tfidf(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = lower_check_value_dt(ctx, x, LOWER_DT(INGOT_DTYPE_I32) | LOWER_DT(INGOT_DTYPE_I64))) ||
+      (s = lower_check_value_dt(ctx, y, LOWER_DT(INGOT_DTYPE_F32)))) {
+    return s;
+  }
+  ingot_tfidf_t t;
+  if ((s = ingot_graph_tfidf_params(ctx->arena, ctx->node, &t))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t rows = xv->rank == 2 ? xv->dims[0] : 1, len = xv->dims[xv->rank - 1];
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, yv->rank, yv->dims);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx), lower_const(ctx, INGOT_DTYPE_F32, 0.0)));
+  static const char* const kRow[1] = {"b"};
+  static const char* const kStart[1] = {"i"};
+  for (uint32_t k = 0; k < t.entries; ++k) {
+    int64_t n = t.size[k];
+    if (n < t.min_gram || n > t.max_gram || len < 1) continue;
+    int64_t skips = n == 1 ? 1 : t.max_skip + 1;
+    lower_loops_t sp, red;
+    lower_loops_make(ctx, &sp, 1, &rows, kRow);
+    lower_loops_make(ctx, &red, 1, &len, kStart);
+    ingot_ir_expr_t* term = NULL;
+    for (int64_t d = 1; d <= skips; ++d) {
+      if ((n - 1) * d >= len) break;
+      ingot_ir_expr_t* hit = ingot_ir_binary(f, INGOT_IR_LT, red.idx[0], ingot_ir_int(f, len - (n - 1) * d));
+      for (int64_t j = 0; j < n; ++j) {
+        /* clamped into the row: the test above decides, the load stays inside */
+        ingot_ir_expr_t* at = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_add(f, red.idx[0], ingot_ir_int(f, j * d)),
+                                              ingot_ir_int(f, len - 1));
+        ingot_ir_expr_t* xi = xv->rank == 2 ? ingot_ir_add(f, ingot_ir_mul(f, sp.idx[0], ingot_ir_int(f, len)), at) : at;
+        ingot_ir_expr_t* v = ingot_ir_cast(f, INGOT_DTYPE_I64, ingot_ir_load(f, bx, xi));
+        hit = lower_and(ctx, hit, ingot_ir_binary(f, INGOT_IR_EQ, v, ingot_ir_int(f, t.pool[t.offset[k] + j])));
+      }
+      ingot_ir_expr_t* one = ingot_ir_select(f, hit, lower_const(ctx, INGOT_DTYPE_F32, 1.0),
+                                             lower_const(ctx, INGOT_DTYPE_F32, 0.0));
+      term = term ? ingot_ir_add(f, term, one) : one;
+    }
+    if (!term) continue;
+    uint32_t acc = lower_add_var(ctx, "count", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F32);
+    ingot_ir_expr_t* count = ingot_ir_var(f, acc);
+    ingot_ir_expr_t* w = lower_const(ctx, INGOT_DTYPE_F32, t.weight[k]);
+    ingot_ir_expr_t* v = t.mode == 0 ? count
+                         : t.mode == 1 ? ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, lower_const(ctx, INGOT_DTYPE_F32, 0.0),
+                                                                             count),
+                                                         w, lower_const(ctx, INGOT_DTYPE_F32, 0.0))
+                                       : ingot_ir_mul(f, count, w);
+    ingot_ir_expr_t* col = ingot_ir_int(f, t.column[k]);
+    ingot_ir_expr_t* yi = yv->rank == 2 ? ingot_ir_add(f, ingot_ir_mul(f, sp.idx[0], ingot_ir_int(f, t.columns)), col) : col;
+    lower_emit_accumulate(ctx, &sp, 0, &red, acc, lower_const(ctx, INGOT_DTYPE_F32, 0.0), term,
+                          ingot_ir_store(f, by, yi, v));
+  }
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+  ctx->workload = ingot_arena_printf(ctx->arena, "tfidf %s x=%s mode%d grams%lld-%lld skip%lld pool%u", dt(xv->dtype),
+                                     lower_shape_str(ctx, x), t.mode, (long long)t.min_gram, (long long)t.max_gram,
+                                     (long long)t.max_skip, t.entries);
+  return INGOT_OK;
+}

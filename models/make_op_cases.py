@@ -25,6 +25,11 @@ compare.py):
     nearest with zeros and align_corners 1; theta scales past the image so
     that every padding mode is exercised.
 
+  tfidf.onnx (opset 9), input ids [3, 16] (int64): two TfIdfVectorizers over
+    one pool of uni-, bi- and trigrams, TFIDF with weights, skips up to 2 and
+    permuted columns, and IDF of the 2- and 3-grams alone (a row with no
+    match at all).
+
   empty_outputs.onnx (opset 18), input x [2, 5]: Split into [2, 0], [2, 5]
     and [2, 0]; the empty parts are outputs, one through a Sigmoid (a node
     with nothing to write: no kernel) and one through a Concat with the
@@ -181,6 +186,26 @@ def half_cnn(rng):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def tfidf():
+    # ids [3, 16] in 0..9: unigrams 2, 3, 7; bigrams (2, 3), (7, 7), (3, 2); trigram (1, 2, 3);
+    # two vectorizers over the same ids: TFIDF with weights, up to 2 skips, 1- to 3-grams,
+    # columns permuted (one unused); IDF of 2- and 3-grams only, no skips.
+    pool = [2, 3, 7, 2, 3, 7, 7, 3, 2, 1, 2, 3]
+    counts = [0, 3, 9]
+    a = helper.make_node("TfIdfVectorizer", ["ids"], ["tfidf"], mode="TFIDF", min_gram_length=1,
+                         max_gram_length=3, max_skip_count=2, ngram_counts=counts,
+                         ngram_indexes=[6, 0, 2, 1, 4, 3, 5], pool_int64s=pool,
+                         weights=[0.5, 1.5, 2.0, 0.25, 3.0, 1.0, 4.0])
+    b = helper.make_node("TfIdfVectorizer", ["ids"], ["idf"], mode="IDF", min_gram_length=2,
+                         max_gram_length=3, max_skip_count=0, ngram_counts=counts,
+                         ngram_indexes=[0, 1, 2, 3, 4, 5, 6], pool_int64s=pool,
+                         weights=[1.0, 1.0, 1.0, 2.5, 0.5, 1.5, 7.0])
+    g = helper.make_graph([a, b], "tfidf", [helper.make_tensor_value_info("ids", TensorProto.INT64, [3, 16])],
+                          [helper.make_tensor_value_info("tfidf", TensorProto.FLOAT, [3, 7]),
+                           helper.make_tensor_value_info("idf", TensorProto.FLOAT, [3, 7])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 9)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
@@ -189,12 +214,18 @@ def main():
     rng = np.random.default_rng(15)
     for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot()),
                         ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs()),
-                        ("rnn_activations", rnn_activations(rng)), ("half_cnn", half_cnn(rng))):
+                        ("rnn_activations", rnn_activations(rng)), ("half_cnn", half_cnn(rng)),
+                        ("tfidf", tfidf())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order
     ids = np.array([-9, -8, -7, -6, -1, 0, 1, 3, 5, 6, 7, 8, 2, -3, 4], dtype=np.int64).reshape(3, 5)
     np.save(os.path.join(args.out, "split_onehot_ids.npy"), ids)
+    # token ids with the pool's n-grams at skips 0, 1 and 2 (and 8, 9 that match nothing)
+    tokens = np.array([[2, 3, 2, 3, 7, 7, 1, 2, 3, 9, 2, 8, 3, 7, 0, 7],
+                       [1, 2, 3, 2, 1, 9, 2, 3, 3, 2, 7, 9, 7, 9, 9, 7],
+                       [8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]], dtype=np.int64)
+    np.save(os.path.join(args.out, "tfidf_ids.npy"), tokens)
     # theta: a rotation with a scale past the image (1.4), and a shear with a shift
     theta = np.array([[[1.2, -0.7, 0.1], [0.7, 1.2, -0.2]], [[1.4, 0.3, -0.45], [0.0, -1.3, 0.33]]], dtype=np.float32)
     np.save(os.path.join(args.out, "spatial_transformer_theta.npy"), theta)

@@ -473,6 +473,9 @@ static LLVMValueRef unary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     case INGOT_IR_ROUND:
       if (is_int(t)) return a;
       if (!fl) return unsupported(F, name, t);
+      /* one instruction where the target rounds (roundps/vrndscaleps with
+       * imm 8, frintn): ties to even whatever the rounding mode */
+      if (F->g->m.has_round) return intrinsic1(F, "llvm.roundeven", a);
       return call_math(F, f32 ? INGOT_LLVM_MATH_ROUNDF : INGOT_LLVM_MATH_ROUND, a, NULL);
     case INGOT_IR_SIN:
     case INGOT_IR_COS:

@@ -166,6 +166,13 @@ typedef struct ingot_epilogue_t {
    * (begin of each spatial axis, then end; 2-D producers only). */
   bool output_padded;
   int64_t output_pads[6];
+  /* 0, or (a ConvInteger; ingot_graph_fuse_requantize) the node input slot
+   * of a fused requantization's x scale: slots requant_input.. + 4 hold x's
+   * scale, w's scale, y's scale and zero point and the int32 bias (the last
+   * may be absent), as a Requantize node's inputs 1..5 with axis 1. Output
+   * 0 is then the quantized y, output 1 the int32 sums, which the kernel
+   * keeps in registers where its schedule allows (scratch otherwise). */
+  uint32_t requant_input;
 } ingot_epilogue_t;
 
 /* ---- Typed op parameters (graph/params.def, graph/params.c) ----
@@ -787,6 +794,11 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
  * tensor (node.epilogue.output_padded) and zeroes the border itself, so the copy the
  * Pad made goes. Needs inferred shapes (graph/passes_layout.c). */
 ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph);
+/* Fuses each Requantize (axis 1) into the ConvInteger whose int32 sums it
+ * alone reads (epilogue.requant_input): one kernel, whose schedule stores
+ * the requantized bytes straight from the accumulators. Run after
+ * ingot_graph_pack_weights. */
+ingot_status_t ingot_graph_fuse_requantize(ingot_graph_t* graph);
 /* Drops dead nodes and values no node or graph output references. */
 void ingot_graph_compact(ingot_graph_t* graph);
 

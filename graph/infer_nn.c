@@ -829,6 +829,13 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
   const ingot_window_params_t* win = &c->n->params.u.conv.window;
   int64_t dims[INGOT_MAX_RANK] = {x->dims[0], w->dims[0]};
   for (int32_t i = 0; i < win->spatial; ++i) dims[2 + i] = win->out[i];
+  uint32_t rq = c->n->epilogue.requant_input;
+  if (rq) { /* fused requantization: the bytes, then the int32 sums */
+    const ingot_value_t* yz = infer_input(c, rq + 3);
+    infer_set_output(c, 0, yz ? yz->dtype : INGOT_DTYPE_U8, x->rank, dims);
+    infer_set_output(c, 1, INGOT_DTYPE_I32, x->rank, dims);
+    return INGOT_OK;
+  }
   infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);
   return INGOT_OK;
 }

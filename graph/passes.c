@@ -1112,6 +1112,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_fuse_elementwise(graph)) || (s = ingot_graph_infer_shapes(graph))) return s;
   if ((s = ingot_graph_pad_into_producers(graph))) return s;
   if ((s = ingot_graph_pack_weights(graph))) return s;
+  if ((s = ingot_graph_fuse_requantize(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   ingot_graph_compact(graph);
   return ingot_graph_settle_guards(graph);

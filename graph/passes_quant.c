@@ -385,3 +385,47 @@ ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph) {
   free(uses);
   return INGOT_OK;
 }
+
+/* ---- Requantize into its ConvInteger ---- */
+
+ingot_status_t ingot_graph_fuse_requantize(ingot_graph_t* graph) {
+  uint32_t* uses = ingot_graph_use_counts(graph);
+  for (uint32_t i = 0; i < graph->node_count; ++i) {
+    ingot_node_t* r = &graph->nodes[i];
+    if (r->dead || r->op != INGOT_OP_REQUANTIZE || r->output_count != 1 || r->input_count < 5 ||
+        r->epilogue.activation != INGOT_ACTIVATION_NONE)
+      continue;
+    const ingot_attr_t* ax = ingot_node_attr(r, "axis");
+    const ingot_attr_t* al = ingot_node_attr(r, "alpha");
+    uint32_t acc = r->inputs[0];
+    if (!ax || ax->type != INGOT_ATTR_INT || ax->i != 1 || (al && al->f != 1.0f) || acc == INGOT_NO_VALUE ||
+        uses[acc] != 1 || graph->values[acc].is_output)
+      continue;
+    uint32_t p = graph->values[acc].producer;
+    if (p == INGOT_NO_VALUE || p >= graph->node_count) continue;
+    ingot_node_t* c = &graph->nodes[p];
+    const ingot_epilogue_t* ep = &c->epilogue;
+    if (c->dead || c->op != INGOT_OP_CONVINTEGER || c->output_count != 1 || c->input_count > 4 ||
+        ep->activation != INGOT_ACTIVATION_NONE || ep->residual_input || ep->bias_input || ep->output_padded ||
+        ep->requant_input)
+      continue;
+    uint32_t* in = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 9);
+    for (uint32_t k = 0; k < 4; ++k) in[k] = k < c->input_count ? c->inputs[k] : INGOT_NO_VALUE;
+    for (uint32_t k = 0; k < 5; ++k) in[4 + k] = 1 + k < r->input_count ? r->inputs[1 + k] : INGOT_NO_VALUE;
+    uint32_t* out = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 2);
+    out[0] = r->outputs[0];
+    out[1] = acc;
+    c->inputs = in;
+    c->input_count = in[8] != INGOT_NO_VALUE ? 9 : 8;
+    c->outputs = out;
+    c->output_count = 2;
+    c->epilogue.requant_input = 4;
+    /* the user's node name (the QLinearConv's, or the QuantizeLinear's of a
+     * QDQ group) stays on the one kernel */
+    c->name = r->name;
+    graph->values[out[0]].producer = p;
+    r->dead = true;
+  }
+  free(uses);
+  return INGOT_OK;
+}

@@ -502,6 +502,10 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   if (n->epilogue.bias_input) ++max_in;
   if (n->epilogue.residual_input && (int)n->epilogue.residual_input >= max_in) max_in = (int)n->epilogue.residual_input + 1;
   if (n->epilogue.bias_input && (int)n->epilogue.bias_input >= max_in) max_in = (int)n->epilogue.bias_input + 1;
+  if (n->epilogue.requant_input) { /* a fused requantization: 5 more inputs, the int32 sums as output 1 */
+    max_in = (int)n->epilogue.requant_input + 5;
+    max_out = 2;
+  }
   if ((int)n->input_count < min_in || (int)n->input_count > max_in) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u inputs, expected %d..%d", n->input_count, min_in, max_in);
   }

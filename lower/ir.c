@@ -62,6 +62,7 @@ uint32_t ingot_ir_add_var(ingot_ir_func_t* f, const char* name, ingot_ir_var_kin
   v->name = unique == name ? ingot_arena_strdup(&f->arena, name) : unique;
   v->kind = kind;
   v->dtype = kind == INGOT_IR_VAR_LOOP ? INGOT_DTYPE_I64 : dtype;
+  v->value = NULL;
   return f->var_count++;
 }
 
@@ -323,6 +324,51 @@ ingot_ir_expr_t* ingot_ir_expr_substitute(ingot_ir_func_t* f, ingot_ir_expr_t* e
   }
   return e;
 }
+
+void ingot_ir_set_var_value(ingot_ir_func_t* f, uint32_t var, ingot_ir_expr_t* value) {
+  if (var < f->var_count) f->vars[var].value = value;
+}
+
+/* Values lead to other variables, never back (ingot_ir_set_var_value); the
+ * depth bound only stops a caller's mistake from recursing forever. */
+static ingot_ir_expr_t* resolve(ingot_ir_func_t* f, ingot_ir_expr_t* e, int depth) {
+  if (depth > 64) return e;
+  switch (e->kind) {
+    case INGOT_IR_EXPR_INT:
+    case INGOT_IR_EXPR_FLOAT: return e;
+    case INGOT_IR_EXPR_VAR: {
+      ingot_ir_expr_t* v = e->u.var < f->var_count ? f->vars[e->u.var].value : NULL;
+      return v ? resolve(f, v, depth + 1) : e;
+    }
+    case INGOT_IR_EXPR_LOAD: {
+      ingot_ir_expr_t* i = resolve(f, e->u.load.index, depth);
+      return i == e->u.load.index ? e : ingot_ir_load(f, e->u.load.buffer, i);
+    }
+    case INGOT_IR_EXPR_UNARY: {
+      ingot_ir_expr_t* a = resolve(f, e->u.unary.a, depth);
+      return a == e->u.unary.a ? e : ingot_ir_unary(f, e->u.unary.op, a);
+    }
+    case INGOT_IR_EXPR_CAST: {
+      ingot_ir_expr_t* a = resolve(f, e->u.unary.a, depth);
+      return a == e->u.unary.a ? e : ingot_ir_cast(f, e->dtype, a);
+    }
+    case INGOT_IR_EXPR_BINARY: {
+      ingot_ir_expr_t* a = resolve(f, e->u.binary.a, depth);
+      ingot_ir_expr_t* b = resolve(f, e->u.binary.b, depth);
+      return a == e->u.binary.a && b == e->u.binary.b ? e : ingot_ir_binary(f, e->u.binary.op, a, b);
+    }
+    case INGOT_IR_EXPR_SELECT: {
+      ingot_ir_expr_t* c = resolve(f, e->u.select.cond, depth);
+      ingot_ir_expr_t* a = resolve(f, e->u.select.a, depth);
+      ingot_ir_expr_t* b = resolve(f, e->u.select.b, depth);
+      if (c == e->u.select.cond && a == e->u.select.a && b == e->u.select.b) return e;
+      return ingot_ir_select(f, c, a, b);
+    }
+  }
+  return e;
+}
+
+ingot_ir_expr_t* ingot_ir_expr_resolve(ingot_ir_func_t* f, ingot_ir_expr_t* e) { return resolve(f, e, 0); }
 
 ingot_ir_stmt_t* ingot_ir_stmt_substitute(ingot_ir_func_t* f, ingot_ir_stmt_t* s, uint32_t var,
                                           ingot_ir_expr_t* r) {

@@ -55,6 +55,13 @@ typedef struct ingot_ir_var_t {
   const char* name;
   ingot_ir_var_kind_t kind;
   ingot_dtype_t dtype;         /* LOOP: INGOT_DTYPE_I64 */
+  /* LOOP: what the variable stands for in other loop variables, or NULL.
+   * A schedule rewrite that replaces a loop (split, fuse) records the
+   * expression that took its place; lowering may record that a stage's
+   * loop runs like another stage's (an alias). ingot_ir_expr_resolve
+   * follows these, so an expression written in one stage's original loop
+   * variables can be moved into that stage after it was scheduled. */
+  ingot_ir_expr_t* value;
 } ingot_ir_var_t;
 
 typedef enum ingot_ir_expr_kind_t {
@@ -227,6 +234,12 @@ ingot_ir_expr_t* ingot_ir_expr_substitute(ingot_ir_func_t* f, ingot_ir_expr_t* e
                                           uint32_t var, ingot_ir_expr_t* replacement);
 ingot_ir_stmt_t* ingot_ir_stmt_substitute(ingot_ir_func_t* f, ingot_ir_stmt_t* stmt,
                                           uint32_t var, ingot_ir_expr_t* replacement);
+/* Records that loop variable `var` now stands for `value` (see
+ * ingot_ir_var_t.value); `value` must not lead back to `var`. */
+void ingot_ir_set_var_value(ingot_ir_func_t* f, uint32_t var, ingot_ir_expr_t* value);
+/* `expr` with every variable that has a value replaced by that value,
+ * repeatedly, until none is left (the loop variables in use now). */
+ingot_ir_expr_t* ingot_ir_expr_resolve(ingot_ir_func_t* f, ingot_ir_expr_t* expr);
 /* True if `expr` reads variable `var`. */
 bool ingot_ir_expr_uses_var(const ingot_ir_expr_t* expr, uint32_t var);
 bool ingot_ir_stmt_uses_var(const ingot_ir_stmt_t* stmt, uint32_t var);

@@ -659,6 +659,8 @@ ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ing
   }
   if (node->epilogue.bias_input && node->op != INGOT_OP_MATMUL)
     return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "a fused bias on this op is not supported");
+  if (node->epilogue.requant_input && node->op != INGOT_OP_CONVINTEGER)
+    return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "a fused requantization on this op is not supported");
   /* A node whose outputs are all empty (a zero-size dimension) has nothing
    * to write: no kernel. */
   bool all_empty = node->output_count > 0;

@@ -191,7 +191,8 @@ static ingot_ir_expr_t* word_add_byte(ingot_ir_func_t* f, ingot_ir_expr_t* word,
  * ingot_graph_pad_conv_inputs moved it out); fails otherwise. */
 static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int64_t channels, int64_t cout, int64_t block,
                       uint32_t bx, uint32_t bw, uint32_t bxz, uint32_t by, const int64_t* sext,
-                      const char* const* snames, const int64_t* rext, const char* const* rnames) {
+                      const char* const* snames, const int64_t* rext, const char* const* rnames,
+                      lower_loops_t* out_loops, ingot_ir_expr_t** out_yidx) {
   ingot_ir_func_t* f = ctx->f;
   uint32_t nsp = win->nsp;
   int64_t groups = (channels + 3) / 4;
@@ -262,7 +263,35 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   /* the register tile: output positions (the last o), or outputs k */
   ctx->stages.data[ctx->stages.count - 1].tile_axis = row ? (int32_t)ki_pos : (int32_t)(1 + nsp);
   if (cout % block) lower_emit_remainder(ctx, &bsp, &red, update, 1, ki_pos, cout / block, cout % block);
+  *out_loops = bsp;
+  for (uint32_t i = 0; i < 2 + nsp; ++i) out_yidx[i] = yidx[i];
   return INGOT_OK;
+}
+
+/* The FINISH stage of a fused requantization (epilogue.requant_input):
+ * z[i] = requant(acc[i] + bias[k]) over loops that run like the UPDATE's
+ * spatial loops `upd` (each aliases its UPDATE loop, ingot_ir_set_var_value),
+ * `yidx` the output's index per axis (n, k, o..) in the UPDATE's variables
+ * (without `alias`: loops of its own, `upd` just their shape). Aliased, the register-tiled UPDATE can take the requantization into its
+ * final stores (ingot_schedule_accumulate_ex); otherwise the stage runs on
+ * its own over the int32 sums. */
+static void emit_requant_finish(lower_ctx_t* ctx, const lower_loops_t* upd, ingot_ir_expr_t* const* yidx, uint32_t rank,
+                                uint32_t bacc, uint32_t bz, uint32_t bbias, const lower_requant_t* rq, bool alias) {
+  ingot_ir_func_t* f = ctx->f;
+  const char* names[INGOT_MAX_STAGE_AXES];
+  for (uint32_t i = 0; i < upd->count; ++i) names[i] = f->vars[upd->vars[i]].name;
+  lower_loops_t fin;
+  lower_loops_make(ctx, &fin, upd->count, upd->extents, names);
+  ingot_ir_expr_t* idx[5];
+  for (uint32_t d = 0; d < rank; ++d) {
+    idx[d] = yidx[d];
+    for (uint32_t i = 0; i < upd->count; ++i) idx[d] = ingot_ir_expr_substitute(f, idx[d], upd->vars[i], fin.idx[i]);
+  }
+  for (uint32_t i = 0; i < upd->count && alias; ++i) ingot_ir_set_var_value(f, fin.vars[i], upd->idx[i]);
+  ingot_ir_expr_t* v = ingot_ir_load(f, bacc, ingot_ir_flat_index(f, bacc, idx));
+  if (bbias != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bbias, idx[1]));
+  v = lower_requant_value(ctx, rq, v, idx[1]);
+  lower_emit_stage(ctx, INGOT_STAGE_FINISH, &fin, NULL, ingot_ir_store(f, bz, ingot_ir_flat_index(f, bz, idx), v));
 }
 
 ingot_status_t lower_conv(lower_ctx_t* ctx) {
@@ -273,8 +302,13 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   uint32_t b = qlinear ? lower_input(ctx, 8) : integer ? INGOT_NO_VALUE : lower_input(ctx, 2);
   uint32_t xzp = integer ? lower_input(ctx, 2) : INGOT_NO_VALUE;
   uint32_t wzp = qlinear ? lower_input(ctx, 5) : integer ? lower_input(ctx, 3) : INGOT_NO_VALUE;
-  uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   const ingot_epilogue_t* ep = &node->epilogue;
+  /* A ConvInteger with a fused requantization (epilogue.requant_input): the
+   * int32 sums in output 1, the bytes z in output 0. */
+  uint32_t rqi = node->op == INGOT_OP_CONVINTEGER ? ep->requant_input : 0;
+  uint32_t z = rqi ? node->outputs[0] : INGOT_NO_VALUE;
+  uint32_t y = rqi ? (node->output_count > 1 ? node->outputs[1] : INGOT_NO_VALUE)
+                   : node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   uint32_t res = !integer && ep->residual_input ? lower_input(ctx, ep->residual_input) : INGOT_NO_VALUE;
   ingot_status_t s;
   if ((s = lower_check_value(ctx, x, !integer)) ||
@@ -316,7 +350,10 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
       }
     }
     ingot_dtype_t yt = lower_value(ctx, y)->dtype;
-    if ((qlinear ? yt != INGOT_DTYPE_U8 && yt != INGOT_DTYPE_I8 : yt != INGOT_DTYPE_I32) || lower_has_activation(ctx) ||
+    ingot_dtype_t zt = rqi && !(s = lower_check_value(ctx, z, false)) ? lower_value(ctx, z)->dtype : INGOT_DTYPE_U8;
+    if (s) return s;
+    if ((qlinear ? yt != INGOT_DTYPE_U8 && yt != INGOT_DTYPE_I8 : yt != INGOT_DTYPE_I32) ||
+        (zt != INGOT_DTYPE_U8 && zt != INGOT_DTYPE_I8) || lower_has_activation(ctx) ||
         (xzp != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, xzp)) != 1)) {
       return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "%s needs an %s output and a scalar x_zero_point",
                         qlinear ? "QLinearConv" : "ConvInteger", qlinear ? "uint8 or int8" : "int32");
@@ -403,7 +440,21 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   uint32_t bres = res != INGOT_NO_VALUE ? lower_add_input(ctx, res, "residual") : UINT32_MAX;
   lower_requant_t rq = {0};
   if (qlinear && (s = lower_requant_args(ctx, 1, 4, 6, 7, cout, yv->dtype, &rq))) return s;
-  uint32_t by = lower_add_output(ctx, y, "y");
+  uint32_t rq_bias = rqi ? lower_input(ctx, rqi + 4) : INGOT_NO_VALUE;
+  uint32_t brq_bias = UINT32_MAX;
+  if (rq_bias != INGOT_NO_VALUE) {
+    if ((s = lower_check_value_dt(ctx, rq_bias, LOWER_DT(INGOT_DTYPE_I32)))) return s;
+    if (ingot_value_numel(lower_value(ctx, rq_bias)) != cout)
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "the requantization's bias is not one per output channel");
+    brq_bias = lower_add_input(ctx, rq_bias, "rq_bias");
+  }
+  if (rqi && (s = lower_requant_args(ctx, rqi, rqi + 1, rqi + 2, rqi + 3, cout, lower_value(ctx, z)->dtype, &rq)))
+    return s;
+  uint32_t bz = rqi ? lower_add_output(ctx, z, "z") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, rqi ? "acc" : "y");
+  /* the UPDATE's spatial loops and y's index per axis, for a fused requantization */
+  lower_loops_t upd = {0};
+  ingot_ir_expr_t* upd_yidx[5] = {NULL};
   ingot_ir_func_t* f = ctx->f;
   ingot_ir_expr_t* zero = integer ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0)) : lower_f32(ctx, 0.0);
 
@@ -468,7 +519,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     ctx->stages.data[ctx->stages.count - 1].tile_axis = block ? 2 : 1; /* ki, k */
     if (block && cout % block) lower_emit_remainder(ctx, &psp, &red, update, 1, 2, cout / block, cout % block);
   } else if (dot4_channels) {
-    if ((s = emit_dot4(ctx, &win, cg, cout, block, bx, bw, bxz, by, sext, snames, rext, rnames))) return s;
+    if ((s = emit_dot4(ctx, &win, cg, cout, block, bx, bw, bxz, by, sext, snames, rext, rnames, &upd, upd_yidx)))
+      return s;
   } else if (block) {
     /* spatial (n, kb, o.., ki) */
     const char* bnames[6] = {"n", "kb"};
@@ -504,6 +556,8 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     /* The register tile blocks the innermost output position (o.., ki). */
     ctx->stages.data[ctx->stages.count - 1].tile_axis = 1 + nsp;
     if (cout % block) lower_emit_remainder(ctx, &bsp, &red, update, 1, 2 + nsp, cout / block, cout % block);
+    upd = bsp;
+    for (uint32_t i = 0; i < 2 + nsp; ++i) upd_yidx[i] = yidx[i];
   } else {
   lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
   lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);
@@ -546,9 +600,22 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   /* The register tile's rows: output channels, which share every input
    * tap; for a depthwise conv (one input channel per output) output rows,
    * which share input rows between their vertical taps. */
-  bool depthwise = group > 1 && cg == 1 && cout == group && nsp >= 2 && !getenv("DWOLD");
+  bool depthwise = group > 1 && cg == 1 && cout == group && nsp >= 2;
   ctx->stages.data[ctx->stages.count - 1].tile_axis = depthwise ? 2 : 1;
+  upd = sp;
+  for (uint32_t i = 0; i < 2 + nsp; ++i) upd_yidx[i] = sp.idx[i];
   }
+  }
+  if (rqi) {
+    /* A partial last panel (a second UPDATE for its outputs): the FINISH
+     * covers every output on loops of its own. */
+    if (!upd.count || (block && cout % block)) {
+      lower_loops_make(ctx, &upd, 2 + nsp, sext, snames);
+      for (uint32_t i = 0; i < 2 + nsp; ++i) upd_yidx[i] = upd.idx[i];
+      emit_requant_finish(ctx, &upd, upd_yidx, 2 + nsp, by, bz, brq_bias, &rq, false);
+    } else {
+      emit_requant_finish(ctx, &upd, upd_yidx, 2 + nsp, by, bz, brq_bias, &rq, true);
+    }
   }
 
   /* FINISH */
@@ -583,6 +650,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_append_ints(&sb, "dil", dil, nsp);
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
   if (dot4_channels) ingot_strbuf_appendf(&sb, x_words ? " dot4 xwords" : " dot4");
+  if (rqi)
+    ingot_strbuf_appendf(&sb, " requant.%s.ws%lld%s", ingot_dtype_name(lower_value(ctx, z)->dtype),
+                         (long long)rq.w_scales, brq_bias != UINT32_MAX ? ".bias" : "");
   if (bres != UINT32_MAX) ingot_strbuf_appendf(&sb, " residual");
   if (opad) lower_append_ints(&sb, "outpad", opad, 2 * nsp);
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);

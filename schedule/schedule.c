@@ -220,7 +220,10 @@ ingot_status_t ingot_schedule_split(ingot_ir_func_t* f, const char* loop, int64_
   if (kind == INGOT_IR_LOOP_VECTORIZED || kind == INGOT_IR_LOOP_UNROLLED) inner->u.loop.loop_kind = kind;
   ingot_ir_stmt_t* outer = ingot_ir_for(f, vo, fo, inner);
   if (kind == INGOT_IR_LOOP_PARALLEL) outer->u.loop.loop_kind = kind;
-  return commit(f, replace_stmt(f, f->body, l, outer), old_count);
+  uint32_t var = l->u.loop.var;
+  st = commit(f, replace_stmt(f, f->body, l, outer), old_count);
+  if (st == INGOT_OK) ingot_ir_set_var_value(f, var, value);
+  return st;
 }
 
 /* ---- reorder ---- */
@@ -337,7 +340,13 @@ ingot_status_t ingot_schedule_fuse(ingot_ir_func_t* f, const char* outer, const 
   ingot_ir_loop_kind_t ko = lo->u.loop.loop_kind, ki = li->u.loop.loop_kind;
   if (ko == INGOT_IR_LOOP_PARALLEL || ki == INGOT_IR_LOOP_PARALLEL) fused->u.loop.loop_kind = INGOT_IR_LOOP_PARALLEL;
   else if (ko == ki) fused->u.loop.loop_kind = ko;
-  return commit(f, replace_stmt(f, f->body, lo, fused), old_count);
+  uint32_t vo = lo->u.loop.var, vi = li->u.loop.var;
+  st = commit(f, replace_stmt(f, f->body, lo, fused), old_count);
+  if (st == INGOT_OK) {
+    ingot_ir_set_var_value(f, vo, ov);
+    ingot_ir_set_var_value(f, vi, iv);
+  }
+  return st;
 }
 
 /* ---- marks ---- */
@@ -540,23 +549,145 @@ static ingot_ir_expr_t* epilogue_apply(ingot_ir_func_t* f, ingot_ir_expr_t* e, u
   }
 }
 
+/* Whether `e` reads `buf` (at any index), input buffers and constants only:
+ * the value of an epilogue that stores into another buffer (epilogue_store). */
+static bool cross_epilogue_only(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, uint32_t buf) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_INT:
+    case INGOT_IR_EXPR_FLOAT: return true;
+    case INGOT_IR_EXPR_VAR: return f->vars[e->u.var].kind == INGOT_IR_VAR_LOOP;
+    case INGOT_IR_EXPR_LOAD:
+      return (e->u.load.buffer == buf || f->buffers[e->u.load.buffer].role == INGOT_IR_BUFFER_INPUT) &&
+             !expr_loads(e->u.load.index, buf) && cross_epilogue_only(f, e->u.load.index, buf);
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: return cross_epilogue_only(f, e->u.unary.a, buf);
+    case INGOT_IR_EXPR_BINARY:
+      return cross_epilogue_only(f, e->u.binary.a, buf) && cross_epilogue_only(f, e->u.binary.b, buf);
+    case INGOT_IR_EXPR_SELECT:
+      return cross_epilogue_only(f, e->u.select.cond, buf) && cross_epilogue_only(f, e->u.select.a, buf) &&
+             cross_epilogue_only(f, e->u.select.b, buf);
+    default: return false;
+  }
+}
+
+/* The epilogue store at the heart of a FINISH nest `s` over the output
+ * `buf`: y[i] = E(y[i]) (the same buffer: an activation, a residual), or
+ * z[j] = E(y[..], inputs[..]) into another output z (*cross set; a
+ * requantization: int32 sums in y, bytes in z). NULL otherwise. */
+static const ingot_ir_stmt_t* epilogue_store(const ingot_ir_func_t* f, const ingot_ir_stmt_t* s, uint32_t buf,
+                                             bool* cross) {
+  while (s && s->kind == INGOT_IR_STMT_FOR) s = direct_child(s->u.loop.body);
+  if (!s || s->kind != INGOT_IR_STMT_STORE) return NULL;
+  *cross = s->u.store.buffer != buf;
+  if (!*cross) return epilogue_only(f, s->u.store.value, buf, s->u.store.index) ? s : NULL;
+  bool ok = f->buffers[s->u.store.buffer].role == INGOT_IR_BUFFER_OUTPUT && expr_loads(s->u.store.value, buf) &&
+            cross_epilogue_only(f, s->u.store.value, buf) && !expr_loads(s->u.store.index, buf) &&
+            cross_epilogue_only(f, s->u.store.index, buf);
+  return ok ? s : NULL;
+}
+
 /* The FINISH stage after the nest `stage` in the function body: a perfect
- * nest whose one statement is y[i] = E(y[i]) for the output `buf` (nothing
- * else read). Its position in the body block goes to *out_pos. */
+ * nest around an epilogue of the output `buf` (epilogue_store). Its
+ * position in the body block goes to *out_pos. */
 static const ingot_ir_stmt_t* epilogue_stage(const ingot_ir_func_t* f, const ingot_ir_stmt_t* stage, uint32_t buf,
-                                             uint32_t* out_pos) {
+                                             uint32_t* out_pos, bool* cross) {
   const ingot_ir_stmt_t* body = f->body;
   if (!body || body->kind != INGOT_IR_STMT_BLOCK) return NULL;
   for (uint32_t i = 0; i + 1 < body->u.block.count; ++i) {
     if (body->u.block.stmts[i] != stage) continue;
-    const ingot_ir_stmt_t* s = body->u.block.stmts[i + 1];
-    while (s && s->kind == INGOT_IR_STMT_FOR) s = direct_child(s->u.loop.body);
-    if (!s || s->kind != INGOT_IR_STMT_STORE || s->u.store.buffer != buf) return NULL;
-    if (!epilogue_only(f, s->u.store.value, buf, s->u.store.index)) return NULL;
+    const ingot_ir_stmt_t* s = epilogue_store(f, body->u.block.stmts[i + 1], buf, cross);
+    if (!s) return NULL;
     *out_pos = i + 1;
     return s;
   }
   return NULL;
+}
+
+/* The loop variables the accumulators' final stores may read: those of
+ * the loops around the accumulated nest but its reduce loops. */
+typedef struct loop_set_t {
+  uint32_t vars[4 * INGOT_MAX_STAGE_AXES];
+  uint32_t count;
+} loop_set_t;
+
+static bool expr_vars_in(const ingot_ir_expr_t* e, const loop_set_t* set) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_VAR:
+      for (uint32_t i = 0; i < set->count; ++i)
+        if (set->vars[i] == e->u.var) return true;
+      return false;
+    case INGOT_IR_EXPR_LOAD: return expr_vars_in(e->u.load.index, set);
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: return expr_vars_in(e->u.unary.a, set);
+    case INGOT_IR_EXPR_BINARY: return expr_vars_in(e->u.binary.a, set) && expr_vars_in(e->u.binary.b, set);
+    case INGOT_IR_EXPR_SELECT:
+      return expr_vars_in(e->u.select.cond, set) && expr_vars_in(e->u.select.a, set) &&
+             expr_vars_in(e->u.select.b, set);
+    default: return true;
+  }
+}
+
+/* `e` of a cross epilogue, written in the FINISH stage's loop variables,
+ * moved to one accumulator: every variable resolved to the scheduled
+ * UPDATE's (ingot_ir_expr_resolve: the FINISH loops alias the UPDATE's,
+ * whose rewrites were recorded), the unrolled loops `unr` at `vals`, and
+ * the loads of `buf` replaced by `value`. NULL unless every load of `buf`
+ * reads the accumulator's own index `ic` and every variable left is one of
+ * `loops`. */
+static ingot_ir_expr_t* cross_move(ingot_ir_func_t* f, ingot_ir_expr_t* e, uint32_t buf, ingot_ir_expr_t* value,
+                                   ingot_ir_expr_t* ic, const loop_set_t* loops) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_LOAD:
+      if (e->u.load.buffer == buf) return expr_same(e->u.load.index, ic) ? value : NULL;
+      return expr_vars_in(e->u.load.index, loops) ? e : NULL;
+    case INGOT_IR_EXPR_VAR: return expr_vars_in(e, loops) ? e : NULL;
+    case INGOT_IR_EXPR_UNARY: {
+      ingot_ir_expr_t* a = cross_move(f, e->u.unary.a, buf, value, ic, loops);
+      return a ? ingot_ir_unary(f, e->u.unary.op, a) : NULL;
+    }
+    case INGOT_IR_EXPR_CAST: {
+      ingot_ir_expr_t* a = cross_move(f, e->u.unary.a, buf, value, ic, loops);
+      return a ? ingot_ir_cast(f, e->dtype, a) : NULL;
+    }
+    case INGOT_IR_EXPR_BINARY: {
+      ingot_ir_expr_t* a = cross_move(f, e->u.binary.a, buf, value, ic, loops);
+      ingot_ir_expr_t* b = a ? cross_move(f, e->u.binary.b, buf, value, ic, loops) : NULL;
+      return b ? ingot_ir_binary(f, e->u.binary.op, a, b) : NULL;
+    }
+    case INGOT_IR_EXPR_SELECT: {
+      ingot_ir_expr_t* c = cross_move(f, e->u.select.cond, buf, value, ic, loops);
+      ingot_ir_expr_t* a = c ? cross_move(f, e->u.select.a, buf, value, ic, loops) : NULL;
+      ingot_ir_expr_t* b = a ? cross_move(f, e->u.select.b, buf, value, ic, loops) : NULL;
+      return b ? ingot_ir_select(f, c, a, b) : NULL;
+    }
+    default: return e;
+  }
+}
+
+static ingot_ir_expr_t* cross_apply(ingot_ir_func_t* f, ingot_ir_expr_t* e, uint32_t buf, ingot_ir_expr_t* value,
+                                    ingot_ir_expr_t* ic, const ingot_ir_stmt_t* const* unr, const int64_t* vals,
+                                    uint32_t nunr, const loop_set_t* loops) {
+  e = ingot_ir_expr_resolve(f, e);
+  for (uint32_t u = 0; u < nunr; ++u) e = ingot_ir_expr_substitute(f, e, unr[u]->u.loop.var, ingot_ir_int(f, vals[u]));
+  return cross_move(f, e, buf, value, ic, loops);
+}
+
+/* The final store of accumulator `acc` (of y[ic]) with a cross epilogue
+ * `finish` (z[j] = E(y[..])): z[j'] = E(acc), j' and E moved by
+ * cross_apply. With `last` (the final step of loops around that repeat the
+ * reduction), y[ic] = acc always (the next steps start from it) and the
+ * epilogue's store only under `last`. NULL when the epilogue cannot move. */
+static ingot_ir_stmt_t* cross_store(ingot_ir_func_t* f, const ingot_ir_stmt_t* finish, uint32_t buf,
+                                    ingot_ir_expr_t* acc, ingot_ir_expr_t* ic, const ingot_ir_stmt_t* const* unr,
+                                    const int64_t* vals, uint32_t nunr, const loop_set_t* loops,
+                                    ingot_ir_expr_t* last) {
+  ingot_ir_expr_t* v = cross_apply(f, finish->u.store.value, buf, acc, ic, unr, vals, nunr, loops);
+  ingot_ir_expr_t* j = v ? cross_apply(f, finish->u.store.index, buf, acc, ic, unr, vals, nunr, loops) : NULL;
+  if (!j) return NULL;
+  ingot_ir_stmt_t* z = ingot_ir_store(f, finish->u.store.buffer, j, v);
+  if (!last) return z;
+  ingot_ir_stmt_t* both[2] = {ingot_ir_store(f, buf, ic, acc), ingot_ir_if(f, last, z)};
+  return ingot_ir_block(f, both, 2);
 }
 
 static const ingot_ir_stmt_t* nest_store(const ingot_ir_stmt_t* s) {
@@ -586,10 +717,41 @@ uint32_t ingot_schedule_nest_store_buffer(const ingot_ir_stmt_t* nest) {
   return s ? s->u.store.buffer : UINT32_MAX;
 }
 
+/* The one OUTPUT buffer `e` loads (UINT32_MAX: none or several). */
+static uint32_t loaded_output(const ingot_ir_func_t* f, const ingot_ir_expr_t* e, uint32_t found) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_LOAD: {
+      uint32_t b = e->u.load.buffer;
+      if (f->buffers[b].role == INGOT_IR_BUFFER_OUTPUT) {
+        if (found != UINT32_MAX - 1 && found != b) return UINT32_MAX;
+        found = b;
+      }
+      return loaded_output(f, e->u.load.index, found);
+    }
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: return loaded_output(f, e->u.unary.a, found);
+    case INGOT_IR_EXPR_BINARY: {
+      uint32_t a = loaded_output(f, e->u.binary.a, found);
+      return a == UINT32_MAX ? a : loaded_output(f, e->u.binary.b, a);
+    }
+    case INGOT_IR_EXPR_SELECT: {
+      uint32_t c = loaded_output(f, e->u.select.cond, found);
+      uint32_t a = c == UINT32_MAX ? c : loaded_output(f, e->u.select.a, c);
+      return a == UINT32_MAX ? a : loaded_output(f, e->u.select.b, a);
+    }
+    default: return found;
+  }
+}
+
 bool ingot_schedule_is_epilogue(const ingot_ir_func_t* f, const ingot_ir_stmt_t* nest, uint32_t* out_buffer) {
   const ingot_ir_stmt_t* s = nest_store(nest);
-  if (!s || !epilogue_only(f, s->u.store.value, s->u.store.buffer, s->u.store.index)) return false;
-  *out_buffer = s->u.store.buffer;
+  if (!s) return false;
+  /* y[i] = E(y[i]), or z[j] = E(y[..]) reading one output y */
+  uint32_t y = loaded_output(f, s->u.store.value, UINT32_MAX - 1);
+  if (y == UINT32_MAX || y == UINT32_MAX - 1) y = s->u.store.buffer;
+  bool cross;
+  if (!epilogue_store(f, s, y, &cross)) return false;
+  *out_buffer = y;
   return true;
 }
 
@@ -801,6 +963,25 @@ static bool split_first(ingot_ir_func_t* f, const ingot_ir_expr_t* first, const 
   return true;
 }
 
+/* The loops around loop `name`'s statement (not it, nor those inside),
+ * plus `extra` when given: where the accumulators' final stores go. */
+static bool enclosing_loops(ingot_ir_func_t* f, const char* name, const ingot_ir_stmt_t* extra, loop_set_t* out) {
+  stmt_vec_t path = {0};
+  out->count = 0;
+  bool ok = locate(f, name, &path) == INGOT_OK;
+  for (size_t i = 0; ok && i + 1 < path.count; ++i) {
+    if (path.data[i]->kind != INGOT_IR_STMT_FOR) continue;
+    if (out->count == 4 * INGOT_MAX_STAGE_AXES) ok = false;
+    else out->vars[out->count++] = path.data[i]->u.loop.var;
+  }
+  INGOT_VEC_FREE(path);
+  if (ok && extra) {
+    if (out->count == 4 * INGOT_MAX_STAGE_AXES) return false;
+    out->vars[out->count++] = extra->u.loop.var;
+  }
+  return ok;
+}
+
 #define GUARDS_MAX 16
 
 /* ingot_schedule_accumulate_ex on a nest without a vectorized loop: the
@@ -840,9 +1021,12 @@ static ingot_status_t accumulate_guarded(ingot_ir_func_t* f, const char* name, i
   int64_t combos = match.combos;
   const ingot_ir_stmt_t* finish = NULL;
   uint32_t finish_pos = 0;
-  if (epilogue && !(finish = epilogue_stage(f, stage_root, buf, &finish_pos)))
+  bool cross = false;
+  if (epilogue && !(finish = epilogue_stage(f, stage_root, buf, &finish_pos, &cross)))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                       "accumulate '%s': no FINISH stage y[i] = E(y[i]) follows the nest to fold", name);
+  loop_set_t loops;
+  if (cross && !enclosing_loops(f, name, NULL, &loops)) finish = NULL;
   /* The last iteration of the loops around that repeat the reduction. */
   ingot_ir_expr_t* last = NULL;
   if (finish) {
@@ -866,6 +1050,7 @@ static ingot_status_t accumulate_guarded(ingot_ir_func_t* f, const char* name, i
   INGOT_VEC(ingot_ir_stmt_t*) pre = {0};
   INGOT_VEC(ingot_ir_stmt_t*) mid = {0};
   INGOT_VEC(ingot_ir_stmt_t*) post = {0};
+  INGOT_VEC(ingot_ir_stmt_t*) plain = {0}; /* the stores without a cross epilogue */
   for (int64_t c = 0; c < combos; ++c) {
     ingot_ir_expr_t* ic = idx;
     ingot_ir_expr_t* ec = e;
@@ -873,9 +1058,10 @@ static ingot_status_t accumulate_guarded(ingot_ir_func_t* f, const char* name, i
     ingot_ir_expr_t* firstc = first;
     ingot_ir_expr_t* gc[GUARDS_MAX];
     for (uint32_t g = 0; g < ng; ++g) gc[g] = guards[g];
-    int64_t rest = c;
+    int64_t rest = c, vals[8];
     for (int32_t u = (int32_t)nunr - 1; u >= 0; --u) {
       int64_t val = rest % unr[u]->u.loop.extent;
+      vals[u] = val;
       rest /= unr[u]->u.loop.extent;
       ingot_ir_expr_t* value = ingot_ir_int(f, val);
       uint32_t uv = unr[u]->u.loop.var;
@@ -906,13 +1092,24 @@ static ingot_status_t accumulate_guarded(ingot_ir_func_t* f, const char* name, i
     for (uint32_t g = ng; g-- > 0;) step = ingot_ir_if(f, gc[g], step);
     INGOT_VEC_PUSH(mid, step);
     ingot_ir_expr_t* result = ingot_ir_var(f, var);
-    if (finish) {
+    ingot_ir_stmt_t* out = NULL;
+    if (cross) {
+      ingot_ir_stmt_t* p0 = ingot_ir_store(f, buf, ic, result);
+      INGOT_VEC_PUSH(plain, gs ? ingot_ir_if(f, gs, p0) : p0);
+    }
+    if (finish && cross) {
+      if (!(out = cross_store(f, finish, buf, result, ic, unr, vals, nunr, &loops, last))) finish = NULL;
+    } else if (finish) {
       ingot_ir_expr_t* fin = epilogue_apply(f, finish->u.store.value, buf, result, ic);
       result = last ? ingot_ir_select(f, last, fin, result) : fin;
     }
-    ingot_ir_stmt_t* out = ingot_ir_store(f, buf, ic, result);
+    if (!out) out = ingot_ir_store(f, buf, ic, result);
     INGOT_VEC_PUSH(post, gs ? ingot_ir_if(f, gs, out) : out);
   }
+  /* A cross epilogue that cannot move: plain stores, the FINISH stays. */
+  if (cross && !finish && plain.count == post.count)
+    for (size_t i = 0; i < post.count; ++i) post.data[i] = plain.data[i];
+  INGOT_VEC_FREE(plain);
   ingot_ir_stmt_t* nest = ingot_ir_block(f, mid.data, (uint32_t)mid.count);
   for (int32_t i = (int32_t)nred - 1; i >= 0; --i) nest = ingot_ir_for_like(f, red[i], nest);
   INGOT_VEC_PUSH(pre, nest);
@@ -986,9 +1183,13 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
    * the UPDATE (every output stored once, after its whole reduction). */
   const ingot_ir_stmt_t* finish = NULL;
   uint32_t finish_pos = 0;
-  if (epilogue && !(finish = epilogue_stage(f, stage_root, buf, &finish_pos)))
+  bool cross = false;
+  if (epilogue && !(finish = epilogue_stage(f, stage_root, buf, &finish_pos, &cross)))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                       "accumulate '%s': no FINISH stage y[i] = E(y[i]) follows the nest to fold", name);
+  loop_set_t loops;
+  if (cross && !enclosing_loops(f, name, vloop, &loops)) finish = NULL;
+  ingot_ir_stmt_t** plain = ingot_xmalloc(sizeof(*plain) * (size_t)combos);
   ingot_ir_stmt_t** pre = ingot_xmalloc(sizeof(*pre) * (size_t)combos);
   ingot_ir_stmt_t** mid = ingot_xmalloc(sizeof(*mid) * (size_t)combos);
   ingot_ir_stmt_t** post = ingot_xmalloc(sizeof(*post) * (size_t)combos);
@@ -997,9 +1198,10 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
     ingot_ir_expr_t* ec = e;
     ingot_ir_expr_t* initc = init;
     ingot_ir_expr_t* firstc = first;
-    int64_t rest = c;
+    int64_t rest = c, vals[8];
     for (int32_t u = (int32_t)nunr - 1; u >= 0; --u) {
       int64_t val = rest % unr[u]->u.loop.extent;
+      vals[u] = val;
       rest /= unr[u]->u.loop.extent;
       ingot_ir_expr_t* value = ingot_ir_int(f, val);
       ic = ingot_ir_expr_substitute(f, ic, unr[u]->u.loop.var, value);
@@ -1019,12 +1221,19 @@ ingot_status_t ingot_schedule_accumulate_ex(ingot_ir_func_t* f, const char* name
     if (init && !starts_at_init && !block_first) acc = ingot_ir_select(f, firstc, initc, acc);
     mid[c] = ingot_ir_assign(f, var, ingot_ir_binary(f, match.op, acc, ec));
     ingot_ir_expr_t* result = ingot_ir_var(f, var);
-    if (finish) {
+    plain[c] = ingot_ir_store(f, buf, ic, result);
+    post[c] = NULL;
+    if (finish && cross) {
+      if (!(post[c] = cross_store(f, finish, buf, result, ic, unr, vals, nunr, &loops, block_last))) finish = NULL;
+    } else if (finish) {
       result = epilogue_apply(f, finish->u.store.value, buf, result, ic);
       if (block_last) result = ingot_ir_select(f, block_last, result, ingot_ir_var(f, var));
     }
-    post[c] = ingot_ir_store(f, buf, ic, result);
+    if (!post[c]) post[c] = ingot_ir_store(f, buf, ic, result);
   }
+  /* A cross epilogue that cannot move: plain stores, the FINISH stays. */
+  if (cross && !finish) memcpy(post, plain, sizeof(*post) * (size_t)combos);
+  free(plain);
   ingot_ir_stmt_t* nest = ingot_ir_block(f, mid, (uint32_t)combos);
   for (int32_t i = (int32_t)nred - 1; i >= 0; --i) nest = ingot_ir_for_like(f, red[i], nest);
   ingot_ir_stmt_t** all = ingot_xmalloc(sizeof(*all) * (size_t)(2 * combos + 1));

@@ -481,9 +481,11 @@ ingot_status_t infer_rnn(infer_ctx_t* c) {
   if (x->rank != 3 || w->rank != 3 || r->rank != 3) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "X, W and R must have rank 3");
   }
-  /* DynamicQuantizeLSTM has no layout attribute: always layout 0. */
-  int64_t layout = dq ? 0 : ingot_node_attr_int(c->n, "layout", 0);
+  /* DynamicQuantizeLSTM has no layout attribute: layout 0 (quantize_dynamic
+   * drops the LSTM's). */
+  int64_t layout = ingot_node_attr_int(c->n, "layout", 0);
   if (layout != 0 && layout != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "layout must be 0 or 1");
+  if (dq && layout != 0) return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "layout=1 is not supported (only 0)");
   const char* dir = ingot_node_attr_string(c->n, "direction", "forward");
   int64_t ndir;
   if (strcmp(dir, "forward") == 0 || strcmp(dir, "reverse") == 0) {

@@ -41,7 +41,9 @@ seeded inputs, then compared (rtol 0) with
 
 --refusals: a DynamicQuantizeLSTM that Ingot cannot run is refused at
 compile time with one message naming the node and the reason (exit 1, no
-bundle): float32 W and R, a W_scale of neither shape, and input_forget=1.
+bundle): float32 W and R, a W_scale of neither shape, input_forget=1 (as
+for LSTM), and layout=1 (not an attribute of the op; a stray one is not
+taken as the LSTM's layout).
 
 Exit 0 pass, 1 fail."""
 import argparse
@@ -215,10 +217,12 @@ def refusals(args):
             t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float32), t.name))
         return m
 
-    def input_forget(m):
-        node = next(n for n in m.graph.node if n.op_type == "DynamicQuantizeLSTM")
-        node.attribute.append(onnx.helper.make_attribute("input_forget", 1))
-        return m
+    def attr(name):
+        def change(m):
+            node = next(n for n in m.graph.node if n.op_type == "DynamicQuantizeLSTM")
+            node.attribute.append(onnx.helper.make_attribute(name, 1))
+            return m
+        return change
 
     def scale_shape(m):
         node = next(n for n in m.graph.node if n.op_type == "DynamicQuantizeLSTM")
@@ -233,8 +237,9 @@ def refusals(args):
             ("float32 W and R", float_weights,
              f"node '{node_name}' (DynamicQuantizeLSTM): W must be [1, {INPUT}, {4 * HIDDEN}] and R "
              f"[1, {HIDDEN}, {4 * HIDDEN}], both int8 or both uint8"),
-            ("input_forget=1", input_forget,
-             f"node '{node_name}' (DynamicQuantizeLSTM): input_forget=1 is not supported")):
+            ("input_forget=1", attr("input_forget"),
+             f"node '{node_name}' (DynamicQuantizeLSTM): input_forget=1 is not supported"),
+            ("layout=1", attr("layout"), f"node '{node_name}' (DynamicQuantizeLSTM): layout=1 is not supported")):
         m = onnx.ModelProto()
         m.CopyFrom(base)
         path = os.path.join(args.work, "refused.onnx")

@@ -68,19 +68,3 @@ def ort_outputs(model_or_path, feeds):
     sess = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
     return {o.name: v for o, v in zip(sess.get_outputs(), sess.run(None, feeds))}
 
-
-def gap(model, feeds):
-    """(max, mean) over the float outputs of |ORT(model) - ORT(dequantized
-    model)|: ONNX Runtime's activation-quantization gap on these inputs;
-    the largest of each over the outputs."""
-    a = ort_outputs(model.SerializeToString() if not isinstance(model, str) else model, feeds)
-    import onnx
-    b = ort_outputs(dequantized(onnx.load(model) if isinstance(model, str) else model), feeds)
-    worst = mean = 0.0
-    for k, v in a.items():
-        if v.dtype.kind != "f":
-            continue
-        d = np.abs(v.astype(np.float64) - b[k].astype(np.float64))
-        worst = max(worst, float(d.max()) if d.size else 0.0)
-        mean = max(mean, float(d.mean()) if d.size else 0.0)
-    return worst, mean

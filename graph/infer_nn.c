@@ -10,7 +10,8 @@
  *   axis (auto_pad and output_shape resolved; an end pad may be negative when
  *   output_shape asks for more than the natural size), "strides",
  *   "dilations" always present, auto_pad "NOTSET".
- * - LSTM/GRU/RNN: the node always has its Y output (and LSTM its Y_c, GRU its
+ * - LSTM/GRU/RNN (and DynamicQuantizeLSTM, an LSTM of 8-bit weights): the
+ *   node always has its Y output (and LSTM its Y_c, GRU its
  *   Y_h): when the model leaves one out, an intermediate is added, because the
  *   lowering keeps the recurrent state there. LinearAttention likewise always
  *   has its present_state output. */
@@ -439,20 +440,52 @@ static void ensure_output(infer_ctx_t* c, uint32_t k, const char* suffix) {
   c->n = n;
 }
 
+/* DynamicQuantizeLSTM's W_scale / W_zero_point (k = 8) or R_scale /
+ * R_zero_point (k = 10): float32 scales [ndir] (per direction) or
+ * [ndir, 4*hidden] (per gate column), zero points of W's dtype and the
+ * scale's shape. */
+static ingot_status_t infer_dq_scales(infer_ctx_t* c, uint32_t k, int64_t ndir, int64_t columns,
+                                      ingot_dtype_t wdtype) {
+  const ingot_value_t* s = infer_input(c, k);
+  const ingot_value_t* z = infer_input(c, k + 1);
+  const char* which = k == 8 ? "W" : "R";
+  if (!s || !z) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s_scale and %s_zero_point are required", which, which);
+  bool per_dir = s->rank == 1 && s->dims[0] == ndir;
+  bool per_col = s->rank == 2 && s->dims[0] == ndir && s->dims[1] == columns;
+  if (s->dtype != INGOT_DTYPE_F32 || (!per_dir && !per_col)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s_scale must be float32 [%lld] or [%lld, %lld]", which,
+                      (long long)ndir, (long long)ndir, (long long)columns);
+  }
+  bool same = z->rank == s->rank && z->dims[0] == s->dims[0] && (z->rank < 2 || z->dims[1] == s->dims[1]);
+  if (z->dtype != wdtype || !same) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s_zero_point must be %s of %s_scale's shape", which,
+                      ingot_graph_dtype_name(wdtype), which);
+  }
+  return INGOT_OK;
+}
+
 ingot_status_t infer_rnn(infer_ctx_t* c) {
   ingot_op_t op = c->n->op;
-  uint32_t gates = op == INGOT_OP_LSTM ? 4 : op == INGOT_OP_GRU ? 3 : 1;
+  /* DynamicQuantizeLSTM (com.microsoft): an LSTM whose W and R are 8-bit,
+   * laid out [ndir, input, 4*hidden] and [ndir, hidden, 4*hidden] (ONNX's
+   * transposed), with their scales and zero points at inputs 8 to 11. */
+  bool dq = op == INGOT_OP_DYNAMICQUANTIZELSTM;
+  bool lstm = op == INGOT_OP_LSTM || dq;
+  uint32_t gates = lstm ? 4 : op == INGOT_OP_GRU ? 3 : 1;
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* w = infer_input(c, 1);
   const ingot_value_t* r = infer_input(c, 2);
-  if (x->dtype != INGOT_DTYPE_F32 && x->dtype != INGOT_DTYPE_F64) {
+  if (x->dtype != INGOT_DTYPE_F32 && (dq || x->dtype != INGOT_DTYPE_F64)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   if (x->rank != 3 || w->rank != 3 || r->rank != 3) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "X, W and R must have rank 3");
   }
+  /* DynamicQuantizeLSTM has no layout attribute: layout 0 (quantize_dynamic
+   * drops the LSTM's). */
   int64_t layout = ingot_node_attr_int(c->n, "layout", 0);
   if (layout != 0 && layout != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "layout must be 0 or 1");
+  if (dq && layout != 0) return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "layout=1 is not supported (only 0)");
   const char* dir = ingot_node_attr_string(c->n, "direction", "forward");
   int64_t ndir;
   if (strcmp(dir, "forward") == 0 || strcmp(dir, "reverse") == 0) {
@@ -463,9 +496,23 @@ ingot_status_t infer_rnn(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "direction '%s' is not forward, reverse or bidirectional", dir);
   }
   int64_t seq = layout ? x->dims[1] : x->dims[0], batch = layout ? x->dims[0] : x->dims[1], in = x->dims[2];
-  int64_t hidden = r->dims[2];
+  int64_t hidden = dq ? r->dims[1] : r->dims[2];
   int64_t attr_h = ingot_node_attr_int(c->n, "hidden_size", hidden);
-  if (attr_h != hidden || w->dims[0] != ndir || r->dims[0] != ndir || w->dims[1] != (int64_t)gates * hidden ||
+  if (dq) {
+    if (attr_h != hidden || w->dims[0] != ndir || r->dims[0] != ndir || w->dims[1] != in ||
+        w->dims[2] != (int64_t)gates * hidden || r->dims[2] != (int64_t)gates * hidden ||
+        (w->dtype != INGOT_DTYPE_I8 && w->dtype != INGOT_DTYPE_U8) || r->dtype != w->dtype) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+                        "W must be [%lld, %lld, %lld] and R [%lld, %lld, %lld], both int8 or both uint8 (hidden_size %lld)",
+                        (long long)ndir, (long long)in, (long long)(gates * hidden), (long long)ndir,
+                        (long long)hidden, (long long)(gates * hidden), (long long)hidden);
+    }
+    ingot_status_t s;
+    if ((s = infer_dq_scales(c, 8, ndir, gates * hidden, w->dtype)) ||
+        (s = infer_dq_scales(c, 10, ndir, gates * hidden, w->dtype))) {
+      return s;
+    }
+  } else if (attr_h != hidden || w->dims[0] != ndir || r->dims[0] != ndir || w->dims[1] != (int64_t)gates * hidden ||
       r->dims[1] != (int64_t)gates * hidden || w->dims[2] != in || w->dtype != x->dtype || r->dtype != x->dtype) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
                       "W must be [%lld, %lld, %lld] and R [%lld, %lld, %lld] of the input's type (hidden_size %lld)",
@@ -499,7 +546,7 @@ ingot_status_t infer_rnn(infer_ctx_t* c) {
   } else {
     state_dims[0] = ndir, state_dims[1] = batch, state_dims[2] = hidden;
   }
-  uint32_t state_inputs[2] = {5, op == INGOT_OP_LSTM ? 6u : UINT32_MAX};
+  uint32_t state_inputs[2] = {5, lstm ? 6u : UINT32_MAX};
   for (uint32_t k = 0; k < 2; ++k) {
     const ingot_value_t* h = state_inputs[k] != UINT32_MAX ? infer_input(c, state_inputs[k]) : NULL;
     if (!h) continue;
@@ -510,18 +557,18 @@ ingot_status_t infer_rnn(infer_ctx_t* c) {
                         (long long)state_dims[2]);
     }
   }
-  const ingot_value_t* p = op == INGOT_OP_LSTM ? infer_input(c, 7) : NULL;
+  const ingot_value_t* p = lstm ? infer_input(c, 7) : NULL;
   if (p && (p->rank != 2 || p->dims[0] != ndir || p->dims[1] != 3 * hidden || p->dtype != x->dtype)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "P must be [%lld, %lld]", (long long)ndir,
                       (long long)(3 * hidden));
   }
-  if (op == INGOT_OP_LSTM && ingot_node_attr_int(c->n, "input_forget", 0) != 0) {
+  if (lstm && ingot_node_attr_int(c->n, "input_forget", 0) != 0) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input_forget=1 is not supported");
   }
   /* activations, activation_alpha, activation_beta: read and checked where
    * they are applied (lower/lower_rnn.c). */
   ensure_output(c, 0, "Y");
-  if (op == INGOT_OP_LSTM) ensure_output(c, 2, "Y_c");
+  if (lstm) ensure_output(c, 2, "Y_c");
   if (op == INGOT_OP_GRU) ensure_output(c, 1, "Y_h");
   int64_t ydims[4];
   if (layout) {

@@ -46,7 +46,7 @@ and models/make_bert.py, built in memory):
   silero_vad_dyn.onnx                             quantize_dynamic (int8
       weights) with its default op list: the convolutions become
       DynamicQuantizeLinear + ConvInteger, the LSTM com.microsoft's
-      DynamicQuantizeLSTM (which Ingot refuses: tests/e2e/CMakeLists.txt);
+      DynamicQuantizeLSTM (int8 W and R, one scale per direction);
   silero_vad_dyn_conv.onnx                        the same with
       op_types_to_quantize=["Conv"], the LSTM left in float32;
   silero_vad_fp16.onnx                            float16, keep_io_types=True.

@@ -80,6 +80,11 @@ typedef struct conv_window_t {
 /* x[n, c, o*s - p + r*d ..] for output position o (nsp indices) and taps
  * red[1..]; *out_cond is the in-range test of padded taps, NULL when no tap
  * can fall outside (then the index is not clamped either). */
+/* The most reduction steps (input channels of a group times taps) whose
+ * weights a ConvInteger sums into each output's start to take x's zero
+ * point out of its multiply-adds (lower_conv). */
+#define FOLD_ZX_MAX_TAPS 32
+
 static ingot_ir_expr_t* window_load(lower_ctx_t* ctx, uint32_t bx, const conv_window_t* win, ingot_ir_expr_t* n,
                                     ingot_ir_expr_t* c, ingot_ir_expr_t* const* o, const lower_loops_t* red,
                                     ingot_ir_expr_t** out_cond) {
@@ -568,9 +573,17 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   }
   ingot_ir_expr_t* cond;
   ingot_ir_expr_t* xval = window_load(ctx, bx, &win, sp.idx[0], ci, sp.idx + 2, &red, &cond);
+  int64_t taps = cg;
+  for (uint32_t i = 0; i < nsp; ++i) taps *= k[i];
+  /* A ConvInteger without padding and with a short reduction (a depthwise
+   * conv's 9 taps) takes x's zero point out of the sum: sum (x - zx) w' =
+   * sum x w' - zx sum w', the second term the start of each output (its
+   * taps' weights summed there, once per register tile row), one
+   * subtraction fewer per multiply-add. */
+  bool fold_zx = integer && !qlinear && bxz != UINT32_MAX && !cond && taps <= FOLD_ZX_MAX_TAPS;
   if (integer) {
     xval = ingot_ir_cast(f, INGOT_DTYPE_I32, xval);
-    if (bxz != UINT32_MAX) {
+    if (bxz != UINT32_MAX && !fold_zx) {
       xval = ingot_ir_binary(f, INGOT_IR_SUB, xval, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bxz, ingot_ir_int(f, 0))));
     }
   }
@@ -588,6 +601,19 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   }
   ingot_ir_expr_t* yi = y_index(f, by, sp.idx, nsp, opad);
   ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : zero;
+  if (fold_zx) {
+    ingot_ir_expr_t* sum = NULL;
+    for (int64_t t = 0; t < taps; ++t) {
+      ingot_ir_expr_t* wt = wval;
+      for (int64_t i = (int64_t)red.count - 1, rest = t; i >= 0; --i) {
+        wt = ingot_ir_expr_substitute(f, wt, red.vars[i], ingot_ir_int(f, rest % red.extents[i]));
+        rest /= red.extents[i];
+      }
+      sum = sum ? ingot_ir_add(f, sum, wt) : wt;
+    }
+    ingot_ir_expr_t* zx = ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bxz, ingot_ir_int(f, 0)));
+    init = ingot_ir_binary(f, INGOT_IR_SUB, init, ingot_ir_mul(f, zx, sum));
+  }
   if (qlinear) {
     uint32_t acc = lower_add_var(ctx, "acc", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I32);
     ingot_ir_expr_t* out = lower_requant_value(ctx, &rq, ingot_ir_var(f, acc), sp.idx[1]);

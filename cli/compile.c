@@ -45,6 +45,7 @@ typedef struct compile_options_t {
   int accuracy_input_count;
   bool no_accuracy;            /* --no-accuracy */
   uint32_t activation_block;   /* --layout: 0 auto, 1 nchw, else 4, 8, 16 (ingot_driver_options_t) */
+  ingot_driver_half_ops_t half_ops; /* --half-ops auto|f16|f32 (ingot_driver_options_t) */
 } compile_options_t;
 
 static void compile_usage(FILE* out) {
@@ -118,6 +119,12 @@ static void compile_usage(FILE* out) {
           "                           (NCHW16c: 16 channels a vector), converted back once at\n"
           "                           a region's edge; auto: the target's float32 lanes (the\n"
           "                           default), nchw: none\n"
+          "  --half-ops auto|f16|f32  where float16 Add, Sub, Mul, Div, Min, Max, Neg, Abs,\n"
+          "                           Sqrt and Relu compute: f16 rounds after each op, as ONNX\n"
+          "                           Runtime (natively on AArch64 fullfp16 and AVX512-FP16,\n"
+          "                           through float32 elsewhere: slower); f32 rounds once where\n"
+          "                           float16 values leave float32 code; auto (the default):\n"
+          "                           f16 when every --target computes float16 natively\n"
           "  -v, --verbose            print each stage's wall time (import, passes, lower,\n"
           "                           schedule, codegen, package, write) on stderr after the\n"
           "                           compile, and progress lines while it runs (below); with\n"
@@ -135,7 +142,7 @@ static void compile_usage(FILE* out) {
 
 enum {
   OPT_TARGET = 256, OPT_TUNING_LOG, OPT_EMIT_C, OPT_CC, OPT_INPUT_SHAPE, OPT_CONST, OPT_DUMP_SPACE,
-  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS, OPT_LAYOUT, OPT_EMIT_FIRMWARE,
+  OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS, OPT_LAYOUT, OPT_HALF_OPS, OPT_EMIT_FIRMWARE,
   OPT_ACCURACY_INPUT, OPT_NO_ACCURACY,
 };
 
@@ -149,6 +156,7 @@ static const struct option kCompileOptions[] = {
     {"cc", required_argument, NULL, OPT_CC},
     {"weights", required_argument, NULL, OPT_WEIGHTS},
     {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"half-ops", required_argument, NULL, OPT_HALF_OPS},
     {"accuracy-input", required_argument, NULL, OPT_ACCURACY_INPUT},
     {"no-accuracy", no_argument, NULL, OPT_NO_ACCURACY},
     {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
@@ -234,6 +242,12 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
         else if (!strcmp(value, "nchw8c")) o->activation_block = 8;
         else if (!strcmp(value, "nchw16c")) o->activation_block = 16;
         else return ingot_cli_usage_error("compile", "--layout takes auto, nchw, nchw4c, nchw8c or nchw16c, not '%s'", value);
+        break;
+      case OPT_HALF_OPS:
+        if (!strcmp(value, "auto")) o->half_ops = INGOT_DRIVER_HALF_OPS_AUTO;
+        else if (!strcmp(value, "f16")) o->half_ops = INGOT_DRIVER_HALF_OPS_F16;
+        else if (!strcmp(value, "f32")) o->half_ops = INGOT_DRIVER_HALF_OPS_F32;
+        else return ingot_cli_usage_error("compile", "--half-ops takes auto, f16 or f32, not '%s'", value);
         break;
       case OPT_INPUT_SHAPE:
         if (o->input_shape_count == 64) return ingot_cli_usage_error("compile", "too many --input-shape options%s", "");
@@ -552,6 +566,7 @@ static ingot_status_t compile_model(const compile_options_t* o) {
         .weights_codec = o->weights_codec,
         .weight_dtype = o->weight_dtype,
         .activation_block = o->activation_block,
+        .half_ops = o->half_ops,
         .hook_self = &hooks, .on_graph = print_graph, .on_lowered = list_space, .on_kernel = print_kernel,
         .on_progress = on_progress,
     };

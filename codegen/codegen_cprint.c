@@ -168,16 +168,75 @@ static ingot_status_t cp_infix(ingot_cprint_t* p, ingot_strbuf_t* sb, const char
   return INGOT_OK;
 }
 
+static ingot_status_t cp_unsupported_op(ingot_cprint_t* p, const char* what, ingot_dtype_t t) {
+  return ingot_cprint_fail(p, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the %s target", what,
+                           ingot_dtype_name(t), p->dialect->target);
+}
+
+/* float16 (the HALF ops of lower/ir_ops.def): through float32, which gives
+ * the binary16 result exactly; neg and abs on the bits (as IEEE's negate and
+ * abs, NaNs included), min and max by the dialect's helpers that return one
+ * operand's bits. A dialect without float16 has no type for it and refused
+ * it already. */
+static ingot_status_t cp_half_operand(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingot_ir_expr_t* a) {
+  return cp_call1(p, sb, p->dialect->int_helper, "h2f", a);
+}
+
+static ingot_status_t cp_half_unary(ingot_cprint_t* p, ingot_strbuf_t* sb, ingot_ir_unary_op_t op,
+                                    const ingot_ir_expr_t* a) {
+  const char* h = p->dialect->int_helper;
+  switch (op) {
+    case INGOT_IR_NEG:
+    case INGOT_IR_ABS:
+      ingot_strbuf_append(sb, op == INGOT_IR_NEG ? "((uint16_t)(" : "((uint16_t)(0x7fffu & ");
+      CP_CHECK(ingot_cprint_expr(p, sb, a));
+      ingot_strbuf_append(sb, op == INGOT_IR_NEG ? " ^ 0x8000u))" : "))");
+      return INGOT_OK;
+    case INGOT_IR_SQRT:
+      if (!p->dialect->unary[op][0]) break;
+      ingot_strbuf_appendf(sb, "%sf2h(%s(", h, p->dialect->unary[op][0]);
+      CP_CHECK(cp_half_operand(p, sb, a));
+      ingot_strbuf_append(sb, "))");
+      return INGOT_OK;
+    default: break;
+  }
+  return cp_unsupported_op(p, ingot_ir_unary_op_name(op), INGOT_DTYPE_F16);
+}
+
+static ingot_status_t cp_half_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, ingot_ir_binary_op_t op,
+                                     const ingot_ir_expr_t* a, const ingot_ir_expr_t* b) {
+  const char* h = p->dialect->int_helper;
+  const char* infix = ingot_ir_binary_op_infix(op);
+  switch (op) {
+    case INGOT_IR_MIN:
+    case INGOT_IR_MAX:
+      return cp_call2(p, sb, h, op == INGOT_IR_MIN ? "minh" : "maxh", a, b);
+    case INGOT_IR_ADD:
+    case INGOT_IR_SUB:
+    case INGOT_IR_MUL:
+    case INGOT_IR_DIV:
+    case INGOT_IR_LT:
+    case INGOT_IR_LE:
+    case INGOT_IR_EQ:
+    case INGOT_IR_NE: {
+      bool cmp = op >= INGOT_IR_LT;
+      ingot_strbuf_appendf(sb, cmp ? "(" : "%sf2h(", h);
+      CP_CHECK(cp_half_operand(p, sb, a));
+      ingot_strbuf_appendf(sb, " %s ", infix);
+      CP_CHECK(cp_half_operand(p, sb, b));
+      ingot_strbuf_append(sb, ")");
+      return INGOT_OK;
+    }
+    default: break;
+  }
+  return cp_unsupported_op(p, ingot_ir_binary_op_name(op), INGOT_DTYPE_F16);
+}
+
 /* cp_unary() and cp_binary() handle every op of lower/ir_ops.def: a new row
  * there changes these counts and stops the build until it is handled here
  * and in each dialect's table. */
 _Static_assert(INGOT_IR_UNARY_COUNT_ == 24, "cp_unary(): handle the new op of lower/ir_ops.def");
 _Static_assert(INGOT_IR_BINARY_COUNT_ == 19, "cp_binary(): handle the new op of lower/ir_ops.def");
-
-static ingot_status_t cp_unsupported_op(ingot_cprint_t* p, const char* what, ingot_dtype_t t) {
-  return ingot_cprint_fail(p, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the %s target", what,
-                           ingot_dtype_name(t), p->dialect->target);
-}
 
 static ingot_status_t cp_unary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingot_ir_expr_t* e) {
   const ingot_cprint_dialect_t* d = p->dialect;
@@ -190,6 +249,7 @@ static ingot_status_t cp_unary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingo
   if (op <= 0 || op >= INGOT_IR_UNARY_COUNT_)
     return ingot_cprint_fail(p, INGOT_ERROR_INVALID_ARGUMENT, "unknown unary op %d", (int)op);
   const char* name = ingot_ir_unary_op_name(op);
+  if (t == INGOT_DTYPE_F16 && ingot_ir_unary_op_half(op)) return cp_half_unary(p, sb, op, a);
   if (cp_is_half(t)) return cp_unsupported_op(p, name, t); /* storage only: compute in float32 */
   switch (op) {
     case INGOT_IR_NEG:
@@ -239,10 +299,11 @@ static ingot_status_t cp_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, const ing
   if (b->dtype != t)
     return ingot_cprint_fail(p, INGOT_ERROR_INVALID_ARGUMENT, "%s of %s and %s: operand dtypes differ", name,
                              ingot_dtype_name(t), ingot_dtype_name(b->dtype));
-  if (cp_is_half(t)) return cp_unsupported_op(p, name, t); /* storage only: compute in float32 */
   const char* ty;
   CP_CHECK(ingot_cprint_type(p, t, &ty));
   CP_CHECK(ingot_cprint_type(p, e->dtype, &ty));
+  if (t == INGOT_DTYPE_F16 && ingot_ir_binary_op_half(op)) return cp_half_binary(p, sb, op, a, b);
+  if (cp_is_half(t)) return cp_unsupported_op(p, name, t); /* storage only: compute in float32 */
   switch (op) {
     case INGOT_IR_LT: return cp_infix(p, sb, "<", a, b);
     case INGOT_IR_LE: return cp_infix(p, sb, "<=", a, b);
@@ -356,6 +417,11 @@ ingot_status_t ingot_cprint_expr(ingot_cprint_t* p, ingot_strbuf_t* sb, const in
       ingot_strbuf_append(sb, ")");
       return INGOT_OK;
     case INGOT_IR_EXPR_FLOAT:
+      if (e->dtype == INGOT_DTYPE_F16) { /* its bits */
+        CP_CHECK(ingot_cprint_type(p, e->dtype, &ty));
+        ingot_strbuf_appendf(sb, "((%s)0x%04xu)", ty, (unsigned)ingot_ir_f16_bits(e->u.f));
+        return INGOT_OK;
+      }
       if (!cp_is_float(e->dtype)) return cp_unsupported_op(p, "float constant", e->dtype);
       cp_float_literal(p->dialect, sb, e->dtype, e->u.f);
       return INGOT_OK;

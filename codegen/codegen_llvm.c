@@ -424,6 +424,9 @@ static LLVMValueRef unsupported(fn_t* F, const char* what, ingot_dtype_t t) {
   return fail(F, INGOT_ERROR_UNSUPPORTED, "%s on %s is not supported by the llvm target", what, ingot_dtype_name(t));
 }
 
+static LLVMValueRef half_unary(fn_t* F, ingot_ir_unary_op_t op, LLVMValueRef a);
+static LLVMValueRef half_binary(fn_t* F, ingot_ir_binary_op_t op, LLVMValueRef a, LLVMValueRef c);
+
 static LLVMValueRef unary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   const ingot_ir_expr_t* ae = e->u.unary.a;
   ingot_dtype_t t = ae->dtype;
@@ -435,6 +438,7 @@ static LLVMValueRef unary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   LLVMValueRef a;
   TRY(a = expr(F, ae, vec));
   LLVMBuilderRef b = F->b;
+  if (t == INGOT_DTYPE_F16 && ingot_ir_unary_op_half(op)) return half_unary(F, op, a);
   switch (op) {
     case INGOT_IR_NEG:
       if (fl) return LLVMBuildFNeg(b, a, "");
@@ -706,6 +710,7 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   if (fl && op == INGOT_IR_POW && be->kind == INGOT_IR_EXPR_FLOAT && be->u.f == 2.0) return LLVMBuildFMul(b, a, a, "");
   TRY(c = expr(F, be, vec));
   same_shape(F, &a, &c);
+  if (t == INGOT_DTYPE_F16 && ingot_ir_binary_op_half(op)) return half_binary(F, op, a, c);
   switch (op) {
     case INGOT_IR_LT:
     case INGOT_IR_LE:
@@ -812,6 +817,9 @@ static LLVMValueRef half_to_f32(fn_t* F, LLVMValueRef h, bool bf16) {
   return LLVMBuildBitCast(b, LLVMBuildOr(b, bits, sign, ""), f32, "");
 }
 
+/* bfloat16 stays this integer rounding on AVX512-BF16 too: vcvtneps2bf16
+ * treats float32 subnormal inputs as zero (0x007fffff gives 0x0000 where
+ * this rounds to 0x0080), NaNs and all else alike (checked on a Zen 4). */
 static LLVMValueRef f32_to_half(fn_t* F, LLVMValueRef f, bool bf16) {
   LLVMBuilderRef b = F->b;
   unsigned n = lanes_of(f);
@@ -842,6 +850,54 @@ static LLVMValueRef f32_to_half(fn_t* F, LLVMValueRef f, bool bf16) {
                       LLVMBuildSelect(b, nan, K(0x7e00), K(0x7c00), ""), r, "");
   return LLVMBuildTrunc(b, LLVMBuildOr(b, r, sign, ""), i16, "");
 #undef K
+}
+
+/* float16 arithmetic (the HALF ops of lower/ir_ops.def) on the i16 bits:
+ * LLVM half where the target computes it (m.has_half_arith: AArch64 fullfp16
+ * fadd/fmul/... .8h, x86 AVX512-FP16 vaddph/...), else through float32 and
+ * back, which gives the same bits (lower/ir_ops.def). neg and abs act on the
+ * sign bit, min and max select one operand's bits, either way. */
+static LLVMValueRef half_operand(fn_t* F, LLVMValueRef h) {
+  if (!F->g->m.has_half_arith) return half_to_f32(F, h, false);
+  return LLVMBuildBitCast(F->b, h, ingot_llvm_vec_type(LLVMHalfTypeInContext(F->g->m.ctx), lanes_of(h)), "");
+}
+
+static LLVMValueRef half_result(fn_t* F, LLVMValueRef r) {
+  if (!F->g->m.has_half_arith) return f32_to_half(F, r, false);
+  return LLVMBuildBitCast(F->b, r, ingot_llvm_vec_type(LLVMInt16TypeInContext(F->g->m.ctx), lanes_of(r)), "");
+}
+
+static LLVMValueRef half_unary(fn_t* F, ingot_ir_unary_op_t op, LLVMValueRef a) {
+  LLVMBuilderRef b = F->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  switch (op) {
+    case INGOT_IR_NEG: return LLVMBuildXor(b, a, const_of(t, 0x8000), "");
+    case INGOT_IR_ABS: return LLVMBuildAnd(b, a, const_of(t, 0x7fff), "");
+    case INGOT_IR_SQRT: return half_result(F, intrinsic1(F, "llvm.sqrt", half_operand(F, a)));
+    default: return unsupported(F, ingot_ir_unary_op_name(op), INGOT_DTYPE_F16);
+  }
+}
+
+static LLVMValueRef half_binary(fn_t* F, ingot_ir_binary_op_t op, LLVMValueRef a, LLVMValueRef c) {
+  LLVMBuilderRef b = F->b;
+  LLVMValueRef x = half_operand(F, a), y = half_operand(F, c);
+  switch (op) {
+    case INGOT_IR_ADD: return half_result(F, LLVMBuildFAdd(b, x, y, ""));
+    case INGOT_IR_SUB: return half_result(F, LLVMBuildFSub(b, x, y, ""));
+    case INGOT_IR_MUL: return half_result(F, LLVMBuildFMul(b, x, y, ""));
+    case INGOT_IR_DIV: return half_result(F, LLVMBuildFDiv(b, x, y, ""));
+    case INGOT_IR_MIN:
+    case INGOT_IR_MAX: { /* as float32's: a NaN operand yields the other one */
+      LLVMValueRef better = LLVMBuildFCmp(b, op == INGOT_IR_MIN ? LLVMRealOLT : LLVMRealOGT, x, y, "");
+      LLVMValueRef ynan = LLVMBuildFCmp(b, LLVMRealUNO, y, y, "");
+      return LLVMBuildSelect(b, LLVMBuildOr(b, better, ynan, ""), a, c, "");
+    }
+    case INGOT_IR_LT: return LLVMBuildFCmp(b, LLVMRealOLT, x, y, "");
+    case INGOT_IR_LE: return LLVMBuildFCmp(b, LLVMRealOLE, x, y, "");
+    case INGOT_IR_EQ: return LLVMBuildFCmp(b, LLVMRealOEQ, x, y, "");
+    case INGOT_IR_NE: return LLVMBuildFCmp(b, LLVMRealUNE, x, y, "");
+    default: return unsupported(F, ingot_ir_binary_op_name(op), INGOT_DTYPE_F16);
+  }
 }
 
 static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
@@ -1174,6 +1230,8 @@ static LLVMValueRef expr(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
       return LLVMConstInt(t, (unsigned long long)e->u.i, 1);
     }
     case INGOT_IR_EXPR_FLOAT: {
+      if (e->dtype == INGOT_DTYPE_F16) /* its bits, as every float16 value here */
+        return LLVMConstInt(LLVMInt16TypeInContext(F->g->m.ctx), ingot_ir_f16_bits(e->u.f), 0);
       if (!is_float(e->dtype)) return unsupported(F, "float constant", e->dtype);
       double val = e->dtype == INGOT_DTYPE_F32 ? (double)(float)e->u.f : e->u.f;
       return LLVMConstReal(value_type(F->g, e->dtype), val);
@@ -1861,6 +1919,7 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   m->has_round = !m->x86 || ingot_target_has_feature(target, INGOT_TARGET_FEATURE_SSE4_1);
   m->has_half_ext = (m->x86 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_F16C)) ||
                     target->arch == INGOT_TARGET_ARCH_AARCH64;
+  m->has_half_arith = ingot_target_has_half_arith(target);
   m->vector_bits = target->vector_bytes * 8;
   if (m->x86) {
     m->pmaddwd_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512BW) ? 16

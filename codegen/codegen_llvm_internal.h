@@ -48,6 +48,8 @@ typedef struct ingot_llvm_module_t {
   bool x86;                 /* x86-64 (else AArch64) */
   bool has_round;           /* floor/ceil are instructions (SSE4.1, AArch64) */
   bool has_half_ext;        /* float16 -> float32 is an instruction (F16C, AArch64): fpext */
+  bool has_half_arith;      /* float16 + - * / sqrt are instructions (AArch64 fullfp16, x86
+                               AVX512-FP16: ingot_target_has_half_arith): LLVM half */
   bool masked_tail;         /* masked loads are cheap (AVX2+): strided loads under
                                a lane mask use one instead of a gather */
   /* Widest lanes of int32 for which acc + dot4(a, b) is one vpdpbusd

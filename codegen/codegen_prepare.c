@@ -68,6 +68,8 @@ static bool lane_dtype(ingot_dtype_t t) {
   switch (t) {
     case INGOT_DTYPE_F32:
     case INGOT_DTYPE_F64:
+    case INGOT_DTYPE_F16: /* the bits, i16 lanes (float16 arithmetic: lower/ir_ops.def) */
+    case INGOT_DTYPE_BF16:
     case INGOT_DTYPE_I8:
     case INGOT_DTYPE_U8:
     case INGOT_DTYPE_I32:

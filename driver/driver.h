@@ -130,6 +130,12 @@ typedef struct ingot_driver_progress_t {
 
 typedef void (*ingot_driver_progress_fn_t)(void* self, const ingot_driver_progress_t* progress);
 
+typedef enum ingot_driver_half_ops_t {
+  INGOT_DRIVER_HALF_OPS_AUTO = 0,
+  INGOT_DRIVER_HALF_OPS_F16 = 1,
+  INGOT_DRIVER_HALF_OPS_F32 = 2,
+} ingot_driver_half_ops_t;
+
 typedef struct ingot_driver_options_t {
   /* The model: an ONNX file, or `graph`, an already optimized graph
    * (from ingot_driver_load_graph; compile reads it and does not change it,
@@ -210,6 +216,13 @@ typedef struct ingot_driver_options_t {
    * vectors, 8 with 32, 4 with 16; none for GPU targets), 1 none (NCHW
    * throughout), else the channels a block holds (4, 8, 16). */
   uint32_t activation_block;
+  /* Where float16 Add, Sub, Mul, Div, Min, Max, Neg, Abs, Sqrt and Relu
+   * compute (ingot_graph_set_half_arith; `--half-ops`): AUTO in float16 when
+   * every target computes it natively (ingot_target_has_half_arith), else in
+   * float32; F16 in float16 on every target (each op rounds, as ONNX
+   * Runtime's kernels; through float32 where not native); F32 in float32,
+   * rounded once where the model's float16 values leave float32 code. */
+  ingot_driver_half_ops_t half_ops;
   /* Progress of ingot_driver_compile (given hook_self), optional: see
    * ingot_driver_progress_t. */
   ingot_driver_progress_fn_t on_progress;

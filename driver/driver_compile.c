@@ -116,6 +116,24 @@ static bool driver_dot4_words(const ingot_driver_options_t* o) {
   return true;
 }
 
+/* Float16 elementwise ops stay float16 (ingot_graph_set_half_arith): as
+ * --half-ops says, else (auto) only when every target of the bundle computes
+ * float16 natively
+ * (ingot_target_has_half_arith): the variants must run the same steps, and
+ * elsewhere float32 with one rounding at the end is as exact and faster. */
+static bool driver_half_arith(const ingot_driver_options_t* o) {
+  if (o->half_ops != INGOT_DRIVER_HALF_OPS_AUTO) return o->half_ops == INGOT_DRIVER_HALF_OPS_F16;
+  ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
+  uint32_t count = 0;
+  if (parse_targets(o, targets, &count) != INGOT_OK || count == 0) {
+    ingot_compiler_error_clear();
+    return false;
+  }
+  for (uint32_t t = 0; t < count; ++t)
+    if (!ingot_target_has_half_arith(&targets[t])) return false;
+  return true;
+}
+
 /* Import, shapes, constants, optimize. A tuning log's layout knobs act in
  * the packing pass, before lowering, for `targets`. One graph holds one
  * layout per node: where the targets' records differ, `out_differs` NULL
@@ -141,6 +159,7 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
     chooser.cpu_model = o->tuning_cpu_model;
     ingot_graph_set_activation_block(graph, driver_activation_block(o));
     ingot_graph_set_dot4_words(graph, driver_dot4_words(o));
+    ingot_graph_set_half_arith(graph, driver_half_arith(o));
     if (custom)
       ingot_graph_set_layout_chooser(graph, custom);
     else if (log || target_count) /* each target's defaults differ (schedule/template.c) */

@@ -477,6 +477,11 @@ typedef struct ingot_graph_t {
    * of their input (node.x_dot4_words): the caller's choice, made for every
    * target of a bundle at once, since its variants must run the same steps. */
   bool dot4_words;
+  /* True when float16 Add, Sub, Mul, Div, Min, Max, Neg, Abs, Sqrt and Relu
+   * (and their fused chains) stay float16 instead of moving to float32
+   * (ingot_graph_compute_half_in_f32): the caller's choice, made when every
+   * target of a bundle computes float16 natively (ingot_target_has_half_arith). */
+  bool half_arith;
   /* A subgraph (a GRAPH attribute: the body of an If, Loop or Scan) reads
    * values of the scopes around it by name, as ONNX allows. Each such value
    * is a value of kind INPUT here, captures[k], not listed in inputs; the
@@ -627,7 +632,10 @@ ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
 /* Float16 and bfloat16 computed in float32: half weights converted, half
  * graph inputs and outputs (by their declared types) kept with a Cast at the
  * edge, Casts to half inside the graph made casts to float32
- * (graph/passes_dtype.c). Before inference. */
+ * (graph/passes_dtype.c). With graph->half_arith, float16 Add, Sub, Mul,
+ * Div, Min, Max, Neg, Abs, Sqrt and Relu whose inputs are float16 stay
+ * float16 (rounded after each op, as ONNX Runtime's kernels), with Casts
+ * where they meet float32. Before inference. */
 ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph);
 /* Weight-only compression (graph/passes_weights.c): the float32 constant
  * weight (input 1) of every Conv, ConvBlocked, MatMul (2-D B) and Gemm,
@@ -783,6 +791,8 @@ void ingot_graph_set_layout_chooser(ingot_graph_t* graph, ingot_layout_chooser_t
 void ingot_graph_set_activation_block(ingot_graph_t* graph, uint32_t block);
 /* Sets graph->dot4_words. */
 void ingot_graph_set_dot4_words(ingot_graph_t* graph, bool on);
+/* Sets graph->half_arith. */
+void ingot_graph_set_half_arith(ingot_graph_t* graph, bool on);
 
 /* The ONNX-layout shape of node input `input` (`value`): `value` itself
  * unless it is a packed weight (node.weight_block), whose logical shape is

@@ -161,10 +161,12 @@ ingot_status_t infer_fused_elementwise(infer_ctx_t* c) {
   if (!prog || count == 0 || count % 3 != 0 || pcount != 2 * (count / 3)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "malformed program (%u ints, %u params)", count, pcount);
   }
+  /* float32, or float16 (graph->half_arith), every input the same */
+  const ingot_value_t* first = infer_input(c, 0);
   for (uint32_t i = 0; i < c->n->input_count; ++i) {
     const ingot_value_t* v = infer_input(c, i);
-    if (!v || v->dtype != INGOT_DTYPE_F32) {
-      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u must be float32", i);
+    if (!v || !first || (v->dtype != INGOT_DTYPE_F32 && v->dtype != INGOT_DTYPE_F16) || v->dtype != first->dtype) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u must be float32 (or float16, as every input)", i);
     }
   }
   return nary(c, INGOT_DTYPE_INVALID);

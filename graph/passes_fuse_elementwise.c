@@ -1,6 +1,7 @@
 /* Elementwise chains fused into one loop (ingot_graph_fuse_elementwise).
  *
- * A float32 elementwise node whose output has exactly one reader, itself a
+ * A float32 elementwise node (or a float16 Add, Sub, Mul, Div, Max, Min or
+ * Relu: graph->half_arith; a tree is one dtype, as its edges are) whose output has exactly one reader, itself a
  * fusable node of the same output shape, is folded into that reader; what
  * is left is a tree of such nodes below one root (the node whose output is
  * read elsewhere, twice, or is a graph output). A tree of two or more nodes
@@ -32,10 +33,16 @@ static bool fusable(const ingot_graph_t* graph, const ingot_node_t* n, int64_t* 
   const ingot_epilogue_t none = {0};
   if (memcmp(&n->epilogue, &none, sizeof(none)) != 0 || n->guard) return false;
   const ingot_value_t* y = &graph->values[n->outputs[0]];
-  if (y->dtype != INGOT_DTYPE_F32 || y->rank < 1) return false;
+  /* float16 nodes (graph->half_arith kept them: graph/passes_dtype.c) fuse
+   * where their step is float16 arithmetic in the loop IR */
+  bool f16 = y->dtype == INGOT_DTYPE_F16;
+  if ((y->dtype != INGOT_DTYPE_F32 && !f16) || y->rank < 1) return false;
+  if (f16 && n->op != INGOT_OP_ADD && n->op != INGOT_OP_SUB && n->op != INGOT_OP_MUL && n->op != INGOT_OP_DIV &&
+      n->op != INGOT_OP_MAX && n->op != INGOT_OP_MIN && n->op != INGOT_OP_RELU)
+    return false;
   for (uint32_t k = 0; k < n->input_count; ++k) {
     uint32_t v = n->inputs[k];
-    if (v == INGOT_NO_VALUE || graph->values[v].dtype != INGOT_DTYPE_F32) return false;
+    if (v == INGOT_NO_VALUE || graph->values[v].dtype != y->dtype) return false;
   }
   out_params[0] = out_params[1] = 0.0f;
   switch (n->op) {

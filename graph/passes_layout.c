@@ -566,6 +566,10 @@ void ingot_graph_set_dot4_words(ingot_graph_t* graph, bool on) {
   if (graph) graph->dot4_words = on;
 }
 
+void ingot_graph_set_half_arith(ingot_graph_t* graph, bool on) {
+  if (graph) graph->half_arith = on;
+}
+
 /* How a Conv joins a blocked region. */
 typedef enum block_conv_t {
   BLOCK_CONV_NO = 0,

@@ -89,6 +89,33 @@ static bool is_float_dtype(ingot_dtype_t t) {
 }
 
 bool ingot_ir_dtype_is_float(ingot_dtype_t t) { return is_float_dtype(t); }
+
+/* IEEE half from float, round to nearest even (decoding: base/). */
+uint16_t ingot_ir_f16_bits(double d) {
+  float x = (float)d;
+  uint32_t bits;
+  memcpy(&bits, &x, 4);
+  uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
+  int32_t exp = (int32_t)((bits >> 23) & 0xff);
+  uint32_t mant = bits & 0x7fffff;
+  if (exp == 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  int32_t e = exp - 127 + 15;
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    uint32_t shift = (uint32_t)(14 - e);
+    uint32_t h = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return sign | (uint16_t)h;
+  }
+  uint32_t h = ((uint32_t)e << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
+  return sign | (uint16_t)h;
+}
+
 bool ingot_ir_dtype_is_int(ingot_dtype_t t) {
   switch (t) {
     case INGOT_DTYPE_I8: case INGOT_DTYPE_U8: case INGOT_DTYPE_I16: case INGOT_DTYPE_U16:
@@ -200,7 +227,13 @@ ingot_ir_expr_t* ingot_ir_select(ingot_ir_func_t* f, ingot_ir_expr_t* cond, ingo
 ingot_ir_expr_t* ingot_ir_cast(ingot_ir_func_t* f, ingot_dtype_t dtype, ingot_ir_expr_t* a) {
   if (a->dtype == dtype) return a;
   if (a->kind == INGOT_IR_EXPR_INT && is_float_dtype(dtype)) return ingot_ir_float(f, dtype, (double)a->u.i);
-  if (a->kind == INGOT_IR_EXPR_FLOAT && is_float_dtype(dtype)) return ingot_ir_float(f, dtype, a->u.f);
+  if (a->kind == INGOT_IR_EXPR_FLOAT && is_float_dtype(dtype)) {
+    /* the constant's value is its dtype's: round it before it changes type */
+    double v = a->dtype == INGOT_DTYPE_F32   ? (double)(float)a->u.f
+               : a->dtype == INGOT_DTYPE_F16 ? ingot_half_to_double(ingot_ir_f16_bits(a->u.f))
+                                             : a->u.f;
+    return ingot_ir_float(f, dtype, v);
+  }
   ingot_ir_expr_t* e = new_expr(f, INGOT_IR_EXPR_CAST, dtype);
   e->u.unary.op = 0;
   e->u.unary.a = a;

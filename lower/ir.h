@@ -78,16 +78,16 @@ typedef enum ingot_ir_expr_kind_t {
 /* The expression operators: one list, lower/ir_ops.def. */
 typedef enum ingot_ir_unary_op_t {
   INGOT_IR_UNARY_NONE_ = 0,
-#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only) INGOT_IR_##ID,
-#define INGOT_IR_BINARY_OP(ID, name, infix)
+#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only, half) INGOT_IR_##ID,
+#define INGOT_IR_BINARY_OP(ID, name, infix, half)
 #include "lower/ir_ops.def"
   INGOT_IR_UNARY_COUNT_
 } ingot_ir_unary_op_t;
 
 typedef enum ingot_ir_binary_op_t {
   INGOT_IR_BINARY_NONE_ = 0,
-#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only)
-#define INGOT_IR_BINARY_OP(ID, name, infix) INGOT_IR_##ID,
+#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only, half)
+#define INGOT_IR_BINARY_OP(ID, name, infix, half) INGOT_IR_##ID,
 #include "lower/ir_ops.def"
   INGOT_IR_BINARY_COUNT_
 } ingot_ir_binary_op_t;
@@ -172,10 +172,16 @@ typedef struct ingot_ir_func_t {
   ingot_ir_stmt_t* body;
 } ingot_ir_func_t;
 
-/* The element types the IR computes in: float32, float64 (float16 and
- * bfloat16 are storage only), the integers of 8, 16, 32 and 64 bits, signed
- * and unsigned, and bool. */
-bool ingot_ir_dtype_is_float(ingot_dtype_t t); /* F32, F64 (and F16: the verifier's view) */
+/* The element types the IR computes in: float32, float64, the integers of
+ * 8, 16, 32 and 64 bits, signed and unsigned, and bool; float16 in the ops
+ * whose row in lower/ir_ops.def says HALF (add, sub, mul, div, min, max,
+ * neg, abs, sqrt, comparisons). bfloat16 is storage only (loaded, stored,
+ * selected and cast). */
+bool ingot_ir_dtype_is_float(ingot_dtype_t t); /* F32, F64, F16, BF16 */
+/* The bits of float16 nearest to v (through float32, ties to even; NaN: a
+ * quiet NaN of v's sign; overflow: infinity): what a cast to float16, a
+ * float16 constant and a float16 result round to in every backend. */
+uint16_t ingot_ir_f16_bits(double v);
 bool ingot_ir_dtype_is_int(ingot_dtype_t t);   /* I8 U8 I16 U16 I32 U32 I64 U64 */
 bool ingot_ir_dtype_is_unsigned(ingot_dtype_t t); /* U8 U16 U32 U64 and BOOL */
 
@@ -272,6 +278,10 @@ const char* ingot_ir_unary_op_name(ingot_ir_unary_op_t op);
 const char* ingot_ir_unary_op_prefix(ingot_ir_unary_op_t op);
 /* True for ops whose operand must be a float (sqrt, exp, sin, ...). */
 bool ingot_ir_unary_op_float_only(ingot_ir_unary_op_t op);
+/* True for ops defined on float16 operands (IEEE binary16, rounded to
+ * nearest even; lower/ir_ops.def says why float32 computes them exactly). */
+bool ingot_ir_unary_op_half(ingot_ir_unary_op_t op);
+bool ingot_ir_binary_op_half(ingot_ir_binary_op_t op);
 const char* ingot_ir_binary_op_name(ingot_ir_binary_op_t op);
 /* The printer's infix symbol ("+", "<=", ...), NULL for ops printed as calls. */
 const char* ingot_ir_binary_op_infix(ingot_ir_binary_op_t op);

@@ -15,11 +15,12 @@ typedef struct unary_info_t {
   const char* name;
   const char* prefix;
   bool float_only;
+  bool half;
 } unary_info_t;
 static const unary_info_t k_unary[] = {
-    {"?unary", NULL, false},
-#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only) {name, prefix, float_only},
-#define INGOT_IR_BINARY_OP(ID, name, infix)
+    {"?unary", NULL, false, false},
+#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only, half) {name, prefix, float_only, half},
+#define INGOT_IR_BINARY_OP(ID, name, infix, half)
 #include "lower/ir_ops.def"
 };
 _Static_assert(sizeof(k_unary) / sizeof(k_unary[0]) == INGOT_IR_UNARY_COUNT_, "unary table out of sync");
@@ -27,11 +28,12 @@ _Static_assert(sizeof(k_unary) / sizeof(k_unary[0]) == INGOT_IR_UNARY_COUNT_, "u
 typedef struct binary_info_t {
   const char* name;
   const char* infix;
+  bool half;
 } binary_info_t;
 static const binary_info_t k_binary[] = {
-    {"?binary", NULL},
-#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only)
-#define INGOT_IR_BINARY_OP(ID, name, infix) {name, infix},
+    {"?binary", NULL, false},
+#define INGOT_IR_UNARY_OP(ID, name, prefix, float_only, half)
+#define INGOT_IR_BINARY_OP(ID, name, infix, half) {name, infix, half},
 #include "lower/ir_ops.def"
 };
 _Static_assert(sizeof(k_binary) / sizeof(k_binary[0]) == INGOT_IR_BINARY_COUNT_, "binary table out of sync");
@@ -45,6 +47,8 @@ static const binary_info_t* binary_info(ingot_ir_binary_op_t op) {
 const char* ingot_ir_unary_op_name(ingot_ir_unary_op_t op) { return unary_info(op)->name; }
 const char* ingot_ir_unary_op_prefix(ingot_ir_unary_op_t op) { return unary_info(op)->prefix; }
 bool ingot_ir_unary_op_float_only(ingot_ir_unary_op_t op) { return unary_info(op)->float_only; }
+bool ingot_ir_unary_op_half(ingot_ir_unary_op_t op) { return unary_info(op)->half; }
+bool ingot_ir_binary_op_half(ingot_ir_binary_op_t op) { return binary_info(op)->half; }
 const char* ingot_ir_binary_op_name(ingot_ir_binary_op_t op) { return binary_info(op)->name; }
 const char* ingot_ir_binary_op_infix(ingot_ir_binary_op_t op) { return binary_info(op)->infix; }
 
@@ -297,6 +301,11 @@ static bool is_float(ingot_dtype_t t) {
 }
 
 static bool is_int(ingot_dtype_t t) { return ingot_ir_dtype_is_int(t); }
+static bool is_half(ingot_dtype_t t) { return t == INGOT_DTYPE_F16 || t == INGOT_DTYPE_BF16; }
+/* Why the verifier refuses an op on float16 or bfloat16 (lower/ir_ops.def, HALF). */
+static const char k_half_ops[] =
+    "float16 computes add, sub, mul, div, min, max, neg, abs, sqrt and comparisons; bfloat16 nothing: cast to "
+    "float32";
 
 static bool is_valid_dtype(ingot_dtype_t t) {
   return is_float(t) || is_int(t) || t == INGOT_DTYPE_BOOL;
@@ -407,6 +416,9 @@ static void verify_expr(verify_ctx_t* c, const ingot_ir_expr_t* e, const ingot_i
       } else if (a == INGOT_DTYPE_BOOL) {
         snprintf(msg, sizeof(msg), "%s of a bool", ingot_ir_unary_op_name(op));
         verify_fail(c, s, msg);
+      } else if (is_half(a) && !(a == INGOT_DTYPE_F16 && ingot_ir_unary_op_half(op))) {
+        snprintf(msg, sizeof(msg), "%s of a %s (%s)", ingot_ir_unary_op_name(op), ingot_dtype_name(a), k_half_ops);
+        verify_fail(c, s, msg);
       } else if (!is_float(a) && ingot_ir_unary_op_float_only(op)) {
         snprintf(msg, sizeof(msg), "%s of an integer (%s)", ingot_ir_unary_op_name(op), ingot_dtype_name(a));
         verify_fail(c, s, msg);
@@ -426,6 +438,9 @@ static void verify_expr(verify_ctx_t* c, const ingot_ir_expr_t* e, const ingot_i
       } else if (a != b) {
         snprintf(msg, sizeof(msg), "operands of '%s' differ in dtype (%s, %s)", name, ingot_dtype_name(a),
                  ingot_dtype_name(b));
+        verify_fail(c, s, msg);
+      } else if (is_half(a) && !(a == INGOT_DTYPE_F16 && ingot_ir_binary_op_half(op))) {
+        snprintf(msg, sizeof(msg), "'%s' of %s operands (%s)", name, ingot_dtype_name(a), k_half_ops);
         verify_fail(c, s, msg);
       } else if (op >= INGOT_IR_LT && op <= INGOT_IR_NE) {
         if (e->dtype != INGOT_DTYPE_BOOL) {
@@ -740,32 +755,6 @@ static void interp_fail(interp_ctx_t* c, const char* what) {
   ingot_strbuf_free(&sb);
 }
 
-/* IEEE half <-> float, round to nearest even (decoding: base/). */
-static uint16_t double_to_half(double d) {
-  float x = (float)d;
-  uint32_t bits;
-  memcpy(&bits, &x, 4);
-  uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
-  int32_t exp = (int32_t)((bits >> 23) & 0xff);
-  uint32_t mant = bits & 0x7fffff;
-  if (exp == 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  int32_t e = exp - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    uint32_t shift = (uint32_t)(14 - e);
-    uint32_t h = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return sign | (uint16_t)h;
-  }
-  uint32_t h = ((uint32_t)e << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
-  return sign | (uint16_t)h;
-}
-
 static uint16_t double_to_bf16(double v) {
   float f = (float)v;
   uint32_t u;
@@ -777,7 +766,7 @@ static uint16_t double_to_bf16(double v) {
 /* Rounds a float result to its dtype's precision. */
 static double round_float(ingot_dtype_t t, double v) {
   if (t == INGOT_DTYPE_F32) return (double)(float)v;
-  if (t == INGOT_DTYPE_F16) return ingot_half_to_double(double_to_half(v));
+  if (t == INGOT_DTYPE_F16) return ingot_half_to_double(ingot_ir_f16_bits(v));
   if (t == INGOT_DTYPE_BF16) return ingot_bf16_to_double(double_to_bf16(v));
   return v;
 }
@@ -843,7 +832,7 @@ static void store_elem(ingot_dtype_t t, void* base, int64_t i, value_t v) {
   switch (t) {
     case INGOT_DTYPE_F32: ((float*)base)[i] = (float)v.f; break;
     case INGOT_DTYPE_F64: ((double*)base)[i] = v.f; break;
-    case INGOT_DTYPE_F16: ((uint16_t*)base)[i] = double_to_half(v.f); break;
+    case INGOT_DTYPE_F16: ((uint16_t*)base)[i] = ingot_ir_f16_bits(v.f); break;
     case INGOT_DTYPE_BF16: ((uint16_t*)base)[i] = double_to_bf16(v.f); break;
     case INGOT_DTYPE_I64: ((int64_t*)base)[i] = v.i; break;
     case INGOT_DTYPE_I32: ((int32_t*)base)[i] = (int32_t)v.i; break;

@@ -32,8 +32,9 @@ ingot_status_t lower_binary_elementwise(lower_ctx_t* ctx) {
   ingot_status_t s;
   /* Legacy broadcast (opset < 7): B aligned at `axis` of A (inference checked it). */
   bool legacy = ctx->params->u.binary.legacy_broadcast; /* graph/params.c */
-  if ((s = lower_check_value_dt(ctx, a, LOWER_DT_NUMERIC)) || (s = lower_check_value_dt(ctx, b, LOWER_DT_NUMERIC)) ||
-      (s = lower_check_value_dt(ctx, y, LOWER_DT_NUMERIC)) || (s = lower_check_broadcast(ctx, a, y)) ||
+  const uint32_t dts = LOWER_DT_NUMERIC | LOWER_DT_F16_ARITH;
+  if ((s = lower_check_value_dt(ctx, a, dts)) || (s = lower_check_value_dt(ctx, b, dts)) ||
+      (s = lower_check_value_dt(ctx, y, dts)) || (s = lower_check_broadcast(ctx, a, y)) ||
       (!legacy && (s = lower_check_broadcast(ctx, b, y)))) {
     return s;
   }
@@ -136,7 +137,7 @@ ingot_status_t lower_unary_elementwise(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  uint32_t allowed = node->op == INGOT_OP_RELU ? LOWER_DT_SIGNED
+  uint32_t allowed = node->op == INGOT_OP_RELU ? LOWER_DT_SIGNED | LOWER_DT_F16_ARITH
                      : node->op == INGOT_OP_CLIP ? LOWER_DT_NUMERIC
                                                  : LOWER_DT_FLOAT;
   if ((s = lower_check_value_dt(ctx, x, allowed)) || (s = lower_check_value_dt(ctx, y, allowed))) return s;
@@ -270,11 +271,15 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
   }
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
+  /* float32, or float16 (graph->half_arith: steps of float16 arithmetic
+   * only, graph/passes_fuse_elementwise.c), the same everywhere */
+  if ((s = lower_check_value_dt(ctx, y, LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT_F16_ARITH))) return s;
+  ingot_dtype_t t = lower_value(ctx, y)->dtype;
   for (uint32_t i = 0; i < inputs; ++i) {
-    if ((s = lower_check_value(ctx, lower_input(ctx, i), true)) || (s = lower_check_broadcast(ctx, lower_input(ctx, i), y)))
+    if ((s = lower_check_value_dt(ctx, lower_input(ctx, i), LOWER_DT(t))) ||
+        (s = lower_check_broadcast(ctx, lower_input(ctx, i), y)))
       return s;
   }
-  if ((s = lower_check_value(ctx, y, true))) return s;
   uint32_t buf[16];
   for (uint32_t i = 0; i < inputs && i < 16; ++i) buf[i] = lower_add_input(ctx, lower_input(ctx, i), "x");
   uint32_t by = lower_add_output(ctx, y, "y");
@@ -286,7 +291,7 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
   for (uint32_t i = 0; i < inputs; ++i)
     val[i] = ingot_ir_load(f, buf[i], lower_broadcast_index(ctx, buf[i], yv->rank, loops.idx));
   ingot_strbuf_t sb = {0};
-  ingot_strbuf_appendf(&sb, "fused f32 y=%s", lower_shape_str(ctx, y));
+  ingot_strbuf_appendf(&sb, "fused %s y=%s", t == INGOT_DTYPE_F32 ? "f32" : ingot_dtype_name(t), lower_shape_str(ctx, y));
   for (uint32_t i = 0; i < inputs; ++i) ingot_strbuf_appendf(&sb, " x%u=%s", i, lower_shape_str(ctx, lower_input(ctx, i)));
   for (uint32_t i = 0; i < steps; ++i) {
     int64_t op = prog[3 * i], a = prog[3 * i + 1], b = prog[3 * i + 2];
@@ -305,13 +310,13 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
       case INGOT_OP_DIV: if (z) v = ingot_ir_binary(f, INGOT_IR_DIV, x, z); break;
       case INGOT_OP_MAX: if (z) v = ingot_ir_binary(f, INGOT_IR_MAX, x, z); break;
       case INGOT_OP_MIN: if (z) v = ingot_ir_binary(f, INGOT_IR_MIN, x, z); break;
-      case INGOT_OP_RELU: v = ingot_ir_binary(f, INGOT_IR_MAX, x, lower_f32(ctx, 0.0)); break;
+      case INGOT_OP_RELU: v = ingot_ir_binary(f, INGOT_IR_MAX, x, lower_const(ctx, t, 0.0)); break;
       case INGOT_OP_CLIP:
-        v = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, x, lower_f32(ctx, p0)), lower_f32(ctx, p1));
+        v = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, x, lower_const(ctx, t, p0)), lower_const(ctx, t, p1));
         break;
       case INGOT_OP_SIGMOID: {
         ingot_ir_expr_t* e = ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_unary(f, INGOT_IR_NEG, x));
-        v = ingot_ir_binary(f, INGOT_IR_DIV, lower_f32(ctx, 1.0), ingot_ir_add(f, lower_f32(ctx, 1.0), e));
+        v = ingot_ir_binary(f, INGOT_IR_DIV, lower_const(ctx, t, 1.0), ingot_ir_add(f, lower_const(ctx, t, 1.0), e));
         break;
       }
       case INGOT_OP_TANH: v = ingot_ir_unary(f, INGOT_IR_TANH, x); break;
@@ -319,14 +324,14 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
       case INGOT_OP_HARDSWISH: {
         bool swish = op == INGOT_OP_HARDSWISH;
         double alpha = swish ? 1.0 / 6.0 : p0, beta = swish ? 0.5 : p1;
-        ingot_ir_expr_t* h = ingot_ir_add(f, ingot_ir_mul(f, lower_f32(ctx, alpha), x), lower_f32(ctx, beta));
-        h = ingot_ir_binary(f, INGOT_IR_MAX, ingot_ir_binary(f, INGOT_IR_MIN, h, lower_f32(ctx, 1.0)), lower_f32(ctx, 0.0));
+        ingot_ir_expr_t* h = ingot_ir_add(f, ingot_ir_mul(f, lower_const(ctx, t, alpha), x), lower_const(ctx, t, beta));
+        h = ingot_ir_binary(f, INGOT_IR_MAX, ingot_ir_binary(f, INGOT_IR_MIN, h, lower_const(ctx, t, 1.0)), lower_const(ctx, t, 0.0));
         v = swish ? ingot_ir_mul(f, x, h) : h;
         break;
       }
       case INGOT_OP_LEAKYRELU:
-        v = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, x, lower_f32(ctx, 0.0)),
-                            ingot_ir_mul(f, lower_f32(ctx, p0), x), x);
+        v = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, x, lower_const(ctx, t, 0.0)),
+                            ingot_ir_mul(f, lower_const(ctx, t, p0), x), x);
         break;
       default:
         break;

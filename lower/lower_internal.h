@@ -62,6 +62,11 @@ ingot_status_t lower_check_value(const lower_ctx_t* ctx, uint32_t value, bool f3
 /* float16 and bfloat16: storage dtypes (loaded and stored as their bits;
  * Cast converts them; the graph computes them in float32, graph/passes.c) */
 #define LOWER_DT_HALF (LOWER_DT(INGOT_DTYPE_F16) | LOWER_DT(INGOT_DTYPE_BF16))
+/* float16 where the loop IR computes it (lower/ir_ops.def, HALF): Add, Sub,
+ * Mul, Div, Min, Max, Neg, Abs, Sqrt and Relu take it; the graph keeps
+ * float16 there only when every target computes it natively
+ * (graph->half_arith, graph/passes_dtype.c). */
+#define LOWER_DT_F16_ARITH LOWER_DT(INGOT_DTYPE_F16)
 /* The float8s and int4 / uint4: their kernels' buffers hold them as uint8
  * (the float8 bits; uint4) and int8 (int4), one a byte (lower_storage_dtype).
  * Only Cast, CastLike, QuantizeLinear, DequantizeLinear, Transpose and the

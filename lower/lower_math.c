@@ -119,8 +119,10 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
   ingot_op_t op = ctx->node->op;
   uint32_t allowed = LOWER_DT_FLOAT;
   switch (op) {
-    case INGOT_OP_ABS: case INGOT_OP_SIGN: allowed = LOWER_DT_NUMERIC; break;
-    case INGOT_OP_NEG: allowed = LOWER_DT_SIGNED; break;
+    case INGOT_OP_ABS: allowed = LOWER_DT_NUMERIC | LOWER_DT_F16_ARITH; break;
+    case INGOT_OP_SIGN: allowed = LOWER_DT_NUMERIC; break;
+    case INGOT_OP_NEG: allowed = LOWER_DT_SIGNED | LOWER_DT_F16_ARITH; break;
+    case INGOT_OP_SQRT: allowed = LOWER_DT_FLOAT | LOWER_DT_F16_ARITH; break;
     default: break;
   }
   ew_t e;
@@ -433,7 +435,9 @@ ingot_status_t lower_pow(lower_ctx_t* ctx) {
 
 ingot_status_t lower_variadic(lower_ctx_t* ctx) {
   ingot_op_t op = ctx->node->op;
-  uint32_t allowed = op == INGOT_OP_MEAN ? LOWER_DT_FLOAT : LOWER_DT_NUMERIC;
+  uint32_t allowed = op == INGOT_OP_MEAN ? LOWER_DT_FLOAT
+                     : op == INGOT_OP_SUM ? LOWER_DT_NUMERIC
+                                          : LOWER_DT_NUMERIC | LOWER_DT_F16_ARITH;
   ew_t e;
   ingot_status_t s = ew_begin(ctx, 0, allowed, true, &e);
   if (s) return s;

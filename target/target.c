@@ -137,6 +137,13 @@ bool ingot_target_has_feature(const ingot_target_t* target, ingot_target_feature
   return target && (unsigned)feature < INGOT_TARGET_FEATURE_COUNT_ && (target->feature_bits >> feature) & 1u;
 }
 
+bool ingot_target_has_half_arith(const ingot_target_t* target) {
+  if (!target || target->kind != INGOT_TARGET_LLVM) return false;
+  if (target->arch == INGOT_TARGET_ARCH_AARCH64) return ingot_target_has_feature(target, INGOT_TARGET_FEATURE_FULLFP16);
+  return target->arch == INGOT_TARGET_ARCH_X86_64 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512FP16) &&
+         ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VL);
+}
+
 static ingot_target_level_t find_level(const char* name) {
   for (int i = INGOT_TARGET_LEVEL_NONE + 1; i < INGOT_TARGET_LEVEL_COUNT_; ++i)
     if (strcmp(k_levels[i].name, name) == 0) return (ingot_target_level_t)i;

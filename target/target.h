@@ -140,6 +140,12 @@ const char* ingot_target_cpu_level(const char* cpu);
 
 /* Whether the target's code may use `feature` (its bit in feature_bits). */
 bool ingot_target_has_feature(const ingot_target_t* target, ingot_target_feature_t feature);
+/* Whether the target's code computes float16 + - * / sqrt natively: an llvm
+ * target with AArch64 fullfp16 or x86 AVX512-FP16 (with AVX512VL for the
+ * narrower vectors). Codegen emits LLVM half arithmetic there; the driver
+ * keeps float16 elementwise ops in float16 only when every target of a
+ * bundle has it (elsewhere float32 arithmetic gives the same bits, slower). */
+bool ingot_target_has_half_arith(const ingot_target_t* target);
 /* Whether this machine (the compiler's, not a target's) has `feature`: x86
  * features by CPUID with the OS's support; false for other architectures'
  * features and on other hosts. */

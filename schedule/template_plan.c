@@ -246,6 +246,18 @@ void plan_vector_split(const plan_t* p, const stage_view_t* v, vector_split_t* o
    * block of 8 on 16 lanes) is one narrower vector. */
   if (v->sext[k] < lanes && v->sext[k] >= 4 && lanes % v->sext[k] == 0) lanes = v->sext[k];
   bool update = st->role == INGOT_STAGE_UPDATE && st->reduce_count > 0;
+  /* A contraction whose innermost axis is a little shorter than a vector
+   * (an int8 depthwise conv's output row of 14 or 7): one vector of that
+   * length, of the narrowest width it fills to 3/4 or more, rather than
+   * no vector at all. */
+  for (int64_t w = lanes; update && w >= 4 && v->sext[k] < w; w /= 2) {
+    if (v->sext[k] * 4 >= w * 3) {
+      out->lanes = w;
+      out->factor = v->sext[k];
+      out->vectors = 1;
+      return;
+    }
+  }
   int64_t target = update ? lanes * p->knob[SCHEDULE_KNOB_UNROLL] : lanes;
   if (lanes > 1 && v->sext[k] >= lanes) {
     out->lanes = lanes;

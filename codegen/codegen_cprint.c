@@ -178,6 +178,14 @@ static ingot_status_t cp_unsupported_op(ingot_cprint_t* p, const char* what, ing
  * abs, NaNs included), min and max by the dialect's helpers that return one
  * operand's bits. A dialect without float16 has no type for it and refused
  * it already. */
+/* A dialect with an f16_note (the GPUs) keeps float16 as storage only: the
+ * driver gives float16 arithmetic to llvm targets alone
+ * (ingot_target_has_half_arith). */
+static ingot_status_t cp_half_refused(ingot_cprint_t* p, const char* what) {
+  return ingot_cprint_fail(p, INGOT_ERROR_UNSUPPORTED, "%s on float16 is not supported by the %s target %s", what,
+                           p->dialect->target, p->dialect->f16_note);
+}
+
 static ingot_status_t cp_half_operand(ingot_cprint_t* p, ingot_strbuf_t* sb, const ingot_ir_expr_t* a) {
   return cp_call1(p, sb, p->dialect->int_helper, "h2f", a);
 }
@@ -185,6 +193,7 @@ static ingot_status_t cp_half_operand(ingot_cprint_t* p, ingot_strbuf_t* sb, con
 static ingot_status_t cp_half_unary(ingot_cprint_t* p, ingot_strbuf_t* sb, ingot_ir_unary_op_t op,
                                     const ingot_ir_expr_t* a) {
   const char* h = p->dialect->int_helper;
+  if (p->dialect->f16_note) return cp_half_refused(p, ingot_ir_unary_op_name(op));
   switch (op) {
     case INGOT_IR_NEG:
     case INGOT_IR_ABS:
@@ -207,6 +216,7 @@ static ingot_status_t cp_half_binary(ingot_cprint_t* p, ingot_strbuf_t* sb, ingo
                                      const ingot_ir_expr_t* a, const ingot_ir_expr_t* b) {
   const char* h = p->dialect->int_helper;
   const char* infix = ingot_ir_binary_op_infix(op);
+  if (p->dialect->f16_note) return cp_half_refused(p, ingot_ir_binary_op_name(op));
   switch (op) {
     case INGOT_IR_MIN:
     case INGOT_IR_MAX:

@@ -101,10 +101,10 @@ static uint32_t driver_activation_block(const ingot_driver_options_t* o) {
   return block >= 4 ? block : 0;
 }
 
-/* Dot4 ConvIntegers read their input as words (ingot_graph_set_dot4_words)
- * only when every target of the bundle has the dot4 kernels: the variants
- * must run the same steps. */
-static bool driver_dot4_words(const ingot_driver_options_t* o) {
+/* Whether every target of the bundle has `has`: a graph choice that all
+ * variants must share, since they run the same steps (false when the
+ * targets do not parse; that error comes later, where it is reported). */
+static bool all_targets(const ingot_driver_options_t* o, bool (*has)(const ingot_target_t*)) {
   ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
   uint32_t count = 0;
   if (parse_targets(o, targets, &count) != INGOT_OK || count == 0) {
@@ -112,26 +112,23 @@ static bool driver_dot4_words(const ingot_driver_options_t* o) {
     return false;
   }
   for (uint32_t t = 0; t < count; ++t)
-    if (!ingot_schedule_target_has_dot4(&targets[t])) return false;
+    if (!has(&targets[t])) return false;
   return true;
+}
+
+/* Dot4 ConvIntegers read their input as words (ingot_graph_set_dot4_words)
+ * only when every target of the bundle has the dot4 kernels. */
+static bool driver_dot4_words(const ingot_driver_options_t* o) {
+  return all_targets(o, ingot_schedule_target_has_dot4);
 }
 
 /* Float16 elementwise ops stay float16 (ingot_graph_set_half_arith): as
  * --half-ops says, else (auto) only when every target of the bundle computes
- * float16 natively
- * (ingot_target_has_half_arith): the variants must run the same steps, and
- * elsewhere float32 with one rounding at the end is as exact and faster. */
+ * float16 natively (ingot_target_has_half_arith); elsewhere float32 with one
+ * rounding at the end is as exact and faster. */
 static bool driver_half_arith(const ingot_driver_options_t* o) {
   if (o->half_ops != INGOT_DRIVER_HALF_OPS_AUTO) return o->half_ops == INGOT_DRIVER_HALF_OPS_F16;
-  ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
-  uint32_t count = 0;
-  if (parse_targets(o, targets, &count) != INGOT_OK || count == 0) {
-    ingot_compiler_error_clear();
-    return false;
-  }
-  for (uint32_t t = 0; t < count; ++t)
-    if (!ingot_target_has_half_arith(&targets[t])) return false;
-  return true;
+  return all_targets(o, ingot_target_has_half_arith);
 }
 
 /* Import, shapes, constants, optimize. A tuning log's layout knobs act in

@@ -231,6 +231,53 @@ typedef struct compile_state_t {
   ingot_strbuf_t firmware_source;   /* the kernels' C source, for emit_firmware_dir */
 } compile_state_t;
 
+/* Whether the function reads or writes its buffer `b`. */
+static bool touches(const ingot_ir_func_t* f, uint32_t b) {
+  ingot_ir_uses_t uses;
+  ingot_ir_uses_collect(f, f->body, &uses);
+  bool hit = uses.loaded[b] || uses.stored[b];
+  ingot_ir_uses_free(&uses);
+  return hit;
+}
+
+/* An output of a kernel that no target's scheduled code touches and nothing
+ * else reads needs no storage: the int32 sums of a ConvInteger whose
+ * requantization the schedule moved into its accumulators
+ * (ingot_graph_fuse_requantize). Its argument becomes another output of the
+ * same step, which the code never reaches through it, so the value gets no
+ * tensor and the memory plan no place for it. Where some target's schedule
+ * kept the sums (a stage after them), they keep their storage. */
+static void drop_untouched_outputs(compile_state_t* st, uint32_t n, uint32_t nt) {
+  for (uint32_t k = 0; k < n; ++k) {
+    const ingot_kernel_t* k0 = &st->lowered[0]->kernels[k];
+    for (uint32_t a = 0; a < k0->arg_count; ++a) {
+      bool drop = true;
+      uint32_t keep = UINT32_MAX; /* another output argument the code writes */
+      for (uint32_t t = 0; t < nt && drop; ++t) {
+        const ingot_lowered_t* lw = st->lowered[t];
+        const ingot_kernel_t* kn = &lw->kernels[k];
+        const ingot_graph_t* g = st->graphs[t];
+        uint32_t v = kn->args[a];
+        const ingot_ir_func_t* f = kn->func;
+        drop = a < f->buffer_count && f->buffers[a].role == INGOT_IR_BUFFER_OUTPUT && v < g->value_count &&
+               !g->values[v].is_output && !touches(f, a);
+        for (uint32_t j = 0; drop && j < n; ++j)
+          for (uint32_t b = 0; drop && b < lw->kernels[j].arg_count; ++b)
+            drop = (j == k && b == a) || lw->kernels[j].args[b] != v;
+        for (uint32_t w = 0; drop && lw->alias_of && w < lw->value_count; ++w) drop = lw->alias_of[w] != v;
+        for (uint32_t b = 0; drop && t == 0 && keep == UINT32_MAX && b < kn->arg_count; ++b)
+          if (b != a && f->buffers[b].role == INGOT_IR_BUFFER_OUTPUT && touches(f, b)) keep = b;
+        drop = drop && keep != UINT32_MAX && touches(f, keep);
+      }
+      if (!drop) continue;
+      for (uint32_t t = 0; t < nt; ++t) {
+        ingot_kernel_t* kn = &st->lowered[t]->kernels[k];
+        kn->args[a] = kn->args[keep];
+      }
+    }
+  }
+}
+
 static void compile_state_release(compile_state_t* st) {
   for (uint32_t i = 0; i < st->schedule_count; ++i) ingot_schedule_deinit(&st->schedules[i]);
   free(st->schedules);
@@ -414,6 +461,8 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       clock_tick(&st->clock, t * n + k + 1, n * nt, st->targets[t].name);
     }
   }
+
+  if (s == INGOT_OK) drop_untouched_outputs(st, n, nt);
 
   /* Deduplicate: steps whose scheduled IR is identical (for every target)
    * share one function, under one name in every variant. */

@@ -166,6 +166,10 @@ typedef struct ingot_epilogue_t {
    * (begin of each spatial axis, then end; 2-D producers only). */
   bool output_padded;
   int64_t output_pads[6];
+  /* The padded output's border value: 0 for a float conv; for a ConvInteger
+   * with a fused requantization (below), the Pad's constant, the next
+   * conv's x zero point. */
+  double output_pad_value;
   /* 0, or (a ConvInteger; ingot_graph_fuse_requantize) the node input slot
    * of a fused requantization's x scale: slots requant_input.. + 4 hold x's
    * scale, w's scale, y's scale and zero point and the int32 bias (the last

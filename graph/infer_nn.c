@@ -877,10 +877,15 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
   int64_t dims[INGOT_MAX_RANK] = {x->dims[0], w->dims[0]};
   for (int32_t i = 0; i < win->spatial; ++i) dims[2 + i] = win->out[i];
   uint32_t rq = c->n->epilogue.requant_input;
-  if (rq) { /* fused requantization: the bytes, then the int32 sums */
+  if (rq) { /* fused requantization: the bytes (maybe padded), then the int32 sums */
     const ingot_value_t* yz = infer_input(c, rq + 3);
-    infer_set_output(c, 0, yz ? yz->dtype : INGOT_DTYPE_U8, x->rank, dims);
+    const ingot_epilogue_t* ep = &c->n->epilogue;
+    int64_t zdims[INGOT_MAX_RANK];
+    for (int32_t i = 0; i < x->rank; ++i) zdims[i] = dims[i];
+    for (int32_t i = 0; ep->output_padded && i < win->spatial; ++i)
+      zdims[2 + i] += ep->output_pads[i] + ep->output_pads[win->spatial + i];
     infer_set_output(c, 1, INGOT_DTYPE_I32, x->rank, dims);
+    infer_set_output(c, 0, yz ? yz->dtype : INGOT_DTYPE_U8, x->rank, zdims);
     return INGOT_OK;
   }
   infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);

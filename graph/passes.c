@@ -1113,6 +1113,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_pad_into_producers(graph))) return s;
   if ((s = ingot_graph_pack_weights(graph))) return s;
   if ((s = ingot_graph_fuse_requantize(graph))) return s;
+  if ((s = ingot_graph_pad_into_producers(graph))) return s; /* the fused ConvIntegers' pads */
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   ingot_graph_compact(graph);
   return ingot_graph_settle_guards(graph);

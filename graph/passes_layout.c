@@ -520,13 +520,18 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
     uint32_t x = pad->inputs[0], y = pad->outputs[0];
     if (x == INGOT_NO_VALUE || y == INGOT_NO_VALUE || uses[x] != 1) continue;
     const ingot_value_t* xv = &graph->values[x];
-    if (xv->is_output || xv->producer == INGOT_NO_VALUE || xv->dtype != INGOT_DTYPE_F32) continue;
-    /* 2-D convs: [N, C, H, W], or blocked [N, C/B, H, W, B] */
+    if (xv->is_output || xv->producer == INGOT_NO_VALUE) continue;
+    /* 2-D convs: [N, C, H, W], or blocked [N, C/B, H, W, B]; or the bytes
+     * of a ConvInteger with a fused requantization (ingot_graph_fuse_requantize),
+     * padded with the next conv's x zero point */
     ingot_node_t* conv = &graph->nodes[xv->producer];
-    if (conv->op != (xv->rank == 4 ? INGOT_OP_CONV : xv->rank == 5 ? INGOT_OP_CONV_BLOCKED : INGOT_OP_COUNT_)) continue;
+    bool bytes = conv->op == INGOT_OP_CONVINTEGER && conv->epilogue.requant_input && xv->rank == 4 &&
+                 (xv->dtype == INGOT_DTYPE_U8 || xv->dtype == INGOT_DTYPE_I8);
+    if (!bytes && (xv->dtype != INGOT_DTYPE_F32 ||
+                   conv->op != (xv->rank == 4 ? INGOT_OP_CONV : xv->rank == 5 ? INGOT_OP_CONV_BLOCKED : INGOT_OP_COUNT_)))
+      continue;
     if (conv->dead || conv->epilogue.output_padded || conv->epilogue.residual_input ||
-        conv->output_count != 1 ||
-        conv->outputs[0] != x) {
+        conv->output_count != (bytes ? 2u : 1u) || conv->outputs[0] != x) {
       continue;
     }
     ingot_pad_params_t pp;
@@ -534,8 +539,16 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
       ingot_compiler_error_clear();
       continue;
     }
-    if (pp.mode != INGOT_PAD_CONSTANT || pp.value_in != INGOT_NO_VALUE || pp.value != 0.0 || pp.rank != xv->rank)
+    double value = pp.value;
+    if (bytes && pp.value_in != INGOT_NO_VALUE) {
+      /* the constant's one element */
+      const ingot_value_t* cv = &graph->values[pp.value_in];
+      if (cv->kind != INGOT_VALUE_WEIGHT || !cv->data || ingot_value_numel(cv) != 1 || cv->dtype != xv->dtype) continue;
+      value = xv->dtype == INGOT_DTYPE_U8 ? (double)*(const uint8_t*)cv->data : (double)*(const int8_t*)cv->data;
+    } else if (pp.value_in != INGOT_NO_VALUE) {
       continue;
+    }
+    if (pp.mode != INGOT_PAD_CONSTANT || (!bytes && value != 0.0) || pp.rank != xv->rank) continue;
     int32_t sp = 2;
     bool ok = pp.begin[0] == 0 && pp.end[0] == 0 && pp.begin[1] == 0 && pp.end[1] == 0;
     for (int32_t d = 2; d < 4 && ok; ++d) ok = pp.begin[d] >= 0 && pp.end[d] >= 0 && pp.begin[d] + pp.end[d] > 0;
@@ -546,6 +559,7 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph) {
       conv->epilogue.output_pads[sp + d] = pp.end[2 + d];
     }
     conv->epilogue.output_padded = true;
+    conv->epilogue.output_pad_value = value;
     conv->outputs[0] = y;
     graph->values[y].producer = xv->producer;
     graph->values[x].producer = INGOT_NO_VALUE;

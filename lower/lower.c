@@ -654,7 +654,8 @@ ingot_status_t lower_node_into(const ingot_graph_t* graph, uint32_t node_id, ing
   /* Parts of a fused epilogue that only some lowerings apply. */
   if ((node->epilogue.residual_input && node->op != INGOT_OP_CONV && node->op != INGOT_OP_CONV_BLOCKED &&
        node->op != INGOT_OP_MATMUL) ||
-      (node->epilogue.output_padded && node->op != INGOT_OP_CONV && node->op != INGOT_OP_CONV_BLOCKED)) {
+      (node->epilogue.output_padded && node->op != INGOT_OP_CONV && node->op != INGOT_OP_CONV_BLOCKED &&
+       !(node->op == INGOT_OP_CONVINTEGER && node->epilogue.requant_input))) {
     return lower_fail(&ctx, INGOT_ERROR_UNSUPPORTED, "a fused residual or padded output on this op is not supported");
   }
   if (node->epilogue.bias_input && node->op != INGOT_OP_MATMUL)

@@ -114,7 +114,7 @@ static ingot_ir_expr_t* y_index(ingot_ir_func_t* f, uint32_t by, ingot_ir_expr_t
  * output is [N, C, H', W'], or with lanes > 0 blocked [N, C (blocks), H', W',
  * lanes], whole vectors of lanes a position. */
 static void emit_zero_border(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64_t cout, const int64_t* out_sp,
-                             const int64_t* opad, int64_t lanes) {
+                             const int64_t* opad, int64_t lanes, ingot_ir_expr_t* value) {
   ingot_ir_func_t* f = ctx->f;
   int64_t wp = out_sp[1] + opad[1] + opad[3];
   struct { int64_t count, first; bool rows; } part[4] = {
@@ -137,7 +137,7 @@ static void emit_zero_border(lower_ctx_t* ctx, uint32_t by, int64_t batch, int64
       at[3] = ingot_ir_add(f, sp.idx[3], ingot_ir_int(f, part[i].first));
     }
     lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
-                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, at), lower_f32(ctx, 0.0)));
+                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, at), value ? value : lower_f32(ctx, 0.0)));
   }
 }
 
@@ -281,7 +281,8 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
  * final stores (ingot_schedule_accumulate_ex); otherwise the stage runs on
  * its own over the int32 sums. */
 static void emit_requant_finish(lower_ctx_t* ctx, const lower_loops_t* upd, ingot_ir_expr_t* const* yidx, uint32_t rank,
-                                uint32_t bacc, uint32_t bz, uint32_t bbias, const lower_requant_t* rq, bool alias) {
+                                uint32_t bacc, uint32_t bz, uint32_t bbias, const lower_requant_t* rq, bool alias,
+                                const int64_t* zpad) {
   ingot_ir_func_t* f = ctx->f;
   const char* names[INGOT_MAX_STAGE_AXES];
   for (uint32_t i = 0; i < upd->count; ++i) names[i] = f->vars[upd->vars[i]].name;
@@ -296,7 +297,7 @@ static void emit_requant_finish(lower_ctx_t* ctx, const lower_loops_t* upd, ingo
   ingot_ir_expr_t* v = ingot_ir_load(f, bacc, ingot_ir_flat_index(f, bacc, idx));
   if (bbias != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_load(f, bbias, idx[1]));
   v = lower_requant_value(ctx, rq, v, idx[1]);
-  lower_emit_stage(ctx, INGOT_STAGE_FINISH, &fin, NULL, ingot_ir_store(f, bz, ingot_ir_flat_index(f, bz, idx), v));
+  lower_emit_stage(ctx, INGOT_STAGE_FINISH, &fin, NULL, ingot_ir_store(f, bz, y_index(f, bz, idx, rank - 2, zpad), v));
 }
 
 ingot_status_t lower_conv(lower_ctx_t* ctx) {
@@ -375,9 +376,12 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight and output must have rank %d", xv->rank);
   }
   int64_t block = qlinear ? 0 : node->weight_block; /* ConvInteger's weights may be packed too */
-  /* A padded output (epilogue.output_padded, 2-D only): interior at an offset. */
+  /* A padded output (epilogue.output_padded, 2-D only): interior at an offset;
+   * with a fused requantization the padded one is z, the bytes. */
   const int64_t* opad = !integer && ep->output_padded && xv->rank == 4 ? ep->output_pads : NULL;
-  if (ep->output_padded && !opad) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a padded output needs a 2-D conv");
+  const int64_t* zpad = rqi && ep->output_padded && xv->rank == 4 ? ep->output_pads : NULL;
+  if (ep->output_padded && !opad && !zpad)
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "a padded output needs a 2-D conv");
   int32_t wrank = xv->rank + (block ? 1 : 0);
   if (wv->rank != wrank || (block && (wv->dims[wrank - 1] != block || block < 2))) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not have the packed form of block %lld",
@@ -487,7 +491,17 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     positions *= out_sp[i];
     pointwise = pointwise && k[i] == 1 && strides[i] == 1 && pads[i] == 0 && pads[nsp + i] == 0;
   }
-  if (opad) emit_zero_border(ctx, by, batch, cout, out_sp, opad, 0);
+  if (opad) emit_zero_border(ctx, by, batch, cout, out_sp, opad, 0, NULL);
+  if (rqi) {
+    const ingot_value_t* zv = lower_value(ctx, z);
+    bool fits = zv->rank == yv->rank && zv->dims[0] == batch && zv->dims[1] == cout;
+    for (uint32_t i = 0; i < nsp && fits; ++i)
+      fits = zv->dims[2 + i] == out_sp[i] + (zpad ? zpad[i] + zpad[nsp + i] : 0);
+    if (!fits)
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output %s does not fit the conv and its padding",
+                        lower_shape_str(ctx, z));
+    if (zpad) emit_zero_border(ctx, bz, batch, cout, out_sp, zpad, 0, lower_const(ctx, zv->dtype, ep->output_pad_value));
+  }
   ingot_node_layout_t layout;
   ingot_node_layout_resolve(ctx->graph, node, &layout);
   if (pointwise && !opad && layout.pointwise_matmul) {
@@ -638,9 +652,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     if (!upd.count || (block && cout % block)) {
       lower_loops_make(ctx, &upd, 2 + nsp, sext, snames);
       for (uint32_t i = 0; i < 2 + nsp; ++i) upd_yidx[i] = upd.idx[i];
-      emit_requant_finish(ctx, &upd, upd_yidx, 2 + nsp, by, bz, brq_bias, &rq, false);
+      emit_requant_finish(ctx, &upd, upd_yidx, 2 + nsp, by, bz, brq_bias, &rq, false, zpad);
     } else {
-      emit_requant_finish(ctx, &upd, upd_yidx, 2 + nsp, by, bz, brq_bias, &rq, true);
+      emit_requant_finish(ctx, &upd, upd_yidx, 2 + nsp, by, bz, brq_bias, &rq, true, zpad);
     }
   }
 
@@ -762,7 +776,7 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
   int64_t out_sp[2] = {oh, ow};
-  if (opad) emit_zero_border(ctx, by, batch, ocb, out_sp, opad, block);
+  if (opad) emit_zero_border(ctx, by, batch, ocb, out_sp, opad, block, NULL);
 
   static const char* const snames[5] = {"n", "kb", "oh", "ow", "ki"};
   int64_t sext[5] = {batch, ocb, oh, ow, block};

@@ -1127,3 +1127,18 @@ ingot_status_t infer_tfidf(infer_ctx_t* c) {
   infer_set_output(c, 0, INGOT_DTYPE_F32, x->rank, x->rank == 2 ? dims : dims + 1);
   return INGOT_OK;
 }
+
+/* EyeLike: x's 2-D shape; the dtype of attribute 'dtype', else x's. */
+ingot_status_t infer_eyelike(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (x->rank != 2) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank 2, not %d", x->rank);
+  ingot_dtype_t t = x->dtype;
+  const ingot_attr_t* a = ingot_node_attr(c->n, "dtype");
+  if (a && a->type == INGOT_ATTR_INT) {
+    t = infer_onnx_dtype(a->i);
+    if (t == INGOT_DTYPE_INVALID)
+      return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "attribute 'dtype' = %lld is not supported", (long long)a->i);
+  }
+  infer_set_output(c, 0, t, 2, x->dims);
+  return INGOT_OK;
+}

@@ -239,7 +239,7 @@ ingot_status_t infer_PRELU(infer_ctx_t* c) {
 }
 
 /* ONNX TensorProto.DataType -> ours; INVALID for types we do not have. */
-static ingot_dtype_t onnx_dtype(int64_t t) {
+ingot_dtype_t infer_onnx_dtype(int64_t t) {
   switch (t) {
     case 1: return INGOT_DTYPE_F32;
     case 2: return INGOT_DTYPE_U8;
@@ -270,7 +270,7 @@ static ingot_status_t cast_target(infer_ctx_t* c, ingot_dtype_t* out) {
   if (!to || to->type != INGOT_ATTR_INT) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'to' (an int) is required");
   }
-  *out = onnx_dtype(to->i);
+  *out = infer_onnx_dtype(to->i);
   if (*out == INGOT_DTYPE_INVALID) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
                       "attribute 'to' = %lld: that target dtype is not supported (float, double, float16, bfloat16, "

@@ -43,6 +43,10 @@ ingot_status_t infer_matmul_integer_shape(infer_ctx_t* c, uint32_t a_in, uint32_
   ingot_status_t parse(const ingot_graph_t* graph, uint32_t node, type* out);
 #include "graph/params.def"
 
+/* The dtype of an ONNX TensorProto data type code (Cast's 'to', EyeLike's
+ * 'dtype'), INGOT_DTYPE_INVALID for one Ingot has not. */
+ingot_dtype_t infer_onnx_dtype(int64_t t);
+
 /* The inference function of every op, named in graph/ops.def. */
 #define INGOT_OP(id, name, min_in, max_in, min_out, max_out, infer, lower) \
   ingot_status_t infer(infer_ctx_t* c);

@@ -732,6 +732,26 @@ ingot_status_t lower_onehot(lower_ctx_t* ctx) {
   return INGOT_OK;
 }
 
+/* EyeLike: y[i, j] = (j - i == k) ? 1 : 0 in y's dtype (attribute k, 0 by
+ * default); x gives only the shape. */
+ingot_status_t lower_eyelike(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t y = node_output(ctx, 0);
+  if ((s = lower_check_value(ctx, y, false))) return s;
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t k = ingot_node_attr_int(ctx->node, "k", 0);
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, yv->rank, yv->dims);
+  ingot_ir_expr_t* on = ingot_ir_binary(f, INGOT_IR_EQ, ingot_ir_binary(f, INGOT_IR_SUB, l.idx[1], l.idx[0]), ingot_ir_int(f, k));
+  ingot_ir_expr_t* v = ingot_ir_select(f, on, lower_const(ctx, yv->dtype, 1.0), lower_const(ctx, yv->dtype, 0.0));
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx), v));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "eyelike %s %s k%lld", dt(yv->dtype), lower_shape_str(ctx, y),
+                                       (long long)k));
+  return INGOT_OK;
+}
+
 /* Compress, one OTHER stage that reads the condition:
  *   k = 0
  *   for i in [0, min(len, extent)): if (cond[i]) { y[o, k, q] = x[o, i, q]

@@ -1134,7 +1134,11 @@ ingot_status_t infer_eyelike(infer_ctx_t* c) {
   if (x->rank != 2) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank 2, not %d", x->rank);
   ingot_dtype_t t = x->dtype;
   const ingot_attr_t* a = ingot_node_attr(c->n, "dtype");
-  if (a && a->type == INGOT_ATTR_INT) {
+  if (a && a->type != INGOT_ATTR_INT)
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'dtype' must be an int (an ONNX data type)");
+  const ingot_attr_t* k = ingot_node_attr(c->n, "k");
+  if (k && k->type != INGOT_ATTR_INT) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'k' must be an int");
+  if (a) {
     t = infer_onnx_dtype(a->i);
     if (t == INGOT_DTYPE_INVALID)
       return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "attribute 'dtype' = %lld is not supported", (long long)a->i);

@@ -222,14 +222,14 @@ ingot_status_t ingot_file_write_atomic(const char* path, const void* data, size_
   size_t n = strlen(path);
   char* tmp = ingot_xmalloc(n + 32);
   snprintf(tmp, n + 32, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
+  int slot; /* a signal while writing removes it */
+  int fd = ingot_cleanup_mkstemp(tmp, &slot);
   if (fd < 0) {
     ingot_status_t s = ingot_fail(INGOT_ERROR_IO, "cannot create a file beside '%s': %s", path,
                                   strerror(errno));
     free(tmp);
     return s;
   }
-  int slot = ingot_cleanup_add_file(tmp); /* a signal while writing removes it */
   const uint8_t* p = data;
   size_t left = size;
   while (left) {

@@ -147,5 +147,12 @@ int ingot_cleanup_add_dir(const char* path);
 void ingot_cleanup_drop(int slot); /* -1: nothing */
 /* The child process working in a registered folder, 0 when it has ended. */
 void ingot_cleanup_set_child(pid_t pid);
+/* Creating a path and registering it must be one step to the handler: a
+ * signal between the two would leave the path behind (base/cleanup.h holds
+ * the signals for other such steps). mkdtemp / mkstemp and registration in
+ * one step; *slot is as from add. On failure: NULL / -1 with errno set,
+ * nothing registered. */
+char* ingot_cleanup_mkdtemp(char* templ, int* slot);
+int ingot_cleanup_mkstemp(char* templ, int* slot);
 
 #endif /* INGOT_BASE_H_ */

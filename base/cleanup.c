@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #endif
 
 #include "base/base.h"
+#include "base/cleanup.h"
 
 enum { SLOT_FREE = 0, SLOT_BUSY = 1, SLOT_ARMED = 2 };
 
@@ -59,6 +61,43 @@ void ingot_cleanup_drop(int slot) {
 }
 
 void ingot_cleanup_set_child(pid_t pid) { atomic_store(&g_child, (int)pid); }
+
+static void cleanup_signals(sigset_t* set) {
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGHUP);
+}
+
+void ingot_cleanup_hold(sigset_t* saved) {
+  sigset_t set;
+  cleanup_signals(&set);
+  pthread_sigmask(SIG_BLOCK, &set, saved);
+}
+
+void ingot_cleanup_release(const sigset_t* saved) { pthread_sigmask(SIG_SETMASK, saved, NULL); }
+
+char* ingot_cleanup_mkdtemp(char* templ, int* slot) {
+  sigset_t saved;
+  ingot_cleanup_hold(&saved);
+  char* dir = mkdtemp(templ);
+  int err = errno;
+  *slot = dir ? ingot_cleanup_add_dir(dir) : -1;
+  ingot_cleanup_release(&saved);
+  errno = err;
+  return dir;
+}
+
+int ingot_cleanup_mkstemp(char* templ, int* slot) {
+  sigset_t saved;
+  ingot_cleanup_hold(&saved);
+  int fd = mkstemp(templ);
+  int err = errno;
+  *slot = fd >= 0 ? ingot_cleanup_add_file(templ) : -1;
+  ingot_cleanup_release(&saved);
+  errno = err;
+  return fd;
+}
 
 /* ---- the handler: async-signal-safe from here on ---- */
 

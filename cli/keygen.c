@@ -43,14 +43,14 @@ static ingot_status_t write_new_file(const char* path, const char* text, mode_t 
   size_t n = strlen(path);
   char* tmp = ingot_xmalloc(n + 32);
   snprintf(tmp, n + 32, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp); /* mode 0600 */
+  int slot;
+  int fd = ingot_cleanup_mkstemp(tmp, &slot); /* mode 0600 */
   if (fd < 0) {
     ingot_status_t s = ingot_fail(INGOT_ERROR_IO, "cannot create a file beside '%s': %s", path,
                                   strerror(errno));
     free(tmp);
     return s;
   }
-  int slot = ingot_cleanup_add_file(tmp);
   size_t left = strlen(text);
   const char* p = text;
   while (left) {

@@ -139,10 +139,10 @@ ingot_status_t ingot_codegen_c_compile(const char* source, size_t source_size,
   if (!tmp || !*tmp) tmp = "/tmp";
   char dir[4096], src_path[4200], so_path[4200], log_path[4200];
   snprintf(dir, sizeof(dir), "%s/ingot-cc-XXXXXX", tmp);
-  if (!mkdtemp(dir))
+  int dir_slot; /* a signal removes it and what is in it */
+  if (!ingot_cleanup_mkdtemp(dir, &dir_slot))
     return ingot_fail(INGOT_ERROR_IO, "codegen c: cannot create a temporary directory in '%s': %s", tmp,
                       strerror(errno));
-  int dir_slot = ingot_cleanup_add_dir(dir); /* a signal removes it and what is in it */
   snprintf(src_path, sizeof(src_path), "%s/module.c", dir);
   snprintf(so_path, sizeof(so_path), "%s/module.so", dir);
   snprintf(log_path, sizeof(log_path), "%s/cc.log", dir);

@@ -75,10 +75,10 @@ static ingot_status_t link_object(const void* obj, size_t obj_size, uint8_t** ou
   if (!tmp || !*tmp) tmp = "/tmp";
   char dir[4096], obj_path[4200], so_path[4200], log_path[4200];
   snprintf(dir, sizeof(dir), "%s/ingot-llvm-XXXXXX", tmp);
-  if (!mkdtemp(dir))
+  int dir_slot; /* a signal removes it and what is in it */
+  if (!ingot_cleanup_mkdtemp(dir, &dir_slot))
     return ingot_fail(INGOT_ERROR_IO, "codegen llvm: cannot create a temporary directory in '%s': %s", tmp,
                       strerror(errno));
-  int dir_slot = ingot_cleanup_add_dir(dir); /* a signal removes it and what is in it */
   snprintf(obj_path, sizeof(obj_path), "%s/module.o", dir);
   snprintf(so_path, sizeof(so_path), "%s/module.so", dir);
   snprintf(log_path, sizeof(log_path), "%s/ld.log", dir);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "codegen_internal.h"
 
 extern char** environ;
@@ -45,13 +46,23 @@ ingot_status_t ingot_codegen_run_tool(char* const* argv, const char* log_path, i
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  /* Spawning and registering the child are one step to a signal (it stops
+   * the child before removing its folder); the child gets the old mask. */
+  sigset_t saved;
+  ingot_cleanup_hold(&saved);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &saved);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0) ingot_cleanup_set_child(pid);
+  ingot_cleanup_release(&saved);
   if (rc != 0)
     return ingot_fail(rc == ENOENT ? INGOT_ERROR_NOT_FOUND : INGOT_ERROR_INTERNAL, "codegen: cannot run '%s': %s",
                       argv[0], strerror(rc));
-  ingot_cleanup_set_child(pid); /* a signal stops it before removing its folder */
   struct timespec start, now, nap = {0, 2 * 1000 * 1000};
   clock_gettime(CLOCK_MONOTONIC, &start);
   for (;;) {

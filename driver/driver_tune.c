@@ -273,8 +273,9 @@ static ingot_status_t build_batch(tune_state_t* st, uint32_t task, const ingot_t
     if (s) return s;
   }
   char dir[] = "/tmp/ingot-tune-XXXXXX";
-  if (!mkdtemp(dir)) return ingot_fail(INGOT_ERROR_IO, "cannot make a temporary folder: %s", strerror(errno));
-  int dir_slot = ingot_cleanup_add_dir(dir); /* a signal removes it and what is in it */
+  int dir_slot; /* a signal removes it and what is in it */
+  if (!ingot_cleanup_mkdtemp(dir, &dir_slot))
+    return ingot_fail(INGOT_ERROR_IO, "cannot make a temporary folder: %s", strerror(errno));
   pid_t pids[64];
   uint32_t started = 0;
   for (uint32_t j = 0; j < jobs; ++j) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "base/cleanup.h"
 
 static int g_failures;
 
@@ -110,6 +111,23 @@ static void forked_child_killed(const char* dir) {
   _exit(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM ? 10 : 11);
 }
 
+/* A signal that comes between creating a folder and registering it, with
+ * the step held, waits until the folder is registered, then removes it;
+ * ingot_cleanup_mkdtemp makes and registers in one step too. */
+static void signal_inside_held_step(const char* dir) {
+  snprintf(g_path[0], sizeof g_path[0], "%s/ingot-llvm-XXXXXX", dir);
+  int slot;
+  CHECK(ingot_cleanup_mkdtemp(g_path[0], &slot) && slot >= 0, "ingot_cleanup_mkdtemp failed");
+  snprintf(g_path[1], sizeof g_path[1], "%s/held-folder", dir);
+  sigset_t saved;
+  ingot_cleanup_hold(&saved);
+  mkdir(g_path[1], 0700);
+  raise(SIGTERM); /* pending: the folder is not registered yet */
+  ingot_cleanup_add_dir(g_path[1]);
+  ingot_cleanup_release(&saved); /* handled here: both folders go */
+  _exit(3); /* not reached */
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_cleanup WORKDIR\n");
@@ -144,6 +162,14 @@ int main(int argc, char** argv) {
         status);
   snprintf(path, sizeof path, "%s/still_here", dir);
   CHECK(exists(path), "a forked child's signal removed its parent's path");
+
+  status = in_child(signal_inside_held_step, dir);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "a held step: not ended by SIGTERM (status %#x)",
+        status);
+  snprintf(path, sizeof path, "%s/held-folder", dir);
+  CHECK(!exists(path), "a folder made while the signal was held was left: %s", path);
+  snprintf(cmd, sizeof cmd, "ls -d '%s'/ingot-llvm-* >/dev/null 2>&1", dir);
+  CHECK(system(cmd) != 0, "a folder from ingot_cleanup_mkdtemp was left in %s", dir);
 
   /* Registration limits: a path too long, then a full table. */
   char long_path[INGOT_CLEANUP_PATH_BYTES + 8];

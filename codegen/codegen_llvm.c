@@ -46,6 +46,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm/Config/llvm-config.h>
 
 #include "codegen/codegen.h"
 #include "codegen_internal.h"
@@ -82,6 +83,16 @@ static void add_enum_attr(LLVMContextRef ctx, LLVMValueRef fn, unsigned index, c
   LLVMAddAttributeAtIndex(fn, index, LLVMCreateEnumAttribute(ctx, kind, 0));
 }
 
+/* The scheduling model for a named CPU: LLVM learned some names after the
+ * version we build with, and warns on stderr for each function given one it
+ * does not know; those get the nearest older CPU's model. */
+static const char* llvm_tune_cpu(const char* cpu) {
+#if LLVM_VERSION_MAJOR < 16
+  if (strcmp(cpu, "znver4") == 0) return "znver3";
+#endif
+  return cpu;
+}
+
 void ingot_llvm_function_attrs(ingot_llvm_module_t* m, LLVMValueRef fn) {
   char width[16];
   snprintf(width, sizeof(width), "%u", m->vector_bits);
@@ -90,7 +101,7 @@ void ingot_llvm_function_attrs(ingot_llvm_module_t* m, LLVMValueRef fn) {
   add_string_attr(m->ctx, fn, "frame-pointer", "none");
   add_string_attr(m->ctx, fn, "target-cpu", m->target->cpu[0] ? m->target->cpu : "generic");
   if (m->target->features[0]) add_string_attr(m->ctx, fn, "target-features", m->target->features);
-  if (m->target->tune[0]) add_string_attr(m->ctx, fn, "tune-cpu", m->target->tune);
+  if (m->target->tune[0]) add_string_attr(m->ctx, fn, "tune-cpu", llvm_tune_cpu(m->target->tune));
   if (m->x86) {
     add_string_attr(m->ctx, fn, "prefer-vector-width", width);
     add_string_attr(m->ctx, fn, "min-legal-vector-width", width);

@@ -67,7 +67,17 @@
  * beta != 1 with a bias, or a bias that is not one int32 per column; a
  * MatMul whose B is not a 2-D weight; QuantizeLinear with output_dtype.
  * The DequantizeLinear nodes stay for any other reader (dead-code
- * elimination removes them otherwise). The pass is structural: it runs
+ * elimination removes them otherwise).
+ *
+ * Order-preserving ops between a DequantizeLinear and a QuantizeLinear of
+ * the same scale and zero point (MaxPool, and the ops that only move
+ * elements: Reshape, Flatten, Squeeze, Unsqueeze, Transpose) run on the
+ * 8-bit values themselves (fuse_qdq_passthrough): Q(DQ(q)) = q for equal
+ * parameters and DQ is increasing, so Q(maxpool(DQ(x))) = maxpool(x)
+ * exactly (a padded tap is the dtype's lowest value, which never wins over
+ * a real one). ONNX Runtime runs these on the bytes under the same
+ * condition. Any other scale or zero point, or a no-op Relu / Clip between
+ * (not taken), leaves the float path. The pass is structural: it runs
  * before inference and constant folding, which would otherwise fold the
  * weights' DequantizeLinear into float weights. */
 #include <math.h>
@@ -305,6 +315,32 @@ static void fuse_qdq_add(ingot_graph_t* graph, const uint32_t* uses, const uint3
   if (qr.act != INGOT_NO_VALUE) graph->nodes[qr.act].dead = true;
 }
 
+/* MaxPool / Reshape / Flatten / Squeeze / Unsqueeze / Transpose between a
+ * DequantizeLinear and a QuantizeLinear of the same per-tensor parameters
+ * read the bytes and write the QuantizeLinear's output (see the header). */
+static void fuse_qdq_passthrough(ingot_graph_t* graph, const uint32_t* uses, const uint32_t* reader, uint32_t i) {
+  ingot_node_t* n = &graph->nodes[i];
+  if (n->input_count < 1 || n->output_count < 1 || n->outputs[0] == INGOT_NO_VALUE) return;
+  for (uint32_t k = 1; k < n->output_count; ++k)
+    if (n->outputs[k] != INGOT_NO_VALUE) return; /* MaxPool's Indices */
+  qdq_dq_t dx;
+  if (!dq_of(graph, n->inputs[0], &dx) || !dq_activation(graph, &dx)) return;
+  quantized_reader_t qr;
+  if (!quantized_reader(graph, uses, reader, n->outputs[0], &qr) || qr.act != INGOT_NO_VALUE) return;
+  const ingot_value_t* xz = &graph->values[dx.zero];
+  const ingot_value_t* yz = &graph->values[qr.yz];
+  if (yz->dtype != xz->dtype) return;
+  float xs = *(const float*)graph->values[dx.scale].data, ys = *(const float*)graph->values[qr.ys].data;
+  if (memcmp(&xs, &ys, sizeof xs) != 0 || memcmp(xz->data, yz->data, 1) != 0) return;
+  uint32_t* in = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, n->input_count);
+  memcpy(in, n->inputs, sizeof(uint32_t) * n->input_count);
+  in[0] = dx.data;
+  n->inputs = in;
+  n->outputs[0] = qr.y;
+  graph->values[qr.y].producer = i;
+  graph->nodes[qr.q].dead = true;
+}
+
 ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph) {
   if (graph->opset < 10) return INGOT_OK; /* no QLinearConv / QLinearMatMul before opset 10 */
   uint32_t* uses = ingot_graph_use_counts(graph);
@@ -322,6 +358,11 @@ ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph) {
     ingot_op_t op = n->op;
     if (!n->dead && op == INGOT_OP_ADD) {
       fuse_qdq_add(graph, uses, reader, i);
+      continue;
+    }
+    if (!n->dead && (op == INGOT_OP_MAXPOOL || op == INGOT_OP_RESHAPE || op == INGOT_OP_FLATTEN ||
+                     op == INGOT_OP_SQUEEZE || op == INGOT_OP_UNSQUEEZE || op == INGOT_OP_TRANSPOSE)) {
+      fuse_qdq_passthrough(graph, uses, reader, i);
       continue;
     }
     if (n->dead || (op != INGOT_OP_CONV && op != INGOT_OP_MATMUL && op != INGOT_OP_GEMM)) continue;

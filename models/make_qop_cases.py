@@ -53,9 +53,13 @@ may be a step apart, and why):
             enough to be split), and int8 a x int8 b per tensor MatMul ->
             Clip(-6, 6) -> Q with int8 zero point 3 (the Clip outside
             Q's range: fused); every Conv and MatMul becomes integer
+            then DQ -> MaxPool (3x3, stride 2, pads 1) -> Q and DQ ->
+            Transpose -> Q of y_relu's scale and zero point: run on the
+            bytes (output y_perm)
     refuse: the same Conv -> Relu -> Q with zero point 100 (the Relu would
             clamp inside Q's range: kept in float), and a Conv -> Q whose
-            float output is also a graph output: both stay float Convs
+            float output is also a graph output: both stay float Convs;
+            DQ -> MaxPool -> Q to another scale: a float MaxPool
 
   qop_dyn.onnx: quantize_dynamic of a MatMul + Add + Relu + MatMul model.
 
@@ -420,9 +424,16 @@ def qdq_cases(out):
     nodes += [n("QuantizeLinear", ["a", "as", "az"], ["aq"]), n("DequantizeLinear", ["aq", "as", "az"], ["ad"]),
               n("DequantizeLinear", ["bq", "bsc", "bzp"], ["bd"]), n("MatMul", ["ad", "bd"], ["m"]),
               n("Clip", ["m", "lo", "hi"], ["mc"]), n("QuantizeLinear", ["mc", "ms", "mz"], ["y_mm"])]
+    # ... then MaxPool and Transpose between a DQ and a Q of y_relu's parameters: on the bytes
+    for src, op, dst, attrs in (("y_relu", "MaxPool", "y_pool", dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                                        pads=[1, 1, 1, 1])),
+                                ("y_pool", "Transpose", "y_perm", dict(perm=[0, 2, 3, 1]))):
+        nodes += [n("DequantizeLinear", [src, "ys_relu", "yz_relu"], [src + "_d"]),
+                  n(op, [src + "_d"], [dst + "_f"], **attrs),
+                  n("QuantizeLinear", [dst + "_f", "ys_relu", "yz_relu"], [dst])]
     a_in = helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 16])
     model("qdq_fire", x_nodes + nodes, x_inits + inits,
-          [u8("y_relu"), helper.make_tensor_value_info("y_mm", TensorProto.INT8, None)], [x_in, a_in])
+          [u8("y_relu"), helper.make_tensor_value_info("y_mm", TensorProto.INT8, None), u8("y_perm")], [x_in, a_in])
 
     # refuse: Conv -> Relu -> Q (zero point 100), Conv -> Q with the float conv output also a graph output
     nodes, inits = conv_branch("relu100", 100)
@@ -430,9 +441,14 @@ def qdq_cases(out):
               n("QuantizeLinear", ["r_relu100", "ys_relu100", "yz_relu100"], ["y_relu100"])]
     more_nodes, more_inits = conv_branch("shared", 128)
     nodes += more_nodes + [n("QuantizeLinear", ["c_shared", "ys_shared", "yz_shared"], ["y_shared"])]
+    # ... and a MaxPool between a DQ and a Q of another scale: stays float
+    nodes += [n("DequantizeLinear", ["y_shared", "ys_shared", "yz_shared"], ["y_shared_d"]),
+              n("MaxPool", ["y_shared_d"], ["p_f"], kernel_shape=[2, 2], strides=[2, 2]),
+              n("QuantizeLinear", ["p_f", "ys_pool", "yz_shared"], ["y_pool"])]
+    more_inits.append(init("ys_pool", 0.04, np.float32))
     model("qdq_refuse", x_nodes + nodes, x_inits + inits + more_inits,
-          [u8("y_relu100"), u8("y_shared"), helper.make_tensor_value_info("c_shared", TensorProto.FLOAT, None)],
-          [x_in])
+          [u8("y_relu100"), u8("y_shared"), helper.make_tensor_value_info("c_shared", TensorProto.FLOAT, None),
+           u8("y_pool")], [x_in])
 
 
 def main():

@@ -12,6 +12,9 @@
  *   y = QLinearMatMul(a, as, az, b, bs, bz, ys, yz)
  *     ->  acc = MatMulInteger(a, b, az, bz)
  *         y   = Requantize(acc, as, bs, ys, yz)  axis rank - 1
+ *   y = QGemm(a, as, az, b, bs, bz, C, ys, yz)   transA 0, alpha 1, b a weight
+ *     ->  acc = MatMulInteger(a, b or its transpose, az, bz)
+ *         y   = Requantize(acc, as, bs, ys, yz, C)  axis 1
  *
  * The contraction then gets the contraction schedules (register tiles,
  * vectors; ConvInteger's padding moved out by ingot_graph_pad_conv_inputs),
@@ -98,11 +101,67 @@ static bool known(const ingot_value_t* v) {
   return true;
 }
 
+/* QGemm (com.microsoft: y = requantize(alpha (A - az)(B - bz) + C)) with
+ * transA 0, alpha 1, an 8-bit output and a weight B: MatMulInteger over B
+ * as [K, N] (transposed here when transB) and a Requantize along the
+ * columns with C as its bias, which is QGemm's arithmetic (lower_quant.c). */
+static void split_qgemm(ingot_graph_t* graph, uint32_t i) {
+  ingot_node_t* n = &graph->nodes[i];
+  if (n->dead || n->output_count != 1 || n->input_count != 9 || n->params.u.gemm.trans_a ||
+      n->params.u.gemm.alpha != 1.0 || (n->inputs[6] != INGOT_NO_VALUE && n->params.u.gemm.beta != 1.0)) {
+    return;
+  }
+  uint32_t in[9];
+  memcpy(in, n->inputs, sizeof in);
+  uint32_t y = n->outputs[0];
+  if (in[0] == INGOT_NO_VALUE || in[3] == INGOT_NO_VALUE || in[7] == INGOT_NO_VALUE || in[8] == INGOT_NO_VALUE ||
+      y == INGOT_NO_VALUE) {
+    return;
+  }
+  const ingot_value_t* yv = &graph->values[y];
+  const ingot_value_t* bv = &graph->values[in[3]];
+  if (!known(yv) || !known(bv) || bv->rank != 2 || bv->kind != INGOT_VALUE_WEIGHT || !bv->data || yv->rank != 2) return;
+  bool tb = n->params.u.gemm.trans_b;
+  int64_t k = bv->dims[tb ? 1 : 0], cols = bv->dims[tb ? 0 : 1];
+  if (ingot_value_numel(yv) * k < QLINEAR_SPLIT_MIN_MACS) return;
+  uint32_t b = in[3];
+  if (tb) {
+    uint8_t* t = ingot_xmalloc((size_t)(k * cols));
+    const uint8_t* src = bv->data;
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t c = 0; c < cols; ++c) t[r * cols + c] = src[c * k + r];
+    ingot_dtype_t dt = bv->dtype;
+    const char* base = ingot_arena_printf(&graph->arena, "%s_t", bv->name);
+    b = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+    int64_t dims[2] = {k, cols};
+    ingot_graph_set_weight(graph, b, dt, 2, dims, t);
+  }
+  const char* base = ingot_arena_printf(&graph->arena, "%s_acc", graph->values[y].name);
+  uint32_t acc = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
+  uint32_t contraction_in[4] = {in[0], b, in[2], in[5]};
+  base = ingot_arena_printf(&graph->arena, "%s_integer", graph->nodes[i].name);
+  ingot_graph_add_node(graph, INGOT_OP_MATMULINTEGER, base, contraction_in, 4, &acc, 1);
+  n = &graph->nodes[i]; /* the node array may have moved */
+  n->op = INGOT_OP_REQUANTIZE;
+  n->attrs = NULL;
+  n->attr_count = 0;
+  uint32_t* rin = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, 6);
+  rin[0] = acc, rin[1] = in[1], rin[2] = in[4], rin[3] = in[7], rin[4] = in[8], rin[5] = in[6];
+  n->inputs = rin;
+  n->input_count = rin[5] != INGOT_NO_VALUE ? 6 : 5;
+  memset(&n->params, 0, sizeof(n->params));
+  ingot_graph_node_add_attr(graph, i, "axis", INGOT_ATTR_INT)->i = 1;
+}
+
 ingot_status_t ingot_graph_split_qlinear(ingot_graph_t* graph) {
   uint32_t node_count = graph->node_count; /* new nodes are not visited */
   for (uint32_t i = 0; i < node_count; ++i) {
     ingot_node_t* n = &graph->nodes[i];
     bool conv = n->op == INGOT_OP_QLINEARCONV;
+    if (n->op == INGOT_OP_QGEMM) {
+      split_qgemm(graph, i);
+      continue;
+    }
     if (n->dead || (!conv && n->op != INGOT_OP_QLINEARMATMUL) || n->output_count != 1 || n->input_count < 8) continue;
     uint32_t in[9];
     for (uint32_t k = 0; k < 9; ++k) in[k] = k < n->input_count ? n->inputs[k] : INGOT_NO_VALUE;

@@ -31,7 +31,10 @@ may be a step apart, and why):
   inputs qop_contrib_<input>.npy (and qop_contrib_<group>_inputs/):
     exact: QLinearGlobalAveragePool (uint8, int8), QLinearConcat (3 inputs,
            one at y's scale; int8 on the last axis), QGemm (u8 x s8 per
-           column with C and transB, u8 x u8 transA, s8 x s8 with alpha 0.75)
+           column with C and transB, u8 x u8 transA, s8 x s8 with alpha 0.75;
+           and two of 131,072 multiply-adds, u8 x s8 per column with C and
+           transB, s8 x s8 with zero points, which ingot_graph_split_qlinear
+           splits into MatMulInteger + Requantize)
     float: QLinearAdd and QLinearMul (same shape, and broadcast [8, 1, 1]),
            QLinearSigmoid; uint8 and int8
 
@@ -221,6 +224,8 @@ def contrib(out):
         "au8": full_range(rng, np.uint8, (5, 37)),
         "atu8": full_range(rng, np.uint8, (37, 5)),
         "as8": full_range(rng, np.int8, (5, 37)),
+        "awu8": full_range(rng, np.uint8, (4, 512)),
+        "aws8": full_range(rng, np.int8, (4, 512)),
     }
 
     def add(op, name, ins, ydtype, shape, **attrs):
@@ -269,6 +274,19 @@ def contrib(out):
     add("QGemm", "gemm_s8s8_alpha", ["as8", t("q3_as", 0.011, f32), t("q3_az", 3, s8), t("q3_b", wb, s8),
                                      t("q3_bs", 0.004, f32), t("q3_bz", 0, s8), "",
                                      t("q3_ys", 0.03, f32), t("q3_yz", -7, s8)], s8, [5, 11], alpha=0.75)
+
+    # large enough to be split into MatMulInteger + Requantize (B transposed when transB)
+    wb = full_range(rng, s8, (64, 512))
+    sb = rng.uniform(0.002, 0.02, 64).astype(f32)
+    add("QGemm", "gemm_u8s8_split", ["awu8", t("q4_as", 0.017, f32), t("q4_az", 121, u8), t("q4_b", wb, s8),
+                                     t("q4_bs", sb, f32), t("q4_bz", np.zeros(64), s8),
+                                     t("q4_c", rng.integers(-30000, 30000, 64), np.int32),
+                                     t("q4_ys", 124000 * 0.017 * 0.01 / 40, f32), t("q4_yz", 125, u8)], u8, [4, 64],
+        transB=1)
+    wb = full_range(rng, s8, (512, 64))
+    add("QGemm", "gemm_s8s8_split", ["aws8", t("q5_as", 0.011, f32), t("q5_az", -3, s8), t("q5_b", wb, s8),
+                                     t("q5_bs", 0.004, f32), t("q5_bz", 2, s8), "",
+                                     t("q5_ys", 124000 * 0.011 * 0.004 / 40, f32), t("q5_yz", 5, s8)], s8, [4, 64])
 
     for group, (nodes, outputs) in groups.items():
         used = {i for n in nodes for i in n.input}

@@ -56,17 +56,28 @@ void space_add_update(plan_t* p, uint32_t mask, ingot_schedule_space_t* space, i
 
 void space_add_layout(plan_t* p, uint32_t mask, ingot_schedule_space_t* space) {
   const ingot_node_layout_options_t* o = &p->kernel->layout_options;
+  /* The defaults are the layout the kernel was lowered with, so the default
+   * point is the kernel as compiled (the layout rule's choice, which also
+   * weighs the target: a MatMulInteger's or a short ConvInteger's dot4
+   * words are packed where the options' defaults say not, a GPU packs
+   * nothing; or a tuning record's). */
+  const ingot_node_layout_t* d = &p->kernel->layout;
   int64_t values[INGOT_LAYOUT_MAX_VALUES];
   static const int64_t k_bool[] = {0, 1};
   if (o->panel_count) {
-    space_add(space, mask, SCHEDULE_KNOB_PACK, k_bool, 2, o->defaults.pack);
+    space_add(space, mask, SCHEDULE_KNOB_PACK, k_bool, 2, d->pack);
+    bool listed = false;
+    for (uint32_t i = 0; i < o->panel_count; ++i) listed |= o->panels[i] == d->panel;
     for (uint32_t i = 0; i < o->panel_count; ++i) values[i] = o->panels[i];
-    space_add(space, mask, SCHEDULE_KNOB_PANEL, values, o->panel_count, o->defaults.panel);
+    space_add(space, mask, SCHEDULE_KNOB_PANEL, values, o->panel_count,
+              d->pack && listed ? d->panel : o->defaults.panel);
   }
-  if (o->pointwise) space_add(space, mask, SCHEDULE_KNOB_POINTWISE_MATMUL, k_bool, 2, o->defaults.pointwise_matmul);
+  if (o->pointwise) space_add(space, mask, SCHEDULE_KNOB_POINTWISE_MATMUL, k_bool, 2, d->pointwise_matmul);
   if (o->chain_count) {
+    bool listed = false;
+    for (uint32_t i = 0; i < o->chain_count; ++i) listed |= o->chains[i] == d->chains;
     for (uint32_t i = 0; i < o->chain_count; ++i) values[i] = o->chains[i];
-    space_add(space, mask, SCHEDULE_KNOB_CHAINS, values, o->chain_count, o->defaults.chains);
+    space_add(space, mask, SCHEDULE_KNOB_CHAINS, values, o->chain_count, listed ? d->chains : o->defaults.chains);
   }
 }
 
@@ -246,11 +257,11 @@ void plan_vector_split(const plan_t* p, const stage_view_t* v, vector_split_t* o
    * block of 8 on 16 lanes) is one narrower vector. */
   if (v->sext[k] < lanes && v->sext[k] >= 4 && lanes % v->sext[k] == 0) lanes = v->sext[k];
   bool update = st->role == INGOT_STAGE_UPDATE && st->reduce_count > 0;
-  /* A contraction whose innermost axis is a little shorter than a vector
-   * (an int8 depthwise conv's output row of 14 or 7): one vector of that
-   * length, of the narrowest width it fills to 3/4 or more, rather than
-   * no vector at all. */
-  for (int64_t w = lanes; update && w >= 4 && v->sext[k] < w; w /= 2) {
+  /* An innermost axis a little shorter than a vector (an int8 depthwise
+   * conv's output row of 14 or 7, the int32 words of a 14 x 14 or 7 x 7
+   * plane): one vector of that length, of the narrowest width it fills to
+   * 3/4 or more, rather than no vector at all. */
+  for (int64_t w = lanes; w >= 4 && v->sext[k] < w; w /= 2) {
     if (v->sext[k] * 4 >= w * 3) {
       out->lanes = w;
       out->factor = v->sext[k];

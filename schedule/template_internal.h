@@ -77,7 +77,8 @@ void space_add_update(plan_t* p, uint32_t mask, ingot_schedule_space_t* space, i
 /* The layout knobs that apply to the kernel (kernel->layout_options):
  * pack {0, 1} and panel (the legal widths) for a packable weight,
  * pointwise_matmul {0, 1} for a 1x1 conv, chains for a softmax row; the
- * defaults are the default rule's. */
+ * defaults are the kernel's own layout (kernel->layout), what it was
+ * lowered with. */
 void space_add_layout(plan_t* p, uint32_t mask, ingot_schedule_space_t* space);
 
 /* ---- shared planning ---- */

@@ -577,8 +577,10 @@ static void retrain(ingot_tuner_t* t) {
   if (t->options.random_search || !t->options.model) return;
   uint32_t records = ingot_cost_model_record_count(t->options.model);
   if (records == t->model_records || records < 4) return;
-  /* a failure (no group with two different times yet) keeps the old model */
+  /* a failure (no group with two different times yet) keeps the old model,
+   * and its message is no error of the run */
   if (ingot_cost_model_train(t->options.model, 50) == INGOT_OK) t->model_records = records;
+  else ingot_compiler_error_clear();
 }
 
 ingot_status_t ingot_tuner_run(ingot_tuner_t* t) {
@@ -592,6 +594,7 @@ ingot_status_t ingot_tuner_run(ingot_tuner_t* t) {
     s = measure_default(t, i);
     if (s == INGOT_OK && t->hooks.on_batch) stop = !t->hooks.on_batch(t->hooks.self, i);
   }
+  if (s != INGOT_OK) return s; /* with its own message */
   retrain(t);
   while (!stop && s == INGOT_OK && t->trials < t->options.trials) {
     uint32_t task = pick_task(t);

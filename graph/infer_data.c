@@ -1146,3 +1146,45 @@ ingot_status_t infer_eyelike(infer_ctx_t* c) {
   infer_set_output(c, 0, t, 2, x->dims);
   return INGOT_OK;
 }
+
+/* CenterCropPad: input_data 0, shape 1 (a constant, one size per axis of
+ * attribute 'axes', every axis without it); each such axis of the output
+ * has its size from shape, the others x's. */
+ingot_status_t infer_centercroppad(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  int64_t sizes[INGOT_MAX_RANK], count;
+  ingot_status_t s = const_ints(c->g, c->n, infer_input(c, 1), "shape", INGOT_MAX_RANK, sizes, &count);
+  if (s) return s;
+  const ingot_attr_t* a = ingot_node_attr(c->n, "axes");
+  if (a && a->type != INGOT_ATTR_INTS)
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'axes' must be a list of ints");
+  int64_t axes[INGOT_MAX_RANK];
+  int64_t n = a ? (int64_t)a->count : x->rank;
+  if (n > x->rank)
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%lld axes for rank %d", (long long)n, x->rank);
+  bool seen[INGOT_MAX_RANK] = {false};
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t ax = a ? a->ints[i] : i;
+    if (ax < -x->rank || ax >= x->rank)
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)ax,
+                        x->rank);
+    if (ax < 0) ax += x->rank;
+    if (seen[ax]) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "axis %lld is given twice", (long long)ax);
+    seen[ax] = true;
+    axes[i] = ax;
+  }
+  if (count != n)
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shape has %lld sizes for %lld axes", (long long)count,
+                      (long long)n);
+  int64_t dims[INGOT_MAX_RANK];
+  memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  for (int64_t i = 0; i < n; ++i) {
+    if (sizes[i] < 0 || sizes[i] > ((int64_t)1 << 32))
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "shape[%lld] = %lld is invalid", (long long)i,
+                        (long long)sizes[i]);
+    dims[axes[i]] = sizes[i];
+  }
+  infer_set_output(c, 0, x->dtype, x->rank, dims);
+  return INGOT_OK;
+}
+

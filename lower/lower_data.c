@@ -752,6 +752,48 @@ ingot_status_t lower_eyelike(lower_ctx_t* ctx) {
   return INGOT_OK;
 }
 
+/* CenterCropPad: along each axis whose size changes, the output window is
+ * centred on the input: y[i] = x[i + o] where 0 <= i + o < dim, else 0,
+ * with o = (dim - size) / 2 when cropping and -((size - dim) / 2) when
+ * padding (the smaller half before, as ONNX's reference has it). Only the
+ * shapes are read: the sizes came from the shape input at inference. */
+ingot_status_t lower_centercroppad(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (yv->rank != xv->rank) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output rank differs from input rank");
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, yv->rank, yv->dims);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  ingot_ir_expr_t* inside = NULL;
+  for (int32_t d = 0; d < yv->rank; ++d) {
+    int64_t dim = xv->dims[d], size = yv->dims[d];
+    int64_t o = size <= dim ? (dim - size) / 2 : -((size - dim) / 2);
+    ingot_ir_expr_t* src = o ? ingot_ir_add(f, l.idx[d], ingot_ir_int(f, o)) : l.idx[d];
+    if (size > dim) {
+      inside = lower_and(ctx, inside, ingot_ir_binary(f, INGOT_IR_LE, ingot_ir_int(f, 0), src));
+      inside = lower_and(ctx, inside, ingot_ir_binary(f, INGOT_IR_LT, src, ingot_ir_int(f, dim)));
+      src = ingot_ir_binary(f, INGOT_IR_MIN, ingot_ir_binary(f, INGOT_IR_MAX, src, ingot_ir_int(f, 0)),
+                            ingot_ir_int(f, dim > 0 ? dim - 1 : 0));
+    }
+    xi[d] = src;
+  }
+  ingot_ir_expr_t* v = ingot_value_numel(xv) > 0 ? ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)) : NULL;
+  if (!v) v = lower_const(ctx, yv->dtype, 0.0);
+  else if (inside) v = ingot_ir_select(f, inside, v, lower_const(ctx, yv->dtype, 0.0));
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx), v));
+  ingot_strbuf_t sb = {0};
+  ingot_strbuf_appendf(&sb, "centercroppad %s x=%s y=%s", dt(xv->dtype), lower_shape_str(ctx, x), lower_shape_str(ctx, y));
+  set_workload(ctx, sb.data);
+  ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}
+
 /* Compress, one OTHER stage that reads the condition:
  *   k = 0
  *   for i in [0, min(len, extent)): if (cond[i]) { y[o, k, q] = x[o, i, q]

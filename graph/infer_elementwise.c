@@ -117,6 +117,7 @@ UNARY(SOFTPLUS)
 UNARY(SOFTSIGN)
 UNARY(MISH)
 UNARY(THRESHOLDEDRELU)
+UNARY(SHRINK)
 #undef UNARY
 
 ingot_status_t infer_NOT(infer_ctx_t* c) {

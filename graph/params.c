@@ -664,6 +664,9 @@ ingot_status_t params_parse_unary(const ingot_graph_t* graph, uint32_t node, ing
     case INGOT_OP_ELU:
     case INGOT_OP_THRESHOLDEDRELU:
       return read_number(n, "alpha", 1.0, &out->alpha);
+    case INGOT_OP_SHRINK: /* alpha: lambd, beta: bias */
+      if ((s = read_number(n, "lambd", 0.5, &out->alpha)) || (s = read_number(n, "bias", 0.0, &out->beta))) return s;
+      break;
     case INGOT_OP_CELU:
       if ((s = read_number(n, "alpha", 1.0, &out->alpha))) return s;
       if (out->alpha == 0.0) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "alpha must not be 0");

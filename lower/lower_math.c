@@ -1,7 +1,7 @@
 /* The elementwise family beyond the first CNN ops: unary math (Abs, Neg, Exp,
  * Log, Sqrt, Reciprocal, Floor, Ceil, Round, Sign, Erf, trigonometric and
  * hyperbolic functions), activations (HardSigmoid, HardSwish, LeakyRelu, Elu,
- * Selu, Celu, Gelu, Softplus, Softsign, Mish, ThresholdedRelu, PRelu),
+ * Selu, Celu, Gelu, Softplus, Softsign, Mish, ThresholdedRelu, Shrink, PRelu),
  * comparisons, logic, Where, Cast/CastLike, Pow, Min/Max/Sum/Mean, Mod,
  * IsNaN/IsInf and BitShift. Each is one PURE stage over the output shape with
  * numpy broadcasting of its inputs, computed in the input dtype (the IR has
@@ -226,6 +226,14 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
       v = sel(ctx, bin(ctx, INGOT_IR_LT, K(alpha), x), x, K(0.0));
       extra = ingot_arena_printf(ctx->arena, "alpha=%g", alpha);
       break;
+    case INGOT_OP_SHRINK: {
+      /* x < -lambd: x + bias; x > lambd: x - bias; else 0 */
+      double lambd = up->alpha, bias = up->beta;
+      v = sel(ctx, bin(ctx, INGOT_IR_LT, x, K(-lambd)), bin(ctx, INGOT_IR_ADD, x, K(bias)),
+              sel(ctx, bin(ctx, INGOT_IR_LT, K(lambd), x), bin(ctx, INGOT_IR_SUB, x, K(bias)), K(0.0)));
+      extra = ingot_arena_printf(ctx->arena, "lambd=%g bias=%g", lambd, bias);
+      break;
+    }
     default:
       return lower_fail(ctx, INGOT_ERROR_INTERNAL, "not a unary math op");
   }

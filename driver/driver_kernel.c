@@ -49,19 +49,6 @@ static ingot_status_t inject_fault(ingot_ir_func_t* f, driver_fault_t fault) {
   return INGOT_OK;
 }
 
-/* Per value: the live nodes that read it, plus one for a graph output. */
-static uint32_t* count_uses(const ingot_graph_t* g) {
-  uint32_t* uses = ingot_xcalloc(g->value_count ? g->value_count : 1, sizeof(uint32_t));
-  for (uint32_t i = 0; i < g->node_count; ++i) {
-    const ingot_node_t* n = &g->nodes[i];
-    if (n->dead) continue;
-    for (uint32_t k = 0; k < n->input_count; ++k)
-      if (n->inputs[k] != INGOT_NO_VALUE) ++uses[n->inputs[k]];
-  }
-  for (uint32_t v = 0; v < g->value_count; ++v) uses[v] += g->values[v].is_output;
-  return uses;
-}
-
 static ingot_status_t build(const ingot_graph_t* g, uint32_t node_id, const ingot_driver_schedule_t* request,
                             const char* target_text, const char* cc, driver_fault_t fault, kernel_state_t* st,
                             uint8_t** out_bundle, size_t* out_size) {
@@ -101,7 +88,8 @@ static ingot_status_t build(const ingot_graph_t* g, uint32_t node_id, const ingo
    * fused, which a schedule that folds it into the accumulators never
    * writes) stays an intermediate: its contents are no result, so the
    * measurement does not compare them. */
-  uint32_t* uses = count_uses(g);
+  uint32_t* uses = ingot_graph_use_counts(g);
+  for (uint32_t v = 0; v < g->value_count; ++v) uses[v] += g->values[v].is_output; /* a graph output is read */
   uint32_t* inputs = INGOT_ARENA_ARRAY(&st->arena, uint32_t, kernel->arg_count ? kernel->arg_count : 1);
   uint32_t* outputs = INGOT_ARENA_ARRAY(&st->arena, uint32_t, kernel->arg_count ? kernel->arg_count : 1);
   uint32_t input_count = 0, output_count = 0, read_outputs = 0;

@@ -507,6 +507,9 @@ void ingot_graph_destroy(ingot_graph_t* graph);
  * subgraphs' nodes): destroyed with it. */
 void ingot_graph_adopt(ingot_graph_t* graph, ingot_graph_t* child);
 
+/* Number of live-node input slots that read each value (heap array of
+ * value_count entries; free() it). */
+uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph);
 /* Appends a value; the name is copied. Returns its id. */
 uint32_t ingot_graph_add_value(ingot_graph_t* graph, const char* name, ingot_value_kind_t kind);
 /* Appends a node; inputs/outputs are copied. Returns its id. */

@@ -33,9 +33,6 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id);
 ingot_status_t ingot_graph_infer_begin(ingot_graph_t* graph);
 ingot_status_t ingot_graph_infer_end(ingot_graph_t* graph);
 
-/* Number of live-node input slots that read each value (heap array of
- * value_count entries; free() it). */
-uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph);
 
 /* Control flow (graph/control_flow.c). The walk of
  * ingot_graph_infer_and_fold hands each If, Loop and Scan node to

@@ -120,7 +120,10 @@ static void split_qgemm(ingot_graph_t* graph, uint32_t i) {
   }
   const ingot_value_t* yv = &graph->values[y];
   const ingot_value_t* bv = &graph->values[in[3]];
-  if (!known(yv) || !known(bv) || bv->rank != 2 || bv->kind != INGOT_VALUE_WEIGHT || !bv->data || yv->rank != 2) return;
+  if (!known(yv) || !known(bv) || bv->rank != 2 || bv->kind != INGOT_VALUE_WEIGHT || !bv->data || yv->rank != 2 ||
+      ingot_graph_dtype_size(bv->dtype) != 1) {
+    return;
+  }
   bool tb = n->params.u.gemm.trans_b;
   int64_t k = bv->dims[tb ? 1 : 0], cols = bv->dims[tb ? 0 : 1];
   if (ingot_value_numel(yv) * k < QLINEAR_SPLIT_MIN_MACS) return;

@@ -420,10 +420,6 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
   clock_enter(&st->clock, INGOT_DRIVER_STAGE_LOWER, 0, st->targets[0].name);
   if ((s = ingot_lower_graph(graph, &st->lowered[0]))) return driver_explain_failure(o, s);
   ingot_lowered_t* lw = st->lowered[0];
-  if (lw->kernel_count == 0)
-    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                      "'%s': nothing to compute after optimization (every output is a constant or "
-                      "an input)", o->model_path ? o->model_path : (graph->name ? graph->name : "graph"));
 
   /* Per target: lower (the first target uses lowered[0]), then schedule each
    * kernel (the one choice point), apply and verify. */

@@ -632,6 +632,15 @@ ingot_status_t ingot_graph_settle_guards(ingot_graph_t* graph);
 
 /* Removes Identity/Dropout (inference), nodes whose outputs nobody uses, and
  * weights nobody reads. Compacts the graph, so value and node ids change. */
+/* Whether a Dropout node passes its input through (and keeps every element):
+ * no training_mode or a constant false one, or a constant ratio of 0. */
+bool ingot_graph_dropout_is_identity(const ingot_graph_t* graph, const ingot_node_t* node);
+/* A graph output that is a weight (an initializer or a Constant node listed
+ * as an output, an input bound with --const) becomes the output of an
+ * Identity that copies a weight holding its data, under a new name: the
+ * bundle's outputs are computed, so a run writes them like any other. Other
+ * readers of the value read the weight. Runs first in optimize. */
+ingot_status_t ingot_graph_copy_constant_outputs(ingot_graph_t* graph);
 ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
  * has no other consumer), rewriting the conv's weights and bias. */

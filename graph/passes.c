@@ -421,6 +421,14 @@ ingot_status_t ingot_graph_bind_input(ingot_graph_t* graph, const char* name, in
   if (at == UINT32_MAX) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "'%s' is not a graph input", name);
   uint32_t id = graph->inputs[at];
   ingot_value_t* v = &graph->values[id];
+  /* The .npy carriers of what numpy has no dtype for (README, "run"):
+   * bfloat16 as its uint16 bits, float8 as its uint8 bits, int4 / uint4 one
+   * value a byte as int8 / uint8 (checked below). */
+  bool carried = (v->dtype == INGOT_DTYPE_BF16 && dtype == INGOT_DTYPE_U16) ||
+                 (ingot_f8_format(v->dtype) && dtype == INGOT_DTYPE_U8) ||
+                 (v->dtype == INGOT_DTYPE_I4 && dtype == INGOT_DTYPE_I8) ||
+                 (v->dtype == INGOT_DTYPE_U4 && dtype == INGOT_DTYPE_U8);
+  if (carried) dtype = v->dtype;
   if (v->dtype != INGOT_DTYPE_INVALID && v->dtype != dtype) {
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "input '%s' is %s, the data given for it %s", name,
                       ingot_graph_dtype_name(v->dtype), ingot_graph_dtype_name(dtype));
@@ -440,6 +448,13 @@ ingot_status_t ingot_graph_bind_input(ingot_graph_t* graph, const char* name, in
   uint64_t bytes;
   if (!ingot_mul_u64((uint64_t)numel, ingot_graph_dtype_size(dtype), &bytes) || bytes > ((uint64_t)1 << 40)) {
     return ingot_fail(INGOT_ERROR_LIMIT, "input '%s' is too large", name);
+  }
+  for (int64_t i = 0; (dtype == INGOT_DTYPE_I4 || dtype == INGOT_DTYPE_U4) && i < numel; ++i) {
+    int x = dtype == INGOT_DTYPE_I4 ? ((const int8_t*)data)[i] : ((const uint8_t*)data)[i];
+    int lo = dtype == INGOT_DTYPE_I4 ? -8 : 0;
+    if (x < lo || x > lo + 15)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "input '%s': the data holds %d at element %lld, outside %s's range",
+                        name, x, (long long)i, ingot_graph_dtype_name(dtype));
   }
   void* copy = ingot_xmalloc(bytes ? (size_t)bytes : 1);
   if (bytes) memcpy(copy, data, (size_t)bytes);
@@ -483,6 +498,48 @@ static bool bypass_node(ingot_graph_t* graph, uint32_t node_id) {
   return true;
 }
 
+/* ---- Dropout ---- */
+
+static bool weight_all_zero(const ingot_value_t* v) {
+  if (v->kind != INGOT_VALUE_WEIGHT || !v->data || v->rank < 0 || ingot_value_numel(v) != 1) return false;
+  const uint8_t* b = v->data;
+  for (uint64_t i = 0; i < ingot_value_bytes(v); ++i)
+    if (b[i]) return false;
+  return true;
+}
+
+bool ingot_graph_dropout_is_identity(const ingot_graph_t* graph, const ingot_node_t* node) {
+  uint32_t training = node->input_count > 2 ? node->inputs[2] : INGOT_NO_VALUE;
+  if (training == INGOT_NO_VALUE || weight_all_zero(&graph->values[training])) return true;
+  uint32_t ratio = node->input_count > 1 ? node->inputs[1] : INGOT_NO_VALUE;
+  /* Training: the kept elements are drawn at random, unless none is dropped
+   * (ratio 0; an absent ratio is 0.5). A zero float has all bits zero. */
+  return ratio != INGOT_NO_VALUE && weight_all_zero(&graph->values[ratio]);
+}
+
+/* ---- constant outputs ---- */
+
+ingot_status_t ingot_graph_copy_constant_outputs(ingot_graph_t* graph) {
+  for (uint32_t i = 0; i < graph->output_count; ++i) {
+    uint32_t y = graph->outputs[i];
+    if (graph->values[y].kind != INGOT_VALUE_WEIGHT) continue;
+    char* base = ingot_arena_printf(&graph->arena, "%s/constant", graph->values[y].name);
+    uint32_t w = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+    ingot_value_t* yv = &graph->values[y];
+    ingot_value_t* wv = &graph->values[w];
+    wv->dtype = yv->dtype;
+    wv->rank = yv->rank;
+    memcpy(wv->dims, yv->dims, sizeof(wv->dims));
+    memcpy(wv->dim_names, yv->dim_names, sizeof(wv->dim_names));
+    wv->data = yv->data;
+    yv->data = NULL;
+    yv->kind = INGOT_VALUE_INTERMEDIATE;
+    replace_uses(graph, y, w); /* other readers keep reading a weight */
+    ingot_graph_add_node(graph, INGOT_OP_IDENTITY, ingot_arena_printf(&graph->arena, "%s/copy", base), &w, 1, &y, 1);
+  }
+  return INGOT_OK;
+}
+
 ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph) {
   ingot_status_t s = rebuild_producers(graph);
   if (s) return s;
@@ -492,7 +549,7 @@ ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph) {
     if (n->dead) continue;
     if (n->op == INGOT_OP_IDENTITY) {
       bypass_node(graph, i);
-    } else if (n->op == INGOT_OP_DROPOUT) {
+    } else if (n->op == INGOT_OP_DROPOUT && ingot_graph_dropout_is_identity(graph, n)) {
       bool mask_used = false;
       if (n->output_count > 1 && n->outputs[1] != INGOT_NO_VALUE) {
         const ingot_value_t* m = &graph->values[n->outputs[1]];
@@ -1081,6 +1138,7 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
    * one walk that infers each node and folds it when its value is known, so
    * that a Reshape/Expand/Slice/... whose shape input is computed from
    * constants or static shapes finds a weight there. */
+  if ((s = ingot_graph_copy_constant_outputs(graph))) return s;
   if ((s = ingot_graph_sort(graph))) return s;
   if ((s = ingot_graph_compute_half_in_f32(graph))) return s;
   /* Before folding, which would turn the weights' DequantizeLinear into

@@ -35,12 +35,22 @@ ingot_status_t lower_view(lower_ctx_t* ctx) {
   }
   uint32_t mask = INGOT_NO_VALUE;
   if (node->op == INGOT_OP_DROPOUT) {
-    uint32_t training = lower_input(ctx, 2);
-    if (training != INGOT_NO_VALUE) {
+    if (!ingot_graph_dropout_is_identity(ctx->graph, node)) {
+      /* Training mode: which elements stay is random (nothing here draws
+       * random numbers), unless the ratio is 0. */
+      uint32_t training = lower_input(ctx, 2), ratio = lower_input(ctx, 1);
       const ingot_value_t* tv = lower_value(ctx, training);
-      bool off = tv->kind == INGOT_VALUE_WEIGHT && tv->dtype == INGOT_DTYPE_BOOL && tv->data &&
-                 ingot_value_numel(tv) == 1 && ((const uint8_t*)tv->data)[0] == 0;
-      if (!off) return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training_mode must be a constant false");
+      if (tv->kind != INGOT_VALUE_WEIGHT)
+        return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED,
+                          "input 'training_mode' ('%s') must be known at compile time (bind it with --const "
+                          "NAME=FILE.npy)", tv->name);
+      if (ratio != INGOT_NO_VALUE && lower_value(ctx, ratio)->kind != INGOT_VALUE_WEIGHT)
+        return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED,
+                          "training_mode is true, so input 'ratio' ('%s') must be known at compile time (bind "
+                          "it with --const NAME=FILE.npy)", lower_value(ctx, ratio)->name);
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED,
+                        "training_mode is true and the ratio is not 0: the elements dropped are random, which is "
+                        "not supported (a ratio of 0, or training_mode false, passes the input through)");
     }
     if (node->output_count > 1) mask = node->outputs[1];
     if (mask != INGOT_NO_VALUE) {

@@ -35,6 +35,13 @@ compare.py):
     with nothing to write: no kernel) and one through a Concat with the
     non-empty part.
 
+  fixed_outputs.onnx (opset 18), input x [2, 3]: outputs whose values are
+    known when compiling beside a computed one: a Constant node's value, an
+    initializer w that a MatMul also reads, x itself, and MatMul(x, w).
+
+  only_empty.onnx (opset 18), input x [2, 5]: the one output is a Slice of x
+    past its end ([2, 0]): a bundle with no step at all.
+
   rnn_activations.onnx (opset 14), input x [5, 2, 4] (time, batch, input):
     recurrent layers with the activations attribute: a bidirectional LSTM
     (forward HardSigmoid, Elu, Softsign with alpha/beta; backward Sigmoid,
@@ -136,6 +143,28 @@ def empty_outputs():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def fixed_outputs():
+    c = np.arange(6, dtype=np.float32).reshape(3, 2) - 2.5
+    w = np.array([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]], dtype=np.float32)
+    nodes = [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(c)),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    outs = [helper.make_tensor_value_info("c", TensorProto.FLOAT, [3, 2]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 2]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])]
+    g = helper.make_graph(nodes, "fixed_outputs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])], outs,
+                          [numpy_helper.from_array(w, "w")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def only_empty():
+    inits = [numpy_helper.from_array(np.array([v], dtype=np.int64), n) for n, v in (("s", 7), ("e", 9), ("a", 1))]
+    g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])], "only_empty",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 0])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
 def rnn_activations(rng):
     hidden, inp = 3, 4
 
@@ -215,7 +244,7 @@ def main():
     for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot()),
                         ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs()),
                         ("rnn_activations", rnn_activations(rng)), ("half_cnn", half_cnn(rng)),
-                        ("tfidf", tfidf())):
+                        ("tfidf", tfidf()), ("fixed_outputs", fixed_outputs()), ("only_empty", only_empty())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order

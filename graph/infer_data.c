@@ -1147,6 +1147,24 @@ ingot_status_t infer_eyelike(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+/* Optional values are tensors here: an optional graph input is refused by
+ * the importer, so Optional(x) and OptionalGetElement(x) are x, and an
+ * OptionalHasElement knows at compile time whether its input is there
+ * (lower_optional_has_element stores it). An empty Optional (no input) would
+ * need a value that is no tensor: refused. */
+ingot_status_t infer_optional(infer_ctx_t* c) {
+  if (c->n->input_count == 0 || c->n->inputs[0] == INGOT_NO_VALUE)
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "an empty optional (no input) is not supported");
+  const ingot_value_t* x = infer_input(c, 0);
+  infer_set_output(c, 0, x->dtype, x->rank, x->dims);
+  return INGOT_OK;
+}
+
+ingot_status_t infer_optional_has_element(infer_ctx_t* c) {
+  infer_set_output(c, 0, INGOT_DTYPE_BOOL, 0, NULL);
+  return INGOT_OK;
+}
+
 /* CenterCropPad: input_data 0, shape 1 (a constant, one size per axis of
  * attribute 'axes', every axis without it); each such axis of the output
  * has its size from shape, the others x's. */

@@ -752,6 +752,23 @@ ingot_status_t lower_eyelike(lower_ctx_t* ctx) {
   return INGOT_OK;
 }
 
+/* OptionalHasElement: whether the input is there, known at compile time
+ * (graph/infer_data.c, infer_optional). */
+ingot_status_t lower_optional_has_element(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t y = node_output(ctx, 0);
+  if ((s = lower_check_value(ctx, y, false))) return s;
+  bool present = lower_input(ctx, 0) != INGOT_NO_VALUE;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, 0, NULL);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL,
+                   ingot_ir_store(f, by, ingot_ir_int(f, 0), lower_const(ctx, INGOT_DTYPE_BOOL, present ? 1.0 : 0.0)));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "optional_has_element %d", present ? 1 : 0));
+  return INGOT_OK;
+}
+
 /* CenterCropPad: along each axis whose size changes, the output window is
  * centred on the input: y[i] = x[i + o] where 0 <= i + o < dim, else 0,
  * with o = (dim - size) / 2 when cropping and -((size - dim) / 2) when

@@ -297,6 +297,17 @@ typedef struct ingot_grid_params_t {
   bool align_corners;
 } ingot_grid_params_t;
 
+/* RoiAlign: the attributes, checked (opset 16's defaults; before opset 16
+ * the op had no coordinate_transformation_mode and worked as
+ * output_half_pixel, which stays its default there). */
+typedef struct ingot_roialign_params_t {
+  bool max_mode;                         /* mode "max" (else "avg") */
+  bool half_pixel;                       /* "half_pixel" (else "output_half_pixel") */
+  int64_t output_height, output_width;   /* 1..INT32_MAX */
+  int64_t sampling_ratio;                /* 0: adaptive, ceil(roi size / output size) per ROI */
+  double spatial_scale;                  /* the float attribute, widened */
+} ingot_roialign_params_t;
+
 typedef struct ingot_trilu_params_t {    /* Trilu */
   bool upper;
 } ingot_trilu_params_t;

@@ -1000,6 +1000,32 @@ ingot_status_t infer_gridsample(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+/* RoiAlign: X [N, C, H, W] (float32 or float64), rois [R, 4] of X's dtype,
+ * batch_indices [R] int64 -> Y [R, C, output_height, output_width]. The
+ * ROIs and batch indices are run-time data (the lowering guards them). */
+ingot_status_t infer_roialign(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* rois = infer_input(c, 1);
+  const ingot_value_t* bi = infer_input(c, 2);
+  const ingot_roialign_params_t* p = &c->n->params.u.roialign; /* graph/params.c */
+  if (x->rank != 4) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "X must be [N, C, H, W], not rank %d", x->rank);
+  if (x->dtype != INGOT_DTYPE_F32 && x->dtype != INGOT_DTYPE_F64) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "X must be float32 or float64, not %s",
+                      ingot_graph_dtype_name(x->dtype));
+  }
+  if (rois->rank != 2 || rois->dims[1] != 4 || rois->dtype != x->dtype) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "rois must be [num_rois, 4] of X's dtype %s",
+                      ingot_graph_dtype_name(x->dtype));
+  }
+  if (bi->rank != 1 || bi->dims[0] != rois->dims[0] || bi->dtype != INGOT_DTYPE_I64) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "batch_indices must be int64 [%lld], one per ROI",
+                      (long long)rois->dims[0]);
+  }
+  int64_t dims[4] = {rois->dims[0], x->dims[1], p->output_height, p->output_width};
+  infer_set_output(c, 0, x->dtype, 4, dims);
+  return INGOT_OK;
+}
+
 /* AffineGrid: theta [N, 2, 3] (2-D) or [N, 3, 4] (3-D), size a constant
  * [N, C, H, W] or [N, C, D, H, W] -> grid [N, H, W, 2] or [N, D, H, W, 3]. */
 ingot_status_t infer_affinegrid(infer_ctx_t* c) {

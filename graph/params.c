@@ -4,6 +4,7 @@
  * node.params. Every failure names the node and op (infer_fail). The parse
  * functions live here, or next to their op family's inference
  * (ConvTranspose: infer_nn.c). */
+#include <math.h>
 #include <string.h>
 
 #include "graph_internal.h" /* private headers by their bare name, beside this file */
@@ -742,6 +743,45 @@ ingot_status_t params_parse_grid(const ingot_graph_t* graph, uint32_t node, ingo
   } else {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
                       "attribute 'padding_mode' = '%s' is not one of zeros, border, reflection", str);
+  }
+  return INGOT_OK;
+}
+
+/* ---- RoiAlign ---- */
+
+ingot_status_t params_parse_roialign(const ingot_graph_t* graph, uint32_t node, ingot_roialign_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  ingot_status_t s;
+  const char* str = NULL;
+  if ((s = read_string(n, "mode", "avg", &str))) return s;
+  if (strcmp(str, "avg") != 0 && strcmp(str, "max") != 0) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'mode' = '%s' is not avg or max", str);
+  }
+  out->max_mode = strcmp(str, "max") == 0;
+  const char* ctm_default = graph->opset > 0 && graph->opset < 16 ? "output_half_pixel" : "half_pixel";
+  if ((s = read_string(n, "coordinate_transformation_mode", ctm_default, &str))) return s;
+  if (strcmp(str, "half_pixel") != 0 && strcmp(str, "output_half_pixel") != 0) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                      "attribute 'coordinate_transformation_mode' = '%s' is not half_pixel or output_half_pixel", str);
+  }
+  out->half_pixel = strcmp(str, "half_pixel") == 0;
+  if ((s = read_int(n, "output_height", 1, &out->output_height)) ||
+      (s = read_int(n, "output_width", 1, &out->output_width)) ||
+      (s = read_int(n, "sampling_ratio", 0, &out->sampling_ratio)) ||
+      (s = read_float(n, "spatial_scale", 1.0f, &out->spatial_scale))) {
+    return s;
+  }
+  if (out->output_height < 1 || out->output_height > INT32_MAX || out->output_width < 1 ||
+      out->output_width > INT32_MAX) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "output_height and output_width must be in [1, 2^31) (%lld, %lld)",
+                      (long long)out->output_height, (long long)out->output_width);
+  }
+  if (out->sampling_ratio < 0 || out->sampling_ratio > 4096) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "sampling_ratio = %lld must be in [0, 4096]",
+                      (long long)out->sampling_ratio);
+  }
+  if (!isfinite(out->spatial_scale)) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "spatial_scale must be finite");
   }
   return INGOT_OK;
 }

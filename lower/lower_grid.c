@@ -1,5 +1,6 @@
 /* Sampling on a grid: GridSample (2-D and 3-D; linear, nearest, cubic;
- * zeros, border and reflection padding; align_corners) and AffineGrid.
+ * zeros, border and reflection padding; align_corners), AffineGrid, and
+ * RoiAlign (bilinear points at run-time ROIs; its comment is at its code).
  *
  * GridSample, float32, as the ONNX reference computes it, one OTHER stage:
  *   for p over N x O1..Ok (the grid's positions):
@@ -19,6 +20,7 @@
  *   sum_j theta[n, k, j] * a_j, a = (x of w, y of h, z of d) on [-1, 1]:
  *   -1 + 2i / (L - 1) with align_corners (0 when L = 1), else
  *   -1 + (2i + 1) / L. */
+#include <math.h>
 #include <string.h>
 
 #include "lower_internal.h"
@@ -266,5 +268,231 @@ ingot_status_t lower_affinegrid(lower_ctx_t* ctx) {
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ctx->workload = ingot_arena_printf(ctx->arena, "affinegrid%dd %s out=%s align%d", k, ingot_dtype_name(dt),
                                      lower_shape_str(ctx, y), align ? 1 : 0);
+  return INGOT_OK;
+}
+
+/* ---- RoiAlign ----
+ *
+ * As ONNX's reference (onnx/reference/ops/op_roi_align.py), in X's dtype,
+ * one OTHER stage:
+ *   for r over the ROIs:                              (spatial: independent)
+ *     n = batch_indices[r], clamped into [0, N)
+ *     x0, y0 = rois[r, 0..1] * spatial_scale (- 0.5 with half_pixel)
+ *     rw, rh = rois[r, 2..3] * spatial_scale (- 0.5) - x0, y0
+ *              (output_half_pixel: at least 1)
+ *     bw, bh = rw / OW, rh / OH                        (the bin size)
+ *     gw, gh = sampling_ratio, or ceil(bw), ceil(bh) clamped into [0, GW], [0, GH]
+ *     for ph, pw over the bins:
+ *       for c: Y[r, c, ph, pw] = 0 (avg) or -inf (max)
+ *       for iy < GH: if iy < gh:
+ *         yy = y0 + ph * bh + (iy + 0.5) * bh / gh
+ *         the rows below and above yy and the weights ly, hy (see below)
+ *         for ix < GW: if ix < gw:
+ *           xx, the columns and lx, hx likewise
+ *           w1..w4 = hy*hx, hy*lx, ly*hx, ly*lx; all 0 when the point lies
+ *             outside [-1, H] x [-1, W]
+ *           for c: t_k = w_k * X[n, c, corner k]
+ *             avg: Y += t1 + t2 + t3 + t4; max: Y = max(Y, t1, t2, t3, t4)
+ *       for c: avg: Y /= max(gh * gw, 1); max, adaptive: Y = 0 when no point
+ *         (a ROI of negative size, which half_pixel allows, has none: 0, as
+ *         the reference)
+ * A coordinate v (yy or xx over an axis of length L) samples rows (columns)
+ * lo = min(int(max(v, 0)), L - 1) and min(lo + 1, L - 1) with weight
+ * l = max(v, 0) - lo on the second (0 when int(max(v, 0)) >= L - 1), h = 1 - l.
+ * In max mode each point gives the largest of its four weighted corners,
+ * as ONNX Runtime's kernel and the reference do (not the largest
+ * interpolated value).
+ *
+ * The points of a bin are computed once and shared by the channels, as the
+ * reference's pre_calc. Loops have constant extents in the IR, so with
+ * sampling_ratio 0 (adaptive, known per ROI only at run time) the point
+ * loops run to GH = ceil(H / OH) + 1 and GW = ceil(W / OW) + 1 and skip
+ * the points past gh, gw: every ROI inside the feature map (of size up to
+ * H x W once scaled) gets exactly the reference's points (the + 1 covers a
+ * size that rounding pushed just past H). A larger ROI is sampled with GH x
+ * GW points a bin (evenly spread over the bin, its average taken over them):
+ * coarser than the reference there.
+ *
+ * Run-time data is guarded as Gather's indices are (lower/lower_data.c): a
+ * batch index outside [0, N) reads batch 0 or N - 1, and every corner is
+ * clamped into the image, so no load leaves X whatever the ROIs hold. */
+/* The locals of one sampling coordinate over an axis of length `len`. */
+typedef struct ra_axis_t {
+  uint32_t pos, out, raw, lo, hi, l, h;
+} ra_axis_t;
+
+/* Appends to body[*nb] the statements that declare a's locals from the
+ * coordinate in local a->pos (declared by the caller). */
+static void ra_axis(lower_ctx_t* ctx, ra_axis_t* a, const char* tag, int64_t len, ingot_dtype_t dt,
+                    ingot_ir_stmt_t** body, uint32_t* nb) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_arena_t* ar = ctx->arena;
+  a->out = lower_add_var(ctx, ingot_arena_printf(ar, "%sout", tag), INGOT_IR_VAR_LOCAL, INGOT_DTYPE_BOOL);
+  a->raw = lower_add_var(ctx, ingot_arena_printf(ar, "%sraw", tag), INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  a->lo = lower_add_var(ctx, ingot_arena_printf(ar, "%slo", tag), INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  a->hi = lower_add_var(ctx, ingot_arena_printf(ar, "%shi", tag), INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  a->l = lower_add_var(ctx, ingot_arena_printf(ar, "%sl", tag), INGOT_IR_VAR_LOCAL, dt);
+  a->h = lower_add_var(ctx, ingot_arena_printf(ar, "%sh", tag), INGOT_IR_VAR_LOCAL, dt);
+  /* outside: v < -1 || v > len (the reference's test, NaN inside) */
+  body[(*nb)++] = ingot_ir_local(f, a->out, bin(ctx, INGOT_IR_OR, bin(ctx, INGOT_IR_LT, var(ctx, a->pos), lower_const(ctx, dt, -1.0)),
+                                                bin(ctx, INGOT_IR_LT, lower_const(ctx, dt, (double)len), var(ctx, a->pos))));
+  body[(*nb)++] = ingot_ir_assign(f, a->pos, bin(ctx, INGOT_IR_MAX, var(ctx, a->pos), lower_const(ctx, dt, 0.0)));
+  /* truncation = floor for v >= 0; an out-of-range cast is frozen and the
+   * clamp keeps the corner inside the axis */
+  body[(*nb)++] = ingot_ir_local(f, a->raw, ingot_ir_cast(f, INGOT_DTYPE_I64, var(ctx, a->pos)));
+  body[(*nb)++] = ingot_ir_local(f, a->lo, clamp_i64(ctx, var(ctx, a->raw), len - 1));
+  body[(*nb)++] = ingot_ir_local(f, a->hi, bin(ctx, INGOT_IR_MIN, ingot_ir_add(f, var(ctx, a->lo), ingot_ir_int(f, 1)),
+                                               ingot_ir_int(f, len - 1)));
+  body[(*nb)++] = ingot_ir_local(f, a->l, ingot_ir_select(f, bin(ctx, INGOT_IR_LE, ingot_ir_int(f, len - 1), var(ctx, a->raw)),
+                                                          lower_const(ctx, dt, 0.0),
+                                                          bin(ctx, INGOT_IR_SUB, var(ctx, a->pos),
+                                                              ingot_ir_cast(f, dt, var(ctx, a->lo)))));
+  body[(*nb)++] = ingot_ir_local(f, a->h, bin(ctx, INGOT_IR_SUB, lower_const(ctx, dt, 1.0), var(ctx, a->l)));
+}
+
+ingot_status_t lower_roialign(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), rois = lower_input(ctx, 1), bidx = lower_input(ctx, 2), y = ctx->node->outputs[0];
+  if ((s = lower_check_value_dt(ctx, x, LOWER_DT_FLOAT)) || (s = lower_check_value_dt(ctx, rois, LOWER_DT_FLOAT)) ||
+      (s = lower_check_value_dt(ctx, bidx, LOWER_DT(INGOT_DTYPE_I64))) ||
+      (s = lower_check_value_dt(ctx, y, LOWER_DT_FLOAT)) || (s = lower_refuse_activation(ctx))) {
+    return s;
+  }
+  const ingot_roialign_params_t* rp = &ctx->params->u.roialign; /* graph/params.c */
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  ingot_dtype_t dt = xv->dtype;
+  if (xv->rank != 4 || yv->rank != 4 || lower_value(ctx, rois)->dtype != dt || yv->dtype != dt ||
+      yv->dims[1] != xv->dims[1] || yv->dims[2] != rp->output_height || yv->dims[3] != rp->output_width) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "shapes or dtypes do not fit RoiAlign");
+  }
+  int64_t batch = xv->dims[0], chans = xv->dims[1], height = xv->dims[2], width = xv->dims[3];
+  int64_t nroi = yv->dims[0], oh = yv->dims[2], ow = yv->dims[3];
+  bool adaptive = rp->sampling_ratio == 0;
+  int64_t grid_h = adaptive ? (height + oh - 1) / oh + 1 : rp->sampling_ratio;
+  int64_t grid_w = adaptive ? (width + ow - 1) / ow + 1 : rp->sampling_ratio;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t brois = lower_add_input(ctx, rois, "rois");
+  uint32_t bbi = lower_add_input(ctx, bidx, "batch_indices");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+#define K(v) lower_const(ctx, dt, (v))
+#define I(v) ingot_ir_int(f, (v))
+#define V(v) var(ctx, (v))
+#define LOCAL(name, type) lower_add_var(ctx, (name), INGOT_IR_VAR_LOCAL, (type))
+#define LOOP(name) lower_add_var(ctx, (name), INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64)
+
+  uint32_t r = LOOP("r"), ph = LOOP("ph"), pw = LOOP("pw"), iy = LOOP("iy"), ix = LOOP("ix");
+  uint32_t c_init = LOOP("c0"), c_acc = LOOP("c"), c_fin = LOOP("c1");
+  uint32_t n = LOCAL("n", INGOT_DTYPE_I64), x0 = LOCAL("x0", dt), y0 = LOCAL("y0", dt), rw = LOCAL("rw", dt),
+           rh = LOCAL("rh", dt), bw = LOCAL("bw", dt), bh = LOCAL("bh", dt);
+  uint32_t gh = LOCAL("gh", INGOT_DTYPE_I64), gw = LOCAL("gw", INGOT_DTYPE_I64), cnt = LOCAL("count", dt);
+  ra_axis_t ay = {.pos = LOCAL("yy", dt)}, ax = {.pos = LOCAL("xx", dt)};
+  uint32_t wk[4];
+  for (int i = 0; i < 4; ++i) wk[i] = LOCAL(ingot_arena_printf(ctx->arena, "w%d", i + 1), dt);
+
+  /* per ROI */
+  ingot_ir_stmt_t* roi[16];
+  uint32_t nr = 0;
+  roi[nr++] = ingot_ir_local(f, n, clamp_i64(ctx, ingot_ir_load(f, bbi, V(r)), batch - 1));
+  double off = rp->half_pixel ? 0.5 : 0.0;
+  uint32_t corner_var[4] = {x0, y0, rw, rh};
+  for (int k = 0; k < 4; ++k) {
+    ingot_ir_expr_t* e = ingot_ir_mul(f, ingot_ir_load(f, brois, ingot_ir_add(f, ingot_ir_mul(f, V(r), I(4)), I(k))),
+                                      K(rp->spatial_scale));
+    if (off != 0.0) e = bin(ctx, INGOT_IR_SUB, e, K(off));
+    if (k >= 2) e = bin(ctx, INGOT_IR_SUB, e, V(corner_var[k - 2])); /* end - start */
+    if (k >= 2 && !rp->half_pixel) e = bin(ctx, INGOT_IR_MAX, e, K(1.0)); /* malformed ROIs become 1x1 */
+    roi[nr++] = ingot_ir_local(f, corner_var[k], e);
+  }
+  roi[nr++] = ingot_ir_local(f, bh, bin(ctx, INGOT_IR_DIV, V(rh), K((double)oh)));
+  roi[nr++] = ingot_ir_local(f, bw, bin(ctx, INGOT_IR_DIV, V(rw), K((double)ow)));
+  if (adaptive) {
+    roi[nr++] = ingot_ir_local(f, gh, clamp_i64(ctx, ingot_ir_cast(f, INGOT_DTYPE_I64, ingot_ir_unary(f, INGOT_IR_CEIL, V(bh))), grid_h));
+    roi[nr++] = ingot_ir_local(f, gw, clamp_i64(ctx, ingot_ir_cast(f, INGOT_DTYPE_I64, ingot_ir_unary(f, INGOT_IR_CEIL, V(bw))), grid_w));
+  } else {
+    roi[nr++] = ingot_ir_local(f, gh, I(grid_h));
+    roi[nr++] = ingot_ir_local(f, gw, I(grid_w));
+  }
+  roi[nr++] = ingot_ir_local(f, cnt, ingot_ir_cast(f, dt, bin(ctx, INGOT_IR_MAX, ingot_ir_mul(f, V(gh), V(gw)), I(1))));
+
+  /* Y[r, c, ph, pw] for channel loop c */
+#define YI(c) ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, V(r), I(chans)), V(c)), I(oh)), V(ph)), I(ow)), V(pw))
+  ingot_ir_stmt_t* init =
+      ingot_ir_for(f, c_init, chans, ingot_ir_store(f, by, YI(c_init), K(rp->max_mode ? -(double)INFINITY : 0.0)));
+
+  /* per row of points (iy): yy and its rows and weights */
+  ingot_ir_stmt_t* py[12];
+  uint32_t npy = 0;
+  py[npy++] = ingot_ir_local(
+      f, ay.pos,
+      ingot_ir_add(f, ingot_ir_add(f, V(y0), ingot_ir_mul(f, ingot_ir_cast(f, dt, V(ph)), V(bh))),
+                   bin(ctx, INGOT_IR_DIV, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_cast(f, dt, V(iy)), K(0.5)), V(bh)),
+                       ingot_ir_cast(f, dt, V(gh)))));
+  ra_axis(ctx, &ay, "y", height, dt, py, &npy);
+  /* per point (ix) */
+  ingot_ir_stmt_t* px[16];
+  uint32_t npx = 0;
+  /* xx = x0 + pw * bw + (ix + 0.5) * bw / gw */
+  px[npx++] = ingot_ir_local(
+      f, ax.pos,
+      ingot_ir_add(f, ingot_ir_add(f, V(x0), ingot_ir_mul(f, ingot_ir_cast(f, dt, V(pw)), V(bw))),
+                   bin(ctx, INGOT_IR_DIV, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_cast(f, dt, V(ix)), K(0.5)), V(bw)),
+                       ingot_ir_cast(f, dt, V(gw)))));
+  ra_axis(ctx, &ax, "x", width, dt, px, &npx);
+  /* per channel at one point */
+  ingot_ir_expr_t* t[4];
+  uint32_t rows[4] = {ay.lo, ay.lo, ay.hi, ay.hi}, cols[4] = {ax.lo, ax.hi, ax.lo, ax.hi};
+  for (int k = 0; k < 4; ++k) {
+    ingot_ir_expr_t* plane = ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, V(n), I(chans)), V(c_acc)), I(height));
+    ingot_ir_expr_t* xi = ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_add(f, plane, V(rows[k])), I(width)), V(cols[k]));
+    t[k] = ingot_ir_mul(f, V(wk[k]), ingot_ir_load(f, bx, xi));
+  }
+  ingot_ir_expr_t* v;
+  if (rp->max_mode) {
+    v = bin(ctx, INGOT_IR_MAX, bin(ctx, INGOT_IR_MAX, bin(ctx, INGOT_IR_MAX, t[0], t[1]), t[2]), t[3]);
+    v = bin(ctx, INGOT_IR_MAX, ingot_ir_load(f, by, YI(c_acc)), v);
+  } else {
+    v = ingot_ir_add(f, ingot_ir_load(f, by, YI(c_acc)), ingot_ir_add(f, ingot_ir_add(f, ingot_ir_add(f, t[0], t[1]), t[2]), t[3]));
+  }
+  ingot_ir_stmt_t* per_c = ingot_ir_for(f, c_acc, chans, ingot_ir_store(f, by, YI(c_acc), v));
+  /* the weights (0 outside) */
+  uint32_t hl[4][2] = {{ay.h, ax.h}, {ay.h, ax.l}, {ay.l, ax.h}, {ay.l, ax.l}};
+  for (int k = 0; k < 4; ++k) {
+    px[npx++] = ingot_ir_local(f, wk[k], ingot_ir_select(f, bin(ctx, INGOT_IR_OR, V(ay.out), V(ax.out)), K(0.0),
+                                                         ingot_ir_mul(f, V(hl[k][0]), V(hl[k][1]))));
+  }
+  px[npx++] = per_c;
+  ingot_ir_stmt_t* point = ingot_ir_block(f, px, npx);
+  if (adaptive) point = ingot_ir_if(f, bin(ctx, INGOT_IR_LT, V(ix), V(gw)), point);
+  py[npy++] = ingot_ir_for(f, ix, grid_w, point);
+  ingot_ir_stmt_t* row = ingot_ir_block(f, py, npy);
+  if (adaptive) row = ingot_ir_if(f, bin(ctx, INGOT_IR_LT, V(iy), V(gh)), row);
+
+  /* per bin */
+  ingot_ir_stmt_t* bin_body[3];
+  uint32_t nbin = 0;
+  bin_body[nbin++] = init;
+  bin_body[nbin++] = ingot_ir_for(f, iy, grid_h, row);
+  if (!rp->max_mode) {
+    bin_body[nbin++] = ingot_ir_for(f, c_fin, chans, ingot_ir_store(f, by, YI(c_fin), bin(ctx, INGOT_IR_DIV, ingot_ir_load(f, by, YI(c_fin)), V(cnt))));
+  } else if (adaptive) { /* no point (an empty ROI): 0, as the reference */
+    ingot_ir_expr_t* any = bin(ctx, INGOT_IR_AND, bin(ctx, INGOT_IR_LT, I(0), V(gh)), bin(ctx, INGOT_IR_LT, I(0), V(gw)));
+    bin_body[nbin++] = ingot_ir_for(f, c_fin, chans, ingot_ir_store(f, by, YI(c_fin), ingot_ir_select(f, any, ingot_ir_load(f, by, YI(c_fin)), K(0.0))));
+  }
+  roi[nr++] = ingot_ir_for(f, ph, oh, ingot_ir_for(f, pw, ow, ingot_ir_block(f, bin_body, nbin)));
+  lower_emit_other(ctx, ingot_ir_for(f, r, nroi, ingot_ir_block(f, roi, nr)));
+#undef YI
+#undef K
+#undef I
+#undef V
+#undef LOCAL
+#undef LOOP
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE; /* one OTHER stage: the template parallelizes its outer loop */
+  ctx->workload = ingot_arena_printf(ctx->arena, "roialign %s x=%s rois=%s out=%lldx%lld %s %s sampling%lld scale%.9g",
+                                     ingot_dtype_name(dt), lower_shape_str(ctx, x), lower_shape_str(ctx, rois),
+                                     (long long)oh, (long long)ow, rp->max_mode ? "max" : "avg",
+                                     rp->half_pixel ? "half_pixel" : "output_half_pixel", (long long)rp->sampling_ratio,
+                                     rp->spatial_scale);
   return INGOT_OK;
 }

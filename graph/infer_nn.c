@@ -1,6 +1,6 @@
 /* Shape inference of Einsum, MatMulInteger, ConvTranspose, the recurrent ops
  * (LSTM, GRU, RNN), Attention, RotaryEmbedding, CausalConvWithState,
- * LinearAttention, DeformConv and ConvInteger.
+ * LinearAttention, DeformConv, ConvInteger and Det.
  *
  * Canonical forms written back for the lowering:
  * - Einsum: "equation" becomes explicit and ellipsis-free ("ij,jk->ik"): each
@@ -905,5 +905,34 @@ ingot_status_t infer_dot4_words(infer_ctx_t* c) {
   for (int32_t i = 0; i < x->rank; ++i) dims[i] = x->dims[i];
   dims[1] = (x->dims[1] + 3) / 4;
   infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);
+  return INGOT_OK;
+}
+
+/* Det: X [..., M, M] (float32 or float64) -> Y [...]. The node gets a
+ * second output, [..., M, M] of X's dtype, when it has none: the scratch
+ * matrix that the lowering copies X into and factors in place (see the file
+ * comment). A second output that the model names is refused unless nothing
+ * reads it (it holds LU factors, not anything ONNX defines). */
+ingot_status_t infer_det(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must be [..., M, M] (square matrices)");
+  }
+  if (x->dtype != INGOT_DTYPE_F32 && x->dtype != INGOT_DTYPE_F64) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input must be float32 or float64, not %s",
+                      ingot_graph_dtype_name(x->dtype));
+  }
+  if (c->n->output_count > 1 && c->n->outputs[1] != INGOT_NO_VALUE) {
+    uint32_t lu = c->n->outputs[1];
+    bool read = c->g->values[lu].is_output;
+    for (uint32_t i = 0; i < c->g->node_count && !read; ++i) {
+      const ingot_node_t* m = &c->g->nodes[i];
+      for (uint32_t k = 0; k < m->input_count && !read; ++k) read = m->inputs[k] == lu;
+    }
+    if (read) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "has one output; a second one is read");
+  }
+  ensure_output(c, 1, "lu");
+  infer_set_output(c, 0, x->dtype, x->rank - 2, x->dims);
+  infer_set_output(c, 1, x->dtype, x->rank, x->dims);
   return INGOT_OK;
 }

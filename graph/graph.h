@@ -919,7 +919,9 @@ typedef enum ingot_resize_nearest_t {
 } ingot_resize_nearest_t;
 
 /* Resize (all opsets) and Upsample. Per axis: the output index x maps to the
- * input coordinate given by `coord` with `scale`; `identity` axes map x to x. */
+ * input coordinate given by `coord` with `scale`; `identity` axes map x to x.
+ * `antialias` (Resize-18, linear and cubic only): the filter is stretched by
+ * 1 / min(scale, 1) and its weights normalized to sum 1. */
 typedef struct ingot_resize_params_t {
   int32_t rank;
   ingot_resize_mode_t mode;
@@ -927,6 +929,7 @@ typedef struct ingot_resize_params_t {
   ingot_resize_nearest_t nearest;
   double cubic_a;
   bool exclude_outside;
+  bool antialias;
   double extrapolation; /* tf_crop_and_resize, outside the input */
   int64_t in[INGOT_MAX_RANK], out[INGOT_MAX_RANK];
   double scale[INGOT_MAX_RANK];

@@ -755,8 +755,9 @@ ingot_status_t ingot_graph_resize_params(const ingot_graph_t* g, uint32_t node, 
     return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "mode '%s' is not supported (nearest, linear%s)", mode,
                       legacy ? "" : ", cubic");
   }
-  if (ingot_node_attr_int(n, "antialias", 0) != 0) {
-    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "antialias=1 is not supported");
+  p->antialias = ingot_node_attr_int(n, "antialias", 0) != 0;
+  if (p->antialias && p->mode == INGOT_RESIZE_NEAREST) { /* as ONNX's reference, which raises */
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "antialias=1 needs mode linear or cubic, not nearest");
   }
   if (legacy) {
     p->coord = INGOT_RESIZE_ASYMMETRIC;

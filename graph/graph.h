@@ -252,11 +252,13 @@ typedef struct ingot_convtranspose_params_t { /* ConvTranspose (1-D to 3-D) */
   int64_t group;
 } ingot_convtranspose_params_t;
 
-/* BatchNormalization (inference mode only), LayerNormalization,
- * RMSNormalization, InstanceNormalization, GroupNormalization,
- * LpNormalization. */
+/* BatchNormalization (inference and, from opset 14, training mode),
+ * LayerNormalization, RMSNormalization, InstanceNormalization,
+ * GroupNormalization, LpNormalization. */
 typedef struct ingot_norm_params_t {
   double epsilon;                        /* the float attribute widened (default 1e-5) */
+  bool training;                         /* BatchNormalization: training_mode = 1 */
+  double momentum;                       /* BatchNormalization, training: widened (default 0.9) */
   int32_t axis;                          /* Layer/RMS/LpNormalization: normalized first (Lp: only) axis */
   int64_t num_groups;                    /* GroupNormalization: divides the channels */
   int32_t p;                             /* LpNormalization: 1 or 2 */
@@ -654,7 +656,9 @@ bool ingot_graph_dropout_is_identity(const ingot_graph_t* graph, const ingot_nod
 ingot_status_t ingot_graph_copy_constant_outputs(ingot_graph_t* graph);
 ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
- * has no other consumer), rewriting the conv's weights and bias. */
+ * has no other consumer), rewriting the conv's weights and bias. Only the
+ * inference form (training_mode=0, one output): training mode normalizes with
+ * the batch's statistics, known only at run time. */
 ingot_status_t ingot_graph_fold_batchnorm(ingot_graph_t* graph);
 /* Float16 and bfloat16 computed in float32: half weights converted, half
  * graph inputs and outputs (by their declared types) kept with a Cast at the

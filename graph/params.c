@@ -518,7 +518,11 @@ ingot_status_t params_parse_norm(const ingot_graph_t* graph, uint32_t node, ingo
   switch (n->op) {
     case INGOT_OP_BATCHNORMALIZATION:
       if ((s = read_int(n, "training_mode", 0, &v))) return s;
-      if (v != 0) return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+      if (v != 0 && v != 1) {
+        return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "training_mode must be 0 or 1, not %lld", (long long)v);
+      }
+      out->training = v == 1;
+      if ((s = read_float(n, "momentum", 0.9f, &out->momentum))) return s;
       if ((s = read_int(n, "spatial", 1, &v))) return s;
       if (v != 1) return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "spatial=0 is not supported");
       break;

@@ -134,6 +134,17 @@ ingot_status_t infer_BATCHNORMALIZATION(infer_ctx_t* c) {
                        (long long)x->dims[1]);
     }
   }
+  /* Outputs 1 and 2, running_mean and running_var, exist in training mode
+   * only (opset 14 on; the older forms' statistics outputs are refused). */
+  bool training = c->n->params.u.norm.training;
+  for (uint32_t k = 1; k < c->n->output_count; ++k) {
+    if (c->n->outputs[k] == INGOT_NO_VALUE) continue;
+    if (!training) {
+      return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
+                        "output %u (running mean / variance) needs training_mode=1", k);
+    }
+    infer_copy_output(c, k, infer_input(c, k + 2));
+  }
   infer_copy_output(c, 0, x);
   return INGOT_OK;
 }

@@ -205,11 +205,12 @@ ingot_status_t lower_batchnorm(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
-  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
   /* training_mode and spatial were checked at shape inference (graph/params.c). */
+  if (ctx->params->u.norm.training) return lower_batchnorm_training(ctx);
+  if ((s = lower_check_value(ctx, x, true)) || (s = lower_check_value(ctx, y, true))) return s;
   for (uint32_t i = 1; i < node->output_count; ++i) {
     if (node->outputs[i] != INGOT_NO_VALUE) {
-      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "training outputs (running mean/var) are not supported");
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "running mean/var outputs need training_mode=1");
     }
   }
   const ingot_value_t* xv = lower_value(ctx, x);

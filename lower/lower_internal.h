@@ -195,6 +195,10 @@ typedef enum lower_reduce_kind_t { LOWER_REDUCE_MAX, LOWER_REDUCE_SUM } lower_re
 void lower_row_reduce(lower_ctx_t* ctx, const lower_row_term_t* t, lower_reduce_kind_t kind, uint32_t acc,
                       ingot_dtype_t dt, ingot_ir_stmt_t** body, uint32_t* nb, int chains);
 
+/* BatchNormalization with training_mode=1 (lower_norm.c); lower_batchnorm
+ * hands it over. */
+ingot_status_t lower_batchnorm_training(lower_ctx_t* ctx);
+
 /* ---- index helpers ---- */
 /* Flat index into `buffer` for output indices `out_idx` (out_rank of them),
  * numpy broadcasting: the buffer's dims align right; a dim of 1 reads index 0. */

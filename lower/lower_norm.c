@@ -20,7 +20,11 @@
  * spatial dims; scale and B per channel (opset 21) or per group (opset 18).
  *
  * LpNormalization (p = 1, 2) along one axis: y = x / ||row||_p (0 for a zero
- * row), one OTHER stage over the rows of that axis. */
+ * row), one OTHER stage over the rows of that axis.
+ *
+ * BatchNormalization in training mode (lower_batchnorm_training): a row is
+ * one channel, over the batch and the spatial dims (N runs of S elements),
+ * its statistics summed in float64. */
 #include <math.h>
 #include <string.h>
 
@@ -307,6 +311,146 @@ ingot_status_t lower_groupnorm(lower_ctx_t* ctx) {
   ctx->workload = ingot_arena_printf(ctx->arena, "groupnorm %s rows%lld len%lld groups%lld per_%s",
                                      ingot_dtype_name(xv->dtype), (long long)a.rows, (long long)a.len, (long long)groups,
                                      per_channel ? "channel" : "group");
+  return INGOT_OK;
+}
+
+/* A term of a channel's sums: x[n, c, s] as float64 for j = n * S + s,
+ * squared after subtracting `center` (float64) when that is not NULL. */
+typedef struct bn_term_t {
+  lower_row_term_t base;
+  ingot_ir_func_t* f;
+  uint32_t bx;
+  ingot_ir_expr_t* channel_base; /* c * S */
+  int64_t spatial, channel_stride; /* S, C * S */
+  ingot_ir_expr_t* center;
+} bn_term_t;
+
+static ingot_ir_expr_t* bn_term_at(const lower_row_term_t* base, ingot_ir_expr_t* j) {
+  const bn_term_t* t = (const bn_term_t*)base;
+  ingot_ir_func_t* f = t->f;
+  ingot_ir_expr_t* at;
+  if (t->spatial == 1) {
+    at = ingot_ir_add(f, ingot_ir_mul(f, j, ingot_ir_int(f, t->channel_stride)), t->channel_base);
+  } else {
+    ingot_ir_expr_t* n = ingot_ir_binary(f, INGOT_IR_DIV, j, ingot_ir_int(f, t->spatial));
+    ingot_ir_expr_t* s = ingot_ir_binary(f, INGOT_IR_MOD, j, ingot_ir_int(f, t->spatial));
+    at = ingot_ir_add(f, ingot_ir_add(f, ingot_ir_mul(f, n, ingot_ir_int(f, t->channel_stride)), t->channel_base), s);
+  }
+  ingot_ir_expr_t* v = ingot_ir_cast(f, INGOT_DTYPE_F64, ingot_ir_load(f, t->bx, at));
+  if (!t->center) return v;
+  v = ingot_ir_binary(f, INGOT_IR_SUB, v, t->center);
+  return ingot_ir_mul(f, v, v);
+}
+
+/* BatchNormalization, training_mode=1 (opset 14, 15), as ONNX's reference
+ * (_batchnorm_training_mode): per channel c, over N and the spatial dims,
+ *
+ *   for c:                                                     (spatial)
+ *     local mean = sum(x[., c, .]) / (N S)                     (float64)
+ *     local var  = sum((x[., c, .] - mean)^2) / (N S)          (biased)
+ *     local mul  = scale[c] / sqrt(var + epsilon)              (x's dtype)
+ *     for n: for s: y[n, c, s] = (x[n, c, s] - mean) * mul + B[c]
+ *     running_mean[c] = input_mean[c] * momentum + mean * (1 - momentum)
+ *     running_var[c]  = input_var[c] * momentum + var * (1 - momentum)
+ *
+ * The running statistics are optional outputs, in their inputs' dtypes; the
+ * variance that updates running_var is the biased one, as in the reference
+ * and the operator's documentation. */
+ingot_status_t lower_batchnorm_training(lower_ctx_t* ctx) {
+  const ingot_node_t* node = ctx->node;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = node->output_count > 0 ? node->outputs[0] : INGOT_NO_VALUE;
+  uint32_t rm = node->output_count > 1 ? node->outputs[1] : INGOT_NO_VALUE;
+  uint32_t rv = node->output_count > 2 ? node->outputs[2] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  if ((s = lower_refuse_activation(ctx))) return s;
+  if ((s = lower_check_value(ctx, x, false)) || (s = lower_check_value(ctx, y, false)) || (s = check_float(ctx, x)) ||
+      (s = check_float(ctx, y))) {
+    return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  if (xv->rank < 2) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2");
+  if (yv->dtype != xv->dtype || yv->rank != xv->rank || ingot_value_numel(xv) != ingot_value_numel(yv)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output differs from the input in shape or dtype");
+  }
+  int64_t channels = xv->dims[1], batch = xv->dims[0], spatial = 1;
+  for (int32_t i = 2; i < xv->rank; ++i) spatial *= xv->dims[i];
+  static const char* const kNames[6] = {"scale", "bias", "mean", "var", "running_mean", "running_var"};
+  uint32_t vec[6] = {lower_input(ctx, 1), lower_input(ctx, 2), lower_input(ctx, 3), lower_input(ctx, 4), rm, rv};
+  for (uint32_t i = 0; i < 6; ++i) {
+    if (vec[i] == INGOT_NO_VALUE) continue;
+    if ((s = lower_check_value(ctx, vec[i], false)) || (s = check_float(ctx, vec[i]))) return s;
+    const ingot_value_t* pv = lower_value(ctx, vec[i]);
+    if (pv->rank != 1 || pv->dims[0] != channels) {
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s '%s' must have shape [%lld]", kNames[i], pv->name,
+                        (long long)channels);
+    }
+  }
+  if ((rm != INGOT_NO_VALUE && lower_value(ctx, rm)->dtype != lower_value(ctx, vec[2])->dtype) ||
+      (rv != INGOT_NO_VALUE && lower_value(ctx, rv)->dtype != lower_value(ctx, vec[3])->dtype)) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT,
+                      "running_mean and running_var take the dtypes of mean and var");
+  }
+  double eps = ctx->params->u.norm.epsilon, momentum = ctx->params->u.norm.momentum;
+  ingot_dtype_t dt = xv->dtype;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bp[4];
+  for (uint32_t i = 0; i < 4; ++i) bp[i] = lower_add_input(ctx, vec[i], kNames[i]);
+  uint32_t by = lower_add_output(ctx, y, "y");
+  uint32_t brm = rm != INGOT_NO_VALUE ? lower_add_output(ctx, rm, kNames[4]) : UINT32_MAX;
+  uint32_t brv = rv != INGOT_NO_VALUE ? lower_add_output(ctx, rv, kNames[5]) : UINT32_MAX;
+
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t c = lower_add_var(ctx, "c", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t n = lower_add_var(ctx, "n", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t sp = lower_add_var(ctx, "s", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t mean = lower_add_var(ctx, "mean", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F64);
+  uint32_t var = lower_add_var(ctx, "var", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_F64);
+  uint32_t mean_t = lower_add_var(ctx, "mean_t", INGOT_IR_VAR_LOCAL, dt);
+  uint32_t mul = lower_add_var(ctx, "mul", INGOT_IR_VAR_LOCAL, dt);
+  ingot_ir_expr_t* cv = ingot_ir_var(f, c);
+  ingot_ir_expr_t* count = ingot_ir_float(f, INGOT_DTYPE_F64, (double)(batch * spatial));
+#define LOAD64(b) ingot_ir_cast(f, INGOT_DTYPE_F64, ingot_ir_load(f, (b), cv))
+  ingot_ir_stmt_t* body[2 * (LOWER_ROW_CHAINS_MAX + 3) + 8];
+  uint32_t nb = 0;
+  bn_term_t term = {{bn_term_at, batch * spatial}, f, bx, ingot_ir_mul(f, cv, ingot_ir_int(f, spatial)), spatial,
+                    channels * spatial, NULL};
+  lower_row_reduce(ctx, &term.base, LOWER_REDUCE_SUM, mean, INGOT_DTYPE_F64, body, &nb, NORM_CHAINS);
+  body[nb++] = ingot_ir_assign(f, mean, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_var(f, mean), count));
+  term.center = ingot_ir_var(f, mean);
+  lower_row_reduce(ctx, &term.base, LOWER_REDUCE_SUM, var, INGOT_DTYPE_F64, body, &nb, NORM_CHAINS);
+  body[nb++] = ingot_ir_assign(f, var, ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_var(f, var), count));
+  body[nb++] = ingot_ir_local(f, mean_t, ingot_ir_cast(f, dt, ingot_ir_var(f, mean)));
+  ingot_ir_expr_t* root = ingot_ir_unary(
+      f, INGOT_IR_SQRT, ingot_ir_add(f, ingot_ir_var(f, var), ingot_ir_float(f, INGOT_DTYPE_F64, eps)));
+  body[nb++] = ingot_ir_local(f, mul, ingot_ir_cast(f, dt, ingot_ir_binary(f, INGOT_IR_DIV, LOAD64(bp[0]), root)));
+  ingot_ir_expr_t* at = ingot_ir_add(
+      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_var(f, n), ingot_ir_int(f, channels)), cv),
+                      ingot_ir_int(f, spatial)),
+      ingot_ir_var(f, sp));
+  ingot_ir_expr_t* bias = ingot_ir_cast(f, dt, ingot_ir_load(f, bp[1], cv));
+  ingot_ir_expr_t* yval = ingot_ir_add(
+      f, ingot_ir_mul(f, ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_load(f, bx, at), ingot_ir_var(f, mean_t)),
+                      ingot_ir_var(f, mul)),
+      bias);
+  body[nb++] = ingot_ir_for(f, n, batch, ingot_ir_for(f, sp, spatial, ingot_ir_store(f, by, at, yval)));
+  ingot_ir_expr_t* keep = ingot_ir_float(f, INGOT_DTYPE_F64, momentum);
+  ingot_ir_expr_t* take = ingot_ir_float(f, INGOT_DTYPE_F64, 1.0 - momentum);
+  uint32_t run_out[2] = {brm, brv}, run_in[2] = {bp[2], bp[3]}, batch_stat[2] = {mean, var};
+  for (uint32_t i = 0; i < 2; ++i) {
+    if (run_out[i] == UINT32_MAX) continue;
+    ingot_ir_expr_t* v = ingot_ir_add(f, ingot_ir_mul(f, LOAD64(run_in[i]), keep),
+                                      ingot_ir_mul(f, ingot_ir_var(f, batch_stat[i]), take));
+    body[nb++] = ingot_ir_store(f, run_out[i], cv, ingot_ir_cast(f, f->buffers[run_out[i]].dtype, v));
+  }
+#undef LOAD64
+  lower_emit_other(ctx, ingot_ir_for(f, c, channels, ingot_ir_block(f, body, nb)));
+  if (spatial > 1) lower_mark_vector_loop(ctx, sp); /* the output pass's elements are independent */
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+  ctx->workload = ingot_arena_printf(ctx->arena, "batchnorm_training %s x=%s eps=%g momentum=%g running=%d%d",
+                                     ingot_dtype_name(dt), lower_shape_str(ctx, x), eps, momentum,
+                                     rm != INGOT_NO_VALUE, rv != INGOT_NO_VALUE);
   return INGOT_OK;
 }
 

@@ -537,6 +537,31 @@ static void test_fold_batchnorm(bool with_bias) {
   destroy(g);
 }
 
+/* A BatchNormalization in training mode normalizes with the batch's
+ * statistics, not its mean and var inputs: it is never folded into the conv. */
+static void test_fold_batchnorm_training(void) {
+  enum { C = 2, M = 3 };
+  float k[M * C], ones[M] = {1, 1, 1}, zeros[M] = {0, 0, 0};
+  for (int i = 0; i < M * C; ++i) k[i] = (float)i;
+  ingot_graph_t* g = new_graph();
+  int64_t xd[] = {2, C, 4, 4}, kd[] = {M, C, 1, 1}, md[] = {M};
+  uint32_t xi = input(g, "x", 4, xd);
+  uint32_t cins[] = {xi, weight(g, "k", INGOT_DTYPE_F32, 4, kd, k)};
+  uint32_t c = value(g, "c"), y = value(g, "y");
+  node1(g, INGOT_OP_CONV, "conv", cins, 2, c);
+  uint32_t bins[] = {c, weight(g, "scale", INGOT_DTYPE_F32, 1, md, ones), weight(g, "beta", INGOT_DTYPE_F32, 1, md, zeros),
+                     weight(g, "mean", INGOT_DTYPE_F32, 1, md, zeros),
+                     weight(g, "var", INGOT_DTYPE_F32, 1, md, ones)};
+  uint32_t bn = node1(g, INGOT_OP_BATCHNORMALIZATION, "bn", bins, 5, y);
+  set_int(g, bn, "training_mode", 1);
+  mark_output(g, y);
+  CHECK_OK(ingot_graph_optimize_with(g, ingot_lower_eval_node, NULL));
+  bool kept = false;
+  for (uint32_t i = 0; i < g->node_count; ++i) kept |= !g->nodes[i].dead && g->nodes[i].op == INGOT_OP_BATCHNORMALIZATION;
+  CHECK(kept);
+  destroy(g);
+}
+
 static void test_dead_code(void) {
   ingot_graph_t* g = new_graph();
   int64_t xd[] = {2, 3};
@@ -1370,6 +1395,7 @@ int main(void) {
   test_input_shape();
   test_fold_batchnorm(false);
   test_fold_batchnorm(true);
+  test_fold_batchnorm_training();
   test_dead_code();
   test_fuse_activations();
   test_fuse_matmul_bias();

@@ -113,9 +113,11 @@ ingot_status_t infer_argmax(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+/* TopK compares values only (no arithmetic), so uint64 is fine too: both
+ * code generators compare it unsigned. */
 ingot_status_t infer_topk(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
-  if (!infer_is_float(x->dtype) && !is_int_dtype(x->dtype)) {
+  if (!infer_is_float(x->dtype) && !is_int_dtype(x->dtype) && x->dtype != INGOT_DTYPE_U64) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }
   /* axis, K, largest, sorted: node.params (graph/params.c) */

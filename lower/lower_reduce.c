@@ -353,6 +353,9 @@ ingot_status_t lower_reduce(lower_ctx_t* ctx) {
 
 static const ingot_dtype_t kOrdered[] = {INGOT_DTYPE_F32, INGOT_DTYPE_F64, INGOT_DTYPE_I64, INGOT_DTYPE_I32,
                                          INGOT_DTYPE_I8,  INGOT_DTYPE_U8,  INGOT_DTYPE_INVALID};
+/* TopK's: uint64 too (the IR's LT and EQ compare it unsigned on every target) */
+static const ingot_dtype_t kTopkOrdered[] = {INGOT_DTYPE_F32, INGOT_DTYPE_F64, INGOT_DTYPE_I64, INGOT_DTYPE_I32,
+                                             INGOT_DTYPE_I8,  INGOT_DTYPE_U8,  INGOT_DTYPE_U64, INGOT_DTYPE_INVALID};
 
 ingot_status_t lower_argmax(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
@@ -420,7 +423,7 @@ ingot_status_t lower_topk(lower_ctx_t* ctx) {
   ingot_status_t s;
   if ((s = lower_refuse_activation(ctx))) return s;
   if ((s = lower_check_value(ctx, x, false))) return s;
-  if ((s = check_dtype(ctx, x, kOrdered))) return s;
+  if ((s = check_dtype(ctx, x, kTopkOrdered))) return s;
   if (yv_id == INGOT_NO_VALUE && yi_id == INGOT_NO_VALUE) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "neither output is used");
   }

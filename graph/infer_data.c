@@ -1,6 +1,7 @@
 /* Dtype and shape inference of the data-movement and shape ops (Shape, Size,
  * Gather*, Scatter*, Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
- * Squeeze, Unsqueeze, Resize, Upsample, DepthToSpace, SpaceToDepth, Trilu),
+ * Squeeze, Unsqueeze, Resize, Upsample, DepthToSpace, SpaceToDepth, Trilu,
+ * ReverseSequence),
  * and the parameter resolvers of graph.h (ingot_graph_*_params) that shape
  * inference and lowering share.
  *
@@ -8,8 +9,8 @@
  * pads, repeats, split sizes, axes, Resize scales/sizes, Range bounds, ...)
  * must be known at compile time: weights, possibly folded from Shape
  * arithmetic by ingot_graph_infer_and_fold. Index and value inputs (Gather
- * indices, ScatterND updates, Pad's constant_value, Trilu's k) may be
- * computed at run time. */
+ * indices, ScatterND updates, Pad's constant_value, Trilu's k,
+ * ReverseSequence's lengths) may be computed at run time. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1233,3 +1234,41 @@ ingot_status_t infer_centercroppad(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+/* The run-time integer vector `v` of a sequence op: int64 or int32, one
+ * entry per batch row (`batch` of them). */
+static ingot_status_t batch_vector(const infer_ctx_t* c, const ingot_value_t* v, const char* what, int64_t batch) {
+  if (!is_int_index_type(v->dtype)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s '%s' must be int64 or int32, not %s", what, v->name,
+                      ingot_graph_dtype_name(v->dtype));
+  }
+  if (v->rank != 1 || v->dims[0] != batch) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s '%s' must have shape [%lld]", what, v->name,
+                      (long long)batch);
+  }
+  return INGOT_OK;
+}
+
+/* ReverseSequence: input 0, sequence_lens 1 ([batch], read at run time);
+ * the output has input 0's shape. Constant lengths must lie in [0, time]
+ * (run-time ones are clamped into it by the lowering). */
+ingot_status_t infer_reverse_sequence(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* lens = infer_input(c, 1);
+  ingot_status_t s;
+  if (x->rank < 2) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input must have rank >= 2");
+  /* batch_axis, time_axis: node.params (graph/params.c) */
+  const ingot_reverse_sequence_params_t* p = &c->n->params.u.reverse_sequence;
+  int64_t time = x->dims[p->time_axis];
+  if ((s = batch_vector(c, lens, "sequence_lens", x->dims[p->batch_axis]))) return s;
+  if (lens->kind == INGOT_VALUE_WEIGHT && lens->data) {
+    for (int64_t i = 0; i < lens->dims[0]; ++i) {
+      int64_t v = weight_int_at(lens, i);
+      if (v < 0 || v > time) {
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "sequence length %lld (entry %lld) is outside [0, %lld]",
+                          (long long)v, (long long)i, (long long)time);
+      }
+    }
+  }
+  infer_copy_output(c, 0, x);
+  return INGOT_OK;
+}

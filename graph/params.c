@@ -902,3 +902,22 @@ ingot_status_t params_parse_loss(const ingot_graph_t* graph, uint32_t node, ingo
   out->ignore_index = ii ? ii->i : 0;
   return INGOT_OK;
 }
+
+/* ---- sequence ops ---- */
+
+/* ReverseSequence: batch_axis (default 1) and time_axis (default 0), the
+ * two distinct and each 0 or 1 (the spec's only choices). */
+ingot_status_t params_parse_reverse_sequence(const ingot_graph_t* graph, uint32_t node,
+                                             ingot_reverse_sequence_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t b = 1, t = 0;
+  ingot_status_t s;
+  if ((s = read_int(n, "batch_axis", 1, &b)) || (s = read_int(n, "time_axis", 0, &t))) return s;
+  if ((b != 0 && b != 1) || (t != 0 && t != 1) || b == t) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                      "batch_axis %lld and time_axis %lld must be 0 and 1 in some order", (long long)b, (long long)t);
+  }
+  out->batch_axis = (int32_t)b;
+  out->time_axis = (int32_t)t;
+  return INGOT_OK;
+}

@@ -1,8 +1,9 @@
 /* Data-movement and shape ops, every dtype the IR has: Shape/Size (when not
  * folded), Gather, GatherElements, GatherND, ScatterND, ScatterElements
  * (and Scatter), Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
- * DepthToSpace, SpaceToDepth, Trilu. (Squeeze/Unsqueeze are views in
- * lower_shape.c, Resize/Upsample in lower_resize.c.)
+ * DepthToSpace, SpaceToDepth, Trilu, ReverseSequence.
+ * (Squeeze/Unsqueeze are views in lower_shape.c, Resize/Upsample in
+ * lower_resize.c.)
  *
  * Parameters come from the ingot_graph_*_params resolvers that shape
  * inference uses too. Indices read at run time (Gather*, Scatter*) are made
@@ -808,6 +809,53 @@ ingot_status_t lower_centercroppad(lower_ctx_t* ctx) {
   ingot_strbuf_appendf(&sb, "centercroppad %s x=%s y=%s", dt(xv->dtype), lower_shape_str(ctx, x), lower_shape_str(ctx, y));
   set_workload(ctx, sb.data);
   ingot_strbuf_free(&sb);
+  return INGOT_OK;
+}
+
+/* ---- ReverseSequence (lengths read at run time) ---- */
+
+/* min(max(e, lo), hi) of int64 expressions. */
+static ingot_ir_expr_t* clamp_int(ingot_ir_func_t* f, ingot_ir_expr_t* e, int64_t lo, int64_t hi) {
+  ingot_ir_expr_t* low = ingot_ir_binary(f, INGOT_IR_MAX, e, ingot_ir_int(f, lo));
+  return ingot_ir_binary(f, INGOT_IR_MIN, low, ingot_ir_int(f, hi));
+}
+
+/* ReverseSequence, one PURE stage over y, t the time index, b the batch one:
+ *   n = clamp(sequence_lens[b], 0, T)
+ *   y[.., t, .., b, ..] = x[.., t < n ? n - 1 - t : t, .., b, ..]
+ * A length outside [0, T] is bad input (ONNX Runtime fails on it); as with
+ * Gather's indices the clamp keeps every load inside x instead: a length
+ * above T reverses all T steps, a negative one none. */
+ingot_status_t lower_reverse_sequence(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), lens = lower_input(ctx, 1), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = check_indices(ctx, lens))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* lv = lower_value(ctx, lens);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int32_t ba = ctx->params->u.reverse_sequence.batch_axis; /* graph/params.c */
+  int32_t ta = ctx->params->u.reverse_sequence.time_axis;
+  if (xv->rank < 2 || yv->rank != xv->rank || lv->rank != 1 || lv->dims[0] != xv->dims[ba]) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "sequence_lens or the output do not fit the input");
+  }
+  int64_t time = xv->dims[ta];
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bl = lower_add_input(ctx, lens, "sequence_lens");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, yv->rank, yv->dims);
+  ingot_ir_expr_t* n = clamp_int(f, ingot_ir_cast(f, INGOT_DTYPE_I64, ingot_ir_load(f, bl, l.idx[ba])), 0, time);
+  ingot_ir_expr_t* t = l.idx[ta];
+  ingot_ir_expr_t* back = ingot_ir_binary(f, INGOT_IR_SUB, ingot_ir_binary(f, INGOT_IR_SUB, n, ingot_ir_int(f, 1)), t);
+  ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+  for (int32_t d = 0; d < xv->rank; ++d) xi[d] = l.idx[d];
+  xi[ta] = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_LT, t, n), back, t);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL,
+                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx),
+                                  ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "reverse_sequence %s x=%s batch%d time%d", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), (int)ba, (int)ta));
   return INGOT_OK;
 }
 

@@ -318,6 +318,11 @@ typedef struct ingot_reverse_sequence_params_t { /* ReverseSequence */
   int32_t batch_axis, time_axis;         /* 1 and 0 (the defaults) or 0 and 1 */
 } ingot_reverse_sequence_params_t;
 
+typedef struct ingot_tensor_scatter_params_t { /* TensorScatter */
+  int32_t axis;                          /* the sequence axis, normalized; >= 1 (0 is the batch) */
+  bool circular;                         /* mode "circular" (else "linear") */
+} ingot_tensor_scatter_params_t;
+
 /* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
  * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,
  * gamma), ThresholdedRelu (alpha 1), Gelu (approximate), IsInf (detect_*),

@@ -1,7 +1,7 @@
 /* Dtype and shape inference of the data-movement and shape ops (Shape, Size,
  * Gather*, Scatter*, Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
  * Squeeze, Unsqueeze, Resize, Upsample, DepthToSpace, SpaceToDepth, Trilu,
- * ReverseSequence),
+ * ReverseSequence, TensorScatter),
  * and the parameter resolvers of graph.h (ingot_graph_*_params) that shape
  * inference and lowering share.
  *
@@ -10,7 +10,8 @@
  * must be known at compile time: weights, possibly folded from Shape
  * arithmetic by ingot_graph_infer_and_fold. Index and value inputs (Gather
  * indices, ScatterND updates, Pad's constant_value, Trilu's k,
- * ReverseSequence's lengths) may be computed at run time. */
+ * ReverseSequence's lengths, TensorScatter's write indices) may be computed
+ * at run time. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1266,6 +1267,47 @@ ingot_status_t infer_reverse_sequence(infer_ctx_t* c) {
       if (v < 0 || v > time) {
         return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "sequence length %lld (entry %lld) is outside [0, %lld]",
                           (long long)v, (long long)i, (long long)time);
+      }
+    }
+  }
+  infer_copy_output(c, 0, x);
+  return INGOT_OK;
+}
+
+/* TensorScatter: past_cache 0, update 1 (past_cache's shape but for a
+ * sequence axis no longer than past_cache's), write_indices 2 (optional,
+ * [batch], read at run time); the output has past_cache's shape. In linear
+ * mode constant write indices must leave room for the update (w >= 0,
+ * w + sequence_length <= max_sequence_length); run-time ones are clamped
+ * into that range by the lowering. */
+ingot_status_t infer_tensor_scatter(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* upd = infer_input(c, 1);
+  const ingot_value_t* w = infer_input(c, 2);
+  ingot_status_t s;
+  /* axis, mode: node.params (graph/params.c) */
+  const ingot_tensor_scatter_params_t* p = &c->n->params.u.tensor_scatter;
+  if (upd->dtype != x->dtype) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "update is %s, past_cache %s",
+                      ingot_graph_dtype_name(upd->dtype), ingot_graph_dtype_name(x->dtype));
+  }
+  bool ok = upd->rank == x->rank;
+  for (int32_t d = 0; ok && d < x->rank; ++d) ok = d == p->axis ? upd->dims[d] <= x->dims[d] : upd->dims[d] == x->dims[d];
+  if (!ok) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+                      "update must have past_cache's shape but for axis %d, where it may be shorter", p->axis);
+  }
+  if (w) {
+    if ((s = batch_vector(c, w, "write_indices", x->dims[0]))) return s;
+    int64_t room = x->dims[p->axis] - upd->dims[p->axis];
+    if (!p->circular && w->kind == INGOT_VALUE_WEIGHT && w->data) {
+      for (int64_t i = 0; i < w->dims[0]; ++i) {
+        int64_t v = weight_int_at(w, i);
+        if (v < 0 || v > room) {
+          return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+                            "write index %lld (entry %lld) is outside [0, %lld] (linear mode)", (long long)v,
+                            (long long)i, (long long)room);
+        }
       }
     }
   }

@@ -921,3 +921,23 @@ ingot_status_t params_parse_reverse_sequence(const ingot_graph_t* graph, uint32_
   out->time_axis = (int32_t)t;
   return INGOT_OK;
 }
+
+/* TensorScatter: axis (default -2) of past_cache, not the batch axis 0;
+ * mode "linear" (default) or "circular". */
+ingot_status_t params_parse_tensor_scatter(const ingot_graph_t* graph, uint32_t node,
+                                           ingot_tensor_scatter_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = NULL;
+  int64_t axis = -2;
+  const char* mode = NULL;
+  ingot_status_t s;
+  if ((s = nonscalar_input(graph, n, "past_cache must have rank >= 1", &x)) || (s = read_int(n, "axis", -2, &axis)) ||
+      (s = norm_axis(n, axis, x->rank, &out->axis)) || (s = read_string(n, "mode", "linear", &mode)))
+    return s;
+  if (out->axis == 0) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "axis must not be 0 (the batch axis)");
+  if (strcmp(mode, "linear") != 0 && strcmp(mode, "circular") != 0) {
+    return infer_fail(n, INGOT_ERROR_UNSUPPORTED, "mode '%s' is not supported (linear, circular)", mode);
+  }
+  out->circular = strcmp(mode, "circular") == 0;
+  return INGOT_OK;
+}

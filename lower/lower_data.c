@@ -1,7 +1,7 @@
 /* Data-movement and shape ops, every dtype the IR has: Shape/Size (when not
  * folded), Gather, GatherElements, GatherND, ScatterND, ScatterElements
  * (and Scatter), Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
- * DepthToSpace, SpaceToDepth, Trilu, ReverseSequence.
+ * DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, TensorScatter.
  * (Squeeze/Unsqueeze are views in lower_shape.c, Resize/Upsample in
  * lower_resize.c.)
  *
@@ -812,7 +812,8 @@ ingot_status_t lower_centercroppad(lower_ctx_t* ctx) {
   return INGOT_OK;
 }
 
-/* ---- ReverseSequence (lengths read at run time) ---- */
+/* ---- ReverseSequence, TensorScatter (lengths and write positions read at
+ * run time) ---- */
 
 /* min(max(e, lo), hi) of int64 expressions. */
 static ingot_ir_expr_t* clamp_int(ingot_ir_func_t* f, ingot_ir_expr_t* e, int64_t lo, int64_t hi) {
@@ -856,6 +857,69 @@ ingot_status_t lower_reverse_sequence(lower_ctx_t* ctx) {
                                   ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
   set_workload(ctx, ingot_arena_printf(ctx->arena, "reverse_sequence %s x=%s batch%d time%d", dt(xv->dtype),
                                        lower_shape_str(ctx, x), (int)ba, (int)ta));
+  return INGOT_OK;
+}
+
+/* TensorScatter, one PURE stage over y (as a gather, not a copy and a
+ * scatter: each cache position takes at most one update row, as the
+ * update's sequence length S is at most the cache's M), s the sequence index,
+ * w = write_indices[batch] (0 without the input):
+ *   linear:   j = s - clamp(w, 0, M - S), written when 0 <= j < S
+ *   circular: j = (s - w mod M) mod M (floor modulo), written when j < S
+ *   y[.., s, ..] = written ? update[.., j, ..] : past_cache[.., s, ..]
+ * A linear write index outside [0, M - S] is bad input (the spec requires
+ * w + S <= M; ONNX's reference raises past the end and wraps below 0); the
+ * clamp keeps every update inside the cache, at the nearest valid position,
+ * as Gather's clamp does for its indices. An empty update is refused
+ * (check_xy takes no empty tensor). */
+ingot_status_t lower_tensor_scatter(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), upd = lower_input(ctx, 1), w = lower_input(ctx, 2), y = node_output(ctx, 0);
+  if ((s = check_xy(ctx, x, y)) || (s = check_xy(ctx, upd, y))) return s;
+  if (w != INGOT_NO_VALUE && (s = check_indices(ctx, w))) return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* uv = lower_value(ctx, upd);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int32_t axis = ctx->params->u.tensor_scatter.axis; /* graph/params.c */
+  bool circular = ctx->params->u.tensor_scatter.circular;
+  if (axis < 1 || axis >= xv->rank || uv->rank != xv->rank || yv->rank != xv->rank ||
+      uv->dims[axis] > xv->dims[axis] ||
+      (w != INGOT_NO_VALUE && (lower_value(ctx, w)->rank != 1 || lower_value(ctx, w)->dims[0] != xv->dims[0]))) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "update or write_indices do not fit past_cache");
+  }
+  int64_t m = xv->dims[axis], n = uv->dims[axis];
+  uint32_t bx = lower_add_input(ctx, x, "past_cache");
+  uint32_t bu = lower_add_input(ctx, upd, "update");
+  uint32_t bw = w != INGOT_NO_VALUE ? lower_add_input(ctx, w, "write_indices") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, yv->rank, yv->dims);
+  ingot_ir_expr_t* at = ingot_ir_int(f, 0);
+  if (bw != UINT32_MAX) at = ingot_ir_cast(f, INGOT_DTYPE_I64, ingot_ir_load(f, bw, l.idx[0]));
+  ingot_ir_expr_t* sq = l.idx[axis];
+  ingot_ir_expr_t *j, *written;
+  if (circular) {
+    /* s - (w mod M) lies in (-M, M): + M makes it non-negative */
+    ingot_ir_expr_t* start = ingot_ir_binary(f, INGOT_IR_MOD, at, ingot_ir_int(f, m));
+    j = ingot_ir_binary(f, INGOT_IR_MOD, ingot_ir_add(f, ingot_ir_binary(f, INGOT_IR_SUB, sq, start), ingot_ir_int(f, m)),
+                        ingot_ir_int(f, m));
+    written = ingot_ir_binary(f, INGOT_IR_LT, j, ingot_ir_int(f, n));
+  } else {
+    j = ingot_ir_binary(f, INGOT_IR_SUB, sq, clamp_int(f, at, 0, m - n));
+    written = lower_and(ctx, ingot_ir_binary(f, INGOT_IR_LE, ingot_ir_int(f, 0), j),
+                        ingot_ir_binary(f, INGOT_IR_LT, j, ingot_ir_int(f, n)));
+  }
+  ingot_ir_expr_t* ui[INGOT_MAX_RANK];
+  for (int32_t d = 0; d < xv->rank; ++d) ui[d] = l.idx[d];
+  ui[axis] = clamp_int(f, j, 0, n - 1); /* both sides of the select are loaded */
+  ingot_ir_expr_t* flat = ingot_ir_flat_index(f, by, l.idx);
+  ingot_ir_expr_t* v = ingot_ir_select(f, written, ingot_ir_load(f, bu, ingot_ir_flat_index(f, bu, ui)),
+                                       ingot_ir_load(f, bx, flat));
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL, ingot_ir_store(f, by, flat, v));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "tensor_scatter %s x=%s u=%s axis%d %s%s", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), lower_shape_str(ctx, upd), (int)axis,
+                                       circular ? "circular" : "linear", bw != UINT32_MAX ? " w" : ""));
   return INGOT_OK;
 }
 

@@ -322,6 +322,15 @@ typedef struct ingot_tensor_scatter_params_t { /* TensorScatter */
   int32_t axis;                          /* the sequence axis, normalized; >= 1 (0 is the batch) */
   bool circular;                         /* mode "circular" (else "linear") */
 } ingot_tensor_scatter_params_t;
+/* HannWindow, HammingWindow, BlackmanWindow. periodic (attribute, default
+ * 1): the first `size` points of a window of size + 1 (its denominator N is
+ * size), else a symmetric window (N = size - 1). dtype: attribute
+ * output_datatype (default float32), one of ONNX's T2 for these ops: the 8-
+ * to 64-bit integers, float16, bfloat16, float32, float64. */
+typedef struct ingot_signal_window_params_t {
+  bool periodic;
+  ingot_dtype_t dtype;
+} ingot_signal_window_params_t;
 
 /* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
  * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,

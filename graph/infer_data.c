@@ -1,17 +1,17 @@
 /* Dtype and shape inference of the data-movement and shape ops (Shape, Size,
  * Gather*, Scatter*, Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
  * Squeeze, Unsqueeze, Resize, Upsample, DepthToSpace, SpaceToDepth, Trilu,
- * ReverseSequence, TensorScatter),
- * and the parameter resolvers of graph.h (ingot_graph_*_params) that shape
- * inference and lowering share.
+ * ReverseSequence, TensorScatter, the window functions), and the parameter
+ * resolvers of graph.h (ingot_graph_*_params) that shape inference and
+ * lowering share.
  *
  * Inputs that decide an output shape (Reshape/Expand shapes, Slice bounds,
- * pads, repeats, split sizes, axes, Resize scales/sizes, Range bounds, ...)
- * must be known at compile time: weights, possibly folded from Shape
- * arithmetic by ingot_graph_infer_and_fold. Index and value inputs (Gather
- * indices, ScatterND updates, Pad's constant_value, Trilu's k,
- * ReverseSequence's lengths, TensorScatter's write indices) may be computed
- * at run time. */
+ * pads, repeats, split sizes, axes, Resize scales/sizes, Range bounds, a
+ * window's size, ...) must be known at compile time: weights, possibly
+ * folded from Shape arithmetic by ingot_graph_infer_and_fold. Index and
+ * value inputs (Gather indices, ScatterND updates, Pad's constant_value,
+ * Trilu's k, ReverseSequence's lengths, TensorScatter's write indices) may be
+ * computed at run time. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1312,5 +1312,20 @@ ingot_status_t infer_tensor_scatter(infer_ctx_t* c) {
     }
   }
   infer_copy_output(c, 0, x);
+  return INGOT_OK;
+}
+
+/* HannWindow, HammingWindow, BlackmanWindow: input 'size' (a constant int32
+ * or int64 scalar) is the length of the 1-D output, whose dtype is
+ * output_datatype (node.params, graph/params.c). */
+ingot_status_t infer_signal_window(infer_ctx_t* c) {
+  int64_t size = 0, count = 0;
+  ingot_status_t s = const_ints(c->g, c->n, infer_input(c, 0), "size", 1, &size, &count);
+  if (s) return s;
+  if (count != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input 'size' must be a scalar");
+  if (size < 0 || size > ((int64_t)1 << 32)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "size %lld is invalid", (long long)size);
+  }
+  infer_set_output(c, 0, c->n->params.u.signal_window.dtype, 1, &size);
   return INGOT_OK;
 }

@@ -628,6 +628,31 @@ ingot_status_t params_parse_trilu(const ingot_graph_t* graph, uint32_t node, ing
   return s;
 }
 
+ingot_status_t params_parse_signal_window(const ingot_graph_t* graph, uint32_t node,
+                                          ingot_signal_window_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t periodic = 1, code = 1;
+  ingot_status_t s;
+  if ((s = read_int(n, "periodic", 1, &periodic)) || (s = read_int(n, "output_datatype", 1, &code))) return s;
+  if (periodic != 0 && periodic != 1) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'periodic' must be 0 or 1, not %lld",
+                      (long long)periodic);
+  }
+  out->periodic = periodic == 1;
+  out->dtype = infer_onnx_dtype(code);
+  switch (out->dtype) {
+    case INGOT_DTYPE_F32: case INGOT_DTYPE_F64: case INGOT_DTYPE_F16: case INGOT_DTYPE_BF16:
+    case INGOT_DTYPE_I8: case INGOT_DTYPE_I16: case INGOT_DTYPE_I32: case INGOT_DTYPE_I64:
+    case INGOT_DTYPE_U8: case INGOT_DTYPE_U16: case INGOT_DTYPE_U32: case INGOT_DTYPE_U64:
+      return INGOT_OK;
+    default:
+      return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
+                        "attribute 'output_datatype' = %lld is not a type this op produces (float, double, float16, "
+                        "bfloat16, or an integer of 8 to 64 bits)",
+                        (long long)code);
+  }
+}
+
 /* ---- elementwise ops with attributes ---- */
 
 /* A number attribute (FLOAT or INT) as double, exactly as written. */

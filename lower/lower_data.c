@@ -1,7 +1,9 @@
 /* Data-movement and shape ops, every dtype the IR has: Shape/Size (when not
  * folded), Gather, GatherElements, GatherND, ScatterND, ScatterElements
  * (and Scatter), Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
- * DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, TensorScatter.
+ * DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, TensorScatter, and the
+ * generators EyeLike, OptionalHasElement and the window functions
+ * (HannWindow, HammingWindow, BlackmanWindow).
  * (Squeeze/Unsqueeze are views in lower_shape.c, Resize/Upsample in
  * lower_resize.c.)
  *
@@ -920,6 +922,70 @@ ingot_status_t lower_tensor_scatter(lower_ctx_t* ctx) {
   set_workload(ctx, ingot_arena_printf(ctx->arena, "tensor_scatter %s x=%s u=%s axis%d %s%s", dt(xv->dtype),
                                        lower_shape_str(ctx, x), lower_shape_str(ctx, upd), (int)axis,
                                        circular ? "circular" : "linear", bw != UINT32_MAX ? " w" : ""));
+  return INGOT_OK;
+}
+
+/* HannWindow, HammingWindow, BlackmanWindow: y[n] for n in [0, size), with
+ * N = size (periodic) or size - 1 (symmetric) and angles n * k pi / N:
+ *   Hann      sin(n pi / N)^2
+ *   Hamming   25/46 - (1 - 25/46) cos(n 2pi / N)
+ *   Blackman  -0.5 cos(n 2pi / N) + 0.08 cos(n 4pi / N) + 0.42
+ * in the order ONNX's reference evaluates them. Computed in the output
+ * dtype for float32 and float64; in float32 for float16 and bfloat16,
+ * rounded once at the store (as the graph computes half types,
+ * graph/passes_dtype.c); in float64 for an integer output, truncated toward
+ * zero at the store (numpy's astype, which the reference ends with). A
+ * symmetric window of size 1 divides 0 by 0: NaN, as the reference's (an
+ * integer output gets what the target's conversion makes of NaN, as Cast). */
+ingot_status_t lower_signal_window(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t y = node_output(ctx, 0);
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, y, LOWER_DT_NUMERIC | LOWER_DT_HALF)))
+    return s;
+  const ingot_value_t* yv = lower_value(ctx, y);
+  bool periodic = ctx->params->u.signal_window.periodic; /* graph/params.c */
+  ingot_dtype_t t = yv->dtype == INGOT_DTYPE_F64 || lower_dtype_is_int(yv->dtype) ? INGOT_DTYPE_F64 : INGOT_DTYPE_F32;
+  double big_n = (double)(periodic ? yv->dims[0] : yv->dims[0] - 1);
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, 1, yv->dims);
+  ingot_ir_expr_t* n = ingot_ir_cast(f, t, l.idx[0]);
+  const double pi = 3.14159265358979323846;
+  ingot_ir_expr_t* v;
+  switch (ctx->node->op) {
+    case INGOT_OP_HANNWINDOW: {
+      ingot_ir_expr_t* a = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, pi)),
+                                           lower_const(ctx, t, big_n));
+      ingot_ir_expr_t* sin_a = ingot_ir_unary(f, INGOT_IR_SIN, a);
+      v = ingot_ir_mul(f, sin_a, sin_a);
+      break;
+    }
+    case INGOT_OP_HAMMINGWINDOW: {
+      const double alpha = 25.0 / 46.0, beta = 1.0 - alpha;
+      ingot_ir_expr_t* a = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, 2.0 * pi)),
+                                           lower_const(ctx, t, big_n));
+      v = ingot_ir_binary(f, INGOT_IR_SUB, lower_const(ctx, t, alpha),
+                          ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_COS, a), lower_const(ctx, t, beta)));
+      break;
+    }
+    case INGOT_OP_BLACKMANWINDOW: {
+      ingot_ir_expr_t* a2 = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, 2.0 * pi)),
+                                            lower_const(ctx, t, big_n));
+      ingot_ir_expr_t* a4 = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, 4.0 * pi)),
+                                            lower_const(ctx, t, big_n));
+      v = ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_COS, a2), lower_const(ctx, t, -0.5));
+      v = ingot_ir_add(f, v, ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_COS, a4), lower_const(ctx, t, 0.08)));
+      v = ingot_ir_add(f, v, lower_const(ctx, t, 0.42));
+      break;
+    }
+    default:
+      return lower_fail(ctx, INGOT_ERROR_INTERNAL, "not a window function");
+  }
+  if (yv->dtype != t) v = ingot_ir_cast(f, yv->dtype, v); /* float -> int truncates toward zero */
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL, ingot_ir_store(f, by, l.idx[0], v));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "%s %s n%lld %s", lower_op_lower(ctx), dt(yv->dtype),
+                                       (long long)yv->dims[0], periodic ? "periodic" : "symmetric"));
   return INGOT_OK;
 }
 

@@ -5,7 +5,8 @@ operands (truncation vs floor), fmod, Cast float -> int (truncation, negative)
 and -> bool (NaN), Round ties, Sign of 0 and NaN, IsInf flags, Pow with mixed
 types, integer Min/Max/Relu/Clip/Abs/Neg, int8/uint8 arithmetic, comparisons
 of int64, Where on int32, activations with non-default attributes, float64
-unary math.
+unary math; and the window functions (HannWindow, HammingWindow,
+BlackmanWindow: their size a weight) in the output dtypes besides float32.
 
   ops_vs_ort.py --ingot BUILD/ingot --work DIR
 """
@@ -20,17 +21,21 @@ import onnx
 import onnxruntime as ort
 from onnx import helper, numpy_helper
 
-NP_TO_ONNX = {np.float32: onnx.TensorProto.FLOAT, np.float64: onnx.TensorProto.DOUBLE,
+NP_TO_ONNX = {np.float32: onnx.TensorProto.FLOAT, np.float64: onnx.TensorProto.DOUBLE, np.float16: onnx.TensorProto.FLOAT16,
+              np.uint16: onnx.TensorProto.UINT16, np.int16: onnx.TensorProto.INT16,
               np.int64: onnx.TensorProto.INT64, np.int32: onnx.TensorProto.INT32,
               np.int8: onnx.TensorProto.INT8, np.uint8: onnx.TensorProto.UINT8, np.bool_: onnx.TensorProto.BOOL}
 
 
-def model_for(op, inputs, out_dtype, attrs, opset):
+def model_for(op, inputs, out_dtype, attrs, opset, weights=()):
+    """inputs are graph inputs in0, in1, ...; weights (after them) initializers w0, w1, ..."""
     names = [f"in{i}" for i in range(len(inputs))]
     vis = [helper.make_tensor_value_info(n, NP_TO_ONNX[a.dtype.type], list(a.shape)) for n, a in zip(names, inputs)]
+    inits = [numpy_helper.from_array(w, f"w{i}") for i, w in enumerate(weights)]
     out = helper.make_tensor_value_info("out", NP_TO_ONNX[out_dtype], None)
-    node = helper.make_node(op, names, ["out"], name=f"{op.lower()}_node", **attrs)
-    return helper.make_model(helper.make_graph([node], op, vis, [out]), opset_imports=[helper.make_opsetid("", opset)])
+    node = helper.make_node(op, names + [t.name for t in inits], ["out"], name=f"{op.lower()}_node", **attrs)
+    return helper.make_model(helper.make_graph([node], op, vis, [out], initializer=inits),
+                             opset_imports=[helper.make_opsetid("", opset)])
 
 
 F = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -3.7, 3.7, 0.0, -0.0, 1e-3, 42.25], dtype=np.float32)
@@ -99,6 +104,17 @@ CASES = [
     ("atan_f64", "Atan", [F.astype(np.float64) * 10], np.float64, {}),
 ]
 
+# Ops whose one input is a weight (a window's size): (name, op, weight,
+# output dtype, attributes).
+WEIGHT_CASES = [
+    ("hann_f64_symmetric", "HannWindow", np.array(9, np.int64), np.float64, {"periodic": 0, "output_datatype": 11}),
+    ("hann_f16", "HannWindow", np.array(12, np.int32), np.float16, {"output_datatype": 10}),
+    ("hamming_f64", "HammingWindow", np.array(33, np.int64), np.float64, {"output_datatype": 11}),
+    ("hamming_i32_symmetric", "HammingWindow", np.array(9, np.int64), np.int32, {"periodic": 0, "output_datatype": 6}),
+    ("blackman_u8", "BlackmanWindow", np.array(11, np.int32), np.uint8, {"output_datatype": 2}),
+    ("blackman_f64_symmetric", "BlackmanWindow", np.array(20, np.int64), np.float64, {"periodic": 0, "output_datatype": 11}),
+]
+
 
 # References where onnxruntime has no kernel for the dtype.
 NUMPY_REFS = {
@@ -113,6 +129,8 @@ NUMPY_REFS = {
     "atan_f64": np.arctan,
 }
 
+OPSETS = {"HannWindow": 17, "HammingWindow": 17, "BlackmanWindow": 17}
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -122,9 +140,9 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     failures = 0
-    for name, op, inputs, out_dtype, attrs in CASES:
-        opset = 20 if op != "Gelu" else 20
-        m = model_for(op, inputs, out_dtype, attrs, opset)
+    cases = [c + ((),) for c in CASES] + [(n, op, [], t, attrs, (w,)) for n, op, w, t, attrs in WEIGHT_CASES]
+    for name, op, inputs, out_dtype, attrs, weights in cases:
+        m = model_for(op, inputs, out_dtype, attrs, OPSETS.get(op, 20), weights)
         path = os.path.join(a.work, name + ".onnx")
         onnx.save(m, path)
         try:
@@ -163,7 +181,8 @@ def main():
         if want.dtype.kind in "biu":
             ok = np.array_equal(got, want)
         else:
-            ok = np.allclose(got, want, rtol=1e-5 if want.dtype == np.float64 else 1e-4, atol=1e-6, equal_nan=True)
+            rtol = {np.float64: 1e-5, np.float16: 1e-3}.get(want.dtype.type, 1e-4)
+            ok = np.allclose(got, want, rtol=rtol, atol=1e-6, equal_nan=True)
         if not ok:
             print(f"FAIL {name}: got {got.ravel()[:12]} want {want.ravel()[:12]}")
             failures += 1

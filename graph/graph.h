@@ -334,8 +334,9 @@ typedef struct ingot_signal_window_params_t {
 
 /* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
  * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,
- * gamma), ThresholdedRelu (alpha 1), Gelu (approximate), IsInf (detect_*),
- * Mod (fmod), BitShift (direction). Unused fields are 0. */
+ * gamma), ThresholdedRelu and Swish (alpha 1), Shrink (alpha: lambd 0.5,
+ * beta: bias 0), Gelu (approximate), IsInf (detect_*), Mod (fmod), BitShift
+ * (direction). Unused fields are 0. */
 typedef struct ingot_unary_params_t {
   double alpha, beta, gamma;             /* the attributes as written (float or int) */
   bool gelu_tanh;                        /* Gelu approximate "tanh" (else "none") */

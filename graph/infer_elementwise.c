@@ -118,6 +118,7 @@ UNARY(SOFTSIGN)
 UNARY(MISH)
 UNARY(THRESHOLDEDRELU)
 UNARY(SHRINK)
+UNARY(SWISH)
 #undef UNARY
 
 ingot_status_t infer_NOT(infer_ctx_t* c) {

@@ -693,6 +693,7 @@ ingot_status_t params_parse_unary(const ingot_graph_t* graph, uint32_t node, ing
       return read_number(n, "alpha", 0.01, &out->alpha);
     case INGOT_OP_ELU:
     case INGOT_OP_THRESHOLDEDRELU:
+    case INGOT_OP_SWISH:
       return read_number(n, "alpha", 1.0, &out->alpha);
     case INGOT_OP_SHRINK: /* alpha: lambd, beta: bias */
       if ((s = read_number(n, "lambd", 0.5, &out->alpha)) || (s = read_number(n, "bias", 0.0, &out->beta))) return s;

@@ -1,11 +1,12 @@
 /* The elementwise family beyond the first CNN ops: unary math (Abs, Neg, Exp,
  * Log, Sqrt, Reciprocal, Floor, Ceil, Round, Sign, Erf, trigonometric and
  * hyperbolic functions), activations (HardSigmoid, HardSwish, LeakyRelu, Elu,
- * Selu, Celu, Gelu, Softplus, Softsign, Mish, ThresholdedRelu, Shrink, PRelu),
- * comparisons, logic, Where, Cast/CastLike, Pow, Min/Max/Sum/Mean, Mod,
- * IsNaN/IsInf and BitShift. Each is one PURE stage over the output shape with
- * numpy broadcasting of its inputs, computed in the input dtype (the IR has
- * F32/F64/I64/I32/I8/U8/BOOL); dtypes an op does not define are refused. */
+ * Selu, Celu, Gelu, Softplus, Softsign, Mish, ThresholdedRelu, Shrink, Swish,
+ * PRelu), comparisons, logic, Where, Cast/CastLike, Pow, Min/Max/Sum/Mean,
+ * Mod, IsNaN/IsInf and BitShift. Each is one PURE stage over the output
+ * shape with numpy broadcasting of its inputs, computed in the input dtype
+ * (the IR has F32/F64/I64/I32/I8/U8/BOOL); dtypes an op does not define are
+ * refused. */
 #include <math.h>
 #include <string.h>
 
@@ -232,6 +233,14 @@ ingot_status_t lower_math_unary(lower_ctx_t* ctx) {
       v = sel(ctx, bin(ctx, INGOT_IR_LT, x, K(-lambd)), bin(ctx, INGOT_IR_ADD, x, K(bias)),
               sel(ctx, bin(ctx, INGOT_IR_LT, K(lambd), x), bin(ctx, INGOT_IR_SUB, x, K(bias)), K(0.0)));
       extra = ingot_arena_printf(ctx->arena, "lambd=%g bias=%g", lambd, bias);
+      break;
+    }
+    case INGOT_OP_SWISH: {
+      /* x * sigmoid(alpha x), the sigmoid as 1 / (1 + e^-(alpha x)) */
+      alpha = up->alpha;
+      ingot_ir_expr_t* e = un(ctx, INGOT_IR_EXP, un(ctx, INGOT_IR_NEG, bin(ctx, INGOT_IR_MUL, K(alpha), x)));
+      v = bin(ctx, INGOT_IR_MUL, x, bin(ctx, INGOT_IR_DIV, K(1.0), bin(ctx, INGOT_IR_ADD, K(1.0), e)));
+      extra = ingot_arena_printf(ctx->arena, "alpha=%g", alpha);
       break;
     }
     default:

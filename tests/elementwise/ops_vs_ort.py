@@ -102,6 +102,8 @@ CASES = [
     ("sigmoid_f64", "Sigmoid", [F.astype(np.float64)], np.float64, {}),
     ("erf_f64", "Erf", [F.astype(np.float64)], np.float64, {}),
     ("atan_f64", "Atan", [F.astype(np.float64) * 10], np.float64, {}),
+    ("swish_alpha", "Swish", [F * 4], np.float32, {"alpha": 0.5}),
+    ("swish_f64", "Swish", [F.astype(np.float64) * 30], np.float64, {"alpha": -1.5}),
 ]
 
 # Ops whose one input is a weight (a window's size): (name, op, weight,
@@ -129,7 +131,7 @@ NUMPY_REFS = {
     "atan_f64": np.arctan,
 }
 
-OPSETS = {"HannWindow": 17, "HammingWindow": 17, "BlackmanWindow": 17}
+OPSETS = {"Swish": 24, "HannWindow": 17, "HammingWindow": 17, "BlackmanWindow": 17}
 
 
 def main():

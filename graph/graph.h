@@ -322,6 +322,7 @@ typedef struct ingot_tensor_scatter_params_t { /* TensorScatter */
   int32_t axis;                          /* the sequence axis, normalized; >= 1 (0 is the batch) */
   bool circular;                         /* mode "circular" (else "linear") */
 } ingot_tensor_scatter_params_t;
+
 /* HannWindow, HammingWindow, BlackmanWindow. periodic (attribute, default
  * 1): the first `size` points of a window of size + 1 (its denominator N is
  * size), else a symmetric window (N = size - 1). dtype: attribute
@@ -662,8 +663,6 @@ ingot_status_t ingot_graph_infer_and_fold(ingot_graph_t* graph, ingot_node_eval_
  * Runs last in ingot_graph_optimize_with. */
 ingot_status_t ingot_graph_settle_guards(ingot_graph_t* graph);
 
-/* Removes Identity/Dropout (inference), nodes whose outputs nobody uses, and
- * weights nobody reads. Compacts the graph, so value and node ids change. */
 /* Whether a Dropout node passes its input through (and keeps every element):
  * no training_mode or a constant false one, or a constant ratio of 0. */
 bool ingot_graph_dropout_is_identity(const ingot_graph_t* graph, const ingot_node_t* node);
@@ -673,6 +672,8 @@ bool ingot_graph_dropout_is_identity(const ingot_graph_t* graph, const ingot_nod
  * bundle's outputs are computed, so a run writes them like any other. Other
  * readers of the value read the weight. Runs first in optimize. */
 ingot_status_t ingot_graph_copy_constant_outputs(ingot_graph_t* graph);
+/* Removes Identity/Dropout (inference), nodes whose outputs nobody uses, and
+ * weights nobody reads. Compacts the graph, so value and node ids change. */
 ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
  * has no other consumer), rewriting the conv's weights and bias. Only the

@@ -332,6 +332,8 @@ typedef struct ingot_signal_window_params_t {
   bool periodic;
   ingot_dtype_t dtype;
 } ingot_signal_window_params_t;
+/* MelWeightMatrix reads the same struct: dtype is its output_datatype
+ * (the same types), periodic is false (it has no such attribute). */
 
 /* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
  * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,
@@ -629,6 +631,16 @@ typedef ingot_status_t (*ingot_node_eval_fn_t)(void* self, ingot_graph_t* graph,
  * NULL), nodes whose inputs are all weights. Outputs that are graph outputs
  * stay computed. */
 ingot_status_t ingot_graph_infer_and_fold(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
+/* MelWeightMatrix's triangle corners as ONNX's reference finds them: point
+ * i of the count = num_mel_bins + 2 mel points, evenly spaced from
+ * lower_edge up (mel = 2595 log10(1 + hz / 700), step (high - low) / count),
+ * back in hertz, as (dft_length + 1) * hz // sample_rate (numpy's floor
+ * division), truncated to int64 (INT64_MIN when not finite). `edges_f32`:
+ * the edges are float32, and the mel edges and step are computed in float32
+ * as numpy computes them; the rest is float64. Shape inference and lowering
+ * share it. */
+int64_t ingot_graph_mel_bin(int64_t dft_length, int64_t sample_rate, double lower_edge, double upper_edge,
+                            bool edges_f32, int64_t count, int64_t i);
 /* Control flow. ingot_graph_infer_and_fold expands each If, Loop and Scan
  * node when it reaches it (graph/control_flow.c), so that a model's main
  * graph holds none after it:

@@ -1329,3 +1329,79 @@ ingot_status_t infer_signal_window(infer_ctx_t* c) {
   infer_set_output(c, 0, c->n->params.u.signal_window.dtype, 1, &size);
   return INGOT_OK;
 }
+
+/* numpy's floor division of two float64 (npy_divmod): from the remainder of
+ * fmod, so that it agrees with Python's // (floor(a / b) can differ by one
+ * where a / b rounds up to an integer). */
+static double py_floor_div(double a, double b) {
+  double mod = fmod(a, b);
+  if (b == 0.0) return a / b;
+  double div = (a - mod) / b;
+  if (mod != 0.0 && ((b < 0) != (mod < 0))) div -= 1.0;
+  if (div == 0.0) return copysign(0.0, a / b);
+  double fl = floor(div);
+  if (div - fl > 0.5) fl += 1.0;
+  return fl;
+}
+
+int64_t ingot_graph_mel_bin(int64_t dft_length, int64_t sample_rate, double lower_edge, double upper_edge,
+                            bool edges_f32, int64_t count, int64_t i) {
+  double low_mel, step;
+  if (edges_f32) { /* numpy: a float32 scalar with a Python int stays float32 */
+    float lo = 2595.0f * log10f(1.0f + (float)lower_edge / 700.0f);
+    float hi = 2595.0f * log10f(1.0f + (float)upper_edge / 700.0f);
+    low_mel = lo;
+    step = (float)(hi - lo) / (float)count;
+  } else {
+    low_mel = 2595.0 * log10(1.0 + lower_edge / 700.0);
+    double high_mel = 2595.0 * log10(1.0 + upper_edge / 700.0);
+    step = (high_mel - low_mel) / (double)count;
+  }
+  double mel = (double)i * step + low_mel;
+  double hz = 700.0 * (pow(10.0, mel / 2595.0) - 1.0);
+  double bin = py_floor_div((double)(dft_length + 1) * hz, (double)sample_rate);
+  return bin != bin || bin >= 9.2e18 || bin <= -9.2e18 ? INT64_MIN : (int64_t)bin;
+}
+
+/* MelWeightMatrix: every input a constant scalar (num_mel_bins, dft_length
+ * and sample_rate int32 or int64, the edges float32 or float64); the output
+ * [dft_length / 2 + 1, num_mel_bins] in output_datatype. Every triangle must
+ * lie within the spectrogram bins: ONNX's reference fails (or wraps a
+ * negative bin) otherwise. */
+ingot_status_t infer_mel_weight_matrix(infer_ctx_t* c) {
+  static const char* const kNames[3] = {"num_mel_bins", "dft_length", "sample_rate"};
+  int64_t v[3], count = 0;
+  ingot_status_t s;
+  for (uint32_t i = 0; i < 3; ++i) {
+    if ((s = const_ints(c->g, c->n, infer_input(c, i), kNames[i], 1, &v[i], &count))) return s;
+    if (count != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' must be a scalar", kNames[i]);
+    if (v[i] <= 0 || v[i] > ((int64_t)1 << 24)) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' = %lld is invalid", kNames[i],
+                        (long long)v[i]);
+    }
+  }
+  double edge[2];
+  static const char* const kEdges[2] = {"lower_edge_hertz", "upper_edge_hertz"};
+  for (uint32_t i = 0; i < 2; ++i) {
+    if ((s = const_floats(c->g, c->n, infer_input(c, 3 + i), kEdges[i], 1, &edge[i], &count))) return s;
+    if (count != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' must be a scalar", kEdges[i]);
+  }
+  int64_t mels = v[0], spectrum = v[1] / 2 + 1;
+  bool f32 = infer_input(c, 3)->dtype == INGOT_DTYPE_F32;
+  for (int64_t i = 0; i < mels; ++i) {
+    int64_t lo = ingot_graph_mel_bin(v[1], v[2], edge[0], edge[1], f32, mels + 2, i);
+    int64_t mid = ingot_graph_mel_bin(v[1], v[2], edge[0], edge[1], f32, mels + 2, i + 1);
+    int64_t hi = ingot_graph_mel_bin(v[1], v[2], edge[0], edge[1], f32, mels + 2, i + 2);
+    bool ok = (mid != lo || (mid >= 0 && mid < spectrum)) && (mid <= lo || (lo >= 0 && mid < spectrum)) &&
+              (hi <= mid || (mid >= 0 && hi <= spectrum));
+    if (!ok) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+                        "mel bin %lld spans spectrogram bins %lld..%lld..%lld, outside [0, %lld) (ONNX's reference "
+                        "fails or wraps)",
+                        (long long)i, (long long)lo, (long long)mid, (long long)hi, (long long)spectrum);
+    }
+  }
+  int64_t dims[2] = {spectrum, mels};
+  infer_set_output(c, 0, c->n->params.u.signal_window.dtype, 2, dims);
+  return INGOT_OK;
+}

@@ -633,7 +633,9 @@ ingot_status_t params_parse_signal_window(const ingot_graph_t* graph, uint32_t n
   const ingot_node_t* n = &graph->nodes[node];
   int64_t periodic = 1, code = 1;
   ingot_status_t s;
-  if ((s = read_int(n, "periodic", 1, &periodic)) || (s = read_int(n, "output_datatype", 1, &code))) return s;
+  if (n->op == INGOT_OP_MELWEIGHTMATRIX) periodic = 0; /* no such attribute */
+  else if ((s = read_int(n, "periodic", 1, &periodic))) return s;
+  if ((s = read_int(n, "output_datatype", 1, &code))) return s;
   if (periodic != 0 && periodic != 1) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'periodic' must be 0 or 1, not %lld",
                       (long long)periodic);

@@ -2,8 +2,8 @@
  * folded), Gather, GatherElements, GatherND, ScatterND, ScatterElements
  * (and Scatter), Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
  * DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, TensorScatter, and the
- * generators EyeLike, OptionalHasElement and the window functions
- * (HannWindow, HammingWindow, BlackmanWindow).
+ * generators EyeLike, OptionalHasElement, the window functions
+ * (HannWindow, HammingWindow, BlackmanWindow) and MelWeightMatrix.
  * (Squeeze/Unsqueeze are views in lower_shape.c, Resize/Upsample in
  * lower_resize.c.)
  *
@@ -986,6 +986,72 @@ ingot_status_t lower_signal_window(lower_ctx_t* ctx) {
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL, ingot_ir_store(f, by, l.idx[0], v));
   set_workload(ctx, ingot_arena_printf(ctx->arena, "%s %s n%lld %s", lower_op_lower(ctx), dt(yv->dtype),
                                        (long long)yv->dims[0], periodic ? "periodic" : "symmetric"));
+  return INGOT_OK;
+}
+
+/* Corner `i + off` of MelWeightMatrix's triangle for mel bin i (an I64
+ * loop index): the compile-time corners as a chain of selects over i. */
+static ingot_ir_expr_t* mel_corner(lower_ctx_t* ctx, const int64_t* bins, int64_t mels, ingot_ir_expr_t* i, int64_t off) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* v = ingot_ir_int(f, bins[mels - 1 + off]);
+  for (int64_t m = mels - 2; m >= 0; --m)
+    v = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_EQ, i, ingot_ir_int(f, m)), ingot_ir_int(f, bins[m + off]), v);
+  return v;
+}
+
+/* MelWeightMatrix: y[j, i] for spectrogram bin j and mel bin i, from the
+ * corners lo, mid, hi = bins[i], bins[i + 1], bins[i + 2] that
+ * ingot_graph_mel_bin finds at compile time (every input is a constant):
+ *   (hi - j) / (hi - mid)       where mid <= j < hi          (falling edge)
+ *   1 at j = mid, else 0        where lo = mid
+ *   (j - lo) / (mid - lo)       where lo <= j <= mid         (rising edge)
+ *   0                           elsewhere
+ * which is what ONNX's reference leaves after writing the rising edge and
+ * then the falling one (they meet at j = mid with 1). Computed in float64
+ * and cast once to output_datatype (half types through float32, as the
+ * window functions). */
+ingot_status_t lower_mel_weight_matrix(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t y = node_output(ctx, 0);
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, y, LOWER_DT_NUMERIC | LOWER_DT_HALF)))
+    return s;
+  double in[5];
+  for (uint32_t k = 0; k < 5; ++k) {
+    if (!lower_weight_scalar(ctx, lower_input(ctx, k), &in[k]))
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "input %u must be known at compile time", k);
+  }
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t spectrum = yv->dims[0], mels = yv->dims[1];
+  bool f32 = lower_value(ctx, lower_input(ctx, 3))->dtype == INGOT_DTYPE_F32;
+  int64_t* bins = ingot_arena_alloc(ctx->arena, sizeof(int64_t) * (size_t)(mels + 2));
+  if (!bins) return lower_fail(ctx, INGOT_ERROR_OUT_OF_MEMORY, "out of memory");
+  for (int64_t i = 0; i < mels + 2; ++i)
+    bins[i] = ingot_graph_mel_bin((int64_t)in[1], (int64_t)in[2], in[3], in[4], f32, mels + 2, i);
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  lower_loops_t l;
+  lower_loops_over(ctx, &l, 2, yv->dims);
+  ingot_ir_expr_t* j = l.idx[0];
+  ingot_ir_expr_t* lo = mel_corner(ctx, bins, mels, l.idx[1], 0);
+  ingot_ir_expr_t* mid = mel_corner(ctx, bins, mels, l.idx[1], 1);
+  ingot_ir_expr_t* hi = mel_corner(ctx, bins, mels, l.idx[1], 2);
+  const ingot_dtype_t d = INGOT_DTYPE_F64;
+  ingot_ir_expr_t* zero = lower_const(ctx, d, 0.0);
+  ingot_ir_expr_t* fall = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_cast(f, d, ingot_ir_binary(f, INGOT_IR_SUB, hi, j)),
+                                          ingot_ir_cast(f, d, ingot_ir_binary(f, INGOT_IR_SUB, hi, mid)));
+  ingot_ir_expr_t* rise = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_cast(f, d, ingot_ir_binary(f, INGOT_IR_SUB, j, lo)),
+                                          ingot_ir_cast(f, d, ingot_ir_binary(f, INGOT_IR_SUB, mid, lo)));
+  ingot_ir_expr_t* in_fall = lower_and(ctx, ingot_ir_binary(f, INGOT_IR_LE, mid, j), ingot_ir_binary(f, INGOT_IR_LT, j, hi));
+  ingot_ir_expr_t* in_rise = lower_and(ctx, ingot_ir_binary(f, INGOT_IR_LE, lo, j), ingot_ir_binary(f, INGOT_IR_LE, j, mid));
+  ingot_ir_expr_t* peak = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_EQ, j, mid), lower_const(ctx, d, 1.0), zero);
+  ingot_ir_expr_t* v = ingot_ir_select(f, in_rise, rise, zero);
+  v = ingot_ir_select(f, ingot_ir_binary(f, INGOT_IR_EQ, lo, mid), peak, v);
+  v = ingot_ir_select(f, in_fall, fall, v);
+  if (yv->dtype == INGOT_DTYPE_F16 || yv->dtype == INGOT_DTYPE_BF16) v = ingot_ir_cast(f, INGOT_DTYPE_F32, v);
+  if (yv->dtype != v->dtype) v = ingot_ir_cast(f, yv->dtype, v);
+  lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx), v));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "%s %s %lldx%lld", lower_op_lower(ctx), dt(yv->dtype),
+                                       (long long)spectrum, (long long)mels));
   return INGOT_OK;
 }
 

@@ -334,6 +334,11 @@ typedef struct ingot_signal_window_params_t {
 } ingot_signal_window_params_t;
 /* MelWeightMatrix reads the same struct: dtype is its output_datatype
  * (the same types), periodic is false (it has no such attribute). */
+/* STFT. onesided (attribute, default 1): only the dft_length / 2 + 1
+ * first frequency bins, else all dft_length. */
+typedef struct ingot_stft_params_t {
+  bool onesided;
+} ingot_stft_params_t;
 
 /* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
  * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,

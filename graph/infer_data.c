@@ -1405,3 +1405,46 @@ ingot_status_t infer_mel_weight_matrix(infer_ctx_t* c) {
   infer_set_output(c, 0, c->n->params.u.signal_window.dtype, 2, dims);
   return INGOT_OK;
 }
+
+/* STFT: signal [batch, length, 1 (real) or 2 (complex)], frame_step (a
+ * constant scalar), window (optional, [frame_length], read at run time),
+ * frame_length (optional constant scalar; else the window's length, else
+ * the signal's). frames = 1 + (length - frame_length) / frame_step; the
+ * output [batch, frames, bins, 2] with bins frame_length / 2 + 1 (onesided)
+ * or frame_length, in the signal's dtype. */
+ingot_status_t infer_stft(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  const ingot_value_t* w = infer_input(c, 2);
+  const ingot_value_t* fl = infer_input(c, 3);
+  if (x->rank != 3 || (x->dims[2] != 1 && x->dims[2] != 2)) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "signal must be [batch, length, 1 or 2], not rank %d",
+                      x->rank);
+  }
+  int64_t step = 0, length = 0, count = 0;
+  ingot_status_t s = const_ints(c->g, c->n, infer_input(c, 1), "frame_step", 1, &step, &count);
+  if (s) return s;
+  if (count != 1 || step <= 0) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input 'frame_step' must be a positive scalar");
+  }
+  if (w && w->rank != 1) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "window must be 1-D");
+  if (fl) {
+    if ((s = const_ints(c->g, c->n, fl, "frame_length", 1, &length, &count))) return s;
+    if (count != 1 || length <= 0) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input 'frame_length' must be a positive scalar");
+    }
+    if (w && w->dims[0] != length) {
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "window has %lld entries for frame_length %lld",
+                        (long long)w->dims[0], (long long)length);
+    }
+  } else {
+    length = w ? w->dims[0] : x->dims[1];
+  }
+  if (length < 1 || length > x->dims[1]) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "frame length %lld does not fit the signal's %lld samples",
+                      (long long)length, (long long)x->dims[1]);
+  }
+  int64_t dims[4] = {x->dims[0], 1 + (x->dims[1] - length) / step,
+                     c->n->params.u.stft.onesided ? length / 2 + 1 : length, 2};
+  infer_set_output(c, 0, x->dtype, 4, dims);
+  return INGOT_OK;
+}

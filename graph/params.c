@@ -655,6 +655,19 @@ ingot_status_t params_parse_signal_window(const ingot_graph_t* graph, uint32_t n
   }
 }
 
+ingot_status_t params_parse_stft(const ingot_graph_t* graph, uint32_t node, ingot_stft_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t onesided = 1;
+  ingot_status_t s = read_int(n, "onesided", 1, &onesided);
+  if (s) return s;
+  if (onesided != 0 && onesided != 1) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'onesided' must be 0 or 1, not %lld",
+                      (long long)onesided);
+  }
+  out->onesided = onesided == 1;
+  return INGOT_OK;
+}
+
 /* ---- elementwise ops with attributes ---- */
 
 /* A number attribute (FLOAT or INT) as double, exactly as written. */

@@ -3,7 +3,7 @@
  * (and Scatter), Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
  * DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, TensorScatter, and the
  * generators EyeLike, OptionalHasElement, the window functions
- * (HannWindow, HammingWindow, BlackmanWindow) and MelWeightMatrix.
+ * (HannWindow, HammingWindow, BlackmanWindow) and MelWeightMatrix, and STFT.
  * (Squeeze/Unsqueeze are views in lower_shape.c, Resize/Upsample in
  * lower_resize.c.)
  *
@@ -1052,6 +1052,82 @@ ingot_status_t lower_mel_weight_matrix(lower_ctx_t* ctx) {
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &l, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, l.idx), v));
   set_workload(ctx, ingot_arena_printf(ctx->arena, "%s %s %lldx%lld", lower_op_lower(ctx), dt(yv->dtype),
                                        (long long)spectrum, (long long)mels));
+  return INGOT_OK;
+}
+
+/* STFT: y[b, t, k, c] = sum over n < N (frame_length) of
+ *   x[b, t * step + n] * w[n] * e^(-2 pi i k n / N)
+ * real part (c = 0) and imaginary part (c = 1); a complex signal (last axis
+ * 2) xr + i xi gives xr cos + xi sin and xi cos - xr sin. The twiddle's
+ * angle is 2 pi ((k n) mod N) / N, its cos and sin computed in float64 and
+ * rounded to the signal's dtype; x * w is rounded to that dtype first, as
+ * ONNX's reference weights the frames before its DFT; the sum runs in the
+ * signal's dtype (float32 or float64). One OTHER stage over b, t, k, c with
+ * the sum over n in a local. */
+ingot_status_t lower_stft(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), w = lower_input(ctx, 2), y = node_output(ctx, 0);
+  if (ctx->node->input_count < 3) w = INGOT_NO_VALUE;
+  const uint32_t fdt = LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT(INGOT_DTYPE_F64);
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, x, fdt)) ||
+      (w != INGOT_NO_VALUE && (s = lower_check_value_dt(ctx, w, LOWER_DT(lower_value(ctx, x)->dtype)))))
+    return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  int64_t step = 0, big_n = 0;
+  if (!lower_weight_int(ctx, lower_input(ctx, 1), 0, &step))
+    return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "frame_step must be known at compile time");
+  uint32_t fl = ctx->node->input_count > 3 ? lower_input(ctx, 3) : INGOT_NO_VALUE;
+  if (fl != INGOT_NO_VALUE) {
+    if (!lower_weight_int(ctx, fl, 0, &big_n))
+      return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "frame_length must be known at compile time");
+  } else {
+    big_n = w != INGOT_NO_VALUE ? lower_value(ctx, w)->dims[0] : xv->dims[1];
+  }
+  ingot_dtype_t t = xv->dtype;
+  int64_t len = xv->dims[1], chans = xv->dims[2];
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t bw = w != INGOT_NO_VALUE ? lower_add_input(ctx, w, "window") : UINT32_MAX;
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  static const char* const kOut[4] = {"b", "t", "k", "c"};
+  static const char* const kRed[1] = {"n"};
+  lower_loops_t sp, red;
+  lower_loops_make(ctx, &sp, 4, yv->dims, kOut);
+  lower_loops_make(ctx, &red, 1, &big_n, kRed);
+  ingot_ir_expr_t* n = red.idx[0];
+  const ingot_dtype_t d = INGOT_DTYPE_F64;
+  ingot_ir_expr_t* kn = ingot_ir_binary(f, INGOT_IR_MOD, ingot_ir_mul(f, sp.idx[2], n), ingot_ir_int(f, big_n));
+  ingot_ir_expr_t* angle = ingot_ir_mul(f, ingot_ir_cast(f, d, kn), lower_const(ctx, d, 2.0 * 3.14159265358979323846 / (double)big_n));
+  ingot_ir_expr_t* cs = ingot_ir_unary(f, INGOT_IR_COS, angle);
+  ingot_ir_expr_t* sn = ingot_ir_unary(f, INGOT_IR_SIN, angle);
+  ingot_ir_expr_t* real = ingot_ir_binary(f, INGOT_IR_EQ, sp.idx[3], ingot_ir_int(f, 0));
+  /* x_r's twiddle: cos (real part), -sin (imaginary); x_i's: sin, cos */
+  ingot_ir_expr_t* tw_r = ingot_ir_select(f, real, cs, ingot_ir_unary(f, INGOT_IR_NEG, sn));
+  ingot_ir_expr_t* tw_i = ingot_ir_select(f, real, sn, cs);
+  if (t != d) {
+    tw_r = ingot_ir_cast(f, t, tw_r);
+    tw_i = ingot_ir_cast(f, t, tw_i);
+  }
+  ingot_ir_expr_t* at = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[0], ingot_ir_int(f, len)),
+                                     ingot_ir_add(f, ingot_ir_mul(f, sp.idx[1], ingot_ir_int(f, step)), n));
+  at = ingot_ir_mul(f, at, ingot_ir_int(f, chans));
+  ingot_ir_expr_t* wn = bw != UINT32_MAX ? ingot_ir_load(f, bw, n) : NULL;
+  ingot_ir_expr_t* xr = ingot_ir_load(f, bx, at);
+  if (wn) xr = ingot_ir_mul(f, xr, wn);
+  ingot_ir_expr_t* term = ingot_ir_mul(f, xr, tw_r);
+  if (chans == 2) {
+    ingot_ir_expr_t* xi = ingot_ir_load(f, bx, ingot_ir_add(f, at, ingot_ir_int(f, 1)));
+    if (wn) xi = ingot_ir_mul(f, xi, wn);
+    term = ingot_ir_add(f, term, ingot_ir_mul(f, xi, tw_i));
+  }
+  uint32_t acc = lower_add_var(ctx, "acc", INGOT_IR_VAR_LOCAL, t);
+  lower_emit_accumulate(ctx, &sp, 0, &red, acc, lower_const(ctx, t, 0.0), term,
+                        ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), ingot_ir_var(f, acc)));
+  ctx->op_class = INGOT_OP_CLASS_ROW;
+  ctx->workload = ingot_arena_printf(ctx->arena, "stft %s x=%s step%lld n%lld%s%s", dt(t), lower_shape_str(ctx, x),
+                                     (long long)step, (long long)big_n, bw != UINT32_MAX ? " window" : "",
+                                     yv->dims[2] == big_n ? " twosided" : "");
   return INGOT_OK;
 }
 

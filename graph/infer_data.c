@@ -1,9 +1,9 @@
 /* Dtype and shape inference of the data-movement and shape ops (Shape, Size,
  * Gather*, Scatter*, Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
  * Squeeze, Unsqueeze, Resize, Upsample, DepthToSpace, SpaceToDepth, Trilu,
- * ReverseSequence, TensorScatter, the window functions), and the parameter
- * resolvers of graph.h (ingot_graph_*_params) that shape inference and
- * lowering share.
+ * ReverseSequence, TensorScatter, the window functions, MelWeightMatrix, STFT),
+ * and the parameter resolvers of graph.h (ingot_graph_*_params) that shape
+ * inference and lowering share.
  *
  * Inputs that decide an output shape (Reshape/Expand shapes, Slice bounds,
  * pads, repeats, split sizes, axes, Resize scales/sizes, Range bounds, a

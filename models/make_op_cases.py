@@ -42,6 +42,10 @@ compare.py):
   only_empty.onnx (opset 18), input x [2, 5]: the one output is a Slice of x
     past its end ([2, 0]): a bundle with no step at all.
 
+  stft.onnx (opset 17), inputs x [2, 64, 2] (complex), w [16] and r [2, 50, 1]:
+    STFT of x with window w, frame_step 8, onesided 0, and STFT of r without a
+    window, frame_length 10, frame_step 7, onesided 1.
+
   rnn_activations.onnx (opset 14), input x [5, 2, 4] (time, batch, input):
     recurrent layers with the activations attribute: a bidirectional LSTM
     (forward HardSigmoid, Elu, Softsign with alpha/beta; backward Sigmoid,
@@ -165,6 +169,19 @@ def only_empty():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def stft():
+    inits = [numpy_helper.from_array(np.array(v, dtype=np.int64), n) for n, v in (("s8", 8), ("s7", 7), ("l10", 10))]
+    nodes = [helper.make_node("STFT", ["x", "s8", "w"], ["spec"], onesided=0),
+             helper.make_node("STFT", ["r", "s7", "", "l10"], ["spec_r"], onesided=1)]
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64, 2]),
+           helper.make_tensor_value_info("w", TensorProto.FLOAT, [16]),
+           helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 50, 1])]
+    outs = [helper.make_tensor_value_info("spec", TensorProto.FLOAT, [2, 7, 16, 2]),
+            helper.make_tensor_value_info("spec_r", TensorProto.FLOAT, [2, 6, 6, 2])]
+    return helper.make_model(helper.make_graph(nodes, "stft", ins, outs, inits),
+                             opset_imports=[helper.make_opsetid("", 17)])
+
+
 def rnn_activations(rng):
     hidden, inp = 3, 4
 
@@ -244,7 +261,8 @@ def main():
     for name, model in (("lrn_alexnet", lrn_alexnet(rng)), ("split_onehot", split_onehot()),
                         ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs()),
                         ("rnn_activations", rnn_activations(rng)), ("half_cnn", half_cnn(rng)),
-                        ("tfidf", tfidf()), ("fixed_outputs", fixed_outputs()), ("only_empty", only_empty())):
+                        ("tfidf", tfidf()), ("fixed_outputs", fixed_outputs()), ("only_empty", only_empty()),
+                        ("stft", stft())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order

@@ -152,6 +152,9 @@ def make_int8_model(name, work):
     models/make_quant_zoo.py in `work` (the full-size ones with --set bench,
     the small ones with --set zoo), fed the float model's inputs."""
     fname = int8_float_name(name)
+    if fname == name:  # else the float model's file would stand in for the int8 one
+        raise RuntimeError(f"'{name}' is no int8 model name (NAME_qdq_pc, _qdq_pt, _qop_pc, _qop_pt or _dyn, "
+                           f"e.g. {', '.join(INT8_MODELS)})")
     fpath, feeds = model_and_feeds(fname, work)
     path = os.path.join(work, name + ".onnx")
     if not os.path.exists(path):

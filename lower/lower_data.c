@@ -937,6 +937,13 @@ ingot_status_t lower_tensor_scatter(lower_ctx_t* ctx) {
  * zero at the store (numpy's astype, which the reference ends with). A
  * symmetric window of size 1 divides 0 by 0: NaN, as the reference's (an
  * integer output gets what the target's conversion makes of NaN, as Cast). */
+/* A window's angle n * k / N (k a multiple of pi), in dtype t, multiplied
+ * before it is divided, as the reference computes it. */
+static ingot_ir_expr_t* window_angle(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_expr_t* n, double k, double big_n) {
+  ingot_ir_func_t* f = ctx->f;
+  return ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, k)), lower_const(ctx, t, big_n));
+}
+
 ingot_status_t lower_signal_window(lower_ctx_t* ctx) {
   ingot_status_t s;
   uint32_t y = node_output(ctx, 0);
@@ -955,25 +962,20 @@ ingot_status_t lower_signal_window(lower_ctx_t* ctx) {
   ingot_ir_expr_t* v;
   switch (ctx->node->op) {
     case INGOT_OP_HANNWINDOW: {
-      ingot_ir_expr_t* a = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, pi)),
-                                           lower_const(ctx, t, big_n));
-      ingot_ir_expr_t* sin_a = ingot_ir_unary(f, INGOT_IR_SIN, a);
+      ingot_ir_expr_t* sin_a = ingot_ir_unary(f, INGOT_IR_SIN, window_angle(ctx, t, n, pi, big_n));
       v = ingot_ir_mul(f, sin_a, sin_a);
       break;
     }
     case INGOT_OP_HAMMINGWINDOW: {
       const double alpha = 25.0 / 46.0, beta = 1.0 - alpha;
-      ingot_ir_expr_t* a = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, 2.0 * pi)),
-                                           lower_const(ctx, t, big_n));
+      ingot_ir_expr_t* a = window_angle(ctx, t, n, 2.0 * pi, big_n);
       v = ingot_ir_binary(f, INGOT_IR_SUB, lower_const(ctx, t, alpha),
                           ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_COS, a), lower_const(ctx, t, beta)));
       break;
     }
     case INGOT_OP_BLACKMANWINDOW: {
-      ingot_ir_expr_t* a2 = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, 2.0 * pi)),
-                                            lower_const(ctx, t, big_n));
-      ingot_ir_expr_t* a4 = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, n, lower_const(ctx, t, 4.0 * pi)),
-                                            lower_const(ctx, t, big_n));
+      ingot_ir_expr_t* a2 = window_angle(ctx, t, n, 2.0 * pi, big_n);
+      ingot_ir_expr_t* a4 = window_angle(ctx, t, n, 4.0 * pi, big_n);
       v = ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_COS, a2), lower_const(ctx, t, -0.5));
       v = ingot_ir_add(f, v, ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_COS, a4), lower_const(ctx, t, 0.08)));
       v = ingot_ir_add(f, v, lower_const(ctx, t, 0.42));

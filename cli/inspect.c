@@ -168,11 +168,14 @@ static int read_variants(const char* path, const uint8_t* bytes, const inspect_s
   memcpy(&h, m, sizeof h);
   /* The arrays in order, each at a multiple of 8 (ingot_format.h). */
   uint64_t pos = 0;
-  uint64_t sizes[7] = {sizeof h, (uint64_t)h.tensor_count * sizeof(ingot_tensor_record_t),
+  ingot_bundle_header_t fh;
+  memcpy(&fh, bytes, sizeof fh); /* checked by the runtime's open before */
+  uint64_t sizes[8] = {sizeof h, (uint64_t)h.tensor_count * sizeof(ingot_tensor_record_t),
                        4ull * h.input_count, 4ull * h.output_count,
+                       fh.format_version >= 4 ? 4ull * h.output_count : 0, /* output_shapes */
                        (uint64_t)h.step_count * sizeof(ingot_step_record_t), 4ull * h.arg_count,
                        4ull * h.kernel_count};
-  for (int a = 0; a < 7; ++a) {
+  for (int a = 0; a < 8; ++a) {
     pos = (pos + 7) & ~(uint64_t)7;
     pos += sizes[a];
   }
@@ -241,14 +244,16 @@ static void launch_text(const inspect_variant_t* v, char* out, size_t cap) {
            l->grid[2], l->block[0], l->block[1], l->block[2], l->shared_bytes);
 }
 
-static json_t* tensor_json(const ingot_tensor_info_t* info) {
+/* `varies`: an output whose size a run computes; its dims are bounds. */
+static json_t* tensor_json(const ingot_tensor_info_t* info, bool varies) {
   json_t* shape = json_array();
   for (uint32_t d = 0; d < info->rank; ++d) json_array_append_new(shape, json_integer(info->dims[d]));
-  return json_pack("{s:s, s:s, s:o}", "name", info->name, "dtype", ingot_dtype_name(info->dtype),
-                   "shape", shape);
+  json_t* t = json_pack("{s:s, s:s, s:o}", "name", info->name, "dtype", ingot_dtype_name(info->dtype), "shape", shape);
+  if (varies) json_object_set_new(t, "shape_computed_at_run_time", json_true());
+  return t;
 }
 
-static void print_tensor_text(const ingot_tensor_info_t* info) {
+static void print_tensor_text(const ingot_tensor_info_t* info, bool varies) {
   char shape[256];
   size_t n = (size_t)snprintf(shape, sizeof(shape), "[");
   for (uint32_t d = 0; d < info->rank && n < sizeof(shape); ++d) {
@@ -256,7 +261,8 @@ static void print_tensor_text(const ingot_tensor_info_t* info) {
                           (long long)info->dims[d]);
   }
   if (n < sizeof(shape)) snprintf(shape + n, sizeof(shape) - n, "]");
-  printf("  %-24s %-8s %s\n", info->name, ingot_dtype_name(info->dtype), shape);
+  printf("  %-24s %-8s %s%s\n", info->name, ingot_dtype_name(info->dtype), shape,
+         varies ? " at most (its size is computed by each run)" : "");
 }
 
 /* --extract-code: the CODE section of `target`, decoded, to `out_path`
@@ -396,10 +402,10 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
     json_object_set_new(root, "file_bytes", json_integer((json_int_t)size));
     json_object_set_new(root, "metadata", metadata_json(bundle));
     json_t* ins = json_array();
-    for (uint32_t i = 0; i < n_in; ++i) json_array_append_new(ins, tensor_json(&inputs[i]));
+    for (uint32_t i = 0; i < n_in; ++i) json_array_append_new(ins, tensor_json(&inputs[i], false));
     json_object_set_new(root, "inputs", ins);
     json_t* outs = json_array();
-    for (uint32_t i = 0; i < n_out; ++i) json_array_append_new(outs, tensor_json(&outputs[i]));
+    for (uint32_t i = 0; i < n_out; ++i) json_array_append_new(outs, tensor_json(&outputs[i], ingot_bundle_output_shape_varies(bundle, i)));
     json_object_set_new(root, "outputs", outs);
     json_t* targets = json_array();
     json_t* secs = json_array();
@@ -454,9 +460,9 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
     printf("bundle: %s (%zu bytes, format version %u)\n", path, size, version);
     print_metadata_text(bundle);
     printf("inputs:\n");
-    for (uint32_t i = 0; i < n_in; ++i) print_tensor_text(&inputs[i]);
+    for (uint32_t i = 0; i < n_in; ++i) print_tensor_text(&inputs[i], false);
     printf("outputs:\n");
-    for (uint32_t i = 0; i < n_out; ++i) print_tensor_text(&outputs[i]);
+    for (uint32_t i = 0; i < n_out; ++i) print_tensor_text(&outputs[i], ingot_bundle_output_shape_varies(bundle, i));
     printf("targets:");
     for (uint32_t i = 0; i < section_count; ++i) {
       if (sections[i].kind == INGOT_SECTION_CODE) printf(" %s", sections[i].target);

@@ -123,6 +123,9 @@ static int plan_read(const char* path, const uint8_t* file, size_t size, plan_t*
   }
   const uint8_t* inputs = tensors ? take(m, msize, &pos, 4ull * h.input_count) : NULL;
   const uint8_t* outputs = inputs ? take(m, msize, &pos, 4ull * h.output_count) : NULL;
+  ingot_bundle_header_t fh;
+  memcpy(&fh, file, sizeof fh); /* checked by the runtime's open before */
+  if (outputs && fh.format_version >= 4) outputs = take(m, msize, &pos, 4ull * h.output_count) ? outputs : NULL;
   const uint8_t* rest = outputs ? take(m, msize, &pos, (uint64_t)h.step_count * sizeof(ingot_step_record_t)) : NULL;
   if (rest) rest = take(m, msize, &pos, 4ull * h.arg_count);
   const uint8_t* kernel_names = rest ? take(m, msize, &pos, 4ull * h.kernel_count) : NULL;

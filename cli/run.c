@@ -516,6 +516,7 @@ static int run_main(run_options_t* o) {
   ingot_session_t* session = NULL;
   ingot_tensor_info_t* in_infos = NULL;
   ingot_tensor_info_t* out_infos = NULL;
+  int64_t (*run_dims)[INGOT_MAX_RANK] = NULL; /* outputs whose shape a run computes */
   int* source = NULL; /* per bundle input: index into o->inputs, or -1 */
   double* times = NULL;
   uint64_t* step_ns = NULL;
@@ -686,6 +687,22 @@ static int run_main(run_options_t* o) {
     }
   }
 
+  /* Outputs whose size the run computed: their shape and bytes as it left them. */
+  run_dims = ingot_xcalloc(n_out ? n_out : 1, sizeof(*run_dims));
+  for (uint32_t i = 0; i < n_out; ++i) {
+    if (!ingot_bundle_output_shape_varies(bundle, i)) continue;
+    uint32_t rank = 0;
+    if (ingot_session_output_shape(session, i, &rank, run_dims[i]) != INGOT_OK) {
+      rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "'%s': cannot read the shape of output '%s': %s", o->bundle_path,
+                           out_infos[i].name, ingot_last_error());
+      goto done;
+    }
+    size_t bytes = ingot_dtype_size(out_infos[i].dtype);
+    for (uint32_t d = 0; d < rank; ++d) bytes *= (size_t)run_dims[i][d];
+    out_infos[i].dims = run_dims[i];
+    out_infos[i].bytes = bytes;
+  }
+
   if (o->output_path) {
     ingot_npz_member_t* members = ingot_xcalloc(n_out ? n_out : 1, sizeof(*members));
     for (uint32_t i = 0; i < n_out; ++i) {
@@ -743,6 +760,7 @@ done:
   free(source);
   free(in_infos);
   free(out_infos);
+  free(run_dims);
   if (session) ingot_session_release(session);
   if (bundle) ingot_bundle_release(bundle);
   return rc;

@@ -330,11 +330,20 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
   uint32_t* outputs = INGOT_ARENA_ARRAY(A, uint32_t, p->output_count ? p->output_count : 1);
   for (uint32_t i = 0; i < p->input_count; ++i) inputs[i] = tensor_of[p->inputs[i]];
   for (uint32_t i = 0; i < p->output_count; ++i) outputs[i] = tensor_of[p->outputs[i]];
+  /* Outputs whose size a step computes: the tensor holding it. */
+  uint32_t* output_shapes = INGOT_ARENA_ARRAY(A, uint32_t, p->output_count ? p->output_count : 1);
+  for (uint32_t i = 0; i < p->output_count; ++i) {
+    uint32_t shape = g->values[p->outputs[i]].runtime_shape;
+    output_shapes[i] = shape && shape - 1 < nv ? tensor_of[shape - 1] : UINT32_MAX;
+    if (shape && output_shapes[i] == UINT32_MAX)
+      return ingot_fail(INGOT_ERROR_INTERNAL, "output '%s': its run-time shape has no storage",
+                        g->values[p->outputs[i]].name);
+  }
 
   *out_spec = (ingot_bundle_spec_t){
       .tensors = tensors, .tensor_count = tensor_count,
       .inputs = inputs, .input_count = p->input_count,
-      .outputs = outputs, .output_count = p->output_count,
+      .outputs = outputs, .output_count = p->output_count, .output_shapes = output_shapes,
       .steps = bsteps, .step_count = steps,
       .kernel_names = p->kernel_names, .kernel_count = p->kernel_count,
       .codes = codes, .code_count = p->code_count,

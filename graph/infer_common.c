@@ -60,3 +60,28 @@ ingot_status_t infer_norm_axis(const infer_ctx_t* c, int64_t axis, int32_t rank,
   return INGOT_OK;
 }
 
+void infer_ensure_output(infer_ctx_t* c, uint32_t k, const char* suffix) {
+  ingot_node_t* n = &c->g->nodes[c->id];
+  if (k < n->output_count && n->outputs[k] != INGOT_NO_VALUE) return;
+  uint32_t count = n->output_count > k + 1 ? n->output_count : k + 1;
+  uint32_t* outs = INGOT_ARENA_ARRAY(&c->g->arena, uint32_t, count);
+  for (uint32_t i = 0; i < count; ++i) outs[i] = i < n->output_count ? n->outputs[i] : INGOT_NO_VALUE;
+  char base[256];
+  snprintf(base, sizeof(base), "%s_%s", n->name, suffix);
+  const char* name = ingot_graph_unique_name(c->g, base);
+  uint32_t id = ingot_graph_add_value(c->g, name, INGOT_VALUE_INTERMEDIATE);
+  c->g->values[id].producer = c->id;
+  n = &c->g->nodes[c->id];
+  outs[k] = id;
+  n->outputs = outs;
+  n->output_count = count;
+  c->n = n;
+}
+
+void infer_runtime_shape(infer_ctx_t* c, uint32_t k, uint32_t shape_k, const char* suffix) {
+  infer_ensure_output(c, shape_k, suffix);
+  const ingot_value_t* y = &c->g->values[c->n->outputs[k]];
+  int64_t rank = y->rank;
+  infer_set_output(c, shape_k, INGOT_DTYPE_I64, 1, &rank);
+  c->g->values[c->n->outputs[k]].runtime_shape = c->n->outputs[shape_k] + 1;
+}

@@ -1157,6 +1157,17 @@ ingot_status_t infer_tfidf(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+/* NonZero: x of rank r >= 1 -> int64 [r, n], n (the number of nonzero
+ * elements) known at run time: dims [r, numel(x)] are its bounds. */
+ingot_status_t infer_nonzero(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if (x->rank < 1) return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "a scalar input is not supported");
+  int64_t dims[2] = {x->rank, ingot_value_numel(x)};
+  infer_set_output(c, 0, INGOT_DTYPE_I64, 2, dims);
+  infer_runtime_shape(c, 0, 1, "shape");
+  return INGOT_OK;
+}
+
 /* EyeLike: x's 2-D shape; the dtype of attribute 'dtype', else x's. */
 ingot_status_t infer_eyelike(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);

@@ -20,6 +20,14 @@ ingot_value_t* infer_input(const infer_ctx_t* c, uint32_t i);
 void infer_set_output(const infer_ctx_t* c, uint32_t k, ingot_dtype_t dtype, int32_t rank,
                       const int64_t* dims);
 void infer_copy_output(const infer_ctx_t* c, uint32_t k, const ingot_value_t* from);
+/* Gives the node output k when it has none: a new intermediate value named
+ * NODE_suffix (for outputs that inference adds, such as a scratch buffer). */
+void infer_ensure_output(infer_ctx_t* c, uint32_t k, const char* suffix);
+/* Declares output k's size as computed at run time (ingot_value_t.runtime_shape):
+ * set output k first, with its upper bounds; output `shape_k` (added when
+ * absent, named NODE_suffix) becomes the int64 [rank] tensor the lowering
+ * writes the run's shape to. */
+void infer_runtime_shape(infer_ctx_t* c, uint32_t k, uint32_t shape_k, const char* suffix);
 bool infer_is_float(ingot_dtype_t t);
 /* "[1x3x224x224]" into buf. */
 void infer_shape_str(const ingot_value_t* v, char* buf, size_t size);

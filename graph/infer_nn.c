@@ -421,25 +421,6 @@ ingot_status_t infer_convtranspose(infer_ctx_t* c) {
 
 /* ---- LSTM, GRU, RNN ---- */
 
-/* Gives the node output k when it has none (see the file comment). */
-static void ensure_output(infer_ctx_t* c, uint32_t k, const char* suffix) {
-  ingot_node_t* n = &c->g->nodes[c->id];
-  if (k < n->output_count && n->outputs[k] != INGOT_NO_VALUE) return;
-  uint32_t count = n->output_count > k + 1 ? n->output_count : k + 1;
-  uint32_t* outs = INGOT_ARENA_ARRAY(&c->g->arena, uint32_t, count);
-  for (uint32_t i = 0; i < count; ++i) outs[i] = i < n->output_count ? n->outputs[i] : INGOT_NO_VALUE;
-  char base[256];
-  snprintf(base, sizeof(base), "%s_%s", n->name, suffix);
-  const char* name = ingot_graph_unique_name(c->g, base);
-  uint32_t id = ingot_graph_add_value(c->g, name, INGOT_VALUE_INTERMEDIATE);
-  c->g->values[id].producer = c->id;
-  n = &c->g->nodes[c->id];
-  outs[k] = id;
-  n->outputs = outs;
-  n->output_count = count;
-  c->n = n;
-}
-
 /* DynamicQuantizeLSTM's W_scale / W_zero_point (k = 8) or R_scale /
  * R_zero_point (k = 10): float32 scales [ndir] (per direction) or
  * [ndir, 4*hidden] (per gate column), zero points of W's dtype and the
@@ -567,9 +548,9 @@ ingot_status_t infer_rnn(infer_ctx_t* c) {
   }
   /* activations, activation_alpha, activation_beta: read and checked where
    * they are applied (lower/lower_rnn.c). */
-  ensure_output(c, 0, "Y");
-  if (lstm) ensure_output(c, 2, "Y_c");
-  if (op == INGOT_OP_GRU) ensure_output(c, 1, "Y_h");
+  infer_ensure_output(c, 0, "Y");
+  if (lstm) infer_ensure_output(c, 2, "Y_c");
+  if (op == INGOT_OP_GRU) infer_ensure_output(c, 1, "Y_h");
   int64_t ydims[4];
   if (layout) {
     ydims[0] = batch, ydims[1] = seq, ydims[2] = ndir, ydims[3] = hidden;
@@ -791,7 +772,7 @@ ingot_status_t infer_linattn(infer_ctx_t* c) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "past_state must be [%lld, %lld, %lld, %lld]", (long long)b,
                       (long long)hkv, (long long)dk, (long long)dv);
   }
-  ensure_output(c, 1, "present_state"); /* the lowering keeps the state there */
+  infer_ensure_output(c, 1, "present_state"); /* the lowering keeps the state there */
   int64_t yd[3] = {b, t, hq * dv};
   infer_set_output(c, 0, q->dtype, 3, yd);
   infer_set_output(c, 1, q->dtype, 4, sd);
@@ -931,7 +912,7 @@ ingot_status_t infer_det(infer_ctx_t* c) {
     }
     if (read) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "has one output; a second one is read");
   }
-  ensure_output(c, 1, "lu");
+  infer_ensure_output(c, 1, "lu");
   infer_set_output(c, 0, x->dtype, x->rank - 2, x->dims);
   infer_set_output(c, 1, x->dtype, x->rank, x->dims);
   return INGOT_OK;

@@ -333,6 +333,16 @@ static ingot_status_t fold_node(ingot_graph_t* graph, uint32_t id, ingot_node_ev
       if (!data[k]) data[k] = ingot_xcalloc(1, 1); /* an evaluator may leave empty outputs NULL */
       int64_t dims[INGOT_MAX_RANK];
       memcpy(dims, v->dims, sizeof(dims));
+      if (v->runtime_shape) {
+        /* Its size came out of the evaluation: the shape output (of this
+         * node) holds it, and the data is dense in it (within the bounds). */
+        const int64_t* computed = NULL;
+        for (uint32_t j = 0; j < nout; ++j)
+          if (n->outputs[j] == v->runtime_shape - 1) computed = data[j] ? data[j] : graph->values[n->outputs[j]].data;
+        for (int32_t d = 0; computed && d < v->rank; ++d)
+          if (computed[d] >= 0 && computed[d] <= v->dims[d]) dims[d] = computed[d];
+        graph->values[o].runtime_shape = 0;
+      }
       ingot_graph_set_weight(graph, o, v->dtype, v->rank, dims, data[k]);
       graph->values[o].producer = INGOT_NO_VALUE;
       data[k] = NULL;

@@ -535,6 +535,13 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
     if (v->dtype == INGOT_DTYPE_INVALID || v->rank < 0) {
       return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' has no known type or shape yet", v->name);
     }
+    if (v->runtime_shape) {
+      const ingot_value_t* shape = &graph->values[v->runtime_shape - 1];
+      const char* from = shape->producer < graph->node_count ? ingot_op_name(graph->nodes[shape->producer].op) : NULL;
+      return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
+                        "input '%s' has a size that %s computes at run time; such a tensor can only be a graph "
+                        "output for now", v->name, from ? from : "its producer");
+    }
     for (int32_t k = 0; k < v->rank; ++k) {
       if (v->dims[k] < 0) {
         return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,

@@ -755,6 +755,64 @@ ingot_status_t lower_eyelike(lower_ctx_t* ctx) {
   return INGOT_OK;
 }
 
+/* NonZero: y [r, n] int64, the coordinates of x's nonzero elements in
+ * row-major order (NaN counts as nonzero), n known only at run time. One
+ * OTHER stage of one iteration: count n, then walk x again and write each
+ * nonzero element's coordinates at column j of y laid out dense as [r, n]
+ * (row a at a * n), then the shape {r, n} (the node's second output). */
+ingot_status_t lower_nonzero(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0), y = node_output(ctx, 0), shape = node_output(ctx, 1);
+  if (shape == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "has no shape output (inference adds it)");
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, x, LOWER_DT_ANY | LOWER_DT_HALF)) ||
+      (s = lower_check_value_dt(ctx, y, LOWER_DT(INGOT_DTYPE_I64)))) {
+    return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  int64_t numel = ingot_value_numel(xv);
+  int32_t rank = xv->rank;
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  uint32_t bs = lower_add_output(ctx, shape, "shape");
+  ingot_ir_func_t* f = ctx->f;
+  uint32_t one = lower_add_var(ctx, "one", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t i = lower_add_var(ctx, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t i2 = lower_add_var(ctx, "i2", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t n = lower_add_var(ctx, "n", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  uint32_t j = lower_add_var(ctx, "j", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  ingot_dtype_t cmp = xv->dtype == INGOT_DTYPE_F16 || xv->dtype == INGOT_DTYPE_BF16 ? INGOT_DTYPE_F32 : xv->dtype;
+#define NONZERO_AT(var)                                                                                  \
+  ingot_ir_binary(f, INGOT_IR_NE, ingot_ir_cast(f, cmp, ingot_ir_load(f, bx, ingot_ir_var(f, var))), \
+                  lower_const(ctx, cmp, 0.0))
+  ingot_ir_expr_t* is1 = NONZERO_AT(i);
+  ingot_ir_expr_t* is2 = NONZERO_AT(i2);
+#undef NONZERO_AT
+  /* The coordinates of element i2, one store per axis. */
+  ingot_ir_stmt_t* write[INGOT_MAX_RANK + 1];
+  int64_t stride = 1;
+  for (int32_t a = rank - 1; a >= 0; --a) {
+    ingot_ir_expr_t* c = ingot_ir_var(f, i2);
+    if (stride > 1) c = ingot_ir_binary(f, INGOT_IR_DIV, c, ingot_ir_int(f, stride));
+    if (a > 0) c = ingot_ir_binary(f, INGOT_IR_MOD, c, ingot_ir_int(f, xv->dims[a]));
+    ingot_ir_expr_t* at = ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_int(f, a), ingot_ir_var(f, n)), ingot_ir_var(f, j));
+    write[a] = ingot_ir_store(f, by, at, c);
+    stride *= xv->dims[a];
+  }
+  write[rank] = ingot_ir_assign(f, j, ingot_ir_add(f, ingot_ir_var(f, j), ingot_ir_int(f, 1)));
+  ingot_ir_expr_t* step = ingot_ir_select(f, is1, ingot_ir_int(f, 1), ingot_ir_int(f, 0));
+  ingot_ir_stmt_t* body[6] = {
+      ingot_ir_local(f, n, ingot_ir_int(f, 0)),
+      ingot_ir_for(f, i, numel, ingot_ir_assign(f, n, ingot_ir_add(f, ingot_ir_var(f, n), step))),
+      ingot_ir_local(f, j, ingot_ir_int(f, 0)),
+      ingot_ir_for(f, i2, numel, ingot_ir_if(f, is2, ingot_ir_block(f, write, (uint32_t)rank + 1))),
+      ingot_ir_store(f, bs, ingot_ir_int(f, 0), ingot_ir_int(f, rank)),
+      ingot_ir_store(f, bs, ingot_ir_int(f, 1), ingot_ir_var(f, n)),
+  };
+  lower_emit_other(ctx, ingot_ir_for(f, one, 1, ingot_ir_block(f, body, 6)));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "nonzero %s %s", dt(xv->dtype), lower_shape_str(ctx, x)));
+  return INGOT_OK;
+}
+
 /* OptionalHasElement: whether the input is there, known at compile time
  * (graph/infer_data.c, infer_optional). */
 ingot_status_t lower_optional_has_element(lower_ctx_t* ctx) {

@@ -46,6 +46,13 @@ compare.py):
     STFT of x with window w, frame_step 8, onesided 0, and STFT of r without a
     window, frame_length 10, frame_step 7, onesided 1.
 
+  nonzero.onnx (opset 18), input x [3, 4, 5]: outputs whose size a run
+    computes: NonZero(x) and NonZero(x == 0) (bool), beside
+    Transpose(NonZero(m)) of a constant mask m (folded when compiling, so its
+    size is fixed). nonzero_x.npy has zeros, NaN and negative values.
+    nonzero_refused.onnx: NonZero(x) read by a Transpose (refused: such a
+    tensor can only be a graph output for now).
+
   rnn_activations.onnx (opset 14), input x [5, 2, 4] (time, batch, input):
     recurrent layers with the activations attribute: a bidirectional LSTM
     (forward HardSigmoid, Elu, Softsign with alpha/beta; backward Sigmoid,
@@ -161,6 +168,27 @@ def fixed_outputs():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def nonzero():
+    m = np.array([[0, 1, 0], [2, 0, 3]], dtype=np.int32)
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Constant", [], ["zero"], value=numpy_helper.from_array(np.array(0, np.float32))),
+             helper.make_node("Equal", ["x", "zero"], ["eq"]), helper.make_node("NonZero", ["eq"], ["nz_eq"]),
+             helper.make_node("NonZero", ["m"], ["nz_m"]), helper.make_node("Transpose", ["nz_m"], ["nz_m_t"])]
+    outs = [helper.make_tensor_value_info("nz", TensorProto.INT64, [3, None]),
+            helper.make_tensor_value_info("nz_eq", TensorProto.INT64, [3, None]),
+            helper.make_tensor_value_info("nz_m_t", TensorProto.INT64, [None, 2])]
+    g = helper.make_graph(nodes, "nonzero", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5])], outs,
+                          [numpy_helper.from_array(m, "m")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def nonzero_refused():
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]), helper.make_node("Transpose", ["nz"], ["t"])]
+    g = helper.make_graph(nodes, "nonzero_refused", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("t", TensorProto.INT64, [None, 2])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
 def only_empty():
     inits = [numpy_helper.from_array(np.array([v], dtype=np.int64), n) for n, v in (("s", 7), ("e", 9), ("a", 1))]
     g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])], "only_empty",
@@ -262,7 +290,7 @@ def main():
                         ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs()),
                         ("rnn_activations", rnn_activations(rng)), ("half_cnn", half_cnn(rng)),
                         ("tfidf", tfidf()), ("fixed_outputs", fixed_outputs()), ("only_empty", only_empty()),
-                        ("stft", stft())):
+                        ("stft", stft()), ("nonzero", nonzero()), ("nonzero_refused", nonzero_refused())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order
@@ -276,6 +304,11 @@ def main():
     # theta: a rotation with a scale past the image (1.4), and a shear with a shift
     theta = np.array([[[1.2, -0.7, 0.1], [0.7, 1.2, -0.2]], [[1.4, 0.3, -0.45], [0.0, -1.3, 0.33]]], dtype=np.float32)
     np.save(os.path.join(args.out, "spatial_transformer_theta.npy"), theta)
+    # x: a third zeros, NaN (nonzero for NonZero, not equal to 0), the rest normal
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    x[rng.random((3, 4, 5)) < 0.33] = 0.0
+    x[0, 1, 2] = x[2, 3, 4] = np.nan
+    np.save(os.path.join(args.out, "nonzero_x.npy"), x)
 
 
 if __name__ == "__main__":

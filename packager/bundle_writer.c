@@ -95,6 +95,13 @@ static ingot_status_t weights_layout(const ingot_bundle_spec_t* spec, const uint
   return INGOT_OK;
 }
 
+/* Whether an output's shape is computed at run time (a version 4 bundle). */
+static bool bundle_has_output_shapes(const ingot_bundle_spec_t* spec) {
+  for (uint32_t i = 0; spec->output_shapes && i < spec->output_count; ++i)
+    if (spec->output_shapes[i] != UINT32_MAX) return true;
+  return false;
+}
+
 /* Checks the spec; `with_codes` false: everything but the code variants
  * (what the plan and the firmware writer read). */
 static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_codes, uint64_t* tensor_bytes) {
@@ -148,6 +155,17 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_c
     if (spec->outputs[i] >= spec->tensor_count)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: output %u: bad tensor %u", i,
                         spec->outputs[i]);
+  for (uint32_t i = 0; spec->output_shapes && i < spec->output_count; ++i) {
+    uint32_t t = spec->output_shapes[i];
+    if (t == UINT32_MAX) continue;
+    const ingot_bundle_tensor_t* out = &spec->tensors[spec->outputs[i]];
+    if (t >= spec->tensor_count || spec->tensors[t].storage != INGOT_STORAGE_ARENA ||
+        spec->tensors[t].dtype != INGOT_DTYPE_I64 || spec->tensors[t].rank != 1 ||
+        spec->tensors[t].dims[0] != (int64_t)out->rank || out->storage != INGOT_STORAGE_ARENA)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "bundle spec: output %u: its shape tensor %u is not an int64 arena tensor of %u elements", i,
+                        t, out->rank);
+  }
   uint64_t arg_total = 0;
   for (uint32_t s = 0; s < spec->step_count; ++s) {
     const ingot_bundle_step_t* st = &spec->steps[s];
@@ -565,6 +583,13 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   pad_to(&manifest, 8);
   ingot_strbuf_append_bytes(&manifest, spec->outputs ? (const void*)spec->outputs : "", 4 * (size_t)spec->output_count);
   pad_to(&manifest, 8);
+  if (bundle_has_output_shapes(spec)) {
+    for (uint32_t i = 0; i < spec->output_count; ++i) {
+      uint32_t r = spec->output_shapes[i] == UINT32_MAX ? 0 : spec->output_shapes[i] + 1;
+      ingot_strbuf_append_bytes(&manifest, &r, 4);
+    }
+    pad_to(&manifest, 8);
+  }
   uint32_t arg_begin = 0;
   for (uint32_t s = 0; s < spec->step_count; ++s) {
     ingot_step_record_t r = {spec->steps[s].guard, arg_begin, spec->steps[s].arg_count, step_str[s]};
@@ -661,7 +686,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   ingot_bundle_header_t header;
   memset(&header, 0, sizeof header);
   memcpy(header.magic, INGOT_BUNDLE_MAGIC, 8);
-  header.format_version = INGOT_FORMAT_VERSION;
+  header.format_version = bundle_has_output_shapes(spec) ? INGOT_FORMAT_VERSION : INGOT_FORMAT_VERSION_FIXED_SHAPES;
   header.endian_mark = INGOT_ENDIAN_MARK;
   header.file_size = pos;
   header.section_count = section_count;

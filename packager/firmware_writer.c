@@ -316,6 +316,11 @@ ingot_status_t ingot_firmware_build(const ingot_bundle_spec_t* spec, const char*
   if (out) memset(out, 0, sizeof(*out));
   if (!spec || !kernel_source || !source_size || !out)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "firmware: NULL spec, source or output");
+  for (uint32_t i = 0; spec->output_shapes && i < spec->output_count; ++i)
+    if (spec->output_shapes[i] != UINT32_MAX)
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "firmware: output '%s' has a size computed at run time, which firmware output cannot "
+                        "report yet; use a bundle", spec->tensors[spec->outputs[i]].name);
   const uint32_t nt = spec->tensor_count;
   uint64_t* offsets = ingot_xcalloc(nt ? nt : 1, sizeof(uint64_t));
   uint64_t arena_bytes = 0, lower_bound = 0;

@@ -115,6 +115,11 @@ typedef struct ingot_bundle_spec_t {
   uint32_t input_count;
   const uint32_t* outputs;
   uint32_t output_count;
+  /* output_count entries, or NULL (all UINT32_MAX): UINT32_MAX, or the
+   * int64 ARENA tensor of the output's rank that the steps fill with its
+   * shape in each run (an output whose size depends on the data; its own
+   * dims are the bounds). A bundle with one is format version 4. */
+  const uint32_t* output_shapes;
   const ingot_bundle_step_t* steps;
   uint32_t step_count;
   const char* const* kernel_names;
@@ -145,7 +150,8 @@ typedef struct ingot_bundle_report_t {
  *     last one;
  *   - graph inputs live for the whole run (a caller may fill them once and
  *     run many times): from step 0 to the last step;
- *   - graph outputs live to the last step;
+ *   - graph outputs, and the tensors holding their run-time shapes, live to
+ *     the last step;
  *   - a tensor no step touches (an alias root's view, a weight) starts at
  *     step 0 and lives for one step unless the rules above extend it.
  * Alias groups are not merged here (the planner gives a group the union of

@@ -343,6 +343,11 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
     for (uint32_t t = 0; t < h->tensor_count; ++t) weight_count += tensors[t].storage == INGOT_STORAGE_WEIGHT;
   const uint32_t* inputs = tensors ? (const uint32_t*)cursor_take(&c, (uint64_t)h->input_count * 4) : NULL;
   const uint32_t* outputs = inputs ? (const uint32_t*)cursor_take(&c, (uint64_t)h->output_count * 4) : NULL;
+  const uint32_t* output_shapes = NULL;
+  if (outputs && b->format_version >= 4) {
+    output_shapes = (const uint32_t*)cursor_take(&c, (uint64_t)h->output_count * 4);
+    if (!output_shapes) outputs = NULL;
+  }
   const ingot_step_record_t* steps = outputs ? (const ingot_step_record_t*)cursor_take(
       &c, (uint64_t)h->step_count * sizeof(ingot_step_record_t)) : NULL;
   const uint32_t* args = steps ? (const uint32_t*)cursor_take(&c, (uint64_t)h->arg_count * 4) : NULL;
@@ -406,6 +411,15 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
       return MANIFEST_FAIL("input %u: bad tensor index", i);
   for (uint32_t i = 0; i < h->output_count; ++i)
     if (outputs[i] >= h->tensor_count) return MANIFEST_FAIL("output %u: bad tensor index", i);
+  for (uint32_t i = 0; output_shapes && i < h->output_count; ++i) {
+    if (!output_shapes[i]) continue;
+    uint32_t t = output_shapes[i] - 1;
+    const ingot_rt_tensor_t* out = &b->tensors[outputs[i]];
+    if (t >= h->tensor_count || b->tensors[t].storage != INGOT_STORAGE_ARENA ||
+        b->tensors[t].info.dtype != INGOT_DTYPE_I64 || b->tensors[t].info.rank != 1 ||
+        b->tensors[t].info.dims[0] != (int64_t)out->info.rank || out->storage != INGOT_STORAGE_ARENA)
+      return MANIFEST_FAIL("output %u: its shape tensor is not an int64 arena tensor of its rank", i);
+  }
   for (uint32_t i = 0; i < h->arg_count; ++i)
     if (args[i] >= h->tensor_count) return MANIFEST_FAIL("argument %u: bad tensor index", i);
   for (uint32_t i = 0; i < h->kernel_count; ++i)
@@ -438,6 +452,7 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
   b->inputs = inputs;
   b->output_count = h->output_count;
   b->outputs = outputs;
+  b->output_shapes = output_shapes;
   b->step_count = h->step_count;
   b->arg_count = h->arg_count;
   b->args = args;

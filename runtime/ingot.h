@@ -50,12 +50,13 @@ extern "C" {
  * ingot_session_options_t): rebuild a program against the header of the
  * libingot it runs with (the SONAME follows the major version only). Zero
  * new fields keep the old behaviour. */
-#define INGOT_VERSION_MINOR 4 /* 2: weights in place, caller arenas, pools;
+#define INGOT_VERSION_MINOR 5 /* 2: weights in place, caller arenas, pools;
                                  3: tensors by name, cancel, the signature
                                  checked before the checksums;
                                  4: model metadata, caller-owned input and
                                  output buffers, shared threads and the
-                                 application's parallel-for */
+                                 application's parallel-for;
+                                 5: outputs whose size a run computes */
 #define INGOT_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */
 uint32_t ingot_version(void);
@@ -453,6 +454,19 @@ void ingot_session_release(ingot_session_t* session);
  * the next run. */
 void* ingot_session_input_data(ingot_session_t* session, uint32_t index);
 const void* ingot_session_output_data(const ingot_session_t* session, uint32_t index);
+
+/* Outputs whose size depends on the data (added in 0.5): NonZero, Unique,
+ * NonMaxSuppression and what a model computes from them end at a graph
+ * output whose size a run computes. ingot_bundle_output_info then gives
+ * upper bounds (its bytes are what the output's storage holds), and
+ * ingot_bundle_output_shape_varies returns 1. After each run,
+ * ingot_session_output_shape gives the shape the run computed (rank and
+ * INGOT_MAX_RANK dims, zero past rank), and the output's data is dense in
+ * that shape from its start; before the first run such an output's dims
+ * are 0. For every other output it gives the bundle's shape. */
+int ingot_bundle_output_shape_varies(const ingot_bundle_t* bundle, uint32_t index);
+ingot_status_t ingot_session_output_shape(const ingot_session_t* session, uint32_t index, uint32_t* out_rank,
+                                          int64_t* out_dims);
 
 /* Caller-owned input and output buffers (added in 0.4). Binds input (or
  * output) `index` to the caller's `data` of `bytes` bytes: runs then read

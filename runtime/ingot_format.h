@@ -64,7 +64,11 @@
 #include <stdint.h>
 
 #define INGOT_BUNDLE_MAGIC "INGOTBND" /* 8 bytes, no terminator in the file */
-#define INGOT_FORMAT_VERSION 3u
+/* Writers write version 4 only for a bundle with an output whose shape is
+ * computed at run time (MANIFEST's output_shapes), 3 otherwise, so that
+ * bundles without one stay readable by runtimes before 0.5. */
+#define INGOT_FORMAT_VERSION 4u
+#define INGOT_FORMAT_VERSION_FIXED_SHAPES 3u
 #define INGOT_FORMAT_VERSION_MIN 2u
 #define INGOT_ENDIAN_MARK 0x01020304u
 #define INGOT_SECTION_ALIGN 64u
@@ -128,6 +132,14 @@ typedef struct ingot_section_entry_t {
  *   ingot_tensor_record_t[tensor_count]
  *   uint32_t inputs[input_count]           tensor indices
  *   uint32_t outputs[output_count]         tensor indices
+ *   uint32_t output_shapes[output_count]   version 4 only: 0, the output's
+ *                                          shape is its tensor record's;
+ *                                          else 1 + the index of an int64
+ *                                          ARENA tensor of `rank` elements
+ *                                          that the steps fill with the
+ *                                          run's shape (dims of the record
+ *                                          are then bounds, the data dense
+ *                                          in the run's shape)
  *   ingot_step_record_t[step_count]
  *   uint32_t args[arg_count]               tensor indices, steps slice this
  *   uint32_t kernel_names[kernel_count]    string offsets

@@ -195,6 +195,9 @@ struct ingot_bundle_t {
   const uint32_t* inputs;   /* into manifest */
   uint32_t output_count;
   const uint32_t* outputs;  /* into manifest */
+  /* into manifest (version 4), or NULL: per output, 0 or 1 + the int64
+   * tensor holding its run-time shape */
+  const uint32_t* output_shapes;
   uint32_t step_count;
   ingot_rt_step_t* steps;
   uint32_t arg_count;

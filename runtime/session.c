@@ -41,7 +41,12 @@ struct ingot_session_t {
   uint8_t** bound;
   uint8_t* bound_copy;
   atomic_int cancel;           /* ingot_session_cancel's request, consumed by a run */
+  /* Per output, INGOT_MAX_RANK dims: its shape as the last run left it
+   * (ingot_session_output_shape). */
+  int64_t* output_dims;
 };
+
+static ingot_status_t read_output_shape(ingot_session_t* s, uint32_t i);
 
 /* Where tensor t lives on the device for this session. */
 static void* tensor_data(const ingot_session_t* s, uint32_t t) {
@@ -186,6 +191,18 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
   }
   memset(s->bound, 0, sizeof(uint8_t*) * (slots ? slots : 1));
   memset(s->bound_copy, 0, slots ? slots : 1);
+  uint32_t nout = bundle->output_count ? bundle->output_count : 1;
+  s->output_dims = (int64_t*)ingot_rt_alloc(allocator, sizeof(int64_t) * INGOT_MAX_RANK * nout);
+  if (!s->output_dims) {
+    ingot_session_release(s);
+    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");
+  }
+  memset(s->output_dims, 0, sizeof(int64_t) * INGOT_MAX_RANK * nout);
+  for (uint32_t i = 0; i < bundle->output_count; ++i) {
+    const ingot_tensor_info_t* info = &bundle->tensors[bundle->outputs[i]].info;
+    int varies = bundle->output_shapes && bundle->output_shapes[i];
+    for (uint32_t d = 0; !varies && d < info->rank; ++d) s->output_dims[i * INGOT_MAX_RANK + d] = info->dims[d];
+  }
   *out_session = s;
   return INGOT_OK;
 }
@@ -195,6 +212,7 @@ void ingot_session_release(ingot_session_t* s) {
   ingot_rt_free(s->allocator, s->args);
   ingot_rt_free(s->allocator, s->bound);
   ingot_rt_free(s->allocator, s->bound_copy);
+  ingot_rt_free(s->allocator, s->output_dims);
   if (s->staging) {
     for (uint32_t i = 0; i < s->bundle->input_count + s->bundle->output_count; ++i)
       ingot_rt_free(s->allocator, s->staging[i]);
@@ -405,7 +423,51 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
     if (s->bound[slot] && s->bound_copy[slot] && b->tensors[t].info.bytes)
       memcpy(s->bound[slot], tensor_data(s, t), b->tensors[t].info.bytes);
   }
+  for (uint32_t i = 0; b->output_shapes && i < b->output_count && status == INGOT_OK; ++i)
+    if (b->output_shapes[i]) status = read_output_shape(s, i);
   return status;
+}
+
+/* Output i's shape as the run computed it (the bundle's output_shapes),
+ * checked against its bounds, into s->output_dims. */
+static ingot_status_t read_output_shape(ingot_session_t* s, uint32_t i) {
+  const ingot_bundle_t* b = s->bundle;
+  const ingot_tensor_info_t* info = &b->tensors[b->outputs[i]].info;
+  int64_t dims[INGOT_MAX_RANK];
+  const void* src = tensor_data(s, b->output_shapes[i] - 1);
+  size_t bytes = sizeof(int64_t) * info->rank;
+  if (s->staging) {
+    ingot_status_t status = s->loader->buffer_copy(s->device, dims, (void*)(uintptr_t)src, bytes, INGOT_RT_COPY_TO_HOST);
+    if (status != INGOT_OK) return status;
+  } else if (bytes) {
+    memcpy(dims, src, bytes);
+  }
+  int64_t* out = &s->output_dims[i * INGOT_MAX_RANK];
+  for (uint32_t d = 0; d < info->rank; ++d) {
+    if (dims[d] < 0 || dims[d] > info->dims[d]) {
+      memset(out, 0, sizeof(int64_t) * INGOT_MAX_RANK);
+      return ingot_rt_fail(INGOT_ERROR_INTERNAL, "session: output '%s': the run computed dimension %u = %lld, "
+                           "outside its bound 0..%lld", info->name, d, (long long)dims[d], (long long)info->dims[d]);
+    }
+    out[d] = dims[d];
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_session_output_shape(const ingot_session_t* s, uint32_t index, uint32_t* out_rank,
+                                          int64_t* out_dims) {
+  if (!s || !out_rank || !out_dims) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL argument");
+  if (index >= s->bundle->output_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "session: no output %u (the bundle has %u)", index,
+                         s->bundle->output_count);
+  const ingot_tensor_info_t* info = &s->bundle->tensors[s->bundle->outputs[index]].info;
+  *out_rank = info->rank;
+  for (uint32_t d = 0; d < INGOT_MAX_RANK; ++d) out_dims[d] = d < info->rank ? s->output_dims[index * INGOT_MAX_RANK + d] : 0;
+  return INGOT_OK;
+}
+
+int ingot_bundle_output_shape_varies(const ingot_bundle_t* b, uint32_t index) {
+  return b && index < b->output_count && b->output_shapes && b->output_shapes[index] ? 1 : 0;
 }
 
 /* run_steps, with a shared arena held busy for the run. */

@@ -92,6 +92,10 @@ _PROTOTYPES = {
     "ingot_session_bind_output": (ctypes.c_int, [_P, ctypes.c_uint32, _P, ctypes.c_uint64]),
     "ingot_threads_create": (ctypes.c_int, [ctypes.c_uint32, Allocator, ctypes.POINTER(_P)]),
     "ingot_threads_release": (None, [_P]),
+    # 0.5
+    "ingot_bundle_output_shape_varies": (ctypes.c_int, [_P, ctypes.c_uint32]),
+    "ingot_session_output_shape": (ctypes.c_int, [_P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+                                                  ctypes.POINTER(ctypes.c_int64)]),
 }
 
 _lock = threading.Lock()

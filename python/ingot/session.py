@@ -372,9 +372,24 @@ class Session:
         if feeds is not None:
             self._feed(feeds)
         _check(self._lib, self._lib.ingot_session_run(handles.session), f"run of '{self._path}'")
+        views = [self._run_shape(i, view) for i, view in enumerate(self._output_views)]
         if copy_outputs:
-            return {info.name: view.copy() for info, view in zip(self._outputs, self._output_views)}
-        return {info.name: view for info, view in zip(self._outputs, self._output_views)}
+            return {info.name: view.copy() for info, view in zip(self._outputs, views)}
+        return {info.name: view for info, view in zip(self._outputs, views)}
+
+    def _run_shape(self, index, view):
+        """Output `index`'s view in the shape the last run computed, for an
+        output whose size depends on the data (NonZero, Unique, ...): its
+        first elements, dense in that shape."""
+        lib, handles = self._lib, self._handles
+        if not lib.ingot_bundle_output_shape_varies(handles.bundle, index):
+            return view
+        rank = ctypes.c_uint32()
+        dims = (ctypes.c_int64 * 8)()
+        _check(lib, lib.ingot_session_output_shape(handles.session, index, ctypes.byref(rank), dims),
+               f"shape of output {index} of '{self._path}'")
+        shape = tuple(dims[d] for d in range(rank.value))
+        return view.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
 
     def close(self):
         """Ends the session (idempotent); see the class's note on memory."""

@@ -257,6 +257,25 @@ def case_session(args):
     with ingot.Session(c_only) as s4:
         check(s4.target == "c" and s4.inputs[0].shape == (1, 1, 8, 8), f"targets='c' ({s4.target}, {s4.inputs[0].shape})")
 
+    # API 0.5: an output whose size the run computes (NonZero) comes back in that size.
+    import onnx
+    from onnx import TensorProto, helper
+    nz_model = os.path.join(args.work, "nonzero.onnx")
+    graph = helper.make_graph([helper.make_node("NonZero", ["x"], ["idx"])], "nonzero",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info("idx", TensorProto.INT64, [2, None])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), nz_model)
+    nz_bundle = ingot.compile(nz_model, os.path.join(args.work, "nonzero.ingot"), targets=["llvm"])
+    with ingot.Session(nz_bundle, threads=1) as s5:
+        check(s5.outputs[0].shape == (2, 12), f"the output's bounds {s5.outputs[0].shape}")
+        for k, xs in enumerate((np.array([[0, 1, 0, 2], [3, 0, 0, 0], [0, 0, 5, 6]], np.float32),
+                                np.zeros((3, 4), np.float32), np.ones((3, 4), np.float32))):
+            want = ort_run(nz_model, {"x": xs})["idx"]
+            for copy in (True, False):
+                got = s5.run({"x": xs}, copy_outputs=copy)["idx"]
+                check(got.shape == want.shape and np.array_equal(got, want),
+                      f"NonZero case {k} (copy_outputs={copy}): shape {got.shape}, onnxruntime {want.shape}")
+
 
 def make_prefix(args, root):
     """bin/ingot and lib/libingot.so.0 under root, as `cmake --install` lays them out."""

@@ -33,6 +33,7 @@ typedef struct compile_options_t {
   int input_shape_count;
   const char* consts[64];      /* NAME=FILE.npy: graph inputs bound as constants */
   int const_count;
+  int64_t max_trips;           /* --max-trips N: Loops whose trip count a run decides; 0: refused */
   const char* dump_space;      /* --dump-space FILE.json */
   bool dump_schedule;
   bool dump_ir;
@@ -71,6 +72,9 @@ static void compile_usage(FILE* out) {
           "                           (repeat for several inputs)\n"
           "  --const NAME=FILE.npy    make graph input NAME a constant with the file's data\n"
           "                           (inputs that decide shapes must be known when compiling)\n"
+          "  --max-trips N            compile each Loop whose trip count is known only at run\n"
+          "                           time for at most N iterations (a run that asks for more\n"
+          "                           fails with an error naming the Loop); default: refused\n"
           "  --tuning-log PATH        pick schedules from a tuning log (JSON lines); records made\n"
           "                           for another target or on another CPU model are not applied;\n"
           "                           without it the pre-tuned logs built in (schedule/logs/) apply\n"
@@ -142,7 +146,7 @@ static void compile_usage(FILE* out) {
 }
 
 enum {
-  OPT_TARGET = 256, OPT_TUNING_LOG, OPT_EMIT_C, OPT_CC, OPT_INPUT_SHAPE, OPT_CONST, OPT_DUMP_SPACE,
+  OPT_TARGET = 256, OPT_TUNING_LOG, OPT_EMIT_C, OPT_CC, OPT_INPUT_SHAPE, OPT_CONST, OPT_MAX_TRIPS, OPT_DUMP_SPACE,
   OPT_DUMP_SCHEDULE, OPT_DUMP_IR, OPT_DUMP_GRAPH, OPT_WEIGHTS, OPT_LAYOUT, OPT_HALF_OPS, OPT_EMIT_FIRMWARE,
   OPT_ACCURACY_INPUT, OPT_NO_ACCURACY,
 };
@@ -162,6 +166,7 @@ static const struct option kCompileOptions[] = {
     {"no-accuracy", no_argument, NULL, OPT_NO_ACCURACY},
     {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
     {"const", required_argument, NULL, OPT_CONST},
+    {"max-trips", required_argument, NULL, OPT_MAX_TRIPS},
     {"dump-space", required_argument, NULL, OPT_DUMP_SPACE},
     {"dump-schedule", no_argument, NULL, OPT_DUMP_SCHEDULE},
     {"dump-ir", no_argument, NULL, OPT_DUMP_IR},
@@ -260,6 +265,11 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
         if (!strchr(value, '=') || value[0] == '=')
           return ingot_cli_usage_error("compile", "--const takes NAME=FILE.npy, not '%s'", value);
         o->consts[o->const_count++] = value;
+        break;
+      case OPT_MAX_TRIPS:
+        if (!ingot_cli_parse_int(value, 1, INGOT_UNROLL_MAX_TRIPS, &o->max_trips))
+          return ingot_cli_usage_error("compile", "--max-trips takes a count from 1 to %u, not '%s'",
+                                       INGOT_UNROLL_MAX_TRIPS, value);
         break;
       case OPT_DUMP_SPACE:
         if ((rc = need_text("--dump-space", value))) return rc;
@@ -554,7 +564,7 @@ static ingot_status_t compile_model(const compile_options_t* o) {
     options = (ingot_driver_options_t){
         .model_path = o->model,
         .input_shapes = o->input_shapes, .input_shape_count = (uint32_t)o->input_shape_count,
-        .consts = consts, .const_count = (uint32_t)o->const_count,
+        .consts = consts, .const_count = (uint32_t)o->const_count, .max_trips = o->max_trips,
         .targets = o->targets, .target_count = (uint32_t)o->target_count,
         .tuning_log_path = o->tuning_log && strcmp(o->tuning_log, "none") != 0 ? o->tuning_log : NULL,
         .builtin_tuning_log = !o->tuning_log,

@@ -170,13 +170,19 @@ static int read_variants(const char* path, const uint8_t* bytes, const inspect_s
   uint64_t pos = 0;
   ingot_bundle_header_t fh;
   memcpy(&fh, bytes, sizeof fh); /* checked by the runtime's open before */
-  uint64_t sizes[8] = {sizeof h, (uint64_t)h.tensor_count * sizeof(ingot_tensor_record_t),
+  uint64_t sizes[9] = {sizeof h, (uint64_t)h.tensor_count * sizeof(ingot_tensor_record_t),
                        4ull * h.input_count, 4ull * h.output_count,
                        fh.format_version >= 4 ? 4ull * h.output_count : 0, /* output_shapes */
+                       fh.format_version >= 4 ? 8 : 0,                     /* check_count, reserved */
                        (uint64_t)h.step_count * sizeof(ingot_step_record_t), 4ull * h.arg_count,
                        4ull * h.kernel_count};
-  for (int a = 0; a < 8; ++a) {
+  for (int a = 0; a < 9; ++a) {
     pos = (pos + 7) & ~(uint64_t)7;
+    if (a == 6 && fh.format_version >= 4 && pos >= 8 && pos <= n) { /* after the count: the checks */
+      uint32_t checks;
+      memcpy(&checks, m + pos - 8, 4);
+      pos += 8ull * checks;
+    }
     pos += sizes[a];
   }
   pos = (pos + 7) & ~(uint64_t)7;

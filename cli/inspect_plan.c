@@ -125,7 +125,12 @@ static int plan_read(const char* path, const uint8_t* file, size_t size, plan_t*
   const uint8_t* outputs = inputs ? take(m, msize, &pos, 4ull * h.output_count) : NULL;
   ingot_bundle_header_t fh;
   memcpy(&fh, file, sizeof fh); /* checked by the runtime's open before */
-  if (outputs && fh.format_version >= 4) outputs = take(m, msize, &pos, 4ull * h.output_count) ? outputs : NULL;
+  if (outputs && fh.format_version >= 4) { /* output_shapes, then the checks */
+    const uint8_t* count = take(m, msize, &pos, 4ull * h.output_count) ? take(m, msize, &pos, 8) : NULL;
+    uint32_t checks = 0;
+    if (count) memcpy(&checks, count, 4);
+    outputs = count && take(m, msize, &pos, 8ull * checks) ? outputs : NULL;
+  }
   const uint8_t* rest = outputs ? take(m, msize, &pos, (uint64_t)h.step_count * sizeof(ingot_step_record_t)) : NULL;
   if (rest) rest = take(m, msize, &pos, 4ull * h.arg_count);
   const uint8_t* kernel_names = rest ? take(m, msize, &pos, 4ull * h.kernel_count) : NULL;

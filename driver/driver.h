@@ -149,6 +149,10 @@ typedef struct ingot_driver_options_t {
   uint32_t input_shape_count;
   const ingot_driver_const_t* consts;  /* ignored with `graph` */
   uint32_t const_count;
+  /* Iterations a Loop whose trip count is known only at run time is
+   * compiled for (ingot_graph_t.loop_max_trips); 0: such a Loop is refused.
+   * Ignored with `graph`. */
+  int64_t max_trips;
   /* Target strings (ingot_target_parse), at most INGOT_DRIVER_MAX_TARGETS,
    * the first leads; none: "llvm" in a build with LLVM, else "c". */
   const char* const* targets;

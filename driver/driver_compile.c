@@ -149,6 +149,7 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
   clock_enter(clock, INGOT_DRIVER_STAGE_PASSES, 0, NULL);
   for (uint32_t i = 0; i < o->input_shape_count && !s; ++i) s = ingot_graph_set_input_shape(graph, o->input_shapes[i]);
   for (uint32_t i = 0; i < o->const_count && !s; ++i) s = bind_const(graph, &o->consts[i]);
+  graph->loop_max_trips = o->max_trips;
   if (!s) {
     ingot_schedule_layout_chooser_t chooser;
     ingot_schedule_layout_chooser_init(&chooser, log, targets, target_count);

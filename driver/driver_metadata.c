@@ -95,6 +95,10 @@ ingot_status_t driver_metadata(ingot_arena_t* arena, const ingot_driver_options_
       snprintf(text, sizeof text, "%s=#sha256:%s", c->name ? c->name : "", h);
       append_option(&flags, "--const", text);
     }
+    if (o->max_trips > 0) {
+      snprintf(text, sizeof text, "%lld", (long long)o->max_trips);
+      append_option(&flags, "--max-trips", text);
+    }
   }
   if (o->tuning_log_path) {
     uint8_t* bytes = NULL;

@@ -330,6 +330,14 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
   uint32_t* outputs = INGOT_ARENA_ARRAY(A, uint32_t, p->output_count ? p->output_count : 1);
   for (uint32_t i = 0; i < p->input_count; ++i) inputs[i] = tensor_of[p->inputs[i]];
   for (uint32_t i = 0; i < p->output_count; ++i) outputs[i] = tensor_of[p->outputs[i]];
+  /* Checks after the run: their tensors. */
+  uint32_t* checks = INGOT_ARENA_ARRAY(A, uint32_t, g->check_count ? g->check_count : 1);
+  for (uint32_t i = 0; i < g->check_count; ++i) {
+    checks[i] = g->checks[i] < nv ? tensor_of[g->checks[i]] : UINT32_MAX;
+    if (checks[i] == UINT32_MAX || tensors[checks[i]].storage != INGOT_STORAGE_ARENA)
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED, "the check '%s' has no storage the run computes",
+                        g->check_messages[i]);
+  }
   /* Outputs whose size a step computes: the tensor holding it. */
   uint32_t* output_shapes = INGOT_ARENA_ARRAY(A, uint32_t, p->output_count ? p->output_count : 1);
   for (uint32_t i = 0; i < p->output_count; ++i) {
@@ -344,6 +352,7 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
       .tensors = tensors, .tensor_count = tensor_count,
       .inputs = inputs, .input_count = p->input_count,
       .outputs = outputs, .output_count = p->output_count, .output_shapes = output_shapes,
+      .checks = checks, .check_messages = (const char* const*)g->check_messages, .check_count = g->check_count,
       .steps = bsteps, .step_count = steps,
       .kernel_names = p->kernel_names, .kernel_count = p->kernel_count,
       .codes = codes, .code_count = p->code_count,

@@ -541,11 +541,30 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
   }
   uint32_t m_in = own > 0 ? ins[0] : INGOT_NO_VALUE, cond_in = own > 1 ? ins[1] : INGOT_NO_VALUE;
   int64_t trips = -1, cond = 1;
+  /* A trip count known only at run time: the loop is compiled for
+   * --max-trips iterations, each run under the guard `it < M` (and the
+   * condition, as below), and a check fails the run that needs more. */
+  uint32_t m_run = INGOT_NO_VALUE;
   if (m_in != INGOT_NO_VALUE && !const_scalar(c->g, m_in, &trips)) {
-    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                      "node '%s' (Loop): the trip count '%s' must be known at compile time (bind the input it comes "
-                      "from with --const NAME=FILE.npy)%s",
-                      c->name, c->g->values[m_in].name, input_deps(c, m_in));
+    const ingot_value_t* mv = shaped(c, m_in);
+    const char* why = NULL;
+    if (c->g->loop_max_trips <= 0) {
+      why = "; or compile it for at most N iterations with --max-trips N";
+    } else if (n_scan) {
+      why = ", since the loop has scan outputs, whose length would vary";
+    } else if (c->st->guard) {
+      why = ", since the Loop is inside a branch of an If whose condition is known only at run time";
+    } else if (!mv || mv->dtype != INGOT_DTYPE_I64 || ingot_value_numel(mv) != 1) {
+      why = ", since it is not one int64";
+    }
+    if (why) {
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "node '%s' (Loop): the trip count '%s' must be known at compile time (bind the input it "
+                        "comes from with --const NAME=FILE.npy)%s%s",
+                        c->name, c->g->values[m_in].name, why, input_deps(c, m_in));
+    }
+    m_run = m_in;
+    trips = c->g->loop_max_trips;
   }
   if (cond_in != INGOT_NO_VALUE && !const_scalar(c->g, cond_in, &cond)) {
     return ingot_fail(INGOT_ERROR_UNSUPPORTED,
@@ -585,6 +604,20 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
       break;
     }
     formal[0] = scalar_i64(c, ingot_arena_printf(&c->g->arena, "%s.iter%lld", c->name, (long long)it), it);
+    if (m_run != INGOT_NO_VALUE) {
+      /* This iteration runs when the ones before ran on and it < M. */
+      uint32_t lt_in[2] = {formal[0], m_run}, below;
+      s = emit1(c, INGOT_OP_LESS, ingot_arena_printf(&c->g->arena, "%s/%lld.below_trips", c->name, (long long)it),
+                lt_in, 2, NULL, 0, &below);
+      if (!s && active != INGOT_NO_VALUE) {
+        uint32_t and_in[2] = {active, below};
+        s = emit1(c, INGOT_OP_AND, ingot_arena_printf(&c->g->arena, "%s/%lld.runs", c->name, (long long)it), and_in,
+                  2, NULL, 0, &below);
+      }
+      if (s) break;
+      active = below;
+      if (it > 0) cond_value = active;
+    }
     formal[1] = cond_value;
     for (uint32_t k = 0; k < n_carried; ++k) formal[2 + k] = carried[k];
     if (active != INGOT_NO_VALUE) {
@@ -611,7 +644,7 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
         no = new_weight(c, ingot_arena_printf(&c->g->arena, "%s.false", c->name), INGOT_DTYPE_BOOL, 0, NULL,
                         &false_byte, 1);
       }
-      if (!s) {
+      if (!s && cond_in != INGOT_NO_VALUE) { /* else a for loop: the body's condition is ignored */
         s = select_value(c, active, outs[0], no,
                          ingot_arena_printf(&c->g->arena, "%s/%lld.active", c->name, (long long)it), &active);
       }
@@ -657,6 +690,26 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
       continue;
     }
     cond_value = outs[0];
+  }
+  if (!s && m_run != INGOT_NO_VALUE && active != INGOT_NO_VALUE) {
+    /* The loop would run on past the iterations compiled in: M > bound and
+     * the last one left the loop running. */
+    uint32_t bound = scalar_i64(c, ingot_arena_printf(&c->g->arena, "%s.max_trips", c->name), trips);
+    uint32_t lt_in[2] = {bound, m_run}, above, over;
+    s = emit1(c, INGOT_OP_LESS, ingot_arena_printf(&c->g->arena, "%s.above_max_trips", c->name), lt_in, 2, NULL, 0,
+              &above);
+    uint32_t and_in[2] = {active, above};
+    if (!s) {
+      s = emit1(c, INGOT_OP_AND, ingot_arena_printf(&c->g->arena, "%s.runs_past_max_trips", c->name), and_in, 2, NULL,
+                0, &over);
+    }
+    if (!s) {
+      ingot_graph_add_check(c->g, over,
+                            ingot_arena_printf(&c->g->arena,
+                                               "Loop '%s': the trip count '%s' asks for more than %lld iterations, "
+                                               "the most this bundle was compiled for (--max-trips %lld)",
+                                               c->name, c->g->values[m_in].name, (long long)trips, (long long)trips));
+    }
   }
   for (uint32_t k = 0; k < n_carried && !s; ++k) s = wire_output(c, k, carried[k]);
   for (uint32_t k = 0; k < n_scan && !s; ++k) {

@@ -497,3 +497,19 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
     ingot_strbuf_append(sb, "\n");
   }
 }
+
+void ingot_graph_add_check(ingot_graph_t* graph, uint32_t value, const char* message) {
+  uint32_t n = graph->check_count;
+  uint32_t* checks = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, n + 1);
+  const char** messages = INGOT_ARENA_ARRAY(&graph->arena, const char*, n + 1);
+  if (n) {
+    memcpy(checks, graph->checks, sizeof(uint32_t) * n);
+    memcpy(messages, graph->check_messages, sizeof(const char*) * n);
+  }
+  checks[n] = value;
+  messages[n] = ingot_arena_strdup(&graph->arena, message);
+  graph->checks = checks;
+  graph->check_messages = messages;
+  graph->check_count = n + 1;
+  graph->values[value].is_output = true;
+}

@@ -545,6 +545,17 @@ typedef struct ingot_graph_t {
   uint32_t* captures;
   uint32_t* capture_slots;
   uint32_t capture_count;
+  /* Conditions a run checks after its steps (ingot_graph_add_check): bool
+   * values of one element; one that is true fails the run with its message.
+   * Kept alive like outputs (their values are marked is_output, but are not
+   * in `outputs`). */
+  uint32_t* checks;
+  const char** check_messages;
+  uint32_t check_count;
+  /* The iterations a Loop whose trip count is known only at run time is
+   * compiled for (`ingot compile --max-trips N`): a run that needs more
+   * fails with a check. 0: such a Loop is refused. */
+  int64_t loop_max_trips;
   /* The subgraphs this graph owns (ingot_graph_adopt), destroyed with it. */
   struct ingot_graph_t** children;
   uint32_t child_count, child_cap;
@@ -701,6 +712,9 @@ ingot_status_t ingot_graph_copy_constant_outputs(ingot_graph_t* graph);
 /* Removes Identity/Dropout (inference), nodes whose outputs nobody uses, and
  * weights nobody reads. Compacts the graph, so value and node ids change. */
 ingot_status_t ingot_graph_eliminate_dead_code(ingot_graph_t* graph);
+/* Adds a run-time check (ingot_graph_t.checks): `value`, a bool of one
+ * element, fails the run with `message` (copied) when true. */
+void ingot_graph_add_check(ingot_graph_t* graph, uint32_t value, const char* message);
 /* Folds BatchNormalization into the Conv that feeds it (when the conv output
  * has no other consumer), rewriting the conv's weights and bias. Only the
  * inference form (training_mode=0, one output): training mode normalizes with

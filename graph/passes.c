@@ -1073,6 +1073,7 @@ void ingot_graph_compact(ingot_graph_t* graph) {
   bool* keep = ingot_xcalloc(nv ? nv : 1, sizeof(bool));
   for (uint32_t i = 0; i < graph->input_count; ++i) keep[graph->inputs[i]] = true;
   for (uint32_t i = 0; i < graph->output_count; ++i) keep[graph->outputs[i]] = true;
+  for (uint32_t i = 0; i < graph->check_count; ++i) keep[graph->checks[i]] = true;
   for (uint32_t i = 0; i < nv; ++i) {
     if (graph->values[i].is_output) keep[i] = true;
   }
@@ -1130,11 +1131,16 @@ void ingot_graph_compact(ingot_graph_t* graph) {
   }
   for (uint32_t i = 0; i < graph->input_count; ++i) graph->inputs[i] = REMAP(graph->inputs[i]);
   for (uint32_t i = 0; i < graph->output_count; ++i) graph->outputs[i] = REMAP(graph->outputs[i]);
-#undef REMAP
+  for (uint32_t i = 0; i < graph->check_count; ++i) graph->checks[i] = REMAP(graph->checks[i]);
   for (uint32_t i = 0; i < graph->value_count; ++i) {
     ingot_value_t* v = &graph->values[i];
     v->producer = v->producer == INGOT_NO_VALUE || v->producer >= nn ? INGOT_NO_VALUE : node_map[v->producer];
+    if (v->runtime_shape) {
+      uint32_t shape = REMAP(v->runtime_shape - 1);
+      v->runtime_shape = shape == INGOT_NO_VALUE ? 0 : shape + 1;
+    }
   }
+#undef REMAP
   free(node_map);
   free(value_map);
   free(keep);

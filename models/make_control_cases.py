@@ -29,6 +29,12 @@ tests bind at compile time (`--const`):
     while_x.npy, limit_small.npy (stops after 3 iterations for while_x) and
     limit_big.npy (runs all 8).
 
+  loop_trips.onnx (opset 13), inputs x [3], n (int64 scalar, the trip count,
+    known only at run time) and limit (float scalar): loop_while's body with
+    n as the trip count, compiled with --max-trips 8. trips_N.npy: n = 0, 3,
+    8 and 12; with limit_big, n = 12 asks for more iterations than compiled
+    in (the run fails), with limit_small the condition ends it after 3.
+
   scan_rnn.onnx (opset 16), inputs h0 [2, 4], xs [5, 2, 3] and ys [2, 5, 3]:
     an RNN-like Scan: h = Tanh(x_t W + h U + y_t V), W, U, V initializers of
     the main graph, plus a running sum; xs scanned along axis 0 forwards, ys
@@ -189,6 +195,19 @@ def scan_rnn(rng):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
 
 
+def loop_trips():
+    model = loop_while()
+    g = model.graph
+    loop = g.node[0]
+    loop.input[0] = "n"
+    keep = [init for init in g.initializer if init.name != "max_trips"]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    g.input.insert(1, helper.make_tensor_value_info("n", TensorProto.INT64, []))
+    g.name = "loop_trips"
+    return model
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the models and their inputs")
@@ -196,7 +215,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(16)
     for name, model in (("if_branch", if_branch()), ("if_shapes", if_shapes()), ("loop_counter", loop_counter()),
-                        ("loop_while", loop_while()), ("scan_rnn", scan_rnn(rng))):
+                        ("loop_while", loop_while()), ("loop_trips", loop_trips()), ("scan_rnn", scan_rnn(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     np.save(os.path.join(args.out, "if_true.npy"), np.array(True))
@@ -206,6 +225,8 @@ def main():
     np.save(os.path.join(args.out, "while_x.npy"), np.array([1.0, 2.0, 3.0], np.float32))
     np.save(os.path.join(args.out, "limit_small.npy"), np.array(20.0, np.float32))
     np.save(os.path.join(args.out, "limit_big.npy"), np.array(1e9, np.float32))
+    for n in (0, 3, 8, 12):
+        np.save(os.path.join(args.out, f"trips_{n}.npy"), np.array(n, np.int64))
 
 
 if __name__ == "__main__":

@@ -95,11 +95,12 @@ static ingot_status_t weights_layout(const ingot_bundle_spec_t* spec, const uint
   return INGOT_OK;
 }
 
-/* Whether an output's shape is computed at run time (a version 4 bundle). */
-static bool bundle_has_output_shapes(const ingot_bundle_spec_t* spec) {
+/* Whether an output's shape is computed at run time, or a run checks a
+ * condition: a version 4 bundle. */
+static bool bundle_is_version4(const ingot_bundle_spec_t* spec) {
   for (uint32_t i = 0; spec->output_shapes && i < spec->output_count; ++i)
     if (spec->output_shapes[i] != UINT32_MAX) return true;
-  return false;
+  return spec->check_count > 0;
 }
 
 /* Checks the spec; `with_codes` false: everything but the code variants
@@ -165,6 +166,15 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_c
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                         "bundle spec: output %u: its shape tensor %u is not an int64 arena tensor of %u elements", i,
                         t, out->rank);
+  }
+  if (spec->check_count && (!spec->checks || !spec->check_messages))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: checks with a count are NULL");
+  for (uint32_t i = 0; i < spec->check_count; ++i) {
+    uint32_t t = spec->checks[i];
+    if (t >= spec->tensor_count || spec->tensors[t].storage != INGOT_STORAGE_ARENA ||
+        spec->tensors[t].dtype != INGOT_DTYPE_BOOL || tensor_bytes[t] != 1 || !spec->check_messages[i])
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: check %u: tensor %u is not a bool arena tensor of "
+                        "one element, or it has no message", i, t);
   }
   uint64_t arg_total = 0;
   for (uint32_t s = 0; s < spec->step_count; ++s) {
@@ -543,10 +553,16 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     kernel_str[k] = (uint32_t)strings.length;
     ingot_strbuf_append_bytes(&strings, spec->kernel_names[k], strlen(spec->kernel_names[k]) + 1);
   }
+  uint32_t* check_str = ingot_xcalloc(spec->check_count ? spec->check_count : 1, sizeof(uint32_t));
+  for (uint32_t k = 0; k < spec->check_count; ++k) {
+    check_str[k] = (uint32_t)strings.length;
+    ingot_strbuf_append_bytes(&strings, spec->check_messages[k], strlen(spec->check_messages[k]) + 1);
+  }
   if (strings.length > UINT32_MAX) {
     free(tensor_str);
     free(step_str);
     free(kernel_str);
+    free(check_str);
     status = ingot_fail(INGOT_ERROR_LIMIT, "bundle: string table over 4 GiB");
     goto done;
   }
@@ -583,12 +599,18 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   pad_to(&manifest, 8);
   ingot_strbuf_append_bytes(&manifest, spec->outputs ? (const void*)spec->outputs : "", 4 * (size_t)spec->output_count);
   pad_to(&manifest, 8);
-  if (bundle_has_output_shapes(spec)) {
+  if (bundle_is_version4(spec)) {
     for (uint32_t i = 0; i < spec->output_count; ++i) {
-      uint32_t r = spec->output_shapes[i] == UINT32_MAX ? 0 : spec->output_shapes[i] + 1;
+      uint32_t r = !spec->output_shapes || spec->output_shapes[i] == UINT32_MAX ? 0 : spec->output_shapes[i] + 1;
       ingot_strbuf_append_bytes(&manifest, &r, 4);
     }
     pad_to(&manifest, 8);
+    uint32_t count[2] = {spec->check_count, 0};
+    ingot_strbuf_append_bytes(&manifest, count, sizeof count);
+    for (uint32_t k = 0; k < spec->check_count; ++k) {
+      uint32_t r[2] = {spec->checks[k], check_str[k]};
+      ingot_strbuf_append_bytes(&manifest, r, sizeof r);
+    }
   }
   uint32_t arg_begin = 0;
   for (uint32_t s = 0; s < spec->step_count; ++s) {
@@ -623,6 +645,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   free(tensor_str);
   free(step_str);
   free(kernel_str);
+  free(check_str);
 
   /* ---- The plan section. */
   ingot_plan_header_t ph = {arena_bytes, lower_bound, arena_tensors, 0};
@@ -686,7 +709,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   ingot_bundle_header_t header;
   memset(&header, 0, sizeof header);
   memcpy(header.magic, INGOT_BUNDLE_MAGIC, 8);
-  header.format_version = bundle_has_output_shapes(spec) ? INGOT_FORMAT_VERSION : INGOT_FORMAT_VERSION_FIXED_SHAPES;
+  header.format_version = bundle_is_version4(spec) ? INGOT_FORMAT_VERSION : INGOT_FORMAT_VERSION_FIXED_SHAPES;
   header.endian_mark = INGOT_ENDIAN_MARK;
   header.file_size = pos;
   header.section_count = section_count;

@@ -321,6 +321,9 @@ ingot_status_t ingot_firmware_build(const ingot_bundle_spec_t* spec, const char*
       return ingot_fail(INGOT_ERROR_UNSUPPORTED,
                         "firmware: output '%s' has a size computed at run time, which firmware output cannot "
                         "report yet; use a bundle", spec->tensors[spec->outputs[i]].name);
+  if (spec->check_count)
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "firmware: the model has checks a run must make (%s), which firmware "
+                      "output cannot report yet; use a bundle", spec->check_messages[0]);
   const uint32_t nt = spec->tensor_count;
   uint64_t* offsets = ingot_xcalloc(nt ? nt : 1, sizeof(uint64_t));
   uint64_t arena_bytes = 0, lower_bound = 0;

@@ -120,6 +120,12 @@ typedef struct ingot_bundle_spec_t {
    * shape in each run (an output whose size depends on the data; its own
    * dims are the bounds). A bundle with one is format version 4. */
   const uint32_t* output_shapes;
+  /* Checks a run makes after its steps (version 4): checks[k] is a bool
+   * ARENA tensor of one element; when true the run fails with
+   * check_messages[k]. */
+  const uint32_t* checks;
+  const char* const* check_messages;
+  uint32_t check_count;
   const ingot_bundle_step_t* steps;
   uint32_t step_count;
   const char* const* kernel_names;
@@ -150,8 +156,8 @@ typedef struct ingot_bundle_report_t {
  *     last one;
  *   - graph inputs live for the whole run (a caller may fill them once and
  *     run many times): from step 0 to the last step;
- *   - graph outputs, and the tensors holding their run-time shapes, live to
- *     the last step;
+ *   - graph outputs, the tensors holding their run-time shapes, and the
+ *     checks live to the last step;
  *   - a tensor no step touches (an alias root's view, a weight) starts at
  *     step 0 and lives for one step unless the rules above extend it.
  * Alias groups are not merged here (the planner gives a group the union of

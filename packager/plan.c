@@ -176,6 +176,7 @@ void ingot_bundle_live_intervals(const ingot_bundle_spec_t* spec, uint32_t* out_
     out_last[spec->outputs[i]] = last_step;
     if (spec->output_shapes && spec->output_shapes[i] != UINT32_MAX) out_last[spec->output_shapes[i]] = last_step;
   }
+  for (uint32_t i = 0; i < spec->check_count; ++i) out_last[spec->checks[i]] = last_step;
   for (uint32_t t = 0; t < spec->tensor_count; ++t) {
     if (out_first[t] == UINT32_MAX) out_first[t] = 0;
     if (out_last[t] < out_first[t]) out_last[t] = out_first[t];

@@ -344,9 +344,17 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
   const uint32_t* inputs = tensors ? (const uint32_t*)cursor_take(&c, (uint64_t)h->input_count * 4) : NULL;
   const uint32_t* outputs = inputs ? (const uint32_t*)cursor_take(&c, (uint64_t)h->output_count * 4) : NULL;
   const uint32_t* output_shapes = NULL;
+  const uint32_t* checks = NULL; /* [check_count][2] */
+  uint32_t check_count = 0;
   if (outputs && b->format_version >= 4) {
     output_shapes = (const uint32_t*)cursor_take(&c, (uint64_t)h->output_count * 4);
-    if (!output_shapes) outputs = NULL;
+    const uint32_t* count = output_shapes ? (const uint32_t*)cursor_take(&c, 8) : NULL;
+    if (count) {
+      check_count = count[0];
+      if (count[1] != 0 || check_count > limits->max_steps) return MANIFEST_FAIL("bad check count %u", check_count);
+      checks = (const uint32_t*)cursor_take(&c, (uint64_t)check_count * 8);
+    }
+    if (!checks) outputs = NULL;
   }
   const ingot_step_record_t* steps = outputs ? (const ingot_step_record_t*)cursor_take(
       &c, (uint64_t)h->step_count * sizeof(ingot_step_record_t)) : NULL;
@@ -420,6 +428,13 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
         b->tensors[t].info.dims[0] != (int64_t)out->info.rank || out->storage != INGOT_STORAGE_ARENA)
       return MANIFEST_FAIL("output %u: its shape tensor is not an int64 arena tensor of its rank", i);
   }
+  for (uint32_t i = 0; i < check_count; ++i) {
+    uint32_t t = checks[2 * i];
+    if (t >= h->tensor_count || b->tensors[t].storage != INGOT_STORAGE_ARENA ||
+        b->tensors[t].info.dtype != INGOT_DTYPE_BOOL || b->tensors[t].info.bytes != 1)
+      return MANIFEST_FAIL("check %u: not a bool arena tensor of one element", i);
+    if (!STRING_OK(checks[2 * i + 1])) return MANIFEST_FAIL("check %u: bad message offset", i);
+  }
   for (uint32_t i = 0; i < h->arg_count; ++i)
     if (args[i] >= h->tensor_count) return MANIFEST_FAIL("argument %u: bad tensor index", i);
   for (uint32_t i = 0; i < h->kernel_count; ++i)
@@ -453,6 +468,8 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
   b->output_count = h->output_count;
   b->outputs = outputs;
   b->output_shapes = output_shapes;
+  b->checks = checks;
+  b->check_count = check_count;
   b->step_count = h->step_count;
   b->arg_count = h->arg_count;
   b->args = args;

@@ -65,7 +65,8 @@
 
 #define INGOT_BUNDLE_MAGIC "INGOTBND" /* 8 bytes, no terminator in the file */
 /* Writers write version 4 only for a bundle with an output whose shape is
- * computed at run time (MANIFEST's output_shapes), 3 otherwise, so that
+ * computed at run time (MANIFEST's output_shapes) or with checks, 3
+ * otherwise, so that
  * bundles without one stay readable by runtimes before 0.5. */
 #define INGOT_FORMAT_VERSION 4u
 #define INGOT_FORMAT_VERSION_FIXED_SHAPES 3u
@@ -140,6 +141,14 @@ typedef struct ingot_section_entry_t {
  *                                          run's shape (dims of the record
  *                                          are then bounds, the data dense
  *                                          in the run's shape)
+ *   uint32_t check_count, reserved         version 4 only (reserved: 0)
+ *   uint32_t checks[check_count][2]        version 4 only: a bool ARENA
+ *                                          tensor of one element and a
+ *                                          string offset; after its steps
+ *                                          a run fails with that message
+ *                                          when the tensor is true (a Loop
+ *                                          asked for more iterations than
+ *                                          were compiled in)
  *   ingot_step_record_t[step_count]
  *   uint32_t args[arg_count]               tensor indices, steps slice this
  *   uint32_t kernel_names[kernel_count]    string offsets

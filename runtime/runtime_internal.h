@@ -198,6 +198,10 @@ struct ingot_bundle_t {
   /* into manifest (version 4), or NULL: per output, 0 or 1 + the int64
    * tensor holding its run-time shape */
   const uint32_t* output_shapes;
+  /* into manifest (version 4): check_count pairs (bool tensor, message
+   * string offset) that a run checks after its steps */
+  const uint32_t* checks;
+  uint32_t check_count;
   uint32_t step_count;
   ingot_rt_step_t* steps;
   uint32_t arg_count;

@@ -425,6 +425,16 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   }
   for (uint32_t i = 0; b->output_shapes && i < b->output_count && status == INGOT_OK; ++i)
     if (b->output_shapes[i]) status = read_output_shape(s, i);
+  for (uint32_t i = 0; i < b->check_count && status == INGOT_OK; ++i) {
+    uint8_t failed = 0;
+    const void* flag = tensor_data(s, b->checks[2 * i]);
+    if (s->staging)
+      status = s->loader->buffer_copy(s->device, &failed, (void*)(uintptr_t)flag, 1, INGOT_RT_COPY_TO_HOST);
+    else
+      failed = *(const uint8_t*)flag;
+    if (status == INGOT_OK && failed)
+      status = ingot_rt_fail(INGOT_ERROR_LIMIT, "session: %s", b->strings + b->checks[2 * i + 1]);
+  }
   return status;
 }
 

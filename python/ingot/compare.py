@@ -100,6 +100,7 @@ def main(argv=None, prog=None, default_via="session"):
     ap.add_argument("--expected", help="JSON with 'correct' and 'count' (needs --labels)")
     ap.add_argument("--work", help="folder for the bundle and tensors (default: a temp dir)")
     ap.add_argument("--layout", help="passed to ingot compile --layout (auto, nchw, nchw4c, nchw8c, nchw16c)")
+    ap.add_argument("--max-trips", type=int, help="passed to ingot compile --max-trips (Loops with a run-time trip count)")
     args = ap.parse_args(argv)
     if args.threads < 0:
         ap.error(f"--threads must be 0 or more, not {args.threads}")
@@ -180,6 +181,8 @@ def main(argv=None, prog=None, default_via="session"):
             cmd += ["--target", target]
         if args.layout:
             cmd += ["--layout", args.layout]
+        if args.max_trips is not None:
+            cmd += ["--max-trips", str(args.max_trips)]
         p, compile_s = run_cmd(cmd, "ingot compile")
         if p is None:
             return 1

@@ -518,6 +518,53 @@ static ingot_status_t expand_if(cf_t* c, const uint32_t* ins, uint32_t nin) {
 
 /* ---- Loop ---- */
 
+/* How many of `count` iterations ran, as an int64 [1]: ran[i] is the bool
+ * that guarded iteration i, INGOT_NO_VALUE for one that always runs. */
+static ingot_status_t count_runs(cf_t* c, const uint32_t* ran, uint32_t count, uint32_t* out) {
+  uint32_t* flags = ingot_xmalloc(sizeof(uint32_t) * count);
+  uint32_t n = 0;
+  uint8_t true_byte = 1;
+  for (uint32_t i = 0; i < count; ++i) {
+    flags[n++] = ran[i] != INGOT_NO_VALUE ? ran[i]
+                                           : new_weight(c, ingot_arena_printf(&c->g->arena, "%s.ran%u", c->name, i),
+                                                        INGOT_DTYPE_BOOL, 0, NULL, &true_byte, 1);
+  }
+  uint32_t all, as_int, sum;
+  ingot_status_t s = stack(c, flags, n, 0, false, ingot_arena_printf(&c->g->arena, "%s.ran", c->name), &all);
+  free(flags);
+  ingot_attr_t to = int_attr("to", 7 /* int64 */);
+  if (!s) s = emit1(c, INGOT_OP_CAST, ingot_arena_printf(&c->g->arena, "%s.ran_int", c->name), &all, 1, &to, 1, &as_int);
+  ingot_attr_t keep = int_attr("keepdims", 1);
+  if (!s)
+    s = emit1(c, INGOT_OP_REDUCESUM, ingot_arena_printf(&c->g->arena, "%s.iterations", c->name), &as_int, 1, &keep, 1,
+              &sum);
+  *out = sum;
+  return s;
+}
+
+/* Loop output k, a scan output stacked from every iteration compiled in
+ * (`stacked`), has the length the run computes (`ran`, int64 [1]): the
+ * carrier's output gets the shape [ran, dims of stacked after the first]
+ * as its run-time shape (ingot_value_t.runtime_shape; its rows past `ran`
+ * are left as the skipped iterations left them). */
+static ingot_status_t scan_runtime_shape(cf_t* c, uint32_t k, uint32_t stacked, uint32_t ran) {
+  const ingot_node_t* n = &c->g->nodes[c->carrier];
+  if (k >= n->output_count || n->outputs[k] == INGOT_NO_VALUE) return INGOT_OK;
+  uint32_t o = n->outputs[k];
+  const ingot_value_t* sv = shaped(c, stacked);
+  if (!sv) return ingot_fail(INGOT_ERROR_INTERNAL, "node '%s' (Loop): scan output %u has no shape", c->name, k);
+  int64_t tail_len = sv->rank - 1;
+  uint32_t parts[2] = {ran, new_weight(c, ingot_arena_printf(&c->g->arena, "%s.scan%u.dims", c->name, k),
+                                       INGOT_DTYPE_I64, 1, &tail_len, sv->dims + 1,
+                                       sizeof(int64_t) * (size_t)tail_len)};
+  uint32_t shape;
+  ingot_attr_t axis = int_attr("axis", 0);
+  ingot_status_t s = emit1(c, INGOT_OP_CONCAT, ingot_arena_printf(&c->g->arena, "%s.scan%u.shape", c->name, k), parts,
+                           tail_len ? 2 : 1, &axis, 1, &shape);
+  if (!s) c->g->values[o].runtime_shape = shape + 1;
+  return s;
+}
+
 static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
   const ingot_graph_t* body = body_attr(c, "body");
   if (!body) return ingot_fail(INGOT_ERROR_CORRUPT, "node '%s' (Loop): no graph attribute 'body'", c->name);
@@ -550,8 +597,6 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
     const char* why = NULL;
     if (c->g->loop_max_trips <= 0) {
       why = "; or compile it for at most N iterations with --max-trips N";
-    } else if (n_scan) {
-      why = ", since the loop has scan outputs, whose length would vary";
     } else if (c->st->guard) {
       why = ", since the Loop is inside a branch of an If whose condition is known only at run time";
     } else if (!mv || mv->dtype != INGOT_DTYPE_I64 || ingot_value_numel(mv) != 1) {
@@ -596,6 +641,7 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
    * false). */
   uint32_t active = INGOT_NO_VALUE, no = INGOT_NO_VALUE;
   uint8_t false_byte = 0;
+  bool guarded = false; /* some iteration runs under a guard */
   int64_t it = 0;
   for (; (trips < 0 || it < trips) && cond && !s; ++it) {
     if (it >= INGOT_UNROLL_MAX_TRIPS) {
@@ -628,6 +674,19 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
                     outs);
     c->st->guard = 0;
     if (s) break;
+    if ((uint32_t)it >= scan_cap) { /* room for this iteration's scan values and whether it ran */
+      uint32_t cap = scan_cap ? scan_cap * 2 : 16;
+      uint32_t* grown = ingot_xcalloc((size_t)(n_scan + 1) * cap, sizeof(uint32_t));
+      for (uint32_t k = 0; k < n_scan + 1; ++k) {
+        if (scan_cap) memcpy(grown + (size_t)k * cap, scans + (size_t)k * scan_cap, sizeof(uint32_t) * scan_cap);
+      }
+      free(scans);
+      scans = grown;
+      scan_cap = cap;
+    }
+    for (uint32_t k = 0; k < n_scan; ++k) scans[(size_t)k * scan_cap + (size_t)it] = outs[1 + n_carried + k];
+    scans[(size_t)n_scan * scan_cap + (size_t)it] = active; /* INGOT_NO_VALUE: it always runs */
+    if (active != INGOT_NO_VALUE) guarded = true;
     if (active != INGOT_NO_VALUE) {
       for (uint32_t k = 0; k < n_carried && !s; ++k) {
         if (!same_shape(c, outs[1 + k], carried[k])) {
@@ -652,27 +711,12 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
       continue;
     }
     for (uint32_t k = 0; k < n_carried; ++k) carried[k] = outs[1 + k];
-    if (n_scan) {
-      if ((uint32_t)it >= scan_cap) {
-        uint32_t cap = scan_cap ? scan_cap * 2 : 16;
-        uint32_t* grown = ingot_xcalloc((size_t)n_scan * cap, sizeof(uint32_t));
-        for (uint32_t k = 0; k < n_scan; ++k) {
-          if (scan_cap) memcpy(grown + (size_t)k * cap, scans + (size_t)k * scan_cap, sizeof(uint32_t) * scan_cap);
-        }
-        free(scans);
-        scans = grown;
-        scan_cap = cap;
-      }
-      for (uint32_t k = 0; k < n_scan; ++k) scans[(size_t)k * scan_cap + (size_t)it] = outs[1 + n_carried + k];
-    }
     if (cond_in == INGOT_NO_VALUE) continue; /* a for loop: the body's condition is ignored */
     if (outs[0] != cond_value && !const_scalar(c->g, outs[0], &cond)) {
       const ingot_value_t* cv = shaped(c, outs[0]);
       const char* why = NULL;
       if (trips < 0) {
         why = "the loop has no trip count to bound it";
-      } else if (n_scan) {
-        why = "the loop has scan outputs, whose length would vary";
       } else if (c->st->guard) {
         why = "the Loop is inside a branch of an If whose condition is known only at run time";
       } else if (!cv || cv->dtype != INGOT_DTYPE_BOOL || ingot_value_numel(cv) != 1) {
@@ -712,11 +756,16 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
     }
   }
   for (uint32_t k = 0; k < n_carried && !s; ++k) s = wire_output(c, k, carried[k]);
+  /* Iterations that run under a guard give the scan outputs a length that
+   * a run computes: how many ran. */
+  uint32_t ran = INGOT_NO_VALUE;
+  if (!s && n_scan && guarded) s = count_runs(c, scans + (size_t)n_scan * scan_cap, (uint32_t)it, &ran);
   for (uint32_t k = 0; k < n_scan && !s; ++k) {
     uint32_t v;
     s = stack(c, scans ? scans + (size_t)k * scan_cap : NULL, (uint32_t)it, 0, false,
               ingot_arena_printf(&c->g->arena, "%s.scan%u", c->name, k), &v);
     if (!s) s = wire_output(c, n_carried + k, v);
+    if (!s && ran != INGOT_NO_VALUE) s = scan_runtime_shape(c, n_carried + k, v, ran);
   }
   free(scans);
   free(carried);

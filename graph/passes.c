@@ -24,6 +24,11 @@ uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph) {
       if (n->inputs[k] != INGOT_NO_VALUE) uses[n->inputs[k]]++;
     }
   }
+  /* A graph output's run-time shape is read by the runtime. */
+  for (uint32_t v = 0; v < graph->value_count; ++v) {
+    uint32_t shape = graph->values[v].runtime_shape;
+    if (graph->values[v].is_output && shape && shape - 1 < graph->value_count) uses[shape - 1]++;
+  }
   return uses;
 }
 

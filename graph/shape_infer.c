@@ -536,11 +536,15 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
       return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' has no known type or shape yet", v->name);
     }
     if (v->runtime_shape) {
-      const ingot_value_t* shape = &graph->values[v->runtime_shape - 1];
-      const char* from = shape->producer < graph->node_count ? ingot_op_name(graph->nodes[shape->producer].op) : NULL;
+      const ingot_node_t* from = v->producer < graph->node_count ? &graph->nodes[v->producer] : NULL;
+      if (from && from->op != INGOT_OP_IDENTITY) {
+        return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
+                          "input '%s' has a size that %s computes at run time; such a tensor can only be a graph "
+                          "output for now", v->name, ingot_op_name(from->op));
+      }
       return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                        "input '%s' has a size that %s computes at run time; such a tensor can only be a graph "
-                        "output for now", v->name, from ? from : "its producer");
+                        "input '%s' has a size known only at run time; such a tensor can only be a graph output for "
+                        "now", v->name);
     }
     for (int32_t k = 0; k < v->rank; ++k) {
       if (v->dims[k] < 0) {

@@ -31,7 +31,8 @@ tests bind at compile time (`--const`):
 
   loop_trips.onnx (opset 13), inputs x [3], n (int64 scalar, the trip count,
     known only at run time) and limit (float scalar): loop_while's body with
-    n as the trip count, compiled with --max-trips 8. trips_N.npy: n = 0, 3,
+    n as the trip count and a scan output (1.5 acc per iteration, its length
+    the number of iterations run), compiled with --max-trips 8. trips_N.npy: n = 0, 3,
     8 and 12; with limit_big, n = 12 asks for more iterations than compiled
     in (the run fails), with limit_small the condition ends it after 3.
 
@@ -200,6 +201,11 @@ def loop_trips():
     g = model.graph
     loop = g.node[0]
     loop.input[0] = "n"
+    body = [a for a in loop.attribute if a.name == "body"][0].g
+    body.node.append(helper.make_node("Mul", ["acc_out", "k"], ["acc_scan"]))
+    body.output.append(helper.make_tensor_value_info("acc_scan", F, [3]))
+    loop.output.append("accs")
+    g.output.append(helper.make_tensor_value_info("accs", F, [None, 3]))
     keep = [init for init in g.initializer if init.name != "max_trips"]
     del g.initializer[:]
     g.initializer.extend(keep)

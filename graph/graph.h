@@ -348,6 +348,14 @@ typedef struct ingot_signal_window_params_t {
 typedef struct ingot_stft_params_t {
   bool onesided;
 } ingot_stft_params_t;
+/* Unique. axis: the attribute normalized into [0, rank), or -1 when absent
+ * (the input flattened: unique elements). sorted (attribute, default 1):
+ * the unique elements or slices in ascending order, else in the order of
+ * their first occurrence. */
+typedef struct ingot_unique_params_t {
+  int32_t axis;
+  bool sorted;
+} ingot_unique_params_t;
 
 /* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
  * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,

@@ -1,9 +1,9 @@
 /* Dtype and shape inference of the data-movement and shape ops (Shape, Size,
  * Gather*, Scatter*, Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
  * Squeeze, Unsqueeze, Resize, Upsample, DepthToSpace, SpaceToDepth, Trilu,
- * ReverseSequence, TensorScatter, the window functions, MelWeightMatrix, STFT),
- * and the parameter resolvers of graph.h (ingot_graph_*_params) that shape
- * inference and lowering share.
+ * ReverseSequence, TensorScatter, the window functions, MelWeightMatrix, STFT,
+ * NonZero, Unique), and the parameter resolvers of graph.h
+ * (ingot_graph_*_params) that shape inference and lowering share.
  *
  * Inputs that decide an output shape (Reshape/Expand shapes, Slice bounds,
  * pads, repeats, split sizes, axes, Resize scales/sizes, Range bounds, a
@@ -1165,6 +1165,34 @@ ingot_status_t infer_nonzero(infer_ctx_t* c) {
   int64_t dims[2] = {x->rank, ingot_value_numel(x)};
   infer_set_output(c, 0, INGOT_DTYPE_I64, 2, dims);
   infer_runtime_shape(c, 0, 1, "shape");
+  return INGOT_OK;
+}
+
+/* Unique: x -> Y (x's dtype), indices, inverse_indices, counts (int64).
+ * Without an axis the items are x's elements (x flattened): Y [n],
+ * inverse_indices [numel(x)]; with one they are the slices along it: Y is
+ * x's shape with n at the axis, inverse_indices [x.dims[axis]]. n, the
+ * number of unique items, is known at run time: Y, indices [n] and counts
+ * [n] have run-time shapes (outputs 4, 5, 6), n bounded by the item count.
+ * The node always gets all seven outputs (those it lacks are added, unread):
+ * its lowering works in indices and inverse_indices, and an output list
+ * without holes is what the rest of the compiler expects (an output the
+ * model left empty is already a value of its own, importer/). */
+ingot_status_t infer_unique(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  int32_t axis = c->n->params.u.unique.axis;
+  ingot_dtype_t dtype = x->dtype;
+  int32_t rank = axis < 0 ? 1 : x->rank;
+  int64_t ydims[INGOT_MAX_RANK];
+  int64_t items = axis < 0 ? ingot_value_numel(x) : x->dims[axis];
+  for (int32_t d = 0; d < rank; ++d) ydims[d] = axis < 0 ? items : x->dims[d];
+  static const char* const kNames[4] = {"Y", "indices", "inverse_indices", "counts"};
+  for (uint32_t k = 0; k < 4; ++k) infer_ensure_output(c, k, kNames[k]);
+  infer_set_output(c, 0, dtype, rank, ydims);
+  for (uint32_t k = 1; k < 4; ++k) infer_set_output(c, k, INGOT_DTYPE_I64, 1, &items);
+  infer_runtime_shape(c, 0, 4, "Y_shape");
+  infer_runtime_shape(c, 1, 5, "indices_shape");
+  infer_runtime_shape(c, 3, 6, "counts_shape");
   return INGOT_OK;
 }
 

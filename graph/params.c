@@ -668,6 +668,23 @@ ingot_status_t params_parse_stft(const ingot_graph_t* graph, uint32_t node, ingo
   return INGOT_OK;
 }
 
+ingot_status_t params_parse_unique(const ingot_graph_t* graph, uint32_t node, ingot_unique_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  const ingot_value_t* x = node_input(graph, n, 0);
+  int64_t sorted = 1, axis = 0;
+  ingot_status_t s;
+  if (!x) return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input 0 is missing");
+  if ((s = read_int(n, "sorted", 1, &sorted))) return s;
+  if (sorted != 0 && sorted != 1) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'sorted' must be 0 or 1, not %lld", (long long)sorted);
+  }
+  out->sorted = sorted == 1;
+  out->axis = -1;
+  if (!ingot_node_attr(n, "axis")) return INGOT_OK;
+  if ((s = read_int(n, "axis", 0, &axis))) return s;
+  return norm_axis(n, axis, x->rank, &out->axis);
+}
+
 /* ---- elementwise ops with attributes ---- */
 
 /* A number attribute (FLOAT or INT) as double, exactly as written. */

@@ -156,6 +156,21 @@ ingot_status_t ingot_graph_compute_half_in_f32(ingot_graph_t* graph) {
   bool any = false;
   for (uint32_t v = 0; v < graph->value_count && !any; ++v) any = is_half(graph->values[v].dtype);
   if (!any) return INGOT_OK;
+  /* Unique's Y would come back through a Cast, which cannot read a tensor
+   * whose size a run computes: refused while its dtype is known here. */
+  for (uint32_t n = 0; n < graph->node_count; ++n) {
+    const ingot_node_t* node = &graph->nodes[n];
+    if (node->dead || node->op != INGOT_OP_UNIQUE) continue;
+    bool half = node->input_count && node->inputs[0] != INGOT_NO_VALUE && is_half(graph->values[node->inputs[0]].dtype);
+    half = half || (node->output_count && node->outputs[0] != INGOT_NO_VALUE &&
+                    is_half(graph->values[node->outputs[0]].dtype));
+    if (half) {
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "node '%s' (Unique): float16 and bfloat16 are not supported (the graph computes them in "
+                        "float32, and Y, whose size a run computes, cannot be cast back)",
+                        node->name);
+    }
+  }
   uint32_t node_count = graph->node_count; /* the nodes added below are Casts, never native */
   uint8_t* native = ingot_xcalloc(node_count + 1, 1);
   uint8_t* f16 = ingot_xcalloc(graph->value_count + 1, 1);

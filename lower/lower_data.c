@@ -3,7 +3,8 @@
  * (and Scatter), Slice, Split, Pad, Expand, Tile, Range, ConstantOfShape,
  * DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, TensorScatter, and the
  * generators EyeLike, OptionalHasElement, the window functions
- * (HannWindow, HammingWindow, BlackmanWindow) and MelWeightMatrix, and STFT.
+ * (HannWindow, HammingWindow, BlackmanWindow) and MelWeightMatrix, STFT,
+ * and the ops whose output sizes a run computes (NonZero, Unique).
  * (Squeeze/Unsqueeze are views in lower_shape.c, Resize/Upsample in
  * lower_resize.c.)
  *
@@ -810,6 +811,246 @@ ingot_status_t lower_nonzero(lower_ctx_t* ctx) {
   };
   lower_emit_other(ctx, ingot_ir_for(f, one, 1, ingot_ir_block(f, body, 6)));
   set_workload(ctx, ingot_arena_printf(ctx->arena, "nonzero %s %s", dt(xv->dtype), lower_shape_str(ctx, x)));
+  return INGOT_OK;
+}
+
+/* Unique (graph/infer_data.c, infer_unique). The items are x's elements,
+ * or its slices along the axis: element (o, q) of item i at
+ * (o * N + i) * Q + q, N items, O and Q the extents before and after the
+ * axis (O = Q = 1 without one). Items compare in x's dtype (float16 and
+ * bfloat16 as float32, bool as uint8): -0 equals 0 (Y holds the first
+ * occurrence's value, as ONNX Runtime), and NaN equals NaN and sorts after
+ * every number, as numpy.unique (ONNX's reference; ONNX Runtime 1.32
+ * orders NaN inconsistently: where it lands depends on the other values).
+ * Slices order lexicographically, their elements in (o, q) order.
+ *
+ * No sort: compare loops, O(N^2 * O * Q) compares, in one OTHER stage of
+ * one iteration (so nothing runs it in parallel), in four passes:
+ *   1. inverse[i] = the first item equal to item i (<= i);
+ *   2. for each item with inverse[i] == i (a first occurrence), its rank
+ *      r: sorted, the number of first occurrences whose items are less
+ *      than it; else the number met before it. indices[r] = i, and
+ *      inverse[i] = -1 - r marks it done (so "a first occurrence" reads
+ *      inverse[j] == j or inverse[j] < 0); n counts them;
+ *   3. from the last item down, inverse[i] = the r of its first occurrence
+ *      f <= i, which still holds -1 - r; counts[r] += 1;
+ *   4. Y's slices copied from x at indices[k], dense in Y's run-time shape
+ *      (n at the axis); the shapes of Y, indices and counts.
+ * The node has all seven outputs (inference adds those the model lacks). */
+typedef struct unique_lay_t {
+  int64_t outer, items, inner; /* O, N, Q */
+  ingot_dtype_t cmp;           /* the dtype items compare in */
+  uint32_t x;                  /* func buffer */
+} unique_lay_t;
+
+/* Element (o, q) of item `item` of a tensor laid out [O, items, Q]. */
+static ingot_ir_expr_t* unique_at(lower_ctx_t* ctx, const unique_lay_t* L, ingot_ir_expr_t* o, ingot_ir_expr_t* q,
+                                  ingot_ir_expr_t* item, ingot_ir_expr_t* items) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* at = item;
+  if (L->outer > 1) at = ingot_ir_add(f, ingot_ir_mul(f, o, items), at);
+  if (L->inner > 1) at = ingot_ir_add(f, ingot_ir_mul(f, at, ingot_ir_int(f, L->inner)), q);
+  return at;
+}
+
+/* New loop variables over a slice's (o, q) and their expressions (the
+ * constant 0 for an extent of 1, which gets no loop). */
+typedef struct unique_slice_t {
+  uint32_t o, q;
+  ingot_ir_expr_t *oe, *qe;
+} unique_slice_t;
+
+static unique_slice_t unique_slice(lower_ctx_t* ctx, const unique_lay_t* L, const char* tag) {
+  unique_slice_t sl = {UINT32_MAX, UINT32_MAX, ingot_ir_int(ctx->f, 0), ingot_ir_int(ctx->f, 0)};
+  if (L->outer > 1) {
+    sl.o = lower_add_var(ctx, ingot_arena_printf(ctx->arena, "%so", tag), INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    sl.oe = ingot_ir_var(ctx->f, sl.o);
+  }
+  if (L->inner > 1) {
+    sl.q = lower_add_var(ctx, ingot_arena_printf(ctx->arena, "%sq", tag), INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    sl.qe = ingot_ir_var(ctx->f, sl.q);
+  }
+  return sl;
+}
+
+static ingot_ir_stmt_t* unique_over_slice(lower_ctx_t* ctx, const unique_lay_t* L, const unique_slice_t* sl,
+                                          ingot_ir_stmt_t* body) {
+  if (L->inner > 1) body = ingot_ir_for(ctx->f, sl->q, L->inner, body);
+  if (L->outer > 1) body = ingot_ir_for(ctx->f, sl->o, L->outer, body);
+  return body;
+}
+
+/* Element (o, q) of item `item` of x, in the dtype items compare in. */
+static ingot_ir_expr_t* unique_load(lower_ctx_t* ctx, const unique_lay_t* L, const unique_slice_t* sl,
+                                    ingot_ir_expr_t* item) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* v = ingot_ir_load(f, L->x, unique_at(ctx, L, sl->oe, sl->qe, item, ingot_ir_int(f, L->items)));
+  return ingot_ir_cast(f, L->cmp, v);
+}
+
+/* a equals b: a == b, or both NaN. */
+static ingot_ir_expr_t* unique_eq(lower_ctx_t* ctx, const unique_lay_t* L, ingot_ir_expr_t* a, ingot_ir_expr_t* b) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* eq = ingot_ir_binary(f, INGOT_IR_EQ, a, b);
+  if (!lower_dtype_is_float(L->cmp)) return eq;
+  ingot_ir_expr_t* nans = ingot_ir_binary(f, INGOT_IR_AND, ingot_ir_binary(f, INGOT_IR_NE, a, a),
+                                          ingot_ir_binary(f, INGOT_IR_NE, b, b));
+  return ingot_ir_binary(f, INGOT_IR_OR, eq, nans);
+}
+
+/* a is less than b: a < b, or b alone is NaN. */
+static ingot_ir_expr_t* unique_lt(lower_ctx_t* ctx, const unique_lay_t* L, ingot_ir_expr_t* a, ingot_ir_expr_t* b) {
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* lt = ingot_ir_binary(f, INGOT_IR_LT, a, b);
+  if (!lower_dtype_is_float(L->cmp)) return lt;
+  ingot_ir_expr_t* nan_b = ingot_ir_binary(f, INGOT_IR_AND, ingot_ir_binary(f, INGOT_IR_EQ, a, a),
+                                           ingot_ir_binary(f, INGOT_IR_NE, b, b));
+  return ingot_ir_binary(f, INGOT_IR_OR, lt, nan_b);
+}
+
+ingot_status_t lower_unique(lower_ctx_t* ctx) {
+  ingot_status_t s;
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t out[7];
+  for (uint32_t k = 0; k < 7; ++k) {
+    out[k] = node_output(ctx, k);
+    if (out[k] == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "lacks output %u (inference adds it)", k);
+  }
+  if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, x, LOWER_DT_ANY | LOWER_DT_HALF))) return s;
+  for (uint32_t k = 0; k < 7; ++k) {
+    uint32_t allowed = k == 0 ? LOWER_DT(lower_value(ctx, x)->dtype) : LOWER_DT(INGOT_DTYPE_I64);
+    if ((s = lower_check_value_dt(ctx, out[k], allowed))) return s;
+  }
+  const ingot_value_t* xv = lower_value(ctx, x);
+  int32_t axis = ctx->params->u.unique.axis; /* normalized, or -1 (graph/params.c) */
+  bool sorted = ctx->params->u.unique.sorted;
+  unique_lay_t L = {1, ingot_value_numel(xv), 1, xv->dtype, 0};
+  if (axis >= 0) {
+    L.items = xv->dims[axis];
+    for (int32_t d = 0; d < axis; ++d) L.outer *= xv->dims[d];
+    for (int32_t d = axis + 1; d < xv->rank; ++d) L.inner *= xv->dims[d];
+  }
+  if (xv->dtype == INGOT_DTYPE_F16 || xv->dtype == INGOT_DTYPE_BF16) L.cmp = INGOT_DTYPE_F32;
+  if (xv->dtype == INGOT_DTYPE_BOOL) L.cmp = INGOT_DTYPE_U8;
+  int64_t N = L.items;
+
+  L.x = lower_add_input(ctx, x, "x");
+  static const char* const kNames[7] = {"y", "indices", "inverse", "counts", "y_shape", "indices_shape", "counts_shape"};
+  uint32_t b[7];
+  for (uint32_t k = 0; k < 7; ++k) b[k] = lower_add_output(ctx, out[k], kNames[k]);
+  uint32_t bind = b[1], binv = b[2], bcount = b[3];
+  ingot_ir_func_t* f = ctx->f;
+#define V(var) ingot_ir_var(f, var)
+#define I(v) ingot_ir_int(f, v)
+#define BIN(op, a, c) ingot_ir_binary(f, INGOT_IR_##op, a, c)
+  uint32_t one = lower_add_var(ctx, "one", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  uint32_t n = lower_add_var(ctx, "n", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+  ingot_ir_stmt_t* body[16];
+  uint32_t nb = 0;
+  body[nb++] = ingot_ir_local(f, n, I(0));
+
+  /* 1. inverse[i] = the first j equal to i: j runs up, compared while j < first. */
+  {
+    uint32_t i = lower_add_var(ctx, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t j = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t first = lower_add_var(ctx, "first", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+    uint32_t same = lower_add_var(ctx, "same", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_BOOL);
+    unique_slice_t sl = unique_slice(ctx, &L, "e");
+    ingot_ir_expr_t* eq = unique_eq(ctx, &L, unique_load(ctx, &L, &sl, V(j)), unique_load(ctx, &L, &sl, V(i)));
+    ingot_ir_stmt_t* cmp[3] = {
+        ingot_ir_local(f, same, lower_const(ctx, INGOT_DTYPE_BOOL, 1)),
+        unique_over_slice(ctx, &L, &sl, ingot_ir_assign(f, same, BIN(AND, V(same), eq))),
+        ingot_ir_if(f, V(same), ingot_ir_assign(f, first, V(j))),
+    };
+    ingot_ir_stmt_t* per_i[3] = {
+        ingot_ir_local(f, first, V(i)),
+        ingot_ir_for(f, j, N, ingot_ir_if(f, BIN(LT, V(j), V(first)), ingot_ir_block(f, cmp, 3))),
+        ingot_ir_store(f, binv, V(i), V(first)),
+    };
+    body[nb++] = ingot_ir_for(f, i, N, ingot_ir_block(f, per_i, 3));
+  }
+
+  /* 2. The rank r of each first occurrence: indices[r] = i, inverse[i] = -1 - r. */
+  {
+    uint32_t i = lower_add_var(ctx, "i2", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t r = lower_add_var(ctx, "r", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+    ingot_ir_stmt_t* found[5];
+    uint32_t nf = 0;
+    if (!sorted) {
+      found[nf++] = ingot_ir_local(f, r, V(n));
+    } else {
+      /* r = the number of first occurrences j less than i, lexicographically:
+       * `less` is settled at the first element where they differ. */
+      uint32_t j = lower_add_var(ctx, "j2", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+      uint32_t less = lower_add_var(ctx, "less", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_BOOL);
+      uint32_t settled = lower_add_var(ctx, "settled", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_BOOL);
+      unique_slice_t sl = unique_slice(ctx, &L, "c");
+      ingot_ir_expr_t* a = unique_load(ctx, &L, &sl, V(j));
+      ingot_ir_expr_t* c = unique_load(ctx, &L, &sl, V(i));
+      ingot_ir_stmt_t* step[2] = {
+          ingot_ir_assign(f, less, ingot_ir_select(f, V(settled), V(less), unique_lt(ctx, &L, a, c))),
+          ingot_ir_assign(f, settled, BIN(OR, V(settled), ingot_ir_unary(f, INGOT_IR_NOT, unique_eq(ctx, &L, a, c)))),
+      };
+      ingot_ir_expr_t* fj = ingot_ir_load(f, binv, V(j));
+      ingot_ir_stmt_t* cmp[4] = {
+          ingot_ir_local(f, less, lower_const(ctx, INGOT_DTYPE_BOOL, 0)),
+          ingot_ir_local(f, settled, lower_const(ctx, INGOT_DTYPE_BOOL, 0)),
+          unique_over_slice(ctx, &L, &sl, ingot_ir_block(f, step, 2)),
+          ingot_ir_if(f, V(less), ingot_ir_assign(f, r, ingot_ir_add(f, V(r), I(1)))),
+      };
+      found[nf++] = ingot_ir_local(f, r, I(0));
+      found[nf++] = ingot_ir_for(f, j, N, ingot_ir_if(f, BIN(OR, BIN(EQ, fj, V(j)), BIN(LT, fj, I(0))),
+                                                      ingot_ir_block(f, cmp, 4)));
+    }
+    found[nf++] = ingot_ir_store(f, bind, V(r), V(i));
+    found[nf++] = ingot_ir_store(f, binv, V(i), BIN(SUB, I(-1), V(r)));
+    found[nf++] = ingot_ir_assign(f, n, ingot_ir_add(f, V(n), I(1)));
+    body[nb++] = ingot_ir_for(f, i, N, ingot_ir_if(f, BIN(EQ, ingot_ir_load(f, binv, V(i)), V(i)),
+                                                   ingot_ir_block(f, found, nf)));
+  }
+
+  /* 3. inverse[i] = the rank of its first occurrence, from the last item
+   * down (the first occurrence f <= i still holds -1 - r); counts. */
+  {
+    uint32_t t = lower_add_var(ctx, "t", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t k = lower_add_var(ctx, "k", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    uint32_t fi = lower_add_var(ctx, "fi", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+    uint32_t r = lower_add_var(ctx, "r3", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* i = BIN(SUB, I(N - 1), V(t));
+    body[nb++] = ingot_ir_for(f, k, N, ingot_ir_store(f, bcount, V(k), I(0)));
+    ingot_ir_stmt_t* per[5] = {
+        ingot_ir_local(f, fi, ingot_ir_load(f, binv, i)),
+        ingot_ir_local(f, r, BIN(SUB, I(-1), V(fi))),
+        ingot_ir_if(f, BIN(LE, I(0), V(fi)), ingot_ir_assign(f, r, BIN(SUB, I(-1), ingot_ir_load(f, binv, V(fi))))),
+        ingot_ir_store(f, binv, i, V(r)),
+        ingot_ir_store(f, bcount, V(r), ingot_ir_add(f, ingot_ir_load(f, bcount, V(r)), I(1))),
+    };
+    body[nb++] = ingot_ir_for(f, t, N, ingot_ir_block(f, per, 5));
+  }
+
+  /* 4. Y, dense in its run-time shape [O, n, Q]; the shapes. */
+  {
+    uint32_t k = lower_add_var(ctx, "k4", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    unique_slice_t sl = unique_slice(ctx, &L, "y");
+    ingot_ir_expr_t* from = unique_at(ctx, &L, sl.oe, sl.qe, ingot_ir_load(f, bind, V(k)), I(N));
+    ingot_ir_stmt_t* copy = ingot_ir_store(f, b[0], unique_at(ctx, &L, sl.oe, sl.qe, V(k), V(n)),
+                                           ingot_ir_load(f, L.x, from));
+    body[nb++] = ingot_ir_for(f, k, N, ingot_ir_if(f, BIN(LT, V(k), V(n)), unique_over_slice(ctx, &L, &sl, copy)));
+    int32_t rank = axis < 0 ? 1 : xv->rank;
+    ingot_ir_stmt_t* dims[INGOT_MAX_RANK];
+    for (int32_t d = 0; d < rank; ++d) {
+      dims[d] = ingot_ir_store(f, b[4], I(d), axis < 0 || d == axis ? V(n) : I(xv->dims[d]));
+    }
+    body[nb++] = ingot_ir_block(f, dims, (uint32_t)rank);
+  }
+  body[nb++] = ingot_ir_store(f, b[5], I(0), V(n));
+  body[nb++] = ingot_ir_store(f, b[6], I(0), V(n));
+#undef V
+#undef I
+#undef BIN
+  lower_emit_other(ctx, ingot_ir_for(f, one, 1, ingot_ir_block(f, body, nb)));
+  set_workload(ctx, ingot_arena_printf(ctx->arena, "unique %s %s axis=%d sorted=%d", dt(xv->dtype),
+                                       lower_shape_str(ctx, x), axis, sorted ? 1 : 0));
   return INGOT_OK;
 }
 

@@ -53,6 +53,17 @@ compare.py):
     nonzero_refused.onnx: NonZero(x) read by a Transpose (refused: such a
     tensor can only be a graph output for now).
 
+  unique.onnx (opset 11), inputs x float [4, 6], s float [2, 5, 3], k int64
+    [6, 4]: Unique with all four outputs as graph outputs: of x flattened,
+    sorted and in order of first occurrence; of s along axis 1 (3-D slices,
+    sorted) and axis -1 (not sorted); of k along axis 0 (rows, sorted) and
+    flattened (not sorted); and Neg of Unique(m) of a constant m along axis 1
+    (folded when compiling, so its size is fixed and another node may read
+    it). unique_x.npy repeats values (-0 and 0 among them), unique_s.npy and
+    unique_k.npy repeat slices. unique_refused.onnx: Unique's Y read by a Neg
+    (refused: a size a run computes); unique_bad_axis.onnx: axis 2 of a 2-D
+    input (refused).
+
   rnn_activations.onnx (opset 14), input x [5, 2, 4] (time, batch, input):
     recurrent layers with the activations attribute: a bidirectional LSTM
     (forward HardSigmoid, Elu, Softsign with alpha/beta; backward Sigmoid,
@@ -189,6 +200,42 @@ def nonzero_refused():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def unique():
+    outs, nodes = [], []
+
+    def add(tag, x, dtype, y_rank, **attrs):
+        names = [f"{tag}_{k}" for k in ("y", "indices", "inverse", "counts")]
+        nodes.append(helper.make_node("Unique", [x], names, name=tag, **attrs))
+        outs.append(helper.make_tensor_value_info(names[0], dtype, [None] * y_rank))
+        outs.extend(helper.make_tensor_value_info(n, TensorProto.INT64, [None]) for n in names[1:])
+
+    add("flat_sorted", "x", TensorProto.FLOAT, 1)
+    add("flat_first", "x", TensorProto.FLOAT, 1, sorted=0)
+    add("slices_sorted", "s", TensorProto.FLOAT, 3, axis=1)
+    add("slices_first", "s", TensorProto.FLOAT, 3, axis=-1, sorted=0)
+    add("rows_sorted", "k", TensorProto.INT64, 2, axis=0)
+    add("k_first", "k", TensorProto.INT64, 1, sorted=0)
+    m = np.array([[3, 1, 3, 2, 1], [0, 5, 0, 4, 5]], dtype=np.float32)
+    nodes += [helper.make_node("Unique", ["m"], ["m_y"], axis=1), helper.make_node("Neg", ["m_y"], ["m_neg"])]
+    outs.append(helper.make_tensor_value_info("m_neg", TensorProto.FLOAT, [2, None]))
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6]),
+           helper.make_tensor_value_info("s", TensorProto.FLOAT, [2, 5, 3]),
+           helper.make_tensor_value_info("k", TensorProto.INT64, [6, 4])]
+    g = helper.make_graph(nodes, "unique", ins, outs, [numpy_helper.from_array(m, "m")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+
+
+def unique_refused(read_y):
+    nodes = [helper.make_node("Unique", ["x"], ["y"], name="u", **({} if read_y else {"axis": 2}))]
+    out = "y"
+    if read_y:
+        nodes.append(helper.make_node("Neg", ["y"], ["z"], name="neg"))
+        out = "z"
+    g = helper.make_graph(nodes, "unique_refused", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info(out, TensorProto.FLOAT, [None])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+
+
 def only_empty():
     inits = [numpy_helper.from_array(np.array([v], dtype=np.int64), n) for n, v in (("s", 7), ("e", 9), ("a", 1))]
     g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])], "only_empty",
@@ -290,7 +337,9 @@ def main():
                         ("spatial_transformer", spatial_transformer()), ("empty_outputs", empty_outputs()),
                         ("rnn_activations", rnn_activations(rng)), ("half_cnn", half_cnn(rng)),
                         ("tfidf", tfidf()), ("fixed_outputs", fixed_outputs()), ("only_empty", only_empty()),
-                        ("stft", stft()), ("nonzero", nonzero()), ("nonzero_refused", nonzero_refused())):
+                        ("stft", stft()), ("nonzero", nonzero()), ("nonzero_refused", nonzero_refused()),
+                        ("unique", unique()), ("unique_refused", unique_refused(True)),
+                        ("unique_bad_axis", unique_refused(False))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order
@@ -309,6 +358,18 @@ def main():
     x[rng.random((3, 4, 5)) < 0.33] = 0.0
     x[0, 1, 2] = x[2, 3, 4] = np.nan
     np.save(os.path.join(args.out, "nonzero_x.npy"), x)
+    # Unique's inputs: few distinct values (-0 and 0 both there), repeated slices
+    x = rng.integers(-2, 3, (4, 6)).astype(np.float32)
+    x[0, 1], x[2, 3] = -0.0, 0.0
+    np.save(os.path.join(args.out, "unique_x.npy"), x)
+    s = rng.integers(0, 2, (2, 5, 3)).astype(np.float32)
+    s[:, 3] = s[:, 0]
+    s[:, :, 2] = s[:, :, 0]
+    np.save(os.path.join(args.out, "unique_s.npy"), s)
+    k = rng.integers(-3, 3, (6, 4)).astype(np.int64)
+    k[4] = k[1]
+    k[5] = k[1]
+    np.save(os.path.join(args.out, "unique_k.npy"), k)
 
 
 if __name__ == "__main__":

@@ -562,7 +562,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
     }
   }
   for (uint32_t k = 0; k < n->output_count; ++k) {
-    if (n->outputs[k] >= graph->value_count) {
+    if (n->outputs[k] != INGOT_NO_VALUE && n->outputs[k] >= graph->value_count) {
       return infer_fail(n, INGOT_ERROR_INTERNAL, "output %u has an invalid value id", k);
     }
   }
@@ -576,6 +576,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   if (s) return s;
   n = &graph->nodes[node_id];
   for (uint32_t k = 0; k < n->output_count; ++k) {
+    if (n->outputs[k] == INGOT_NO_VALUE) continue; /* a slot before one that inference added */
     const ingot_value_t* v = &graph->values[n->outputs[k]];
     if (v->rank < 0) continue;
     for (int32_t d = 0; d < v->rank; ++d) {

@@ -367,37 +367,10 @@ static uint32_t first_capture_slot(const ingot_node_t* n) {
   return first;
 }
 
-/* "; it is computed from the inputs 'a', 'b'" when value `v` depends on
- * graph inputs (those that --const could bind), else "". Arena-owned. */
 static const char* input_deps(cf_t* c, uint32_t v) {
-  ingot_graph_t* g = c->g;
-  if (g->values[v].kind == INGOT_VALUE_INPUT) return "";
-  bool* seen = ingot_xcalloc(g->value_count ? g->value_count : 1, sizeof(bool));
-  uint32_t* stack = ingot_xmalloc(sizeof(uint32_t) * (g->value_count + 1));
-  uint32_t top = 0, visited = 0;
-  ingot_strbuf_t sb = {0};
-  stack[top++] = v;
-  seen[v] = true;
-  while (top && visited++ < 100000) {
-    const ingot_value_t* x = &g->values[stack[--top]];
-    if (x->kind == INGOT_VALUE_INPUT) {
-      ingot_strbuf_appendf(&sb, "%s'%s'", sb.length ? ", " : "", x->name);
-      continue;
-    }
-    if (x->producer == INGOT_NO_VALUE || x->producer >= g->node_count) continue;
-    const ingot_node_t* p = &g->nodes[x->producer];
-    for (uint32_t k = 0; k < p->input_count; ++k) {
-      uint32_t u = p->inputs[k];
-      if (u == INGOT_NO_VALUE || u >= g->value_count || seen[u]) continue;
-      seen[u] = true;
-      stack[top++] = u;
-    }
-  }
-  const char* out = sb.length ? ingot_arena_printf(&g->arena, "; it is computed from the input%s %s", strchr(sb.data, ',') ? "s" : "", sb.data) : "";
-  ingot_strbuf_free(&sb);
-  free(stack);
-  free(seen);
-  return out;
+  char deps[1024];
+  ingot_graph_input_deps(c->g, v, deps, sizeof deps);
+  return ingot_arena_strdup(&c->g->arena, deps);
 }
 
 /* ---- If ---- */

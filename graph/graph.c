@@ -513,3 +513,35 @@ void ingot_graph_add_check(ingot_graph_t* graph, uint32_t value, const char* mes
   graph->check_count = n + 1;
   graph->values[value].is_output = true;
 }
+
+/* "; it is computed from the inputs 'a', 'b'" when value `v` depends on
+ * graph inputs (those that --const could bind), else "". Arena-owned. */
+void ingot_graph_input_deps(const ingot_graph_t* g, uint32_t v, char* out, size_t cap) {
+  if (cap) out[0] = '\0';
+  if (v >= g->value_count || g->values[v].kind == INGOT_VALUE_INPUT) return;
+  bool* seen = ingot_xcalloc(g->value_count ? g->value_count : 1, sizeof(bool));
+  uint32_t* stack = ingot_xmalloc(sizeof(uint32_t) * (g->value_count + 1));
+  uint32_t top = 0, visited = 0;
+  ingot_strbuf_t sb = {0};
+  stack[top++] = v;
+  seen[v] = true;
+  while (top && visited++ < 100000) {
+    const ingot_value_t* x = &g->values[stack[--top]];
+    if (x->kind == INGOT_VALUE_INPUT) {
+      ingot_strbuf_appendf(&sb, "%s'%s'", sb.length ? ", " : "", x->name);
+      continue;
+    }
+    if (x->producer == INGOT_NO_VALUE || x->producer >= g->node_count) continue;
+    const ingot_node_t* p = &g->nodes[x->producer];
+    for (uint32_t k = 0; k < p->input_count; ++k) {
+      uint32_t u = p->inputs[k];
+      if (u == INGOT_NO_VALUE || u >= g->value_count || seen[u]) continue;
+      seen[u] = true;
+      stack[top++] = u;
+    }
+  }
+  if (sb.length && cap) snprintf(out, cap, "; it is computed from the input%s %s", strchr(sb.data, ',') ? "s" : "", sb.data);
+  ingot_strbuf_free(&sb);
+  free(stack);
+  free(seen);
+}

@@ -34,6 +34,12 @@ ingot_status_t ingot_graph_infer_begin(ingot_graph_t* graph);
 ingot_status_t ingot_graph_infer_end(ingot_graph_t* graph);
 
 
+/* "; it is computed from the inputs 'a', 'b'" into out (cap bytes, cut
+ * short if need be) when value `v` depends on graph inputs (those that
+ * --const could bind), else "": what a message asking for a value at
+ * compile time appends. */
+void ingot_graph_input_deps(const ingot_graph_t* g, uint32_t v, char* out, size_t cap);
+
 /* Control flow (graph/control_flow.c). The walk of
  * ingot_graph_infer_and_fold hands each If, Loop and Scan node to
  * ingot_graph_expand_control_flow, which appends the nodes that replace it,

@@ -38,9 +38,11 @@ static ingot_status_t need_const(const ingot_graph_t* g, const ingot_node_t* n, 
   if (v->producer != INGOT_NO_VALUE && g->nodes[v->producer].op == INGOT_OP_CAST &&
       g->nodes[v->producer].input_count == 1 && g->values[g->nodes[v->producer].inputs[0]].kind == INGOT_VALUE_INPUT)
     v = &g->values[g->nodes[v->producer].inputs[0]];
+  char deps[512];
+  ingot_graph_input_deps(g, (uint32_t)(v - g->values), deps, sizeof deps);
   return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                    "input '%s' ('%s') decides the output shape and must be known at compile time, but it is %s", what,
-                    v->name, v->kind == INGOT_VALUE_INPUT ? "a graph input" : "computed at run time");
+                    "input '%s' ('%s') decides the output shape and must be known at compile time, but it is %s%s",
+                    what, v->name, v->kind == INGOT_VALUE_INPUT ? "a graph input" : "computed at run time", deps);
 }
 
 static int64_t weight_int_at(const ingot_value_t* v, int64_t i) {

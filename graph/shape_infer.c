@@ -372,9 +372,11 @@ ingot_status_t infer_RESHAPE(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* shape = infer_input(c, 1);
   if (shape->kind != INGOT_VALUE_WEIGHT || (!shape->data && ingot_value_numel(shape) > 0)) {
+    char deps[512];
+    ingot_graph_input_deps(c->g, c->n->inputs[1], deps, sizeof deps);
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
-                      "input 'shape' ('%s') decides the output shape and must be known at compile time, but it is %s",
-                      shape->name, shape->kind == INGOT_VALUE_INPUT ? "a graph input" : "computed at run time");
+                      "input 'shape' ('%s') decides the output shape and must be known at compile time, but it is %s%s",
+                      shape->name, shape->kind == INGOT_VALUE_INPUT ? "a graph input" : "computed at run time", deps);
   }
   if (shape->dtype != INGOT_DTYPE_I64) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "the shape input must be int64, not %s",

@@ -64,8 +64,8 @@ typedef struct ingot_value_t {
   uint32_t producer;         /* node id, INGOT_NO_VALUE for inputs/weights */
   /* 0, or 1 + the id of an int64 value of `rank` elements that the same
    * node writes: this value's shape as a run computes it, for an op whose
-   * output size depends on its input data (NonZero, Unique,
-   * NonMaxSuppression). dims[] are then upper bounds, the storage is sized
+   * output size depends on its input data (NonZero, Compress with a
+   * condition known only at run time, Unique, NonMaxSuppression). dims[] are then upper bounds, the storage is sized
    * for them, and the data is dense in the run's shape from the start of
    * that storage. Such a value can only be a graph output (inference
    * refuses it as any node's input); folding a node with constant inputs

@@ -1059,28 +1059,34 @@ ingot_status_t infer_affinegrid(infer_ctx_t* c) {
 }
 
 /* Compress: the slices of the input along axis (or the elements of the
- * flattened input, axis absent) where the condition, a constant bool vector,
- * is true; past the condition's length nothing is taken. The condition must
- * be known when compiling: it decides the output shape. */
+ * flattened input, axis absent) where the condition, a bool vector, is
+ * true; past the condition's length nothing is taken, and entries past the
+ * axis are ignored (as ONNX Runtime does). A constant condition decides the
+ * output shape here. A condition known only at run time gives the output
+ * its largest size, the axis' extent (numel when flattened), as bounds, and
+ * a second output, the shape the run computes (ingot_value_t.runtime_shape). */
 ingot_status_t infer_compress(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   const ingot_value_t* cond = infer_input(c, 1);
-  ingot_status_t s = need_const(c->g, c->n, cond, "condition");
-  if (s) return s;
   if (cond->dtype != INGOT_DTYPE_BOOL || cond->rank != 1) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "condition must be a 1-D bool tensor");
   }
   int32_t axis = c->n->params.u.axis.axis; /* -1: flattened (graph/params.c) */
   int64_t extent = axis < 0 ? ingot_value_numel(x) : x->dims[axis];
-  int64_t len = cond->dims[0] < extent ? cond->dims[0] : extent, kept = 0;
-  for (int64_t i = 0; i < len; ++i) kept += ((const uint8_t*)cond->data)[i] != 0;
+  bool known = cond->kind == INGOT_VALUE_WEIGHT && (cond->data || ingot_value_numel(cond) == 0);
+  int64_t len = cond->dims[0] < extent ? cond->dims[0] : extent, kept = extent;
+  if (known) {
+    kept = 0;
+    for (int64_t i = 0; i < len; ++i) kept += ((const uint8_t*)cond->data)[i] != 0;
+  }
   if (axis < 0) {
     infer_set_output(c, 0, x->dtype, 1, &kept);
-    return INGOT_OK;
+  } else {
+    int64_t dims[INGOT_MAX_RANK];
+    for (int32_t i = 0; i < x->rank; ++i) dims[i] = i == axis ? kept : x->dims[i];
+    infer_set_output(c, 0, x->dtype, x->rank, dims);
   }
-  int64_t dims[INGOT_MAX_RANK];
-  for (int32_t i = 0; i < x->rank; ++i) dims[i] = i == axis ? kept : x->dims[i];
-  infer_set_output(c, 0, x->dtype, x->rank, dims);
+  if (!known) infer_runtime_shape(c, 0, 1, "shape");
   return INGOT_OK;
 }
 

@@ -64,6 +64,15 @@ compare.py):
     (refused: a size a run computes); unique_bad_axis.onnx: axis 2 of a 2-D
     input (refused).
 
+  compress.onnx (opset 18), inputs x [3, 5, 2] float and the bool
+    conditions c_mid [4], c_last [3], c_flat [30], all known only at run time
+    (outputs whose size a run computes): Compress(x, c_mid, axis=1) (shorter
+    than the axis: the rest count as false), Compress(x, c_last, axis=-1)
+    (longer than the axis: ONNX Runtime ignores the entry past it),
+    Compress(x, c_flat) (flattened), and Compress(w, c_mid, axis=1) of a
+    constant w. compress_{some,none,all}_{mid,last,flat}.npy: conditions with
+    some, no and only true entries.
+
   rnn_activations.onnx (opset 14), input x [5, 2, 4] (time, batch, input):
     recurrent layers with the activations attribute: a bidirectional LSTM
     (forward HardSigmoid, Elu, Softsign with alpha/beta; backward Sigmoid,
@@ -236,6 +245,24 @@ def unique_refused(read_y):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
 
 
+def compress():
+    w = np.arange(30, dtype=np.float32).reshape(3, 5, 2) - 7.5
+    nodes = [helper.make_node("Compress", ["x", "c_mid"], ["mid"], axis=1),
+             helper.make_node("Compress", ["x", "c_last"], ["last"], axis=-1),
+             helper.make_node("Compress", ["x", "c_flat"], ["flat"]),
+             helper.make_node("Compress", ["w", "c_mid"], ["mid_w"], axis=1)]
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5, 2]),
+           helper.make_tensor_value_info("c_mid", TensorProto.BOOL, [4]),
+           helper.make_tensor_value_info("c_last", TensorProto.BOOL, [3]),
+           helper.make_tensor_value_info("c_flat", TensorProto.BOOL, [30])]
+    outs = [helper.make_tensor_value_info("mid", TensorProto.FLOAT, [3, None, 2]),
+            helper.make_tensor_value_info("last", TensorProto.FLOAT, [3, 5, None]),
+            helper.make_tensor_value_info("flat", TensorProto.FLOAT, [None]),
+            helper.make_tensor_value_info("mid_w", TensorProto.FLOAT, [3, None, 2])]
+    g = helper.make_graph(nodes, "compress", ins, outs, [numpy_helper.from_array(w, "w")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
 def only_empty():
     inits = [numpy_helper.from_array(np.array([v], dtype=np.int64), n) for n, v in (("s", 7), ("e", 9), ("a", 1))]
     g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])], "only_empty",
@@ -339,7 +366,7 @@ def main():
                         ("tfidf", tfidf()), ("fixed_outputs", fixed_outputs()), ("only_empty", only_empty()),
                         ("stft", stft()), ("nonzero", nonzero()), ("nonzero_refused", nonzero_refused()),
                         ("unique", unique()), ("unique_refused", unique_refused(True)),
-                        ("unique_bad_axis", unique_refused(False))):
+                        ("unique_bad_axis", unique_refused(False)), ("compress", compress())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order
@@ -370,6 +397,15 @@ def main():
     k[4] = k[1]
     k[5] = k[1]
     np.save(os.path.join(args.out, "unique_k.npy"), k)
+    # Compress's run-time conditions: some entries true (c_last's third, past
+    # the axis, too), none, all
+    flat = np.zeros(30, dtype=bool)
+    flat[[0, 3, 4, 9, 10, 17, 22, 23, 29]] = True
+    some = {"mid": np.array([1, 0, 1, 1], bool), "last": np.array([0, 1, 1], bool), "flat": flat}
+    for kind, conds in (("some", some), ("none", {k: np.zeros_like(v) for k, v in some.items()}),
+                        ("all", {k: np.ones_like(v) for k, v in some.items()})):
+        for k, v in conds.items():
+            np.save(os.path.join(args.out, f"compress_{kind}_{k}.npy"), v)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
 
 #include "graph/graph.h"
 #include "graph_internal.h"
+#include "infer_internal.h"
 
 /* Value names of the graph, hashed (ingot_graph_find_value is a linear
  * scan, and unrolling adds many names). */
@@ -210,6 +211,14 @@ static ingot_status_t stack(cf_t* c, uint32_t* items, uint32_t count, int32_t ax
     return ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): a scan output of zero iterations is not supported",
                       c->name, c->op);
   }
+  for (uint32_t i = 0; i < count; ++i) {
+    if (c->g->values[items[i]].sequence) {
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "node '%s' (%s): scan output '%s' of the body is a sequence: not supported (a sequence "
+                        "can be carried from one iteration to the next, not stacked)",
+                        c->name, c->op, c->g->values[items[i]].name);
+    }
+  }
   if (reverse) {
     for (uint32_t i = 0; i < count / 2; ++i) {
       uint32_t t = items[i];
@@ -222,6 +231,30 @@ static ingot_status_t stack(cf_t* c, uint32_t* items, uint32_t count, int32_t ax
     if (s) return s;
   }
   return concat_all(c, items, count, axis, base, out);
+}
+
+/* ---- lists: the values of sequence type (ingot_value_t.sequence) ---- */
+
+static const ingot_sequence_t* list_of(cf_t* c, uint32_t v) {
+  return v == INGOT_NO_VALUE || v >= c->g->value_count ? NULL : c->g->values[v].sequence;
+}
+
+/* Makes value `v` the list items[count] (copied) of element type dtype. */
+static ingot_status_t set_list(cf_t* c, uint32_t v, ingot_dtype_t dtype, const uint32_t* items, uint32_t count) {
+  ingot_value_t* x = &c->g->values[v];
+  if (x->is_output) {
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                      "node '%s' (%s): graph output '%s' is a sequence; a bundle's inputs and outputs are tensors",
+                      c->name, c->op, x->name);
+  }
+  ingot_sequence_t* q = INGOT_ARENA_ARRAY(&c->g->arena, ingot_sequence_t, 1);
+  uint32_t* copy = INGOT_ARENA_ARRAY(&c->g->arena, uint32_t, count ? count : 1);
+  if (count) memcpy(copy, items, sizeof(uint32_t) * count);
+  q->dtype = dtype;
+  q->count = count;
+  q->items = copy;
+  x->sequence = q;
+  return INGOT_OK;
 }
 
 /* ---- instantiating a subgraph ---- */
@@ -411,6 +444,57 @@ static bool same_shape(cf_t* c, uint32_t a, uint32_t b) {
   return same;
 }
 
+/* The join of t (when cond holds) and e, guarded values of one dtype and
+ * shape (a Where), or two lists of one length (a list of the joins of
+ * their members; a member both share stays). *out_why: NULL, or why they
+ * cannot be joined (nothing is added then). */
+static ingot_status_t join_values(cf_t* c, uint32_t cond, uint32_t t, uint32_t e, const char* base, uint32_t* out,
+                                  const char** out_why) {
+  const ingot_sequence_t* tq = list_of(c, t);
+  const ingot_sequence_t* eq = list_of(c, e);
+  *out_why = NULL;
+  *out = t;
+  if (!tq && !eq) {
+    if (!same_shape(c, t, e)) {
+      *out_why = "changes dtype or shape";
+      return INGOT_OK;
+    }
+    return select_value(c, cond, t, e, base, out);
+  }
+  if (!tq || !eq) {
+    *out_why = "is a sequence in one case only";
+    return INGOT_OK;
+  }
+  if (tq->count != eq->count) {
+    *out_why = ingot_arena_printf(&c->g->arena,
+                                  "is a sequence of %u or of %u members (a sequence's length must be known at "
+                                  "compile time)",
+                                  eq->count, tq->count);
+    return INGOT_OK;
+  }
+  for (uint32_t k = 0; k < tq->count; ++k) {
+    if (tq->items[k] != eq->items[k] && !same_shape(c, tq->items[k], eq->items[k])) {
+      *out_why = ingot_arena_printf(&c->g->arena, "is a sequence whose member %u changes dtype or shape", k);
+      return INGOT_OK;
+    }
+  }
+  uint32_t* items = ingot_xmalloc(sizeof(uint32_t) * (tq->count + 1));
+  ingot_status_t s = INGOT_OK;
+  for (uint32_t k = 0; k < tq->count && !s; ++k) {
+    items[k] = tq->items[k];
+    if (tq->items[k] != eq->items[k]) {
+      s = select_value(c, cond, tq->items[k], eq->items[k], ingot_arena_printf(&c->g->arena, "%s.%u", base, k),
+                       &items[k]);
+    }
+  }
+  if (!s) {
+    *out = new_value(c, base, INGOT_VALUE_INTERMEDIATE);
+    s = set_list(c, *out, tq->dtype, items, tq->count);
+  }
+  free(items);
+  return s;
+}
+
 /* An If whose condition is known only at run time: both branches inlined
  * under guards, each output a Where on the condition. */
 static ingot_status_t expand_if_at_run_time(cf_t* c, const uint32_t* ins, uint32_t nin) {
@@ -444,6 +528,20 @@ static ingot_status_t expand_if_at_run_time(cf_t* c, const uint32_t* ins, uint32
   if (!s) s = instantiate(c, else_b, NULL, ins, nin, ingot_arena_printf(&c->g->arena, "%s/else/", c->name), e_outs);
   c->st->guard = 0;
   for (uint32_t k = 0; k < nout && !s; ++k) {
+    uint32_t v;
+    const char* why = NULL;
+    if (list_of(c, t_outs[k]) || list_of(c, e_outs[k])) {
+      s = join_values(c, cond, t_outs[k], e_outs[k], ingot_arena_printf(&c->g->arena, "%s.select%u", c->name, k), &v,
+                      &why);
+      if (!s && why) {
+        s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                       "node '%s' (If): its condition '%s' is known only at run time, so both branches are compiled, "
+                       "and output %u %s; bind the condition with --const NAME=FILE.npy to compile one branch%s",
+                       c->name, c->g->values[ins[0]].name, k, why, input_deps(c, ins[0]));
+      }
+      if (!s) s = wire_output(c, k, v);
+      continue;
+    }
     const ingot_value_t* t = shaped(c, t_outs[k]);
     const ingot_value_t* e = shaped(c, e_outs[k]);
     bool same = t && e && t->dtype == e->dtype && t->rank == e->rank;
@@ -459,7 +557,6 @@ static ingot_status_t expand_if_at_run_time(cf_t* c, const uint32_t* ins, uint32
                      c->name, c->g->values[ins[0]].name, k, ts, es, input_deps(c, ins[0]));
       break;
     }
-    uint32_t v;
     s = select_value(c, cond, t_outs[k], e_outs[k], ingot_arena_printf(&c->g->arena, "%s.select%u", c->name, k), &v);
     if (!s) s = wire_output(c, k, v);
   }
@@ -662,15 +759,16 @@ static ingot_status_t expand_loop(cf_t* c, const uint32_t* ins, uint32_t nin) {
     if (active != INGOT_NO_VALUE) guarded = true;
     if (active != INGOT_NO_VALUE) {
       for (uint32_t k = 0; k < n_carried && !s; ++k) {
-        if (!same_shape(c, outs[1 + k], carried[k])) {
+        const char* why = NULL;
+        s = join_values(c, active, outs[1 + k], carried[k],
+                        ingot_arena_printf(&c->g->arena, "%s/%lld.carried%u", c->name, (long long)it, k), &carried[k],
+                        &why);
+        if (!s && why) {
           s = ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                         "node '%s' (Loop): its condition is known only at run time, and loop-carried value %u "
-                         "changes dtype or shape from one iteration to the next",
-                         c->name, k);
-          break;
+                         "node '%s' (Loop): its condition or trip count is known only at run time, so iteration "
+                         "%lld may not run, and loop-carried value %u then %s",
+                         c->name, (long long)it, k, why);
         }
-        s = select_value(c, active, outs[1 + k], carried[k],
-                         ingot_arena_printf(&c->g->arena, "%s/%lld.carried%u", c->name, (long long)it, k), &carried[k]);
       }
       if (no == INGOT_NO_VALUE) {
         no = new_weight(c, ingot_arena_printf(&c->g->arena, "%s.false", c->name), INGOT_DTYPE_BOOL, 0, NULL,
@@ -933,6 +1031,341 @@ static ingot_status_t expand_scan(cf_t* c, const uint32_t* ins, uint32_t nin) {
   return s;
 }
 
+/* ---- Sequence ops ----
+ *
+ * A sequence is a list known at compile time (ingot_value_t.sequence): its
+ * length and the value of each member, which may itself be computed at run
+ * time. Each Sequence op becomes bookkeeping on such lists (SequenceEmpty,
+ * SequenceConstruct, SequenceInsert, SequenceErase, an Identity of a
+ * sequence) or plain nodes over their members (SequenceAt: an Identity;
+ * SequenceLength: a constant; ConcatFromSequence: Concat, after a Reshape
+ * of each member for new_axis; SplitToSequence: Split, then a Reshape of
+ * each piece when it drops the axis). A position must be known at compile
+ * time. */
+
+bool ingot_graph_is_sequence_op(ingot_op_t op) {
+  switch (op) {
+    case INGOT_OP_SEQUENCEEMPTY: case INGOT_OP_SEQUENCECONSTRUCT: case INGOT_OP_SEQUENCEINSERT:
+    case INGOT_OP_SEQUENCEERASE: case INGOT_OP_SEQUENCEAT: case INGOT_OP_SEQUENCELENGTH:
+    case INGOT_OP_CONCATFROMSEQUENCE: case INGOT_OP_SPLITTOSEQUENCE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ingot_graph_node_expands(const ingot_graph_t* graph, uint32_t node) {
+  const ingot_node_t* n = &graph->nodes[node];
+  if (ingot_graph_is_control_flow(n->op) || ingot_graph_is_sequence_op(n->op)) return true;
+  for (uint32_t k = 0; k < n->input_count; ++k) {
+    if (n->inputs[k] != INGOT_NO_VALUE && n->inputs[k] < graph->value_count && graph->values[n->inputs[k]].sequence) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Input `k` of the carrier, which must be a list. */
+static ingot_status_t list_input(cf_t* c, const uint32_t* ins, uint32_t k, const ingot_sequence_t** out) {
+  *out = list_of(c, ins[k]);
+  if (*out) return INGOT_OK;
+  return ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): input '%s' is not a sequence known at compile time",
+                    c->name, c->op, ins[k] == INGOT_NO_VALUE ? "" : c->g->values[ins[k]].name);
+}
+
+/* A member to be of list `q` (NULL: a new one): a tensor with an inferred
+ * shape, of the members' dtype. */
+static ingot_status_t member_check(cf_t* c, const ingot_sequence_t* q, uint32_t v) {
+  const ingot_value_t* x = &c->g->values[v];
+  if (x->sequence) {
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): '%s' is a sequence; sequences of sequences are not "
+                      "supported", c->name, c->op, x->name);
+  }
+  if (!shaped(c, v)) {
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (%s): '%s' has no static shape", c->name, c->op, x->name);
+  }
+  if (q && q->count && c->g->values[q->items[0]].dtype != x->dtype) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (%s): '%s' is %s, the sequence's members %s", c->name,
+                      c->op, x->name, ingot_dtype_name(x->dtype), ingot_dtype_name(c->g->values[q->items[0]].dtype));
+  }
+  return INGOT_OK;
+}
+
+/* The position input `v` of the carrier: `fallback` when absent; counted
+ * from the end when negative (+ count); must then lie in [0, hi]. */
+static ingot_status_t position(cf_t* c, uint32_t v, int64_t fallback, int64_t count, int64_t hi, int64_t* out) {
+  *out = fallback;
+  if (v == INGOT_NO_VALUE) return INGOT_OK;
+  const ingot_value_t* x = &c->g->values[v];
+  if (x->sequence || (x->dtype != INGOT_DTYPE_I32 && x->dtype != INGOT_DTYPE_I64 && x->dtype != INGOT_DTYPE_INVALID)) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (%s): the position '%s' must be an int32 or int64 scalar",
+                      c->name, c->op, x->name);
+  }
+  if (!const_scalar(c->g, v, out)) {
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                      "node '%s' (%s): the position '%s' must be known at compile time (bind the input it comes from "
+                      "with --const NAME=FILE.npy)%s",
+                      c->name, c->op, x->name, input_deps(c, v));
+  }
+  int64_t p = *out < 0 ? *out + count : *out;
+  if (p < 0 || p > hi) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (%s): position %lld is out of range for a sequence of %lld",
+                      c->name, c->op, (long long)*out, (long long)count);
+  }
+  *out = p;
+  return INGOT_OK;
+}
+
+/* x reshaped to dims[rank] (its element count), a new value. */
+static ingot_status_t reshape_to(cf_t* c, uint32_t x, int32_t rank, const int64_t* dims, const char* base,
+                                 uint32_t* out) {
+  int64_t len = rank;
+  uint32_t in[2] = {x, new_weight(c, ingot_arena_printf(&c->g->arena, "%s.shape", base), INGOT_DTYPE_I64, 1, &len, dims,
+                                  sizeof(int64_t) * (size_t)rank)};
+  return emit1(c, INGOT_OP_RESHAPE, base, in, 2, NULL, 0, out);
+}
+
+/* x split along `axis` into n pieces of sizes[n] (Split nodes of at most
+ * INGOT_NODE_OUTPUTS_MAX outputs: groups of pieces first when there are
+ * more) into out[n]. */
+static ingot_status_t split_pieces(cf_t* c, uint32_t x, int32_t axis, const int64_t* sizes, uint32_t n,
+                                   const char* base, uint32_t* out) {
+  ingot_attr_t a = int_attr("axis", axis);
+  if (n <= INGOT_NODE_OUTPUTS_MAX) {
+    int64_t len = n;
+    uint32_t in[2] = {x, new_weight(c, ingot_arena_printf(&c->g->arena, "%s.split", base), INGOT_DTYPE_I64, 1, &len,
+                                    sizes, sizeof(int64_t) * n)};
+    for (uint32_t i = 0; i < n; ++i) {
+      out[i] = new_value(c, ingot_arena_printf(&c->g->arena, "%s.%u", base, i), INGOT_VALUE_INTERMEDIATE);
+    }
+    return add_visit(c, INGOT_OP_SPLIT, base, in, 2, out, n, &a, 1, NULL);
+  }
+  uint32_t per = (n + INGOT_NODE_OUTPUTS_MAX - 1) / INGOT_NODE_OUTPUTS_MAX, groups = (n + per - 1) / per;
+  int64_t group_sizes[INGOT_NODE_OUTPUTS_MAX];
+  uint32_t group_values[INGOT_NODE_OUTPUTS_MAX];
+  for (uint32_t g = 0; g < groups; ++g) {
+    group_sizes[g] = 0;
+    for (uint32_t i = g * per; i < n && i < (g + 1) * per; ++i) group_sizes[g] += sizes[i];
+  }
+  ingot_status_t s = split_pieces(c, x, axis, group_sizes, groups, ingot_arena_printf(&c->g->arena, "%s.g", base),
+                                  group_values);
+  for (uint32_t g = 0; g < groups && !s; ++g) {
+    uint32_t first = g * per, count = n - first < per ? n - first : per;
+    s = split_pieces(c, group_values[g], axis, sizes + first, count, ingot_arena_printf(&c->g->arena, "%s.g%u", base, g),
+                     out + first);
+  }
+  return s;
+}
+
+/* The carrier's output 0 becomes `v` (an Identity). */
+static ingot_status_t wire_tensor(cf_t* c, uint32_t v) { return wire_output(c, 0, v); }
+
+static ingot_status_t expand_split_to_sequence(cf_t* c, const uint32_t* ins, uint32_t out) {
+  const ingot_node_t* n = &c->g->nodes[c->carrier];
+  uint32_t x = ins[0], split = n->input_count > 1 ? ins[1] : INGOT_NO_VALUE;
+  ingot_status_t s = member_check(c, NULL, x);
+  if (s) return s;
+  const ingot_value_t* xv = &c->g->values[x];
+  int64_t axis = ingot_node_attr_int(n, "axis", 0), keepdims = ingot_node_attr_int(n, "keepdims", 1);
+  if (xv->rank < 1 || axis < -(int64_t)xv->rank || axis >= xv->rank) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (SplitToSequence): axis %lld is out of range for rank %d",
+                      c->name, (long long)axis, xv->rank);
+  }
+  if (axis < 0) axis += xv->rank;
+  int64_t dim = xv->dims[axis];
+  int64_t* sizes = NULL;
+  int64_t count = 0;
+  bool squeeze = false;
+  if (split == INGOT_NO_VALUE) {
+    count = dim;
+    squeeze = keepdims == 0;
+    if (count > (int64_t)INGOT_UNROLL_MAX_TRIPS) count = -1;
+    sizes = ingot_xmalloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
+    for (int64_t i = 0; i < count; ++i) sizes[i] = 1;
+  } else {
+    const ingot_value_t* sv = &c->g->values[split];
+    if (sv->kind != INGOT_VALUE_WEIGHT || !sv->data) {
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "node '%s' (SplitToSequence): the split '%s' must be known at compile time (bind the input it "
+                        "comes from with --const NAME=FILE.npy)%s",
+                        c->name, sv->name, input_deps(c, split));
+    }
+    int64_t m = ingot_value_numel(sv);
+    if ((sv->dtype != INGOT_DTYPE_I32 && sv->dtype != INGOT_DTYPE_I64) || sv->rank > 1 || m < 0 ||
+        (sv->rank == 0 && m != 1)) {
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "node '%s' (SplitToSequence): the split '%s' must be an int32 or int64 scalar or 1-D tensor",
+                        c->name, sv->name);
+    }
+    int64_t* given = ingot_xmalloc(sizeof(int64_t) * (size_t)(m ? m : 1));
+    for (int64_t i = 0; i < m; ++i) {
+      given[i] = sv->dtype == INGOT_DTYPE_I32 ? ((const int32_t*)sv->data)[i] : ((const int64_t*)sv->data)[i];
+    }
+    if (sv->rank == 0) {
+      int64_t chunk = given[0];
+      free(given);
+      if (chunk < 1) {
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (SplitToSequence): split %lld must be positive",
+                          c->name, (long long)chunk);
+      }
+      count = (dim + chunk - 1) / chunk;
+      if (count > (int64_t)INGOT_UNROLL_MAX_TRIPS) count = -1;
+      sizes = ingot_xmalloc(sizeof(int64_t) * (size_t)(count > 0 ? count : 1));
+      for (int64_t i = 0; i < count; ++i) sizes[i] = i + 1 < count ? chunk : dim - chunk * (count - 1);
+    } else {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < m && sum >= 0; ++i) sum = given[i] < 0 ? -1 : sum + given[i];
+      if (sum != dim) {
+        free(given);
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "node '%s' (SplitToSequence): the split sizes do not add up to dimension %lld (%lld)",
+                          c->name, (long long)axis, (long long)dim);
+      }
+      count = m > (int64_t)INGOT_UNROLL_MAX_TRIPS ? -1 : m;
+      sizes = given;
+    }
+  }
+  if (count < 0) {
+    free(sizes);
+    return ingot_fail(INGOT_ERROR_LIMIT, "node '%s' (SplitToSequence): more than %u pieces", c->name,
+                      INGOT_UNROLL_MAX_TRIPS);
+  }
+  uint32_t* items = ingot_xmalloc(sizeof(uint32_t) * (size_t)(count + 1));
+  const char* base = ingot_arena_printf(&c->g->arena, "%s.piece", c->name);
+  s = count ? split_pieces(c, x, (int32_t)axis, sizes, (uint32_t)count, base, items) : INGOT_OK;
+  for (int64_t i = 0; squeeze && i < count && !s; ++i) {
+    int64_t dims[INGOT_MAX_RANK];
+    int32_t r = 0;
+    for (int32_t d = 0; d < xv->rank; ++d) {
+      if (d != axis) dims[r++] = c->g->values[x].dims[d];
+    }
+    s = reshape_to(c, items[i], r, dims, ingot_arena_printf(&c->g->arena, "%s.%lld.squeezed", base, (long long)i),
+                   &items[i]);
+  }
+  if (!s) s = set_list(c, out, c->g->values[x].dtype, items, (uint32_t)count);
+  free(items);
+  free(sizes);
+  return s;
+}
+
+static ingot_status_t expand_concat_from_sequence(cf_t* c, const ingot_sequence_t* q) {
+  const ingot_node_t* n = &c->g->nodes[c->carrier];
+  const ingot_attr_t* a = ingot_node_attr(n, "axis");
+  int64_t new_axis = ingot_node_attr_int(n, "new_axis", 0);
+  if (!a || a->type != INGOT_ATTR_INT) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (ConcatFromSequence): attribute 'axis' is required",
+                      c->name);
+  }
+  if (new_axis != 0 && new_axis != 1) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (ConcatFromSequence): new_axis must be 0 or 1", c->name);
+  }
+  if (q->count == 0) {
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                      "node '%s' (ConcatFromSequence): the sequence is empty, and its concatenation has no shape",
+                      c->name);
+  }
+  const ingot_value_t* first = &c->g->values[q->items[0]];
+  int32_t rank = first->rank + (int32_t)new_axis;
+  int64_t axis = a->i;
+  if (axis < -(int64_t)rank || axis >= rank || rank < 1) {
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                      "node '%s' (ConcatFromSequence): axis %lld is out of range for members of rank %d%s", c->name,
+                      (long long)axis, first->rank, new_axis ? " and a new axis" : "");
+  }
+  if (axis < 0) axis += rank;
+  uint32_t* items = ingot_xmalloc(sizeof(uint32_t) * (q->count + 1));
+  memcpy(items, q->items, sizeof(uint32_t) * q->count);
+  ingot_status_t s = INGOT_OK;
+  for (uint32_t i = 0; new_axis && i < q->count && !s; ++i) s = unsqueeze(c, items[i], (int32_t)axis, &items[i]);
+  uint32_t v = INGOT_NO_VALUE;
+  if (!s) s = concat_all(c, items, q->count, (int32_t)axis, ingot_arena_printf(&c->g->arena, "%s.concat", c->name), &v);
+  if (!s) s = wire_tensor(c, v);
+  free(items);
+  return s;
+}
+
+static ingot_status_t expand_sequence(cf_t* c, const uint32_t* ins, uint32_t nin) {
+  const ingot_node_t* n = &c->g->nodes[c->carrier];
+  uint32_t out = n->output_count ? n->outputs[0] : INGOT_NO_VALUE;
+  ingot_op_t op = n->op;
+  const ingot_sequence_t* q = NULL;
+  ingot_status_t s = INGOT_OK;
+  if (!ingot_graph_is_sequence_op(op)) {
+    if (op == INGOT_OP_IDENTITY && (q = list_of(c, ins[0])) != NULL) return set_list(c, out, q->dtype, q->items, q->count);
+    for (uint32_t k = 0; k < nin; ++k) {
+      if (list_of(c, ins[k])) {
+        return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                          "node '%s' (%s): input '%s' is a sequence; only the Sequence ops, Identity, If, Loop and "
+                          "Scan read one",
+                          c->name, c->op, c->g->values[ins[k]].name);
+      }
+    }
+    return ingot_fail(INGOT_ERROR_INTERNAL, "node '%s' (%s): nothing to expand", c->name, c->op);
+  }
+  if (out == INGOT_NO_VALUE) return INGOT_OK;
+  switch (op) {
+    case INGOT_OP_SEQUENCEEMPTY: {
+      int64_t code = ingot_node_attr_int(n, "dtype", 1 /* float */);
+      ingot_dtype_t dtype = infer_onnx_dtype(code);
+      if (dtype == INGOT_DTYPE_INVALID) {
+        return ingot_fail(INGOT_ERROR_UNSUPPORTED, "node '%s' (SequenceEmpty): dtype %lld is not supported", c->name,
+                          (long long)code);
+      }
+      return set_list(c, out, dtype, NULL, 0);
+    }
+    case INGOT_OP_SEQUENCECONSTRUCT: {
+      ingot_sequence_t first = {INGOT_DTYPE_INVALID, 1, ins};
+      for (uint32_t k = 0; k < nin && !s; ++k) s = member_check(c, &first, ins[k]);
+      return s ? s : set_list(c, out, c->g->values[ins[0]].dtype, ins, nin);
+    }
+    case INGOT_OP_SEQUENCEINSERT: {
+      int64_t p;
+      if ((s = list_input(c, ins, 0, &q)) || (s = member_check(c, q, ins[1])) ||
+          (s = position(c, nin > 2 ? ins[2] : INGOT_NO_VALUE, q->count, q->count, q->count, &p))) {
+        return s;
+      }
+      uint32_t* items = ingot_xmalloc(sizeof(uint32_t) * (q->count + 1));
+      memcpy(items, q->items, sizeof(uint32_t) * (size_t)p);
+      items[p] = ins[1];
+      memcpy(items + p + 1, q->items + p, sizeof(uint32_t) * (q->count - (size_t)p));
+      s = set_list(c, out, c->g->values[ins[1]].dtype, items, q->count + 1);
+      free(items);
+      return s;
+    }
+    case INGOT_OP_SEQUENCEERASE: {
+      int64_t p;
+      if ((s = list_input(c, ins, 0, &q))) return s;
+      if (q->count == 0) {
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (SequenceErase): the sequence is empty", c->name);
+      }
+      if ((s = position(c, nin > 1 ? ins[1] : INGOT_NO_VALUE, q->count - 1, q->count, q->count - 1, &p))) return s;
+      uint32_t* items = ingot_xmalloc(sizeof(uint32_t) * q->count);
+      memcpy(items, q->items, sizeof(uint32_t) * (size_t)p);
+      memcpy(items + p, q->items + p + 1, sizeof(uint32_t) * (q->count - 1 - (size_t)p));
+      s = set_list(c, out, q->dtype, items, q->count - 1);
+      free(items);
+      return s;
+    }
+    case INGOT_OP_SEQUENCEAT: {
+      int64_t p;
+      if ((s = list_input(c, ins, 0, &q))) return s;
+      if (q->count == 0) {
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "node '%s' (SequenceAt): the sequence is empty", c->name);
+      }
+      if ((s = position(c, ins[1], 0, q->count, q->count - 1, &p))) return s;
+      return wire_tensor(c, q->items[p]);
+    }
+    case INGOT_OP_SEQUENCELENGTH:
+      if ((s = list_input(c, ins, 0, &q))) return s;
+      return wire_tensor(c, scalar_i64(c, ingot_arena_printf(&c->g->arena, "%s.length", c->name), q->count));
+    case INGOT_OP_CONCATFROMSEQUENCE:
+      if ((s = list_input(c, ins, 0, &q))) return s;
+      return expand_concat_from_sequence(c, q);
+    default:
+      return expand_split_to_sequence(c, ins, out);
+  }
+}
+
 /* ---- guards ---- */
 
 /* May node `j` read value `o` of a node guarded by (guard, when), were
@@ -1018,7 +1451,8 @@ ingot_status_t ingot_graph_expand_control_flow(ingot_graph_t* graph, uint32_t no
   switch (n->op) {
     case INGOT_OP_IF: s = expand_if(&c, ins, nin); break;
     case INGOT_OP_LOOP: s = expand_loop(&c, ins, nin); break;
-    default: s = expand_scan(&c, ins, nin); break;
+    case INGOT_OP_SCAN: s = expand_scan(&c, ins, nin); break;
+    default: s = expand_sequence(&c, ins, nin); break;
   }
   free(ins);
   if (!s) {

@@ -51,6 +51,15 @@ typedef enum ingot_value_kind_t {
   INGOT_VALUE_WEIGHT = 2,   /* constant data known at compile time */
 } ingot_value_kind_t;
 
+/* An ONNX sequence as Ingot holds one: a list of tensor values whose
+ * length and members are known at compile time (each member may still be
+ * computed at run time). Arena-owned; see ingot_value_t.sequence. */
+typedef struct ingot_sequence_t {
+  ingot_dtype_t dtype;       /* the element type: the members', else SequenceEmpty's (may be INVALID) */
+  uint32_t count;
+  const uint32_t* items;     /* count value ids, none of them a sequence */
+} ingot_sequence_t;
+
 typedef struct ingot_value_t {
   const char* name;          /* unique in the graph */
   ingot_value_kind_t kind;
@@ -71,6 +80,13 @@ typedef struct ingot_value_t {
    * refuses it as any node's input); folding a node with constant inputs
    * gives it its computed shape (graph/passes.c). */
   uint32_t runtime_shape;
+  /* NULL, or the list this value holds when it is an ONNX sequence (made
+   * by the Sequence ops, carried through Loop, Scan and If) during
+   * ingot_graph_infer_and_fold, which turns every node that reads or
+   * writes one into plain nodes or bookkeeping and marks it dead; dtype
+   * and rank stay unset. No live node reads or writes such a value after
+   * that walk, and it is never a graph input or output (refused). */
+  const ingot_sequence_t* sequence;
 } ingot_value_t;
 
 typedef enum ingot_attr_type_t {

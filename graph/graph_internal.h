@@ -40,16 +40,21 @@ ingot_status_t ingot_graph_infer_end(ingot_graph_t* graph);
  * compile time appends. */
 void ingot_graph_input_deps(const ingot_graph_t* g, uint32_t v, char* out, size_t cap);
 
-/* Control flow (graph/control_flow.c). The walk of
- * ingot_graph_infer_and_fold hands each If, Loop and Scan node to
- * ingot_graph_expand_control_flow, which appends the nodes that replace it,
- * calls `visit` on each right after appending it (to infer and fold it, or
- * expand it in turn), wires the results to the node's outputs and marks the
- * node dead. *state (NULL at first) keeps the graph's value names and the
- * count of nodes added across calls; free it with ingot_cf_state_free. */
+/* Control flow and sequences (graph/control_flow.c). The walk of
+ * ingot_graph_infer_and_fold hands each node for which
+ * ingot_graph_node_expands holds (If, Loop, Scan, a Sequence op, a node
+ * that reads a sequence) to ingot_graph_expand_control_flow, which appends
+ * the nodes that replace it, calls `visit` on each right after appending it
+ * (to infer and fold it, or expand it in turn), wires the results to the
+ * node's outputs (a sequence output gets its list, ingot_value_t.sequence)
+ * and marks the node dead. *state (NULL at first) keeps the graph's value
+ * names and the count of nodes added across calls; free it with
+ * ingot_cf_state_free. */
 typedef struct ingot_cf_state_t ingot_cf_state_t;
 typedef ingot_status_t (*ingot_graph_visit_fn_t)(void* self, ingot_graph_t* graph, uint32_t node);
 bool ingot_graph_is_control_flow(ingot_op_t op);
+bool ingot_graph_is_sequence_op(ingot_op_t op);
+bool ingot_graph_node_expands(const ingot_graph_t* graph, uint32_t node);
 ingot_status_t ingot_graph_expand_control_flow(ingot_graph_t* graph, uint32_t node, ingot_cf_state_t** state,
                                                ingot_graph_visit_fn_t visit, void* self);
 void ingot_cf_state_free(ingot_cf_state_t* state);

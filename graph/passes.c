@@ -378,12 +378,13 @@ static void walk_grow(fold_walk_t* w, const ingot_graph_t* graph) {
   w->why_count = n;
 }
 
-/* Infers node i and folds it, or expands it when it is control flow. */
+/* Infers node i and folds it, or expands it when it is control flow or
+ * touches a sequence. */
 static ingot_status_t walk_node(void* self, ingot_graph_t* graph, uint32_t i) {
   fold_walk_t* w = self;
   walk_grow(w, graph);
   if (graph->nodes[i].dead) return INGOT_OK;
-  if (ingot_graph_is_control_flow(graph->nodes[i].op)) {
+  if (ingot_graph_node_expands(graph, i)) {
     w->expanded = true;
     return ingot_graph_expand_control_flow(graph, i, &w->cf, walk_node, w);
   }
@@ -1095,6 +1096,14 @@ void ingot_graph_compact(ingot_graph_t* graph) {
       if (n->attrs[k].type == INGOT_ATTR_TENSOR && n->attrs[k].tensor < nv) keep[n->attrs[k].tensor] = true;
     }
   }
+  /* A sequence kept (none is, once the infer-and-fold walk is done) keeps
+   * its members. */
+  for (uint32_t i = 0; i < nv; ++i) {
+    const ingot_sequence_t* q = graph->values[i].sequence;
+    for (uint32_t k = 0; keep[i] && q && k < q->count; ++k) {
+      if (q->items[k] < nv) keep[q->items[k]] = true;
+    }
+  }
   uint32_t* value_map = ingot_xmalloc(sizeof(uint32_t) * (nv ? nv : 1));
   uint32_t* node_map = ingot_xmalloc(sizeof(uint32_t) * (nn ? nn : 1));
   uint32_t count = 0;
@@ -1143,6 +1152,14 @@ void ingot_graph_compact(ingot_graph_t* graph) {
     if (v->runtime_shape) {
       uint32_t shape = REMAP(v->runtime_shape - 1);
       v->runtime_shape = shape == INGOT_NO_VALUE ? 0 : shape + 1;
+    }
+    if (v->sequence) {
+      ingot_sequence_t* q = INGOT_ARENA_ARRAY(&graph->arena, ingot_sequence_t, 1);
+      uint32_t* items = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, v->sequence->count ? v->sequence->count : 1);
+      *q = *v->sequence;
+      for (uint32_t k = 0; k < q->count; ++k) items[k] = q->items[k] < nv ? value_map[q->items[k]] : INGOT_NO_VALUE;
+      q->items = items;
+      v->sequence = q;
     }
   }
 #undef REMAP

@@ -670,12 +670,13 @@ ingot_status_t ingot_graph_infer_shapes(ingot_graph_t* graph) {
   return ingot_graph_infer_end(graph);
 }
 
-/* If, Loop and Scan never reach inference as such: ingot_graph_infer_and_fold
- * expands them (graph/control_flow.c). A pass that infers without folding
- * (ingot_graph_infer_shapes on an unexpanded graph) stops here. */
+/* If, Loop, Scan and the Sequence ops never reach inference as such:
+ * ingot_graph_infer_and_fold expands them (graph/control_flow.c). A pass
+ * that infers without folding (ingot_graph_infer_shapes on an unexpanded
+ * graph) stops here. */
 ingot_status_t infer_control_flow(infer_ctx_t* c) {
   return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED,
-                    "control flow is expanded only while constant folding (ingot_graph_infer_and_fold)");
+                    "control flow and sequences are expanded only while constant folding (ingot_graph_infer_and_fold)");
 }
 
 /* ---- blocked activations (ingot_graph_block_activations) ---- */

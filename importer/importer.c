@@ -740,12 +740,27 @@ static ingot_status_t import_constant(importer_t* imp, const Onnx__NodeProto* np
 
 /* ---- graph inputs ---- */
 
+/* Is `tp` a sequence, or an optional one? */
+static bool is_sequence_type(const Onnx__TypeProto* tp) {
+  if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type) {
+    tp = tp->optional_type->elem_type;
+  }
+  return tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+}
+
 static ingot_status_t import_input(importer_t* imp, const Onnx__ValueInfoProto* vi, uint32_t* out_id) {
   ingot_graph_t* g = imp->g;
   uint32_t id = add_value(imp, vi->name, INGOT_VALUE_INPUT);
   *out_id = id;
   const Onnx__TypeProto* tp = vi->type;
   if (!tp) return INGOT_OK; /* no type: inference reports it */
+  if (is_sequence_type(tp)) {
+    /* A subgraph's input: a loop-carried sequence (control flow gives it
+     * its list, graph/control_flow.c). */
+    if (imp->parent) return INGOT_OK;
+    return ingot_fail(INGOT_ERROR_UNSUPPORTED, "input '%s' is a sequence; a bundle's inputs and outputs are tensors",
+                      vi->name);
+  }
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type) {
     return ingot_fail(INGOT_ERROR_UNSUPPORTED, "input '%s': only tensor inputs are supported", vi->name);
   }
@@ -980,6 +995,10 @@ static ingot_status_t import_graph(importer_t* imp, const Onnx__GraphProto* gp) 
       return ingot_fail(INGOT_ERROR_CORRUPT, "graph output '%s' is not produced by any node", vi->name);
     }
     if (g->values[id].is_output && !imp->parent) return ingot_fail(INGOT_ERROR_CORRUPT, "graph output '%s' is listed twice", vi->name);
+    if (!imp->parent && is_sequence_type(vi->type)) {
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "graph output '%s' is a sequence; a bundle's inputs and outputs are tensors", vi->name);
+    }
     g->values[id].is_output = true;
     g->outputs[g->output_count++] = id;
     /* the declared element type, until inference sets it (a float16 output

@@ -5,7 +5,7 @@
          [--expected FILE] [--write-expected FILE] [--json OUT] [--work DIR]
 
 Finds the test folders of the onnx package of the interpreter running this
-script (onnx/backend/test/data/{node,pytorch-converted,pytorch-operator}/*,
+script (onnx/backend/test/data/{node,pytorch-converted,pytorch-operator,simple}/*,
 each with model.onnx and test_data_set_0/input_N.pb, output_N.pb). For each
 test it writes the inputs as .npy, runs
 
@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 
-SUITES = ("node", "pytorch-converted", "pytorch-operator")
+SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple")
 CATEGORIES = ("passed", "wrong", "refused", "error", "crashed", "hung")
 RTOL = 1e-3
 ATOL = 1e-5

@@ -710,6 +710,15 @@ int64_t ingot_graph_mel_bin(int64_t dft_length, int64_t sample_rate, double lowe
  *   Where(condition, then, else); the branches must give outputs of one
  *   dtype and shape (the static plan holds both). A run-time If inside a
  *   branch of another is refused.
+ * - The Sequence ops work on lists known at compile time
+ *   (ingot_value_t.sequence): positions and split sizes must be known at
+ *   compile time; SequenceAt, SequenceLength, ConcatFromSequence and
+ *   SplitToSequence become Identity, a constant, Concat (Reshape first for
+ *   new_axis) and Split (Reshape after for keepdims 0). Lists pass through
+ *   Identity, If and as Loop/Scan carried values; under a run-time guard two
+ *   lists join member by member (Where) when their lengths agree, else the
+ *   node is refused. A sequence as a graph input or output, a scan output,
+ *   a member of a sequence or the input of any other op is refused.
  * Unrolling stops with INGOT_ERROR_LIMIT past INGOT_UNROLL_MAX_NODES nodes
  * added to the graph (all expansions of one pass together) or
  * INGOT_UNROLL_MAX_TRIPS iterations of one Loop. */

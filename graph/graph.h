@@ -372,6 +372,12 @@ typedef struct ingot_unique_params_t {
   int32_t axis;
   bool sorted;
 } ingot_unique_params_t;
+/* NonMaxSuppression. center_point_box (attribute, default 0): boxes are
+ * [x_center, y_center, width, height], else [y1, x1, y2, x2] (two opposite
+ * corners, in either order). */
+typedef struct ingot_nms_params_t {
+  bool center_point_box;
+} ingot_nms_params_t;
 
 /* Elementwise ops with attributes: HardSigmoid (alpha 0.2, beta 0.5),
  * LeakyRelu (alpha 0.01), Elu, Celu (alpha 1, Celu's not 0), Selu (alpha,

@@ -1204,6 +1204,68 @@ ingot_status_t infer_unique(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+/* NonMaxSuppression input i (2: max_output_boxes_per_class, int64; 3:
+ * iou_threshold, 4: score_threshold, float32), when given: one element (a
+ * scalar or [1]), read at run time. */
+static ingot_status_t nms_check_scalar(const infer_ctx_t* c, uint32_t i, const char* what, ingot_dtype_t dtype) {
+  const ingot_value_t* v = infer_input(c, i);
+  if (!v) return INGOT_OK;
+  if (v->dtype != dtype || v->rank > 1 || ingot_value_numel(v) != 1) {
+    char shape[96];
+    infer_shape_str(v, shape, sizeof(shape));
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "%s must be one %s (a scalar or [1]), not %s %s", what,
+                      ingot_graph_dtype_name(dtype), ingot_graph_dtype_name(v->dtype), shape);
+  }
+  return INGOT_OK;
+}
+
+/* NonMaxSuppression: boxes float32 [B, N, 4], scores float32 [B, C, N] ->
+ * selected_indices int64 [S, 3], S known at run time. Its bound: B * C *
+ * min(N, max_output_boxes_per_class) when that is a constant (a negative
+ * one counts as 0), else B * C * N; absent, it is 0 (no output). A bound of
+ * 0 leaves a fixed, empty [0, 3] output (no kernel runs). */
+ingot_status_t infer_nms(infer_ctx_t* c) {
+  const ingot_value_t* boxes = infer_input(c, 0);
+  const ingot_value_t* scores = infer_input(c, 1);
+  char bs[96], ss[96];
+  infer_shape_str(boxes, bs, sizeof(bs));
+  infer_shape_str(scores, ss, sizeof(ss));
+  if (boxes->dtype != INGOT_DTYPE_F32 || scores->dtype != INGOT_DTYPE_F32) {
+    return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "boxes and scores must be float32, not %s and %s",
+                      ingot_graph_dtype_name(boxes->dtype), ingot_graph_dtype_name(scores->dtype));
+  }
+  if (boxes->rank != 3 || boxes->dims[2] != 4) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "boxes must be [num_batches, spatial_dimension, 4], not %s",
+                      bs);
+  }
+  if (scores->rank != 3) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+                      "scores must be [num_batches, num_classes, spatial_dimension], not %s", ss);
+  }
+  if (scores->dims[0] != boxes->dims[0] || scores->dims[2] != boxes->dims[1]) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT,
+                      "boxes %s and scores %s differ in num_batches or spatial_dimension (boxes [B, N, 4], scores "
+                      "[B, C, N])", bs, ss);
+  }
+  ingot_status_t s;
+  if ((s = nms_check_scalar(c, 2, "max_output_boxes_per_class", INGOT_DTYPE_I64)) ||
+      (s = nms_check_scalar(c, 3, "iou_threshold", INGOT_DTYPE_F32)) ||
+      (s = nms_check_scalar(c, 4, "score_threshold", INGOT_DTYPE_F32))) {
+    return s;
+  }
+  int64_t b = boxes->dims[0], n = boxes->dims[1], classes = scores->dims[1];
+  const ingot_value_t* max = infer_input(c, 2);
+  int64_t per_class = max ? n : 0;
+  if (max && max->kind == INGOT_VALUE_WEIGHT && max->data) {
+    int64_t m = ((const int64_t*)max->data)[0];
+    per_class = m < 0 ? 0 : m < n ? m : n;
+  }
+  int64_t dims[2] = {b * classes * per_class, 3};
+  infer_set_output(c, 0, INGOT_DTYPE_I64, 2, dims);
+  if (dims[0] > 0) infer_runtime_shape(c, 0, 1, "shape");
+  return INGOT_OK;
+}
+
 /* EyeLike: x's 2-D shape; the dtype of attribute 'dtype', else x's. */
 ingot_status_t infer_eyelike(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);

@@ -685,6 +685,21 @@ ingot_status_t params_parse_unique(const ingot_graph_t* graph, uint32_t node, in
   return norm_axis(n, axis, x->rank, &out->axis);
 }
 
+/* ---- NonMaxSuppression ---- */
+
+ingot_status_t params_parse_nms(const ingot_graph_t* graph, uint32_t node, ingot_nms_params_t* out) {
+  const ingot_node_t* n = &graph->nodes[node];
+  int64_t center = 0;
+  ingot_status_t s = read_int(n, "center_point_box", 0, &center);
+  if (s) return s;
+  if (center != 0 && center != 1) {
+    return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "attribute 'center_point_box' must be 0 or 1, not %lld",
+                      (long long)center);
+  }
+  out->center_point_box = center == 1;
+  return INGOT_OK;
+}
+
 /* ---- elementwise ops with attributes ---- */
 
 /* A number attribute (FLOAT or INT) as double, exactly as written. */

@@ -73,6 +73,21 @@ compare.py):
     constant w. compress_{some,none,all}_{mid,last,flat}.npy: conditions with
     some, no and only true entries.
 
+  nms.onnx (opset 11), inputs boxes and boxes_c [2, 40, 4], scores [2, 3, 40],
+    iou (a scalar), score_threshold [1], max_per_class [1] (int64): three
+    NonMaxSuppression nodes, each a graph output whose row count a run
+    computes: `sel` (corner boxes, max_output_boxes_per_class a constant 10,
+    iou and score thresholds), `sel_center` (center_point_box 1, boxes_c, at
+    most max_per_class (7) a class, the iou threshold), `sel_all` (corner
+    boxes, at most max_per_class, no thresholds: IoU > 0 suppresses). The
+    nms_*.npy inputs: 8 clusters of strongly overlapping boxes with corners
+    in either order, coordinates and sizes on a grid of 1/4 (so IoU is the
+    only rounded step, as in ONNX Runtime), scores in steps of 1/16 (equal
+    scores, some equal to the score threshold 0.5), and in batch 0 two
+    boxes of equal score whose IoU is exactly the threshold 0.5.
+    nms_mismatched.onnx: boxes [1, 5, 4] and scores [1, 2, 6] (refused:
+    spatial_dimension differs, one error naming the node).
+
   rnn_activations.onnx (opset 14), input x [5, 2, 4] (time, batch, input):
     recurrent layers with the activations attribute: a bidirectional LSTM
     (forward HardSigmoid, Elu, Softsign with alpha/beta; backward Sigmoid,
@@ -263,6 +278,53 @@ def compress():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def nms():
+    def info(name, t, shape):
+        return helper.make_tensor_value_info(name, t, shape)
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max10", "iou", "score_threshold"], ["sel"]),
+             helper.make_node("NonMaxSuppression", ["boxes_c", "scores", "max_per_class", "iou"], ["sel_center"],
+                              center_point_box=1),
+             helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_per_class"], ["sel_all"])]
+    ins = [info("boxes", TensorProto.FLOAT, [2, 40, 4]), info("boxes_c", TensorProto.FLOAT, [2, 40, 4]),
+           info("scores", TensorProto.FLOAT, [2, 3, 40]), info("iou", TensorProto.FLOAT, []),
+           info("score_threshold", TensorProto.FLOAT, [1]), info("max_per_class", TensorProto.INT64, [1])]
+    outs = [info(name, TensorProto.INT64, [None, 3]) for name in ("sel", "sel_center", "sel_all")]
+    g = helper.make_graph(nodes, "nms", ins, outs, [numpy_helper.from_array(np.array([10], dtype=np.int64), "max10")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+
+
+def nms_mismatched():
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"], name="nms")
+    g = helper.make_graph([node], "nms_mismatched", [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 5, 4]),
+                                                     helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, 6])],
+                          [helper.make_tensor_value_info("sel", TensorProto.INT64, [None, 3])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+
+
+def nms_inputs():
+    """The inputs of nms.onnx (see the module comment), by input name."""
+    rng = np.random.default_rng(11)
+    centers = rng.integers(0, 40, (8, 2)) / 2.0
+    pick = rng.integers(0, 8, (2, 40))
+    yx = centers[pick] + rng.integers(-4, 5, (2, 40, 2)) / 4.0
+    hw = rng.integers(8, 25, (2, 40, 2)) / 4.0
+    y1, x1, y2, x2 = yx[..., 0], yx[..., 1], yx[..., 0] + hw[..., 0], yx[..., 1] + hw[..., 1]
+    flip = rng.random((2, 40)) < 0.3  # the other diagonal's corners, or the same ones swapped
+    boxes = np.stack([np.where(flip, y2, y1), x1, np.where(flip, y1, y2), x2], axis=-1)
+    swap = rng.random((2, 40)) < 0.2
+    boxes[swap] = boxes[swap][:, [2, 3, 0, 1]]
+    boxes_c = np.concatenate([yx[..., ::-1] + hw[..., ::-1] / 2, hw[..., ::-1]], axis=-1)
+    scores = rng.integers(0, 16, (2, 3, 40)) / 16.0
+    # batch 0, boxes 38 and 39: IoU exactly 0.5 (areas 2 and 1, one in the other), equal top scores
+    boxes[0, 38], boxes[0, 39] = [100, 100, 102, 101], [100, 100, 101, 101]
+    boxes_c[0, 38], boxes_c[0, 39] = [100.5, 101, 1, 2], [100.5, 100.5, 1, 1]
+    scores[0, :, 38] = scores[0, :, 39] = 0.9375
+    return {"boxes": boxes.astype(np.float32), "boxes_c": boxes_c.astype(np.float32),
+            "scores": scores.astype(np.float32), "iou": np.array(0.5, dtype=np.float32),
+            "score_threshold": np.array([0.5], dtype=np.float32),
+            "max_per_class": np.array([7], dtype=np.int64)}
+
+
 def only_empty():
     inits = [numpy_helper.from_array(np.array([v], dtype=np.int64), n) for n, v in (("s", 7), ("e", 9), ("a", 1))]
     g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])], "only_empty",
@@ -366,7 +428,8 @@ def main():
                         ("tfidf", tfidf()), ("fixed_outputs", fixed_outputs()), ("only_empty", only_empty()),
                         ("stft", stft()), ("nonzero", nonzero()), ("nonzero_refused", nonzero_refused()),
                         ("unique", unique()), ("unique_refused", unique_refused(True)),
-                        ("unique_bad_axis", unique_refused(False)), ("compress", compress())):
+                        ("unique_bad_axis", unique_refused(False)), ("compress", compress()),
+                        ("nms", nms()), ("nms_mismatched", nms_mismatched())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order
@@ -406,6 +469,8 @@ def main():
                         ("all", {k: np.ones_like(v) for k, v in some.items()})):
         for k, v in conds.items():
             np.save(os.path.join(args.out, f"compress_{kind}_{k}.npy"), v)
+    for name, value in nms_inputs().items():
+        np.save(os.path.join(args.out, "nms_" + name + ".npy"), value)
 
 
 if __name__ == "__main__":

@@ -148,7 +148,9 @@ ingot_status_t lower_nms(lower_ctx_t* ctx) {
   uint32_t max_in = lower_input(ctx, 2), iou_in = lower_input(ctx, 3), score_in = lower_input(ctx, 4);
   uint32_t y = node_output(ctx, 0), shape = node_output(ctx, 1);
   if (shape == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "has no shape output (inference adds it)");
-  if (max_in == INGOT_NO_VALUE) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "has rows without max_output_boxes_per_class");
+  if (max_in == INGOT_NO_VALUE) {
+    return lower_fail(ctx, INGOT_ERROR_INTERNAL, "has rows without max_output_boxes_per_class");
+  }
   if ((s = lower_refuse_activation(ctx)) || (s = lower_check_value_dt(ctx, boxes, LOWER_DT(INGOT_DTYPE_F32))) ||
       (s = lower_check_value_dt(ctx, scores, LOWER_DT(INGOT_DTYPE_F32))) ||
       (s = lower_check_value_dt(ctx, max_in, LOWER_DT(INGOT_DTYPE_I64))) ||
@@ -194,7 +196,9 @@ ingot_status_t lower_nms(lower_ctx_t* ctx) {
   uint32_t more = LOCAL("more", INGOT_DTYPE_BOOL);
 
   /* The candidate search: i is after (last_s, last_i) and beats best. */
-  ingot_ir_expr_t* sat = ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, V(nb.b), I(classes)), V(c)), I(n)), V(i));
+  /* scores[b, c, i] */
+  ingot_ir_expr_t* bc = ingot_ir_add(f, ingot_ir_mul(f, V(nb.b), I(classes)), V(c));
+  ingot_ir_expr_t* sat = ingot_ir_add(f, ingot_ir_mul(f, bc, I(n)), V(i));
   ingot_ir_expr_t* after =
       BIN(OR, BIN(LT, V(score), V(last_s)), BIN(AND, BIN(EQ, V(score), V(last_s)), BIN(LT, V(last_i), V(i))));
   ingot_ir_expr_t* better = BIN(OR, BIN(LT, V(best_i), I(0)), BIN(LT, V(best_s), V(score)));
@@ -211,7 +215,8 @@ ingot_status_t lower_nms(lower_ctx_t* ctx) {
   nms_box_t cand_box, sel_box;
   ingot_ir_stmt_t* check[10];
   uint32_t nc = 0;
-  check[nc++] = ingot_ir_local(f, j, ingot_ir_load(f, by, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_add(f, V(base), V(k)), I(3)), I(2))));
+  ingot_ir_expr_t* row_k = ingot_ir_add(f, V(base), V(k));
+  check[nc++] = ingot_ir_local(f, j, ingot_ir_load(f, by, ingot_ir_add(f, ingot_ir_mul(f, row_k, I(3)), I(2))));
   box_extent(&nb, V(j), "sel", &sel_box, check, &nc);
   ingot_ir_stmt_t* select[13];
   uint32_t ns = 0;

@@ -1432,78 +1432,24 @@ ingot_status_t lower_stft(lower_ctx_t* ctx) {
   return INGOT_OK;
 }
 
-/* Compress with a condition known only at run time (graph/infer_data.c,
- * infer_compress): y's dims are bounds (the axis' extent), and y is written
- * dense in the run's shape. One OTHER stage of one iteration:
- *   n = the number of true entries among cond[0, len)
- *   j = 0
- *   for i in [0, len): if (cond[i]) { y[(o * n + j) * inner + q] =
- *     x[(o * extent + i) * inner + q] for every outer o and inner q; j += 1 }
- *   shape = x's dims with n at axis ({n} flattened), the node's second output. */
-static ingot_status_t lower_compress_runtime(lower_ctx_t* ctx, uint32_t x, uint32_t cond, uint32_t y, int32_t axis,
-                                             int64_t outer, int64_t inner, int64_t extent, int64_t len) {
-  uint32_t shape = node_output(ctx, 1);
-  const ingot_value_t* xv = lower_value(ctx, x);
-  const ingot_value_t* yv = lower_value(ctx, y);
-  if (shape == INGOT_NO_VALUE || yv->runtime_shape != shape + 1) {
-    return lower_fail(ctx, INGOT_ERROR_INTERNAL, "has no shape output (inference adds it)");
-  }
-  ingot_status_t s = lower_check_value_dt(ctx, shape, LOWER_DT(INGOT_DTYPE_I64));
-  if (s) return s;
-  int32_t rank = yv->rank;
-  uint32_t bx = lower_add_input(ctx, x, "x");
-  uint32_t bc = lower_add_input(ctx, cond, "condition");
-  uint32_t by = lower_add_output(ctx, y, "y");
-  uint32_t bs = lower_add_output(ctx, shape, "shape");
-  ingot_ir_func_t* f = ctx->f;
-  uint32_t one = lower_add_var(ctx, "one", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t i = lower_add_var(ctx, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t i2 = lower_add_var(ctx, "i2", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t o = lower_add_var(ctx, "o", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t q = lower_add_var(ctx, "q", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t n = lower_add_var(ctx, "n", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
-  uint32_t j = lower_add_var(ctx, "j", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
-  /* y[(o * n + j) * inner + q] = x[(o * extent + i2) * inner + q] */
-  ingot_ir_expr_t* yi = ingot_ir_add(
-      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_var(f, o), ingot_ir_var(f, n)), ingot_ir_var(f, j)),
-                      ingot_ir_int(f, inner)),
-      ingot_ir_var(f, q));
-  ingot_ir_expr_t* xi = ingot_ir_add(
-      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_var(f, o), ingot_ir_int(f, extent)), ingot_ir_var(f, i2)),
-                      ingot_ir_int(f, inner)),
-      ingot_ir_var(f, q));
-  ingot_ir_stmt_t* copy =
-      ingot_ir_for(f, o, outer, ingot_ir_for(f, q, inner, ingot_ir_store(f, by, yi, ingot_ir_load(f, bx, xi))));
-  ingot_ir_stmt_t* take[2] = {copy, ingot_ir_assign(f, j, ingot_ir_add(f, ingot_ir_var(f, j), ingot_ir_int(f, 1)))};
-  ingot_ir_expr_t* step = ingot_ir_select(f, ingot_ir_load(f, bc, ingot_ir_var(f, i)), ingot_ir_int(f, 1), ingot_ir_int(f, 0));
-  ingot_ir_stmt_t* body[4 + INGOT_MAX_RANK];
-  uint32_t nb = 0;
-  body[nb++] = ingot_ir_local(f, n, ingot_ir_int(f, 0));
-  body[nb++] = ingot_ir_for(f, i, len, ingot_ir_assign(f, n, ingot_ir_add(f, ingot_ir_var(f, n), step)));
-  body[nb++] = ingot_ir_local(f, j, ingot_ir_int(f, 0));
-  body[nb++] = ingot_ir_for(f, i2, len, ingot_ir_if(f, ingot_ir_load(f, bc, ingot_ir_var(f, i2)), ingot_ir_block(f, take, 2)));
-  for (int32_t d = 0; d < rank; ++d) {
-    bool counted = axis < 0 || d == axis;
-    body[nb++] = ingot_ir_store(f, bs, ingot_ir_int(f, d), counted ? ingot_ir_var(f, n) : ingot_ir_int(f, yv->dims[d]));
-  }
-  /* one outer loop of extent 1 holds the whole scan, so it is not split */
-  lower_emit_other(ctx, ingot_ir_for(f, one, 1, ingot_ir_block(f, body, nb)));
-  set_workload(ctx, ingot_arena_printf(ctx->arena, "compress %s x=%s axis%d len%lld runtime", dt(xv->dtype),
-                                       lower_shape_str(ctx, x), axis, (long long)len));
-  return INGOT_OK;
-}
-
-/* Compress, one OTHER stage that reads the condition:
+/* Compress, one OTHER stage that reads the condition (axis absent: the
+ * flattened input, o and q of extent 1):
  *   k = 0
- *   for i in [0, min(len, extent)): if (cond[i]) { y[o, k, q] = x[o, i, q]
- *     for every outer o and inner q; k = k + 1 }
- * (axis absent: the flattened input, o and q of extent 1). A condition
- * known only at run time: lower_compress_runtime. */
+ *   for i in [0, min(len, extent)): if (cond[i]) { y[(o * w + k) * inner + q]
+ *     = x[(o * extent + i) * inner + q] for every outer o and inner q;
+ *     k = k + 1 }
+ * w, y's extent along the axis, is the number of true entries: known when
+ * compiling for a constant condition; else (graph/infer_data.c: y's dims
+ * are then bounds and y is dense in the run's shape) counted first
+ * (n = the true entries among cond[0, len)), and the run's shape, x's dims
+ * with n at the axis ({n} flattened), is stored last in the node's second
+ * output. The stage is one iteration of an outer loop, so it is not split. */
 ingot_status_t lower_compress(lower_ctx_t* ctx) {
   ingot_status_t s;
   uint32_t x = lower_input(ctx, 0), cond = lower_input(ctx, 1), y = node_output(ctx, 0);
   if ((s = check_xy(ctx, x, y)) || (s = lower_check_value_dt(ctx, cond, LOWER_DT(INGOT_DTYPE_BOOL)))) return s;
   const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
   int32_t axis = ctx->params->u.axis.axis; /* -1: flattened (graph/params.c) */
   int64_t outer = 1, inner = 1, extent = ingot_value_numel(xv);
   if (axis >= 0) {
@@ -1513,20 +1459,28 @@ ingot_status_t lower_compress(lower_ctx_t* ctx) {
   }
   int64_t len = lower_value(ctx, cond)->dims[0];
   if (len > extent) len = extent;
-  if (lower_value(ctx, y)->runtime_shape) return lower_compress_runtime(ctx, x, cond, y, axis, outer, inner, extent, len);
-  int64_t kept = axis >= 0 ? lower_value(ctx, y)->dims[axis] : lower_value(ctx, y)->dims[0];
+  bool at_run_time = yv->runtime_shape != 0;
+  uint32_t shape = at_run_time ? node_output(ctx, 1) : INGOT_NO_VALUE;
+  if (at_run_time && (shape == INGOT_NO_VALUE || yv->runtime_shape != shape + 1)) {
+    return lower_fail(ctx, INGOT_ERROR_INTERNAL, "has no shape output (inference adds it)");
+  }
+  if (at_run_time && (s = lower_check_value_dt(ctx, shape, LOWER_DT(INGOT_DTYPE_I64)))) return s;
+  int64_t kept = axis >= 0 ? yv->dims[axis] : yv->dims[0];
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t bc = lower_add_input(ctx, cond, "condition");
   uint32_t by = lower_add_output(ctx, y, "y");
+  uint32_t bs = at_run_time ? lower_add_output(ctx, shape, "shape") : UINT32_MAX;
   ingot_ir_func_t* f = ctx->f;
   uint32_t i = lower_add_var(ctx, "i", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t o = lower_add_var(ctx, "o", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t q = lower_add_var(ctx, "q", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t k = lower_add_var(ctx, "k", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
   uint32_t once = lower_add_var(ctx, "once", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  /* y[(o * kept + k) * inner + q] = x[(o * extent + i) * inner + q] */
+  uint32_t n = at_run_time ? lower_add_var(ctx, "n", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64) : UINT32_MAX;
+  ingot_ir_expr_t* width = at_run_time ? ingot_ir_var(f, n) : ingot_ir_int(f, kept);
+  /* y[(o * w + k) * inner + q] = x[(o * extent + i) * inner + q] */
   ingot_ir_expr_t* yi = ingot_ir_add(
-      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_var(f, o), ingot_ir_int(f, kept)), ingot_ir_var(f, k)),
+      f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_var(f, o), width), ingot_ir_var(f, k)),
                       ingot_ir_int(f, inner)),
       ingot_ir_var(f, q));
   ingot_ir_expr_t* xi = ingot_ir_add(
@@ -1536,13 +1490,30 @@ ingot_status_t lower_compress(lower_ctx_t* ctx) {
   ingot_ir_stmt_t* copy =
       ingot_ir_for(f, o, outer, ingot_ir_for(f, q, inner, ingot_ir_store(f, by, yi, ingot_ir_load(f, bx, xi))));
   ingot_ir_stmt_t* take[2] = {copy, ingot_ir_assign(f, k, ingot_ir_add(f, ingot_ir_var(f, k), ingot_ir_int(f, 1)))};
-  ingot_ir_stmt_t* scan = ingot_ir_for(
-      f, i, len, ingot_ir_if(f, ingot_ir_load(f, bc, ingot_ir_var(f, i)), ingot_ir_block(f, take, 2)));
-  ingot_ir_stmt_t* body[2] = {ingot_ir_local(f, k, ingot_ir_int(f, 0)), scan};
-  /* one outer loop of extent 1 holds the whole scan (a stage's outermost loop) */
-  lower_emit_other(ctx, ingot_ir_for(f, once, 1, ingot_ir_block(f, body, 2)));
-  set_workload(ctx, ingot_arena_printf(ctx->arena, "compress %s x=%s axis%d len%lld kept%lld", dt(xv->dtype),
-                                       lower_shape_str(ctx, x), axis, (long long)len, (long long)kept));
+  ingot_ir_stmt_t* body[4 + INGOT_MAX_RANK];
+  uint32_t nb = 0;
+  if (at_run_time) {
+    uint32_t c = lower_add_var(ctx, "c", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* step =
+        ingot_ir_select(f, ingot_ir_load(f, bc, ingot_ir_var(f, c)), ingot_ir_int(f, 1), ingot_ir_int(f, 0));
+    body[nb++] = ingot_ir_local(f, n, ingot_ir_int(f, 0));
+    body[nb++] = ingot_ir_for(f, c, len, ingot_ir_assign(f, n, ingot_ir_add(f, ingot_ir_var(f, n), step)));
+  }
+  body[nb++] = ingot_ir_local(f, k, ingot_ir_int(f, 0));
+  body[nb++] =
+      ingot_ir_for(f, i, len, ingot_ir_if(f, ingot_ir_load(f, bc, ingot_ir_var(f, i)), ingot_ir_block(f, take, 2)));
+  for (int32_t d = 0; at_run_time && d < yv->rank; ++d) {
+    bool counted = axis < 0 || d == axis;
+    body[nb++] = ingot_ir_store(f, bs, ingot_ir_int(f, d), counted ? ingot_ir_var(f, n) : ingot_ir_int(f, yv->dims[d]));
+  }
+  lower_emit_other(ctx, ingot_ir_for(f, once, 1, ingot_ir_block(f, body, nb)));
+  if (at_run_time) {
+    set_workload(ctx, ingot_arena_printf(ctx->arena, "compress %s x=%s axis%d len%lld runtime", dt(xv->dtype),
+                                         lower_shape_str(ctx, x), axis, (long long)len));
+  } else {
+    set_workload(ctx, ingot_arena_printf(ctx->arena, "compress %s x=%s axis%d len%lld kept%lld", dt(xv->dtype),
+                                         lower_shape_str(ctx, x), axis, (long long)len, (long long)kept));
+  }
   return INGOT_OK;
 }
 

@@ -631,7 +631,10 @@ static ingot_status_t scan_runtime_shape(cf_t* c, uint32_t k, uint32_t stacked, 
   ingot_attr_t axis = int_attr("axis", 0);
   ingot_status_t s = emit1(c, INGOT_OP_CONCAT, ingot_arena_printf(&c->g->arena, "%s.scan%u.shape", c->name, k), parts,
                            tail_len ? 2 : 1, &axis, 1, &shape);
-  if (!s) c->g->values[o].runtime_shape = shape + 1;
+  if (!s) {
+    c->g->values[o].runtime_shape = shape + 1;
+    c->g->values[o].runtime_dims = 1u; /* the iterations, along axis 0 */
+  }
   return s;
 }
 

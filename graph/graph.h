@@ -71,15 +71,22 @@ typedef struct ingot_value_t {
   const char* dim_names[INGOT_MAX_RANK];
   void* data;                /* WEIGHT: rank-major dense data, heap, owned */
   uint32_t producer;         /* node id, INGOT_NO_VALUE for inputs/weights */
-  /* 0, or 1 + the id of an int64 value of `rank` elements that the same
-   * node writes: this value's shape as a run computes it, for an op whose
-   * output size depends on its input data (NonZero, Compress with a
-   * condition known only at run time, Unique, NonMaxSuppression). dims[] are then upper bounds, the storage is sized
-   * for them, and the data is dense in the run's shape from the start of
-   * that storage. Such a value can only be a graph output (inference
-   * refuses it as any node's input); folding a node with constant inputs
-   * gives it its computed shape (graph/passes.c). */
+  /* 0, or 1 + the id of an int64 value of `rank` elements that the steps
+   * write: this value's shape as a run computes it, for an op whose output
+   * size depends on its input data (NonZero, Compress with a condition
+   * known only at run time, Unique, NonMaxSuppression, a Loop's scan
+   * outputs). dims[] are then upper bounds, the storage is sized for them,
+   * and the data is dense in the run's shape from the start of that
+   * storage. Such a value is a graph output, or read by a node that works
+   * row by row along dims[0] when that is the only dim the run decides
+   * (elementwise ops, Cast, Softmax along another axis: their output shares
+   * the run-time shape; graph/shape_infer.c); inference refuses every other
+   * reader. Folding a node with constant inputs gives it its computed shape
+   * (graph/passes.c). */
   uint32_t runtime_shape;
+  /* With runtime_shape: bit d set when dims[d] is only a bound (the run
+   * decides it); the other dims are as they read. */
+  uint32_t runtime_dims;
   /* NULL, or the list this value holds when it is an ONNX sequence (made
    * by the Sequence ops, carried through Loop, Scan and If) during
    * ingot_graph_infer_and_fold, which turns every node that reads or

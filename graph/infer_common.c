@@ -78,10 +78,11 @@ void infer_ensure_output(infer_ctx_t* c, uint32_t k, const char* suffix) {
   c->n = n;
 }
 
-void infer_runtime_shape(infer_ctx_t* c, uint32_t k, uint32_t shape_k, const char* suffix) {
+void infer_runtime_shape(infer_ctx_t* c, uint32_t k, uint32_t shape_k, const char* suffix, uint32_t dims) {
   infer_ensure_output(c, shape_k, suffix);
   const ingot_value_t* y = &c->g->values[c->n->outputs[k]];
   int64_t rank = y->rank;
   infer_set_output(c, shape_k, INGOT_DTYPE_I64, 1, &rank);
   c->g->values[c->n->outputs[k]].runtime_shape = c->n->outputs[shape_k] + 1;
+  c->g->values[c->n->outputs[k]].runtime_dims = dims;
 }

@@ -1086,7 +1086,7 @@ ingot_status_t infer_compress(infer_ctx_t* c) {
     for (int32_t i = 0; i < x->rank; ++i) dims[i] = i == axis ? kept : x->dims[i];
     infer_set_output(c, 0, x->dtype, x->rank, dims);
   }
-  if (!known) infer_runtime_shape(c, 0, 1, "shape");
+  if (!known) infer_runtime_shape(c, 0, 1, "shape", 1u << (axis < 0 ? 0 : axis));
   return INGOT_OK;
 }
 
@@ -1172,7 +1172,7 @@ ingot_status_t infer_nonzero(infer_ctx_t* c) {
   if (x->rank < 1) return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "a scalar input is not supported");
   int64_t dims[2] = {x->rank, ingot_value_numel(x)};
   infer_set_output(c, 0, INGOT_DTYPE_I64, 2, dims);
-  infer_runtime_shape(c, 0, 1, "shape");
+  infer_runtime_shape(c, 0, 1, "shape", 1u << 1); /* [rank, n] */
   return INGOT_OK;
 }
 
@@ -1198,9 +1198,9 @@ ingot_status_t infer_unique(infer_ctx_t* c) {
   for (uint32_t k = 0; k < 4; ++k) infer_ensure_output(c, k, kNames[k]);
   infer_set_output(c, 0, dtype, rank, ydims);
   for (uint32_t k = 1; k < 4; ++k) infer_set_output(c, k, INGOT_DTYPE_I64, 1, &items);
-  infer_runtime_shape(c, 0, 4, "Y_shape");
-  infer_runtime_shape(c, 1, 5, "indices_shape");
-  infer_runtime_shape(c, 3, 6, "counts_shape");
+  infer_runtime_shape(c, 0, 4, "Y_shape", 1u << (axis < 0 ? 0 : axis));
+  infer_runtime_shape(c, 1, 5, "indices_shape", 1u);
+  infer_runtime_shape(c, 3, 6, "counts_shape", 1u);
   return INGOT_OK;
 }
 
@@ -1262,7 +1262,7 @@ ingot_status_t infer_nms(infer_ctx_t* c) {
   }
   int64_t dims[2] = {b * classes * per_class, 3};
   infer_set_output(c, 0, INGOT_DTYPE_I64, 2, dims);
-  if (dims[0] > 0) infer_runtime_shape(c, 0, 1, "shape");
+  if (dims[0] > 0) infer_runtime_shape(c, 0, 1, "shape", 1u); /* [S, 3] */
   return INGOT_OK;
 }
 

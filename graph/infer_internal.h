@@ -26,8 +26,9 @@ void infer_ensure_output(infer_ctx_t* c, uint32_t k, const char* suffix);
 /* Declares output k's size as computed at run time (ingot_value_t.runtime_shape):
  * set output k first, with its upper bounds; output `shape_k` (added when
  * absent, named NODE_suffix) becomes the int64 [rank] tensor the lowering
- * writes the run's shape to. */
-void infer_runtime_shape(infer_ctx_t* c, uint32_t k, uint32_t shape_k, const char* suffix);
+ * writes the run's shape to; `dims` has bit d set for each dim the run
+ * decides. */
+void infer_runtime_shape(infer_ctx_t* c, uint32_t k, uint32_t shape_k, const char* suffix, uint32_t dims);
 bool infer_is_float(ingot_dtype_t t);
 /* "[1x3x224x224]" into buf. */
 void infer_shape_str(const ingot_value_t* v, char* buf, size_t size);

@@ -347,6 +347,7 @@ static ingot_status_t fold_node(ingot_graph_t* graph, uint32_t id, ingot_node_ev
         for (int32_t d = 0; computed && d < v->rank; ++d)
           if (computed[d] >= 0 && computed[d] <= v->dims[d]) dims[d] = computed[d];
         graph->values[o].runtime_shape = 0;
+        graph->values[o].runtime_dims = 0;
       }
       ingot_graph_set_weight(graph, o, v->dtype, v->rank, dims, data[k]);
       graph->values[o].producer = INGOT_NO_VALUE;
@@ -1152,6 +1153,7 @@ void ingot_graph_compact(ingot_graph_t* graph) {
     if (v->runtime_shape) {
       uint32_t shape = REMAP(v->runtime_shape - 1);
       v->runtime_shape = shape == INGOT_NO_VALUE ? 0 : shape + 1;
+      if (!v->runtime_shape) v->runtime_dims = 0;
     }
     if (v->sequence) {
       ingot_sequence_t* q = INGOT_ARENA_ARRAY(&graph->arena, ingot_sequence_t, 1);

@@ -501,6 +501,68 @@ static const infer_fn_t kInfer[] = {
 };
 static_assert(sizeof(kInfer) / sizeof(kInfer[0]) == INGOT_OP_COUNT_, "shape inference table out of sync with ops.def");
 
+/* Ops that compute each element of their output from the elements at the
+ * same position of their inputs (numpy broadcasting): run over a tensor's
+ * bounds, they give its rows in the same places. */
+static bool works_by_element(ingot_op_t op) {
+  switch (op) {
+    case INGOT_OP_IDENTITY: case INGOT_OP_CAST: case INGOT_OP_CASTLIKE:
+    case INGOT_OP_ADD: case INGOT_OP_SUB: case INGOT_OP_MUL: case INGOT_OP_DIV: case INGOT_OP_POW: case INGOT_OP_MOD:
+    case INGOT_OP_MIN: case INGOT_OP_MAX: case INGOT_OP_SUM: case INGOT_OP_MEAN: case INGOT_OP_PRELU:
+    case INGOT_OP_RELU: case INGOT_OP_CLIP: case INGOT_OP_SIGMOID: case INGOT_OP_TANH: case INGOT_OP_ABS:
+    case INGOT_OP_NEG: case INGOT_OP_EXP: case INGOT_OP_LOG: case INGOT_OP_SQRT: case INGOT_OP_RECIPROCAL:
+    case INGOT_OP_FLOOR: case INGOT_OP_CEIL: case INGOT_OP_ROUND: case INGOT_OP_SIGN: case INGOT_OP_ERF:
+    case INGOT_OP_HARDSIGMOID: case INGOT_OP_HARDSWISH: case INGOT_OP_LEAKYRELU: case INGOT_OP_ELU:
+    case INGOT_OP_SELU: case INGOT_OP_CELU: case INGOT_OP_GELU: case INGOT_OP_SOFTPLUS: case INGOT_OP_SOFTSIGN:
+    case INGOT_OP_THRESHOLDEDRELU: case INGOT_OP_SWISH: case INGOT_OP_ISNAN: case INGOT_OP_ISINF:
+    case INGOT_OP_EQUAL: case INGOT_OP_LESS: case INGOT_OP_GREATER: case INGOT_OP_LESSOREQUAL:
+    case INGOT_OP_GREATEROREQUAL: case INGOT_OP_AND: case INGOT_OP_OR: case INGOT_OP_XOR: case INGOT_OP_NOT:
+    case INGOT_OP_WHERE: case INGOT_OP_BITWISEAND: case INGOT_OP_BITWISEOR: case INGOT_OP_BITWISEXOR:
+    case INGOT_OP_BITWISENOT: case INGOT_OP_FUSED_ELEMENTWISE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* After node n was inferred with an input whose size a run computes
+ * (`rt`): its output takes that run-time shape when n works element by
+ * element, the run decides only dims[0] (so that the first rows lie where
+ * the bounds put them), every such input shares it, the output has the
+ * same bounds, and no other input spans dims[0] (it broadcasts along it).
+ * Else n is refused: it would need the run's sizes to place its elements. */
+static ingot_status_t share_runtime_shape(ingot_graph_t* graph, ingot_node_t* n, const ingot_value_t* rt) {
+  const ingot_value_t* y = n->output_count == 1 && n->outputs[0] != INGOT_NO_VALUE ? &graph->values[n->outputs[0]]
+                                                                                  : NULL;
+  bool ok = works_by_element(n->op) && rt->runtime_dims == 1u && y && y->rank == rt->rank && y->rank >= 1;
+  for (int32_t d = 0; ok && d < y->rank; ++d) ok = y->dims[d] == rt->dims[d];
+  for (uint32_t i = 0; ok && i < n->input_count; ++i) {
+    if (n->inputs[i] == INGOT_NO_VALUE) continue;
+    const ingot_value_t* v = &graph->values[n->inputs[i]];
+    if (v->runtime_shape) {
+      ok = v->runtime_shape == rt->runtime_shape && v->runtime_dims == rt->runtime_dims;
+    } else {
+      ok = v->rank < y->rank || v->dims[0] == 1;
+    }
+  }
+  if (ok) {
+    graph->values[n->outputs[0]].runtime_shape = rt->runtime_shape;
+    graph->values[n->outputs[0]].runtime_dims = rt->runtime_dims;
+    return INGOT_OK;
+  }
+  const ingot_node_t* from = rt->producer < graph->node_count ? &graph->nodes[rt->producer] : NULL;
+  char what[160];
+  if (from && from->op != INGOT_OP_IDENTITY) {
+    snprintf(what, sizeof what, "a size that %s computes at run time", ingot_op_name(from->op));
+  } else {
+    snprintf(what, sizeof what, "a size known only at run time");
+  }
+  return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
+                    "input '%s' has %s; such a tensor can only be a graph output for now, or read by elementwise ops "
+                    "when the run decides only its first dimension",
+                    rt->name, what);
+}
+
 ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   ingot_node_t* n = &graph->nodes[node_id];
   if ((unsigned)n->op >= INGOT_OP_COUNT_) {
@@ -526,6 +588,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
     return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "has %u outputs, expected %d..%d", n->output_count, min_out,
                      max_out);
   }
+  const ingot_value_t* rt_first = NULL; /* the first input whose size a run computes */
   for (uint32_t i = 0; i < n->input_count; ++i) {
     uint32_t id = n->inputs[i];
     if (id == INGOT_NO_VALUE) {
@@ -537,17 +600,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
     if (v->dtype == INGOT_DTYPE_INVALID || v->rank < 0) {
       return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' has no known type or shape yet", v->name);
     }
-    if (v->runtime_shape) {
-      const ingot_node_t* from = v->producer < graph->node_count ? &graph->nodes[v->producer] : NULL;
-      if (from && from->op != INGOT_OP_IDENTITY) {
-        return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                          "input '%s' has a size that %s computes at run time; such a tensor can only be a graph "
-                          "output for now", v->name, ingot_op_name(from->op));
-      }
-      return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                        "input '%s' has a size known only at run time; such a tensor can only be a graph output for "
-                        "now", v->name);
-    }
+    if (v->runtime_shape && !rt_first) rt_first = v;
     for (int32_t k = 0; k < v->rank; ++k) {
       if (v->dims[k] < 0) {
         return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
@@ -577,6 +630,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   s = kInfer[n->op](&c);
   if (s) return s;
   n = &graph->nodes[node_id];
+  if (rt_first && (s = share_runtime_shape(graph, n, rt_first))) return s;
   for (uint32_t k = 0; k < n->output_count; ++k) {
     if (n->outputs[k] == INGOT_NO_VALUE) continue; /* a slot before one that inference added */
     const ingot_value_t* v = &graph->values[n->outputs[k]];

@@ -60,9 +60,15 @@ compare.py):
     flattened (not sorted); and Neg of Unique(m) of a constant m along axis 1
     (folded when compiling, so its size is fixed and another node may read
     it). unique_x.npy repeats values (-0 and 0 among them), unique_s.npy and
-    unique_k.npy repeat slices. unique_refused.onnx: Unique's Y read by a Neg
-    (refused: a size a run computes); unique_bad_axis.onnx: axis 2 of a 2-D
-    input (refused).
+    unique_k.npy repeat slices. unique_refused.onnx: Unique's Y read by an
+    Unsqueeze (refused: a size a run computes, read by an op that does not work
+    element by element); unique_bad_axis.onnx: axis 2 of a 2-D input (refused).
+
+  runtime_rows.onnx (opset 13), inputs boxes [1, 20, 4], scores [1, 2, 20] and
+    u [12]: tensors whose size a run computes read by elementwise ops (the run
+    decides only their first dimension): NonMaxSuppression's rows cast to
+    float, scaled per column and shifted (a fused chain), Unique's Y through
+    Neg, Relu and a Where; runtime_rows_*.npy the inputs.
 
   compress.onnx (opset 18), inputs x [3, 5, 2] float and the bool
     conditions c_mid [4], c_last [3], c_flat [30], all known only at run time
@@ -251,13 +257,37 @@ def unique():
 
 def unique_refused(read_y):
     nodes = [helper.make_node("Unique", ["x"], ["y"], name="u", **({} if read_y else {"axis": 2}))]
-    out = "y"
-    if read_y:
-        nodes.append(helper.make_node("Neg", ["y"], ["z"], name="neg"))
-        out = "z"
+    out, shape = "y", [None]
+    if read_y:  # a reader that does not work element by element
+        nodes.append(helper.make_node("Unsqueeze", ["y"], ["z"], name="unsq", axes=[0]))
+        out, shape = "z", [1, None]
     g = helper.make_graph(nodes, "unique_refused", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                          [helper.make_tensor_value_info(out, TensorProto.FLOAT, [None])])
+                          [helper.make_tensor_value_info(out, TensorProto.FLOAT, shape)])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)])
+
+
+def runtime_rows():
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_boxes", "iou", "score_min"], ["sel"]),
+             helper.make_node("Cast", ["sel"], ["sel_f"], to=f),
+             helper.make_node("Mul", ["sel_f", "scale"], ["scaled"]),
+             helper.make_node("Add", ["scaled", "shift"], ["sel_out"]),
+             helper.make_node("Unique", ["u"], ["uy"]),
+             helper.make_node("Neg", ["uy"], ["u_neg"]),
+             helper.make_node("Relu", ["u_neg"], ["u_relu"]),
+             helper.make_node("Where", ["pick", "u_relu", "uy"], ["u_where"])]
+    inits = [numpy_helper.from_array(np.array([5], np.int64), "max_boxes"),
+             numpy_helper.from_array(np.array([0.5], np.float32), "iou"),
+             numpy_helper.from_array(np.array([0.1], np.float32), "score_min"),
+             numpy_helper.from_array(np.array([1, 10, 100], np.float32), "scale"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "shift"),
+             numpy_helper.from_array(np.array(True), "pick")]
+    ins = [helper.make_tensor_value_info("boxes", f, [1, 20, 4]), helper.make_tensor_value_info("scores", f, [1, 2, 20]),
+           helper.make_tensor_value_info("u", f, [12])]
+    outs = [helper.make_tensor_value_info("sel_out", f, [None, 3]), helper.make_tensor_value_info("u_where", f, [None]),
+            helper.make_tensor_value_info("u_relu", f, [None])]
+    return helper.make_model(helper.make_graph(nodes, "runtime_rows", ins, outs, inits),
+                             opset_imports=[helper.make_opsetid("", 13)])
 
 
 def compress():
@@ -428,7 +458,7 @@ def main():
                         ("tfidf", tfidf()), ("fixed_outputs", fixed_outputs()), ("only_empty", only_empty()),
                         ("stft", stft()), ("nonzero", nonzero()), ("nonzero_refused", nonzero_refused()),
                         ("unique", unique()), ("unique_refused", unique_refused(True)),
-                        ("unique_bad_axis", unique_refused(False)), ("compress", compress()),
+                        ("unique_bad_axis", unique_refused(False)), ("compress", compress()), ("runtime_rows", runtime_rows()),
                         ("nms", nms()), ("nms_mismatched", nms_mismatched())):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
@@ -469,6 +499,11 @@ def main():
                         ("all", {k: np.ones_like(v) for k, v in some.items()})):
         for k, v in conds.items():
             np.save(os.path.join(args.out, f"compress_{kind}_{k}.npy"), v)
+    boxes = rng.random((1, 20, 4)).astype(np.float32)
+    boxes[..., 2:] = boxes[..., :2] + 0.3 * rng.random((1, 20, 2)).astype(np.float32)
+    np.save(os.path.join(args.out, "runtime_rows_boxes.npy"), boxes)
+    np.save(os.path.join(args.out, "runtime_rows_scores.npy"), rng.random((1, 2, 20)).astype(np.float32))
+    np.save(os.path.join(args.out, "runtime_rows_u.npy"), rng.integers(-3, 4, 12).astype(np.float32))
     for name, value in nms_inputs().items():
         np.save(os.path.join(args.out, "nms_" + name + ".npy"), value)
 

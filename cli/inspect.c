@@ -172,7 +172,7 @@ static int read_variants(const char* path, const uint8_t* bytes, const inspect_s
   memcpy(&fh, bytes, sizeof fh); /* checked by the runtime's open before */
   uint64_t sizes[9] = {sizeof h, (uint64_t)h.tensor_count * sizeof(ingot_tensor_record_t),
                        4ull * h.input_count, 4ull * h.output_count,
-                       fh.format_version >= 4 ? 4ull * h.output_count : 0, /* output_shapes */
+                       fh.format_version >= 4 ? 8ull * h.output_count : 0, /* output_shapes */
                        fh.format_version >= 4 ? 8 : 0,                     /* check_count, reserved */
                        (uint64_t)h.step_count * sizeof(ingot_step_record_t), 4ull * h.arg_count,
                        4ull * h.kernel_count};

@@ -126,7 +126,7 @@ static int plan_read(const char* path, const uint8_t* file, size_t size, plan_t*
   ingot_bundle_header_t fh;
   memcpy(&fh, file, sizeof fh); /* checked by the runtime's open before */
   if (outputs && fh.format_version >= 4) { /* output_shapes, then the checks */
-    const uint8_t* count = take(m, msize, &pos, 4ull * h.output_count) ? take(m, msize, &pos, 8) : NULL;
+    const uint8_t* count = take(m, msize, &pos, 8ull * h.output_count) ? take(m, msize, &pos, 8) : NULL;
     uint32_t checks = 0;
     if (count) memcpy(&checks, count, 4);
     outputs = count && take(m, msize, &pos, 8ull * checks) ? outputs : NULL;

@@ -340,9 +340,11 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
   }
   /* Outputs whose size a step computes: the tensor holding it. */
   uint32_t* output_shapes = INGOT_ARENA_ARRAY(A, uint32_t, p->output_count ? p->output_count : 1);
+  uint32_t* output_shape_dims = INGOT_ARENA_ARRAY(A, uint32_t, p->output_count ? p->output_count : 1);
   for (uint32_t i = 0; i < p->output_count; ++i) {
     uint32_t shape = g->values[p->outputs[i]].runtime_shape;
     output_shapes[i] = shape && shape - 1 < nv ? tensor_of[shape - 1] : UINT32_MAX;
+    output_shape_dims[i] = shape ? g->values[p->outputs[i]].runtime_dims : 0;
     if (shape && output_shapes[i] == UINT32_MAX)
       return ingot_fail(INGOT_ERROR_INTERNAL, "output '%s': its run-time shape has no storage",
                         g->values[p->outputs[i]].name);
@@ -352,6 +354,7 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
       .tensors = tensors, .tensor_count = tensor_count,
       .inputs = inputs, .input_count = p->input_count,
       .outputs = outputs, .output_count = p->output_count, .output_shapes = output_shapes,
+      .output_shape_dims = output_shape_dims,
       .checks = checks, .check_messages = (const char* const*)g->check_messages, .check_count = g->check_count,
       .steps = bsteps, .step_count = steps,
       .kernel_names = p->kernel_names, .kernel_count = p->kernel_count,

@@ -525,27 +525,60 @@ static bool works_by_element(ingot_op_t op) {
   }
 }
 
-/* After node n was inferred with an input whose size a run computes
- * (`rt`): its output takes that run-time shape when n works element by
- * element, the run decides only dims[0] (so that the first rows lie where
- * the bounds put them), every such input shares it, the output has the
- * same bounds, and no other input spans dims[0] (it broadcasts along it).
- * Else n is refused: it would need the run's sizes to place its elements. */
-static ingot_status_t share_runtime_shape(ingot_graph_t* graph, ingot_node_t* n, const ingot_value_t* rt) {
-  const ingot_value_t* y = n->output_count == 1 && n->outputs[0] != INGOT_NO_VALUE ? &graph->values[n->outputs[0]]
-                                                                                  : NULL;
-  bool ok = works_by_element(n->op) && rt->runtime_dims == 1u && y && y->rank == rt->rank && y->rank >= 1;
-  for (int32_t d = 0; ok && d < y->rank; ++d) ok = y->dims[d] == rt->dims[d];
-  for (uint32_t i = 0; ok && i < n->input_count; ++i) {
+/* Whether node n, reading `rt` (input k) whose size a run decides along
+ * dims[0] only, computes each row of its output y (along y's dims[0], of
+ * the same bound) from the same row of rt, so that run over the bounds it
+ * leaves the run's rows where the bounds put them:
+ *   - elementwise ops over rt's shape, every other input broadcast along
+ *     dims[0] (a lower rank or a 1 there), or sharing rt's run-time shape;
+ *   - Softmax, LogSoftmax, Hardmax along another axis;
+ *   - Gather of rt's rows along another axis, or of a constant-size data
+ *     along axis 0 at rt's indices;
+ *   - MatMul of rt as A (its rows, or its batch along dims[0]) by a B that
+ *     does not span that batch. */
+static bool works_by_row(const ingot_graph_t* graph, const ingot_node_t* n, const ingot_value_t* rt, uint32_t k,
+                         const ingot_value_t* y) {
+  if (rt->runtime_dims != 1u || !y || y->rank < 1 || y->dims[0] != rt->dims[0]) return false;
+  for (uint32_t i = 0; i < n->input_count; ++i) { /* every other run-sized input shares rt's size */
+    if (n->inputs[i] == INGOT_NO_VALUE || i == k) continue;
+    const ingot_value_t* v = &graph->values[n->inputs[i]];
+    if (v->runtime_shape && (v->runtime_shape != rt->runtime_shape || v->runtime_dims != rt->runtime_dims ||
+                             !works_by_element(n->op)))
+      return false;
+  }
+  const ingot_value_t* other = n->input_count > 1 && n->inputs[1 - (k & 1)] != INGOT_NO_VALUE
+                                   ? &graph->values[n->inputs[1 - (k & 1)]] : NULL;
+  int32_t axis = n->params.kind == INGOT_PARAMS_AXIS ? n->params.u.axis.axis : -1;
+  switch (n->op) {
+    case INGOT_OP_SOFTMAX: case INGOT_OP_LOGSOFTMAX: case INGOT_OP_HARDMAX:
+      return axis >= 1 && y->rank == rt->rank;
+    case INGOT_OP_GATHER:
+      return k == 0 ? axis >= 1 : k == 1 && axis == 0;
+    case INGOT_OP_MATMUL:
+      return k == 0 && rt->rank >= 2 && other &&
+             (rt->rank == 2 || other->rank < rt->rank || other->dims[0] == 1);
+    default:
+      break;
+  }
+  if (!works_by_element(n->op) || y->rank != rt->rank) return false;
+  for (int32_t d = 0; d < y->rank; ++d)
+    if (y->dims[d] != rt->dims[d]) return false;
+  for (uint32_t i = 0; i < n->input_count; ++i) {
     if (n->inputs[i] == INGOT_NO_VALUE) continue;
     const ingot_value_t* v = &graph->values[n->inputs[i]];
-    if (v->runtime_shape) {
-      ok = v->runtime_shape == rt->runtime_shape && v->runtime_dims == rt->runtime_dims;
-    } else {
-      ok = v->rank < y->rank || v->dims[0] == 1;
-    }
+    if (!v->runtime_shape && !(v->rank < y->rank || v->dims[0] == 1)) return false;
   }
-  if (ok) {
+  return true;
+}
+
+/* After node n was inferred with an input whose size a run computes
+ * (`rt`, input k): its output takes that run-time shape when n works row by
+ * row along the one dim the run decides (works_by_row); else n is refused:
+ * it would need the run's sizes to place its elements. */
+static ingot_status_t share_runtime_shape(ingot_graph_t* graph, ingot_node_t* n, const ingot_value_t* rt, uint32_t k) {
+  const ingot_value_t* y = n->output_count == 1 && n->outputs[0] != INGOT_NO_VALUE ? &graph->values[n->outputs[0]]
+                                                                                  : NULL;
+  if (works_by_row(graph, n, rt, k, y)) {
     graph->values[n->outputs[0]].runtime_shape = rt->runtime_shape;
     graph->values[n->outputs[0]].runtime_dims = rt->runtime_dims;
     return INGOT_OK;
@@ -558,8 +591,8 @@ static ingot_status_t share_runtime_shape(ingot_graph_t* graph, ingot_node_t* n,
     snprintf(what, sizeof what, "a size known only at run time");
   }
   return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
-                    "input '%s' has %s; such a tensor can only be a graph output for now, or read by elementwise ops "
-                    "when the run decides only its first dimension",
+                    "input '%s' has %s; such a tensor can only be a graph output for now, or read row by row "
+                    "(elementwise ops, Softmax, Gather, MatMul) when the run decides only its first dimension",
                     rt->name, what);
 }
 
@@ -589,6 +622,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
                      max_out);
   }
   const ingot_value_t* rt_first = NULL; /* the first input whose size a run computes */
+  uint32_t rt_input = 0;
   for (uint32_t i = 0; i < n->input_count; ++i) {
     uint32_t id = n->inputs[i];
     if (id == INGOT_NO_VALUE) {
@@ -600,7 +634,10 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
     if (v->dtype == INGOT_DTYPE_INVALID || v->rank < 0) {
       return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' has no known type or shape yet", v->name);
     }
-    if (v->runtime_shape && !rt_first) rt_first = v;
+    if (v->runtime_shape && !rt_first) {
+      rt_first = v;
+      rt_input = i;
+    }
     for (int32_t k = 0; k < v->rank; ++k) {
       if (v->dims[k] < 0) {
         return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT,
@@ -630,7 +667,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
   s = kInfer[n->op](&c);
   if (s) return s;
   n = &graph->nodes[node_id];
-  if (rt_first && (s = share_runtime_shape(graph, n, rt_first))) return s;
+  if (rt_first && (s = share_runtime_shape(graph, n, rt_first, rt_input))) return s;
   for (uint32_t k = 0; k < n->output_count; ++k) {
     if (n->outputs[k] == INGOT_NO_VALUE) continue; /* a slot before one that inference added */
     const ingot_value_t* v = &graph->values[n->outputs[k]];

@@ -67,8 +67,10 @@ compare.py):
   runtime_rows.onnx (opset 13), inputs boxes [1, 20, 4], scores [1, 2, 20] and
     u [12]: tensors whose size a run computes read by elementwise ops (the run
     decides only their first dimension): NonMaxSuppression's rows cast to
-    float, scaled per column and shifted (a fused chain), Unique's Y through
-    Neg, Relu and a Where; runtime_rows_*.npy the inputs.
+    float, scaled per column and shifted (a fused chain), the boxes they pick
+    (Gather along axis 1, then Gather of the boxes at those indices), their
+    MatMul by a constant and a Softmax along axis 1; Unique's Y through Neg,
+    Relu and a Where; runtime_rows_*.npy the inputs.
 
   compress.onnx (opset 18), inputs x [3, 5, 2] float and the bool
     conditions c_mid [4], c_last [3], c_flat [30], all known only at run time
@@ -275,17 +277,26 @@ def runtime_rows():
              helper.make_node("Unique", ["u"], ["uy"]),
              helper.make_node("Neg", ["uy"], ["u_neg"]),
              helper.make_node("Relu", ["u_neg"], ["u_relu"]),
-             helper.make_node("Where", ["pick", "u_relu", "uy"], ["u_where"])]
+             helper.make_node("Where", ["pick", "u_relu", "uy"], ["u_where"]),
+             helper.make_node("Gather", ["sel", "two"], ["box_index"], axis=1),
+             helper.make_node("Reshape", ["boxes", "flat_shape"], ["boxes_flat"]),
+             helper.make_node("Gather", ["boxes_flat", "box_index"], ["picked"], axis=0),
+             helper.make_node("MatMul", ["sel_f", "mix"], ["mixed"]),
+             helper.make_node("Softmax", ["mixed"], ["mixed_softmax"], axis=1)]
     inits = [numpy_helper.from_array(np.array([5], np.int64), "max_boxes"),
              numpy_helper.from_array(np.array([0.5], np.float32), "iou"),
              numpy_helper.from_array(np.array([0.1], np.float32), "score_min"),
              numpy_helper.from_array(np.array([1, 10, 100], np.float32), "scale"),
              numpy_helper.from_array(np.array(0.5, np.float32), "shift"),
-             numpy_helper.from_array(np.array(True), "pick")]
+             numpy_helper.from_array(np.array(True), "pick"),
+             numpy_helper.from_array(np.array(2, np.int64), "two"),
+             numpy_helper.from_array(np.array([20, 4], np.int64), "flat_shape"),
+             numpy_helper.from_array(np.array([[0.5, -1.0], [0.25, 0.0], [-0.125, 2.0]], np.float32), "mix")]
     ins = [helper.make_tensor_value_info("boxes", f, [1, 20, 4]), helper.make_tensor_value_info("scores", f, [1, 2, 20]),
            helper.make_tensor_value_info("u", f, [12])]
     outs = [helper.make_tensor_value_info("sel_out", f, [None, 3]), helper.make_tensor_value_info("u_where", f, [None]),
-            helper.make_tensor_value_info("u_relu", f, [None])]
+            helper.make_tensor_value_info("u_relu", f, [None]), helper.make_tensor_value_info("picked", f, [None, 4]),
+            helper.make_tensor_value_info("mixed_softmax", f, [None, 2])]
     return helper.make_model(helper.make_graph(nodes, "runtime_rows", ins, outs, inits),
                              opset_imports=[helper.make_opsetid("", 13)])
 

@@ -160,12 +160,15 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_c
     uint32_t t = spec->output_shapes[i];
     if (t == UINT32_MAX) continue;
     const ingot_bundle_tensor_t* out = &spec->tensors[spec->outputs[i]];
+    uint32_t dims = spec->output_shape_dims ? spec->output_shape_dims[i] : 0;
+    uint32_t top = 0; /* 1 + the highest dim a run decides */
+    while (top < 32 && (dims >> top)) ++top;
     if (t >= spec->tensor_count || spec->tensors[t].storage != INGOT_STORAGE_ARENA ||
         spec->tensors[t].dtype != INGOT_DTYPE_I64 || spec->tensors[t].rank != 1 ||
-        spec->tensors[t].dims[0] != (int64_t)out->rank || out->storage != INGOT_STORAGE_ARENA)
+        spec->tensors[t].dims[0] < (int64_t)top || !dims || top > out->rank || out->storage != INGOT_STORAGE_ARENA)
       return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
-                        "bundle spec: output %u: its shape tensor %u is not an int64 arena tensor of %u elements", i,
-                        t, out->rank);
+                        "bundle spec: output %u: its shape tensor %u is not an int64 arena tensor that holds dims 0x%x "
+                        "of rank %u", i, t, dims, out->rank);
   }
   if (spec->check_count && (!spec->checks || !spec->check_messages))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: checks with a count are NULL");
@@ -601,8 +604,9 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   pad_to(&manifest, 8);
   if (bundle_is_version4(spec)) {
     for (uint32_t i = 0; i < spec->output_count; ++i) {
-      uint32_t r = !spec->output_shapes || spec->output_shapes[i] == UINT32_MAX ? 0 : spec->output_shapes[i] + 1;
-      ingot_strbuf_append_bytes(&manifest, &r, 4);
+      bool varies = spec->output_shapes && spec->output_shapes[i] != UINT32_MAX;
+      uint32_t r[2] = {varies ? spec->output_shapes[i] + 1 : 0, varies ? spec->output_shape_dims[i] : 0};
+      ingot_strbuf_append_bytes(&manifest, r, sizeof r);
     }
     pad_to(&manifest, 8);
     uint32_t count[2] = {spec->check_count, 0};

@@ -116,10 +116,12 @@ typedef struct ingot_bundle_spec_t {
   const uint32_t* outputs;
   uint32_t output_count;
   /* output_count entries, or NULL (all UINT32_MAX): UINT32_MAX, or the
-   * int64 ARENA tensor of the output's rank that the steps fill with its
-   * shape in each run (an output whose size depends on the data; its own
-   * dims are the bounds). A bundle with one is format version 4. */
+   * int64 ARENA tensor that the steps fill with the output's run-time dims
+   * (an output whose size depends on the data): dim d, for each bit d of
+   * output_shape_dims[i], is the tensor's element d after a run (the
+   * output's own dim is its bound). A bundle with one is format version 4. */
   const uint32_t* output_shapes;
+  const uint32_t* output_shape_dims;
   /* Checks a run makes after its steps (version 4): checks[k] is a bool
    * ARENA tensor of one element; when true the run fails with
    * check_messages[k]. */

@@ -347,7 +347,7 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
   const uint32_t* checks = NULL; /* [check_count][2] */
   uint32_t check_count = 0;
   if (outputs && b->format_version >= 4) {
-    output_shapes = (const uint32_t*)cursor_take(&c, (uint64_t)h->output_count * 4);
+    output_shapes = (const uint32_t*)cursor_take(&c, (uint64_t)h->output_count * 8);
     const uint32_t* count = output_shapes ? (const uint32_t*)cursor_take(&c, 8) : NULL;
     if (count) {
       check_count = count[0];
@@ -420,13 +420,21 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
   for (uint32_t i = 0; i < h->output_count; ++i)
     if (outputs[i] >= h->tensor_count) return MANIFEST_FAIL("output %u: bad tensor index", i);
   for (uint32_t i = 0; output_shapes && i < h->output_count; ++i) {
-    if (!output_shapes[i]) continue;
-    uint32_t t = output_shapes[i] - 1;
+    uint32_t dims = output_shapes[2 * i + 1];
+    if (!output_shapes[2 * i]) {
+      if (dims) return MANIFEST_FAIL("output %u: run-time dims without a shape tensor", i);
+      continue;
+    }
+    uint32_t t = output_shapes[2 * i] - 1;
     const ingot_rt_tensor_t* out = &b->tensors[outputs[i]];
+    if (!dims || (out->info.rank < 32 && (dims >> out->info.rank)))
+      return MANIFEST_FAIL("output %u: run-time dims 0x%x for rank %u", i, dims, out->info.rank);
+    uint32_t top = 0;
+    while (top < 32 && (dims >> top)) ++top;
     if (t >= h->tensor_count || b->tensors[t].storage != INGOT_STORAGE_ARENA ||
         b->tensors[t].info.dtype != INGOT_DTYPE_I64 || b->tensors[t].info.rank != 1 ||
-        b->tensors[t].info.dims[0] != (int64_t)out->info.rank || out->storage != INGOT_STORAGE_ARENA)
-      return MANIFEST_FAIL("output %u: its shape tensor is not an int64 arena tensor of its rank", i);
+        b->tensors[t].info.dims[0] < (int64_t)top || out->storage != INGOT_STORAGE_ARENA)
+      return MANIFEST_FAIL("output %u: its shape tensor is not an int64 arena tensor that holds its dims", i);
   }
   for (uint32_t i = 0; i < check_count; ++i) {
     uint32_t t = checks[2 * i];

@@ -133,14 +133,17 @@ typedef struct ingot_section_entry_t {
  *   ingot_tensor_record_t[tensor_count]
  *   uint32_t inputs[input_count]           tensor indices
  *   uint32_t outputs[output_count]         tensor indices
- *   uint32_t output_shapes[output_count]   version 4 only: 0, the output's
- *                                          shape is its tensor record's;
- *                                          else 1 + the index of an int64
- *                                          ARENA tensor of `rank` elements
- *                                          that the steps fill with the
- *                                          run's shape (dims of the record
- *                                          are then bounds, the data dense
- *                                          in the run's shape)
+ *   uint32_t output_shapes[output_count][2] version 4 only: {0, 0}, the
+ *                                          output's shape is its tensor
+ *                                          record's; else {1 + the index
+ *                                          of an int64 ARENA tensor that
+ *                                          the steps fill, dims}: each dim
+ *                                          d whose bit is set in `dims`
+ *                                          is element d of that tensor
+ *                                          after a run (the record's dim
+ *                                          is then its bound), the others
+ *                                          are the record's; the data is
+ *                                          dense in the run's shape
  *   uint32_t check_count, reserved         version 4 only (reserved: 0)
  *   uint32_t checks[check_count][2]        version 4 only: a bool ARENA
  *                                          tensor of one element and a

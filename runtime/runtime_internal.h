@@ -195,8 +195,8 @@ struct ingot_bundle_t {
   const uint32_t* inputs;   /* into manifest */
   uint32_t output_count;
   const uint32_t* outputs;  /* into manifest */
-  /* into manifest (version 4), or NULL: per output, 0 or 1 + the int64
-   * tensor holding its run-time shape */
+  /* into manifest (version 4), or NULL: per output, {0, 0} or {1 + the
+   * int64 tensor holding its run-time dims, the mask of those dims} */
   const uint32_t* output_shapes;
   /* into manifest (version 4): check_count pairs (bool tensor, message
    * string offset) that a run checks after its steps */

@@ -200,7 +200,7 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
   memset(s->output_dims, 0, sizeof(int64_t) * INGOT_MAX_RANK * nout);
   for (uint32_t i = 0; i < bundle->output_count; ++i) {
     const ingot_tensor_info_t* info = &bundle->tensors[bundle->outputs[i]].info;
-    int varies = bundle->output_shapes && bundle->output_shapes[i];
+    int varies = bundle->output_shapes && bundle->output_shapes[2 * i];
     for (uint32_t d = 0; !varies && d < info->rank; ++d) s->output_dims[i * INGOT_MAX_RANK + d] = info->dims[d];
   }
   *out_session = s;
@@ -424,7 +424,7 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
       memcpy(s->bound[slot], tensor_data(s, t), b->tensors[t].info.bytes);
   }
   for (uint32_t i = 0; b->output_shapes && i < b->output_count && status == INGOT_OK; ++i)
-    if (b->output_shapes[i]) status = read_output_shape(s, i);
+    if (b->output_shapes[2 * i]) status = read_output_shape(s, i);
   for (uint32_t i = 0; i < b->check_count && status == INGOT_OK; ++i) {
     uint8_t failed = 0;
     const void* flag = tensor_data(s, b->checks[2 * i]);
@@ -444,8 +444,10 @@ static ingot_status_t read_output_shape(ingot_session_t* s, uint32_t i) {
   const ingot_bundle_t* b = s->bundle;
   const ingot_tensor_info_t* info = &b->tensors[b->outputs[i]].info;
   int64_t dims[INGOT_MAX_RANK];
-  const void* src = tensor_data(s, b->output_shapes[i] - 1);
-  size_t bytes = sizeof(int64_t) * info->rank;
+  uint32_t mask = b->output_shapes[2 * i + 1], top = 0;
+  while (top < INGOT_MAX_RANK && (mask >> top)) ++top;
+  const void* src = tensor_data(s, b->output_shapes[2 * i] - 1);
+  size_t bytes = sizeof(int64_t) * top; /* the tensor holds at least dims 0 .. top - 1 */
   if (s->staging) {
     ingot_status_t status = s->loader->buffer_copy(s->device, dims, (void*)(uintptr_t)src, bytes, INGOT_RT_COPY_TO_HOST);
     if (status != INGOT_OK) return status;
@@ -454,6 +456,7 @@ static ingot_status_t read_output_shape(ingot_session_t* s, uint32_t i) {
   }
   int64_t* out = &s->output_dims[i * INGOT_MAX_RANK];
   for (uint32_t d = 0; d < info->rank; ++d) {
+    if (!((mask >> d) & 1u)) dims[d] = info->dims[d];
     if (dims[d] < 0 || dims[d] > info->dims[d]) {
       memset(out, 0, sizeof(int64_t) * INGOT_MAX_RANK);
       return ingot_rt_fail(INGOT_ERROR_INTERNAL, "session: output '%s': the run computed dimension %u = %lld, "
@@ -477,7 +480,7 @@ ingot_status_t ingot_session_output_shape(const ingot_session_t* s, uint32_t ind
 }
 
 int ingot_bundle_output_shape_varies(const ingot_bundle_t* b, uint32_t index) {
-  return b && index < b->output_count && b->output_shapes && b->output_shapes[index] ? 1 : 0;
+  return b && index < b->output_count && b->output_shapes && b->output_shapes[2 * index] ? 1 : 0;
 }
 
 /* run_steps, with a shared arena held busy for the run. */

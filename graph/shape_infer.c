@@ -531,11 +531,17 @@ static bool works_by_element(ingot_op_t op) {
  * leaves the run's rows where the bounds put them:
  *   - elementwise ops over rt's shape, every other input broadcast along
  *     dims[0] (a lower rank or a 1 there), or sharing rt's run-time shape;
- *   - Softmax, LogSoftmax, Hardmax along another axis;
+ *   - Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin along another axis, and
+ *     reductions that keep dims[0];
  *   - Gather of rt's rows along another axis, or of a constant-size data
  *     along axis 0 at rt's indices;
  *   - MatMul of rt as A (its rows, or its batch along dims[0]) by a B that
- *     does not span that batch. */
+ *     does not span that batch;
+ *   - Concat along another axis of inputs that all share rt's run-time size;
+ *   - Transpose that keeps axis 0 first;
+ *   - Reshape, Flatten, Squeeze, Unsqueeze that keep the rows (the same
+ *     bound first, rows of the same size), when that bound is above 1 (with
+ *     a bound of 1 an axis put before it could not be told apart). */
 static bool works_by_row(const ingot_graph_t* graph, const ingot_node_t* n, const ingot_value_t* rt, uint32_t k,
                          const ingot_value_t* y) {
   if (rt->runtime_dims != 1u || !y || y->rank < 1 || y->dims[0] != rt->dims[0]) return false;
@@ -543,7 +549,7 @@ static bool works_by_row(const ingot_graph_t* graph, const ingot_node_t* n, cons
     if (n->inputs[i] == INGOT_NO_VALUE || i == k) continue;
     const ingot_value_t* v = &graph->values[n->inputs[i]];
     if (v->runtime_shape && (v->runtime_shape != rt->runtime_shape || v->runtime_dims != rt->runtime_dims ||
-                             !works_by_element(n->op)))
+                             !(works_by_element(n->op) || n->op == INGOT_OP_CONCAT)))
       return false;
   }
   const ingot_value_t* other = n->input_count > 1 && n->inputs[1 - (k & 1)] != INGOT_NO_VALUE
@@ -552,6 +558,20 @@ static bool works_by_row(const ingot_graph_t* graph, const ingot_node_t* n, cons
   switch (n->op) {
     case INGOT_OP_SOFTMAX: case INGOT_OP_LOGSOFTMAX: case INGOT_OP_HARDMAX:
       return axis >= 1 && y->rank == rt->rank;
+    case INGOT_OP_ARGMAX: case INGOT_OP_ARGMIN:
+      return n->params.kind == INGOT_PARAMS_ARG && n->params.u.arg.axis >= 1;
+    case INGOT_OP_REDUCESUM: case INGOT_OP_REDUCEMEAN: case INGOT_OP_REDUCEMAX: case INGOT_OP_REDUCEMIN:
+    case INGOT_OP_REDUCEPROD: case INGOT_OP_REDUCEL1: case INGOT_OP_REDUCEL2: case INGOT_OP_REDUCELOGSUM:
+    case INGOT_OP_REDUCELOGSUMEXP: case INGOT_OP_REDUCESUMSQUARE:
+      return n->params.kind == INGOT_PARAMS_REDUCE && !n->params.u.reduce.reduced[0];
+    case INGOT_OP_CONCAT:
+      for (uint32_t i = 0; i < n->input_count; ++i)
+        if (n->inputs[i] == INGOT_NO_VALUE || !graph->values[n->inputs[i]].runtime_shape) return false;
+      return axis >= 1;
+    case INGOT_OP_TRANSPOSE:
+      return n->params.kind == INGOT_PARAMS_TRANSPOSE && n->params.u.transpose.perm[0] == 0;
+    case INGOT_OP_RESHAPE: case INGOT_OP_FLATTEN: case INGOT_OP_SQUEEZE: case INGOT_OP_UNSQUEEZE:
+      return k == 0 && rt->dims[0] > 1 && ingot_value_numel(y) / y->dims[0] == ingot_value_numel(rt) / rt->dims[0];
     case INGOT_OP_GATHER:
       return k == 0 ? axis >= 1 : k == 1 && axis == 0;
     case INGOT_OP_MATMUL:
@@ -592,7 +612,7 @@ static ingot_status_t share_runtime_shape(ingot_graph_t* graph, ingot_node_t* n,
   }
   return infer_fail(n, INGOT_ERROR_UNSUPPORTED,
                     "input '%s' has %s; such a tensor can only be a graph output for now, or read row by row "
-                    "(elementwise ops, Softmax, Gather, MatMul) when the run decides only its first dimension",
+                    "(elementwise ops, Softmax, Gather, MatMul, ...) when the run decides only its first dimension",
                     rt->name, what);
 }
 

@@ -69,8 +69,10 @@ compare.py):
     decides only their first dimension): NonMaxSuppression's rows cast to
     float, scaled per column and shifted (a fused chain), the boxes they pick
     (Gather along axis 1, then Gather of the boxes at those indices), their
-    MatMul by a constant and a Softmax along axis 1; Unique's Y through Neg,
-    Relu and a Where; runtime_rows_*.npy the inputs.
+    MatMul by a constant with a Softmax and an ArgMax along axis 1, a Concat
+    of two of them along axis 1, Unsqueeze, Transpose keeping axis 0,
+    ReduceMax along axis 2 and Flatten; Unique's Y through Neg, Relu and a
+    Where; runtime_rows_*.npy the inputs.
 
   compress.onnx (opset 18), inputs x [3, 5, 2] float and the bool
     conditions c_mid [4], c_last [3], c_flat [30], all known only at run time
@@ -282,7 +284,13 @@ def runtime_rows():
              helper.make_node("Reshape", ["boxes", "flat_shape"], ["boxes_flat"]),
              helper.make_node("Gather", ["boxes_flat", "box_index"], ["picked"], axis=0),
              helper.make_node("MatMul", ["sel_f", "mix"], ["mixed"]),
-             helper.make_node("Softmax", ["mixed"], ["mixed_softmax"], axis=1)]
+             helper.make_node("Softmax", ["mixed"], ["mixed_softmax"], axis=1),
+             helper.make_node("ArgMax", ["mixed"], ["mixed_argmax"], axis=1, keepdims=0),
+             helper.make_node("Concat", ["sel_f", "scaled"], ["both"], axis=1),
+             helper.make_node("Unsqueeze", ["both", "axes2"], ["both3"]),
+             helper.make_node("Transpose", ["both3"], ["both_t"], perm=[0, 2, 1]),
+             helper.make_node("ReduceMax", ["both_t"], ["row_max"], axes=[2], keepdims=0),
+             helper.make_node("Flatten", ["row_max"], ["row_max_flat"], axis=1)]
     inits = [numpy_helper.from_array(np.array([5], np.int64), "max_boxes"),
              numpy_helper.from_array(np.array([0.5], np.float32), "iou"),
              numpy_helper.from_array(np.array([0.1], np.float32), "score_min"),
@@ -291,12 +299,16 @@ def runtime_rows():
              numpy_helper.from_array(np.array(True), "pick"),
              numpy_helper.from_array(np.array(2, np.int64), "two"),
              numpy_helper.from_array(np.array([20, 4], np.int64), "flat_shape"),
+             numpy_helper.from_array(np.array([2], np.int64), "axes2"),
              numpy_helper.from_array(np.array([[0.5, -1.0], [0.25, 0.0], [-0.125, 2.0]], np.float32), "mix")]
     ins = [helper.make_tensor_value_info("boxes", f, [1, 20, 4]), helper.make_tensor_value_info("scores", f, [1, 2, 20]),
            helper.make_tensor_value_info("u", f, [12])]
     outs = [helper.make_tensor_value_info("sel_out", f, [None, 3]), helper.make_tensor_value_info("u_where", f, [None]),
             helper.make_tensor_value_info("u_relu", f, [None]), helper.make_tensor_value_info("picked", f, [None, 4]),
-            helper.make_tensor_value_info("mixed_softmax", f, [None, 2])]
+            helper.make_tensor_value_info("mixed_softmax", f, [None, 2]),
+            helper.make_tensor_value_info("mixed_argmax", TensorProto.INT64, [None]),
+            helper.make_tensor_value_info("both_t", f, [None, 1, 6]),
+            helper.make_tensor_value_info("row_max_flat", f, [None, 1])]
     return helper.make_model(helper.make_graph(nodes, "runtime_rows", ins, outs, inits),
                              opset_imports=[helper.make_opsetid("", 13)])
 

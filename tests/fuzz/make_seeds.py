@@ -142,11 +142,14 @@ def main():
     items.append(("digits", onnx.load(os.path.join(ROOT, "models", "digits", "model.onnx")),
                   ["--input-shape", "input=1x1x8x8"]))
     # Control flow (models/make_control_cases.py): subgraphs with captured
-    # values; a run-time If and a guarded Loop give bundles with step guards.
+    # values; a run-time If and a guarded Loop give bundles with step guards,
+    # a run-time trip count one with a check and a run-sized output.
     sys.path.insert(0, os.path.join(ROOT, "models"))
     import make_control_cases as cc  # noqa: E402
     items += [("control_if", cc.if_branch(), []), ("control_loop", cc.loop_counter(), []),
-              ("control_while", cc.loop_while(), []), ("control_scan", cc.scan_rnn(np.random.default_rng(16)), [])]
+              ("control_while", cc.loop_while(), []), ("control_scan", cc.scan_rnn(np.random.default_rng(16)), []),
+              # format 4: a run-time trip count (a check) and a scan output whose length a run decides
+              ("control_trips", cc.loop_trips(), ["--max-trips", "4"])]
     for name, m, flags in items:
         path = os.path.join(imp, name + ".onnx")
         with open(path, "wb") as f:

@@ -87,6 +87,25 @@ typedef struct ingot_value_t {
   /* With runtime_shape: bit d set when dims[d] is only a bound (the run
    * decides it); the other dims are as they read. */
   uint32_t runtime_dims;
+  /* Ranged dims (`--input-shape NAME=1x1..128`; driver/driver_range.c).
+   * Every tensor whose size follows a ranged dim is laid out at the strides
+   * of its largest shape (dims[]): a run uses the first entries along each
+   * such dim and leaves the rest unread.
+   * - On a graph input: range_dims has bit d set for each ranged dim,
+   *   range_lo[d] is its least size (dims[d] the largest), and range_shape
+   *   is 1 + the id of an int64 value of `rank` elements that the runtime
+   *   fills with the run's dims before the steps: a value of kind INPUT,
+   *   not listed in graph->inputs, whose shape_of is 1 + this input's id.
+   *   The caller's data is dense in the run's shape; the runtime spreads it
+   *   to the strides of dims[] (and back after the run).
+   * - On a graph output: runtime_padded with runtime_shape/runtime_dims
+   *   (above): the data lies at the strides of dims[] (not dense); the
+   *   runtime packs it dense in the run's shape after the run. */
+  uint32_t range_dims;
+  int64_t range_lo[INGOT_MAX_RANK];
+  uint32_t range_shape;
+  uint32_t shape_of;
+  bool runtime_padded;
   /* NULL, or the list this value holds when it is an ONNX sequence (made
    * by the Sequence ops, carried through Loop, Scan and If) during
    * ingot_graph_infer_and_fold, which turns every node that reads or

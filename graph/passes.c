@@ -1155,6 +1155,14 @@ void ingot_graph_compact(ingot_graph_t* graph) {
       v->runtime_shape = shape == INGOT_NO_VALUE ? 0 : shape + 1;
       if (!v->runtime_shape) v->runtime_dims = 0;
     }
+    if (v->range_shape) {
+      uint32_t shape = REMAP(v->range_shape - 1);
+      v->range_shape = shape == INGOT_NO_VALUE ? 0 : shape + 1;
+    }
+    if (v->shape_of) {
+      uint32_t of = REMAP(v->shape_of - 1);
+      v->shape_of = of == INGOT_NO_VALUE ? 0 : of + 1;
+    }
     if (v->sequence) {
       ingot_sequence_t* q = INGOT_ARENA_ARRAY(&graph->arena, ingot_sequence_t, 1);
       uint32_t* items = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, v->sequence->count ? v->sequence->count : 1);

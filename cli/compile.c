@@ -68,7 +68,8 @@ static void compile_usage(FILE* out) {
           "                           (rocm: gfx90a); options (-arch= -mcpu= -mattr=\n"
           "                           -mtriple=) may follow unquoted or inside quotes\n"
           "                           (default: llvm, or c in a build without LLVM)\n"
-          "  --input-shape NAME=DIMS  fix a graph input's shape, e.g. input=1x3x224x224\n"
+          "  --input-shape NAME=DIMS  fix a graph input's shape, e.g. input=1x3x224x224, or give\n"
+          "                          a dim a range that one bundle accepts: ids=1x1..128\n"
           "                           (repeat for several inputs)\n"
           "  --const NAME=FILE.npy    make graph input NAME a constant with the file's data\n"
           "                           (inputs that decide shapes must be known when compiling)\n"
@@ -302,12 +303,16 @@ static int parse_options(int argc, char** argv, compile_options_t* o) {
 int ingot_cli_check_input_shape(const char* command, const char* spec) {
   const char* eq = strrchr(spec, '=');
   int32_t rank = 0;
-  int64_t dims[INGOT_MAX_RANK];
+  int64_t dims[INGOT_MAX_RANK], lo[INGOT_MAX_RANK];
   if (!eq || eq == spec)
     return ingot_cli_usage_error(command, "--input-shape takes NAME=DIMS, e.g. input=1x3x224x224, not '%s'", spec);
-  if (!ingot_graph_dims_parse(eq + 1, &rank, dims))
+  if (!ingot_graph_dims_parse_ranges(eq + 1, &rank, lo, dims))
     return ingot_cli_usage_error(command, "--input-shape '%s': '%s' is not a list of dimensions like 1x3x224x224 "
-                                 "(at most %u)", spec, eq + 1, (unsigned)INGOT_MAX_RANK);
+                                 "or 1x1..128 (at most %u)", spec, eq + 1, (unsigned)INGOT_MAX_RANK);
+  for (int32_t i = 0; i < rank; ++i)
+    if (lo[i] < 1 || lo[i] > dims[i])
+      return ingot_cli_usage_error(command, "--input-shape '%s': the range of dimension %d is empty or starts "
+                                   "below 1", spec, i);
   return 0;
 }
 

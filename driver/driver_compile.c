@@ -68,6 +68,57 @@ ingot_status_t ingot_driver_optimize_graph(ingot_graph_t* graph) {
   return ingot_graph_optimize_with(graph, ingot_lower_eval_node, NULL);
 }
 
+static ingot_status_t bind_const(ingot_graph_t* graph, const ingot_driver_const_t* c);
+static ingot_status_t parse_targets(const ingot_driver_options_t* o, ingot_target_t* targets, uint32_t* out_count);
+
+/* The graph through the first half of the passes with its ranged dims at
+ * their probe sizes (ingot_graph_settle_ranges): the same import, shapes
+ * and constants as `graph`. */
+static ingot_status_t load_probe(const ingot_driver_options_t* o, const ingot_graph_t* graph,
+                                 ingot_graph_t** out_probe) {
+  ingot_graph_t* probe = NULL;
+  ingot_status_t s = ingot_import_onnx_file(o->model_path, NULL, &probe);
+  for (uint32_t i = 0; i < o->input_shape_count && !s; ++i) s = ingot_graph_set_input_shape(probe, o->input_shapes[i]);
+  for (uint32_t i = 0; i < o->const_count && !s; ++i) s = bind_const(probe, &o->consts[i]);
+  if (!s) {
+    probe->loop_max_trips = graph->loop_max_trips;
+    ingot_graph_set_activation_block(probe, graph->activation_block);
+    ingot_graph_set_dot4_words(probe, graph->dot4_words);
+    ingot_graph_set_half_arith(probe, graph->half_arith);
+    ingot_graph_probe_ranges(probe);
+    s = ingot_graph_optimize_begin(probe, ingot_lower_eval_node, NULL);
+  }
+  if (s) {
+    ingot_graph_destroy(probe);
+    return ingot_fail_prefix(s, "at other sizes of the ranged inputs");
+  }
+  *out_probe = probe;
+  return INGOT_OK;
+}
+
+/* ingot_driver_optimize_graph, with ranged input dims settled between the
+ * two halves of the passes. */
+static ingot_status_t optimize_ranged(const ingot_driver_options_t* o, ingot_graph_t* graph) {
+  if (!graph->range_symbol_count) return ingot_driver_optimize_graph(graph);
+  ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
+  uint32_t count = 0;
+  if (parse_targets(o, targets, &count) == INGOT_OK) {
+    for (uint32_t t = 0; t < count; ++t)
+      if (targets[t].kind == INGOT_TARGET_CUDA || targets[t].kind == INGOT_TARGET_ROCM)
+        return ingot_fail(INGOT_ERROR_UNSUPPORTED, "ranged input dims (--input-shape LO..HI) are for CPU targets "
+                          "only so far; give GPU targets fixed sizes");
+  } else {
+    ingot_compiler_error_clear();
+  }
+  ingot_status_t s = ingot_graph_optimize_begin(graph, ingot_lower_eval_node, NULL);
+  ingot_graph_t* probe = NULL;
+  if (!s) s = load_probe(o, graph, &probe);
+  if (!s) s = ingot_graph_settle_ranges(graph, probe);
+  ingot_graph_destroy(probe);
+  if (!s) s = ingot_graph_optimize_end(graph);
+  return s;
+}
+
 /* Binds one constant: the graph input c->name becomes a weight. */
 static ingot_status_t bind_const(ingot_graph_t* graph, const ingot_driver_const_t* c) {
   if (!c->name || !c->name[0]) return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "--const: no input name");
@@ -162,7 +213,7 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
       ingot_graph_set_layout_chooser(graph, custom);
     else if (log || target_count) /* each target's defaults differ (schedule/template.c) */
       ingot_graph_set_layout_chooser(graph, &chooser.base);
-    s = ingot_driver_optimize_graph(graph);
+    s = optimize_ranged(o, graph);
     /* Weight-only compression last: it reads the weights' final layouts. */
     if (!s) s = ingot_graph_compress_weights(graph, o->weight_dtype);
     ingot_graph_set_layout_chooser(graph, NULL);

@@ -285,27 +285,50 @@ void ingot_graph_node_set_ints(ingot_graph_t* graph, uint32_t node_id, const cha
 
 /* ---- input shapes ---- */
 
-bool ingot_graph_dims_parse(const char* s, int32_t* out_rank, int64_t* dims) {
+static bool parse_dim(const char** p, int64_t* out) {
+  const char* s = *p;
+  if (*s < '0' || *s > '9') return false;
+  int64_t d = 0;
+  while (*s >= '0' && *s <= '9') {
+    if (d > (INT64_MAX - 9) / 10) return false;
+    d = d * 10 + (*s - '0');
+    ++s;
+  }
+  *out = d;
+  *p = s;
+  return true;
+}
+
+bool ingot_graph_dims_parse_ranges(const char* s, int32_t* out_rank, int64_t* lo, int64_t* hi) {
   int32_t rank = 0;
   if (*s == '\0') {  /* "name=" : a scalar */
     *out_rank = 0;
     return true;
   }
   for (;;) {
-    if (*s < '0' || *s > '9') return false;
-    int64_t d = 0;
-    while (*s >= '0' && *s <= '9') {
-      if (d > (INT64_MAX - 9) / 10) return false;
-      d = d * 10 + (*s - '0');
-      ++s;
+    int64_t a, b;
+    if (!parse_dim(&s, &a)) return false;
+    b = a;
+    if (s[0] == '.' && s[1] == '.') {
+      s += 2;
+      if (!parse_dim(&s, &b)) return false;
     }
     if (rank >= (int32_t)INGOT_MAX_RANK) return false;
-    dims[rank++] = d;
+    lo[rank] = a;
+    hi[rank++] = b;
     if (*s == '\0') break;
     if (*s != 'x' && *s != 'X' && *s != ',') return false;
     ++s;
   }
   *out_rank = rank;
+  return true;
+}
+
+bool ingot_graph_dims_parse(const char* s, int32_t* out_rank, int64_t* dims) {
+  int64_t lo[INGOT_MAX_RANK];
+  if (!ingot_graph_dims_parse_ranges(s, out_rank, lo, dims)) return false;
+  for (int32_t i = 0; i < *out_rank; ++i)
+    if (lo[i] != dims[i]) return false;
   return true;
 }
 
@@ -320,15 +343,25 @@ ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spe
   char* name = ingot_xmalloc(name_len + 1);
   memcpy(name, spec, name_len);
   name[name_len] = '\0';
-  int64_t dims[INGOT_MAX_RANK];
+  int64_t dims[INGOT_MAX_RANK], lo[INGOT_MAX_RANK];
   int32_t rank = 0;
-  if (!ingot_graph_dims_parse(eq + 1, &rank, dims)) {
+  if (!ingot_graph_dims_parse_ranges(eq + 1, &rank, lo, dims)) {
     ingot_status_t s = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                                   "--input-shape '%s': '%s' is not a list of dimensions like 1x3x224x224 "
-                                  "(at most %u)",
+                                  "or 1x1..128 (at most %u)",
                                   spec, eq + 1, INGOT_MAX_RANK);
     free(name);
     return s;
+  }
+  for (int32_t i = 0; i < rank; ++i) {
+    if (lo[i] < 1 || lo[i] > dims[i]) {
+      ingot_status_t s = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                                    "--input-shape '%s': the range %lld..%lld of dimension %d is empty or starts "
+                                    "below 1",
+                                    spec, (long long)lo[i], (long long)dims[i], i);
+      free(name);
+      return s;
+    }
   }
   uint32_t id = INGOT_NO_VALUE;
   for (uint32_t i = 0; i < graph->input_count; ++i) {
@@ -353,6 +386,11 @@ ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spe
   }
   if (v->rank >= 0) {
     for (int32_t i = 0; i < rank; ++i) {
+      if (v->dims[i] >= 0 && lo[i] != dims[i]) {
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "--input-shape: input '%s' has dimension %d fixed to %lld by the model, not a range",
+                          v->name, i, (long long)v->dims[i]);
+      }
       if (v->dims[i] >= 0 && v->dims[i] != dims[i]) {
         return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                           "--input-shape: input '%s' has dimension %d fixed to %lld by the model, not %lld",
@@ -364,10 +402,22 @@ ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spe
   const char* symbols[INGOT_MAX_RANK] = {0};
   for (int32_t i = 0; i < rank; ++i) symbols[i] = v->rank >= 0 ? v->dim_names[i] : NULL;
   v->rank = rank;
+  v->range_dims = 0;
   for (int32_t i = 0; i < rank; ++i) {
     v->dims[i] = dims[i];
     v->dim_names[i] = NULL;
+    v->range_lo[i] = lo[i];
+    v->range_sym[i] = 0;
+    if (lo[i] < dims[i]) {
+      if (graph->range_symbol_count >= INGOT_MAX_RANGE_SYMBOLS)
+        return ingot_fail(INGOT_ERROR_LIMIT, "--input-shape: more than %d ranged dimensions",
+                          INGOT_MAX_RANGE_SYMBOLS);
+      v->range_dims |= 1u << i;
+      v->range_sym[i] = (uint8_t)++graph->range_symbol_count;
+    }
   }
+  /* A dimension the model names shares the size (and the range) given
+   * for it here with every other input that names it. */
   for (int32_t i = 0; i < rank; ++i) {
     if (!symbols[i]) continue;
     for (uint32_t k = 0; k < graph->input_count; ++k) {
@@ -376,6 +426,9 @@ ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spe
         if (w->dims[j] < 0 && w->dim_names[j] && strcmp(w->dim_names[j], symbols[i]) == 0) {
           w->dims[j] = dims[i];
           w->dim_names[j] = NULL;
+          w->range_lo[j] = lo[i];
+          w->range_sym[j] = v->range_sym[i];
+          if (lo[i] < dims[i]) w->range_dims |= 1u << j;
         }
       }
     }

@@ -44,6 +44,7 @@ void ingot_op_arity(ingot_op_t op, int* out_min_inputs, int* out_max_inputs,
                     int* out_min_outputs, int* out_max_outputs);
 
 #define INGOT_NO_VALUE UINT32_MAX /* an absent optional input */
+#define INGOT_MAX_RANGE_SYMBOLS 32 /* ranged input dims per graph */
 
 typedef enum ingot_value_kind_t {
   INGOT_VALUE_INTERMEDIATE = 0,
@@ -106,6 +107,9 @@ typedef struct ingot_value_t {
   uint32_t range_shape;
   uint32_t shape_of;
   bool runtime_padded;
+  /* On a graph input: per ranged dim, 1 + its range symbol (dims the model
+   * names alike share one); 0 on fixed dims (see ingot_graph_t). */
+  uint8_t range_sym[INGOT_MAX_RANK];
   /* NULL, or the list this value holds when it is an ONNX sequence (made
    * by the Sequence ops, carried through Loop, Scan and If) during
    * ingot_graph_infer_and_fold, which turns every node that reads or
@@ -612,6 +616,9 @@ typedef struct ingot_graph_t {
    * compiled for (`ingot compile --max-trips N`): a run that needs more
    * fails with a check. 0: such a Loop is refused. */
   int64_t loop_max_trips;
+  /* The ranged dims of the inputs (`--input-shape NAME=1x1..128`): range
+   * symbols 1..range_symbol_count (ingot_value_t.range_sym). */
+  uint32_t range_symbol_count;
   /* The subgraphs this graph owns (ingot_graph_adopt), destroyed with it. */
   struct ingot_graph_t** children;
   uint32_t child_count, child_cap;
@@ -666,12 +673,17 @@ typedef struct ingot_tfidf_t {
 } ingot_tfidf_t;
 ingot_status_t ingot_graph_tfidf_params(ingot_arena_t* arena, const ingot_node_t* node, ingot_tfidf_t* out);
 
-/* Fixes symbolic input dimensions: "name=1x3x224x224". Fails on an unknown
- * name, a rank mismatch, or a fixed dimension that disagrees. */
+/* Fixes symbolic input dimensions: "name=1x3x224x224", or gives them a
+ * range, "name=1x1..128" (the dim is set to its largest size; range_lo,
+ * range_dims and range_sym say the rest). Fails on an unknown name, a rank
+ * mismatch, a fixed dimension that disagrees, or an empty range. */
 ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spec);
 /* The DIMS of such a spec: "1x3x224x224" (also 'X' or ','), "" for a scalar;
  * at most INGOT_MAX_RANK entries of dims. false when it is not one. */
 bool ingot_graph_dims_parse(const char* text, int32_t* out_rank, int64_t* dims);
+/* As ingot_graph_dims_parse, where each dim may be a range LO..HI (a fixed
+ * dim has lo == hi). */
+bool ingot_graph_dims_parse_ranges(const char* text, int32_t* out_rank, int64_t* lo, int64_t* hi);
 
 /* Makes graph input `name` a weight holding a copy of `data` (dtype, rank,
  * dims): fixes at compile time an input that decides shapes (a Reshape
@@ -976,6 +988,32 @@ void ingot_graph_compact(ingot_graph_t* graph);
  * chains (then infer), pads into producers, pack weights, DCE, compact,
  * settle guards. */
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
+/* ingot_graph_optimize_with in two halves: begin ends after the second DCE
+ * (every shape inferred and folded, nothing fused yet), end does the rest.
+ * Ranged inputs are settled between them (ingot_graph_settle_ranges). */
+ingot_status_t ingot_graph_optimize_begin(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self);
+ingot_status_t ingot_graph_optimize_end(ingot_graph_t* graph);
+/* Ranged input dims (graph/ranges.c). `graph` has every ranged dim at its
+ * largest size, `probe` is the same model through ingot_graph_optimize_begin
+ * with each ranged dim k (range_sym k) at ingot_graph_range_probe(graph, k).
+ * Comparing the two finds which dims of every value follow which range;
+ * the graph is refused when a dim follows one in another way than equal to
+ * it (sizes 2n, n-1, n/2), when a value computed from a ranged size is used
+ * as data, or when a node reads a ranged dim in a way that a run over the
+ * largest size cannot give the right first entries (a Conv's window along
+ * it, a mean over it, a Concat along it, ...). What it accepts runs over
+ * the largest size: reductions along a ranged dim (MatMul's inner dim,
+ * Softmax, ReduceSum/Max/Min, ArgMax/ArgMin) read their input through a
+ * mask (Where) that puts the reduction's identity past the run's size;
+ * graph outputs with ranged dims get runtime_shape (from the inputs'
+ * range_shape tensors) and runtime_padded. */
+ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph_t* probe);
+/* The size at which `probe` sees range symbol k (1-based): below the
+ * largest size by k where that stays at least 1, else above it by k, so
+ * that every symbol moves by its own step. */
+int64_t ingot_graph_range_probe(const ingot_graph_t* graph, uint32_t k);
+/* Sets each ranged input dim of `graph` to its probe size. */
+void ingot_graph_probe_ranges(ingot_graph_t* graph);
 /* ingot_graph_optimize_with without an evaluator: only Constant, Shape, Size
  * and empty outputs are folded. */
 ingot_status_t ingot_graph_optimize(ingot_graph_t* graph);

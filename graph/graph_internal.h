@@ -23,6 +23,10 @@ void ingot_graph_node_set_ints(ingot_graph_t* graph, uint32_t node_id, const cha
  * (absent: -FLT_MAX, FLT_MAX); false when a bound is not a constant. */
 bool ingot_graph_clip_bounds_f32(const ingot_graph_t* graph, const ingot_node_t* clip, float* out_lo, float* out_hi);
 
+/* Whether op computes each output element from the input elements at the
+ * same place (broadcasting): elementwise ops, Cast, Where, fused chains. */
+bool ingot_op_works_by_element(ingot_op_t op);
+
 /* Infers dtype and shape of one node's outputs from its inputs (which must
  * be known). May normalize attributes (auto_pad -> explicit pads). */
 ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id);

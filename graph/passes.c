@@ -1181,6 +1181,11 @@ void ingot_graph_compact(ingot_graph_t* graph) {
 /* ---- the pipeline ---- */
 
 ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self) {
+  ingot_status_t s = ingot_graph_optimize_begin(graph, eval, eval_self);
+  return s ? s : ingot_graph_optimize_end(graph);
+}
+
+ingot_status_t ingot_graph_optimize_begin(ingot_graph_t* graph, ingot_node_eval_fn_t eval, void* eval_self) {
   ingot_status_t s;
   /* Dead code first (Identity/Dropout bypassed, unused nodes dropped), then
    * one walk that infers each node and folds it when its value is known, so
@@ -1194,7 +1199,11 @@ ingot_status_t ingot_graph_optimize_with(ingot_graph_t* graph, ingot_node_eval_f
   if ((s = ingot_graph_fuse_qdq(graph))) return s;
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   if ((s = ingot_graph_infer_and_fold(graph, eval, eval_self))) return s;
-  if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
+  return ingot_graph_eliminate_dead_code(graph);
+}
+
+ingot_status_t ingot_graph_optimize_end(ingot_graph_t* graph) {
+  ingot_status_t s;
   if ((s = ingot_graph_fold_batchnorm(graph))) return s;
   if ((s = ingot_graph_fuse_residual_add(graph))) return s;
   if ((s = ingot_graph_fuse_gelu(graph))) return s;

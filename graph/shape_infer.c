@@ -504,7 +504,7 @@ static_assert(sizeof(kInfer) / sizeof(kInfer[0]) == INGOT_OP_COUNT_, "shape infe
 /* Ops that compute each element of their output from the elements at the
  * same position of their inputs (numpy broadcasting): run over a tensor's
  * bounds, they give its rows in the same places. */
-static bool works_by_element(ingot_op_t op) {
+bool ingot_op_works_by_element(ingot_op_t op) {
   switch (op) {
     case INGOT_OP_IDENTITY: case INGOT_OP_CAST: case INGOT_OP_CASTLIKE:
     case INGOT_OP_ADD: case INGOT_OP_SUB: case INGOT_OP_MUL: case INGOT_OP_DIV: case INGOT_OP_POW: case INGOT_OP_MOD:
@@ -549,7 +549,7 @@ static bool works_by_row(const ingot_graph_t* graph, const ingot_node_t* n, cons
     if (n->inputs[i] == INGOT_NO_VALUE || i == k) continue;
     const ingot_value_t* v = &graph->values[n->inputs[i]];
     if (v->runtime_shape && (v->runtime_shape != rt->runtime_shape || v->runtime_dims != rt->runtime_dims ||
-                             !(works_by_element(n->op) || n->op == INGOT_OP_CONCAT)))
+                             !(ingot_op_works_by_element(n->op) || n->op == INGOT_OP_CONCAT)))
       return false;
   }
   const ingot_value_t* other = n->input_count > 1 && n->inputs[1 - (k & 1)] != INGOT_NO_VALUE
@@ -580,7 +580,7 @@ static bool works_by_row(const ingot_graph_t* graph, const ingot_node_t* n, cons
     default:
       break;
   }
-  if (!works_by_element(n->op) || y->rank != rt->rank) return false;
+  if (!ingot_op_works_by_element(n->op) || y->rank != rt->rank) return false;
   for (int32_t d = 0; d < y->rank; ++d)
     if (y->dims[d] != rt->dims[d]) return false;
   for (uint32_t i = 0; i < n->input_count; ++i) {
@@ -654,7 +654,7 @@ ingot_status_t ingot_graph_infer_node(ingot_graph_t* graph, uint32_t node_id) {
     if (v->dtype == INGOT_DTYPE_INVALID || v->rank < 0) {
       return infer_fail(n, INGOT_ERROR_INVALID_ARGUMENT, "input '%s' has no known type or shape yet", v->name);
     }
-    if (v->runtime_shape && !rt_first) {
+    if (v->runtime_shape && !v->runtime_padded && !rt_first) {
       rt_first = v;
       rt_input = i;
     }

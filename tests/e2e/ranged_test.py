@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Ranged input dims: one bundle for every size in a range, run at several
+sizes against ONNX Runtime running the same model at each size.
+
+  ranged_test.py bert  --ingot BUILD/ingot --work DIR [--target T] [--sizes 7 64 128]
+      the BERT-style encoder (models/make_bert.py, small) compiled once with
+      --input-shape input_ids=1x1..128 (attention_mask and token_type_ids
+      name the same dims, so they share the range); each size runs with
+      real tokens and padding; then a run at 129 tokens and one whose
+      inputs disagree on the length must fail with one clear message.
+  ranged_test.py cnn   --ingot BUILD/ingot --work DIR [--target T]
+      a small CNN (Conv, Relu, MaxPool, GlobalAveragePool, Flatten, Gemm,
+      Softmax) compiled with its batch ranged 1..4 and run at 1, 3, 4; the
+      same model with a ranged image size is refused, naming the node.
+
+Prints each size's max error; exits non-zero on any mismatch.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def compile_bundle(a, model, out, shapes, expect_fail=False):
+    cmd = [a.ingot, "compile", model, "-o", out, "-q"]
+    for s in shapes:
+        cmd += ["--input-shape", s]
+    if a.target:
+        cmd += ["--target", a.target]
+    p = run(cmd)
+    if expect_fail:
+        return p
+    if p.returncode != 0:
+        sys.exit(f"compile failed: {' '.join(cmd)}\n{p.stderr}")
+    return p
+
+
+def ingot_outputs(a, bundle, inputs, tag):
+    args = [a.ingot, "run", bundle, "--threads", "2"]
+    for name, arr in inputs.items():
+        path = os.path.join(a.work, f"{tag}_{name}.npy")
+        np.save(path, arr)
+        args += ["--input", f"{name}={path}"]
+    out = os.path.join(a.work, f"{tag}.npz")
+    if os.path.exists(out):
+        os.remove(out)
+    p = run(args + ["--output", out])
+    return p, (dict(np.load(out)) if p.returncode == 0 else None)
+
+
+def compare(name, got, want, atol, rtol):
+    if got.shape != want.shape:
+        print(f"  {name}: shape {got.shape}, ONNX Runtime {want.shape}")
+        return False
+    err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
+    ok = np.allclose(got, want, atol=atol, rtol=rtol)
+    print(f"  {name}: shape {list(got.shape)} max error {err:.3g} {'ok' if ok else 'MISMATCH'}")
+    return ok
+
+
+def check_sizes(a, model, bundle, cases, atol, rtol):
+    import onnxruntime as ort
+    sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    ok = True
+    for tag, inputs in cases:
+        want = dict(zip(names, sess.run(None, inputs)))
+        p, got = ingot_outputs(a, bundle, inputs, tag)
+        print(f"{tag}:")
+        if got is None:
+            print(f"  ingot run failed: {p.stderr.strip()}")
+            ok = False
+            continue
+        for n in names:
+            ok &= compare(n, got[n.replace("/", "_")], want[n], atol, rtol)
+    return ok
+
+
+def expect_error(p, what, needles):
+    text = p.stderr.strip()
+    good = p.returncode != 0 and all(n in text for n in needles) and "Traceback" not in text
+    print(f"{what}: exit {p.returncode}: {text.splitlines()[-1] if text else '(no message)'} "
+          f"{'ok' if good else 'WRONG'}")
+    return good
+
+
+def bert(a):
+    subprocess.run([sys.executable, os.path.join(ROOT, "models", "make_bert.py"), "--out", a.work, "--size",
+                    "small"], check=True, stdout=subprocess.DEVNULL)
+    model = os.path.join(a.work, "bert_small.onnx")
+    bundle = os.path.join(a.work, "bert_ranged.ingot")
+    compile_bundle(a, model, bundle, ["input_ids=1x1..128"])
+    rng = np.random.default_rng(7)
+    cases = []
+    for s in a.sizes:
+        ids = rng.integers(1000, 8000, size=(1, s), dtype=np.int64)
+        ids[0, 0] = 101
+        mask = np.ones((1, s), dtype=np.int64)
+        real = max(1, s - s // 5)  # the last fifth is padding
+        mask[0, real:] = 0
+        ids[0, real:] = 0
+        types = np.zeros((1, s), dtype=np.int64)
+        types[0, real // 2:real] = 1
+        cases.append((f"tokens{s}", {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}))
+    ok = check_sizes(a, model, bundle, cases, atol=2e-4, rtol=1e-3)
+    # Past the range, and inputs that disagree on the length.
+    long = {"input_ids": np.ones((1, 129), np.int64), "attention_mask": np.ones((1, 129), np.int64),
+            "token_type_ids": np.zeros((1, 129), np.int64)}
+    p, _ = ingot_outputs(a, bundle, long, "tokens129")
+    ok &= expect_error(p, "129 tokens", ["input_ids", "129"])
+    odd = {"input_ids": np.ones((1, 9), np.int64), "attention_mask": np.ones((1, 8), np.int64),
+           "token_type_ids": np.zeros((1, 9), np.int64)}
+    p, _ = ingot_outputs(a, bundle, odd, "disagree")
+    ok &= expect_error(p, "inputs of 9 and 8 tokens", ["attention_mask"])
+    return ok
+
+
+def make_cnn(path, batch, size):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    w1 = numpy_helper.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32), "w1")
+    b1 = numpy_helper.from_array((rng.standard_normal(8) * 0.1).astype(np.float32), "b1")
+    w2 = numpy_helper.from_array((rng.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "w2")
+    fc = numpy_helper.from_array((rng.standard_normal((10, 16)) * 0.3).astype(np.float32), "fc")
+    fb = numpy_helper.from_array((rng.standard_normal(10) * 0.1).astype(np.float32), "fb")
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "fc", "fb"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["prob"], axis=1),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, size, size])
+    y = helper.make_tensor_value_info("prob", TensorProto.FLOAT, [batch, 10])
+    g = helper.make_graph(nodes, "cnn", [x], [y], [w1, b1, w2, fc, fb])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def cnn(a):
+    model = os.path.join(a.work, "cnn.onnx")
+    make_cnn(model, "N", "S")
+    bundle = os.path.join(a.work, "cnn_batch.ingot")
+    compile_bundle(a, model, bundle, ["x=1..4x3x32x32"])
+    rng = np.random.default_rng(5)
+    cases = [(f"batch{n}", {"x": rng.standard_normal((n, 3, 32, 32)).astype(np.float32)}) for n in (1, 3, 4)]
+    ok = check_sizes(a, model, bundle, cases, atol=1e-5, rtol=1e-4)
+    refused = os.path.join(a.work, "cnn_image.ingot")
+    p = compile_bundle(a, model, refused, ["x=1x3x16..64x16..64"], expect_fail=True)
+    ok &= expect_error(p, "ranged image size", ["node", "Conv", "ranged"])
+    if os.path.exists(refused):
+        print("  a refused compile left an output file")
+        ok = False
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("case", choices=["bert", "cnn"])
+    ap.add_argument("--ingot", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--target", default=None)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[7, 64, 128])
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    ok = bert(a) if a.case == "bert" else cnn(a)
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -29,7 +29,8 @@ static const char kInspectHelp[] =
     "\n"
     "options:\n"
     "  --json      print one JSON object (keys: format_version, file_bytes, metadata\n"
-    "              {key: value; {} for a bundle without any}, inputs,\n"
+    "              {key: value; {} for a bundle without any}, inputs (a ranged\n"
+    "              input also shape_min, shape_max),\n"
     "              outputs, targets, loaded_target, target_reason, loaded_device,\n"
     "              cuda_device and rocm_device {usable, why}, variants, signature\n"
     "              {signed, key_id, public_key}, sections, arena_bytes,\n"
@@ -182,6 +183,7 @@ static int read_variants(const char* path, const uint8_t* bytes, const inspect_s
       uint32_t checks;
       memcpy(&checks, m + pos - 8, 4);
       pos += 8ull * checks;
+      if (fh.format_version >= 5) pos += 8ull * h.input_count * (1 + INGOT_MAX_RANK); /* input_ranges, input_lo */
     }
     pos += sizes[a];
   }
@@ -259,12 +261,31 @@ static json_t* tensor_json(const ingot_tensor_info_t* info, bool varies) {
   return t;
 }
 
-static void print_tensor_text(const ingot_tensor_info_t* info, bool varies) {
+/* A ranged input (lo: each dim's least size, NULL for none): its JSON gains
+ * "shape_min" and "shape_max" (= "shape", the largest). */
+static json_t* input_json(const ingot_tensor_info_t* info, const int64_t* lo) {
+  json_t* t = tensor_json(info, false);
+  if (!lo) return t;
+  json_t* min = json_array();
+  json_t* max = json_array();
+  for (uint32_t d = 0; d < info->rank; ++d) {
+    json_array_append_new(min, json_integer(lo[d]));
+    json_array_append_new(max, json_integer(info->dims[d]));
+  }
+  json_object_set_new(t, "shape_min", min);
+  json_object_set_new(t, "shape_max", max);
+  return t;
+}
+
+/* `lo`: a ranged input's least sizes (a ranged dim prints "lo..hi"), or NULL. */
+static void print_tensor_text(const ingot_tensor_info_t* info, bool varies, const int64_t* lo) {
   char shape[256];
   size_t n = (size_t)snprintf(shape, sizeof(shape), "[");
   for (uint32_t d = 0; d < info->rank && n < sizeof(shape); ++d) {
-    n += (size_t)snprintf(shape + n, sizeof(shape) - n, d ? ",%lld" : "%lld",
-                          (long long)info->dims[d]);
+    if (d && n < sizeof(shape)) n += (size_t)snprintf(shape + n, sizeof(shape) - n, ",");
+    if (lo && lo[d] != info->dims[d] && n < sizeof(shape))
+      n += (size_t)snprintf(shape + n, sizeof(shape) - n, "%lld..", (long long)lo[d]);
+    if (n < sizeof(shape)) n += (size_t)snprintf(shape + n, sizeof(shape) - n, "%lld", (long long)info->dims[d]);
   }
   if (n < sizeof(shape)) snprintf(shape + n, sizeof(shape) - n, "]");
   printf("  %-24s %-8s %s%s\n", info->name, ingot_dtype_name(info->dtype), shape,
@@ -332,6 +353,15 @@ static void print_metadata_text(const ingot_bundle_t* bundle) {
     const char *key, *value;
     if (ingot_bundle_metadata_entry(bundle, i, &key, &value) == INGOT_OK) printf("  %-18s %s\n", key, value);
   }
+}
+
+/* Input i's least sizes into lo (INGOT_MAX_RANK) when it is ranged, else NULL. */
+static const int64_t* input_lo(const ingot_bundle_t* bundle, uint32_t i, int64_t* lo) {
+  uint32_t rank = 0;
+  int64_t hi[INGOT_MAX_RANK];
+  if (!ingot_bundle_input_shape_varies(bundle, i) || ingot_bundle_input_range(bundle, i, &rank, lo, hi) != INGOT_OK)
+    return NULL;
+  return lo;
 }
 
 static int inspect_main(const char* path, bool as_json, const char* extract_target, const char* extract_path) {
@@ -402,13 +432,14 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
   char signer_id[9], signer_key[2 * INGOT_SIGNATURE_PUBLIC_KEY_BYTES + 1];
   signer_text(bytes, sections, section_count, signer_id, signer_key);
 
+  int64_t lo[INGOT_MAX_RANK];
   if (as_json) {
     json_t* root = json_object();
     json_object_set_new(root, "format_version", json_integer(version));
     json_object_set_new(root, "file_bytes", json_integer((json_int_t)size));
     json_object_set_new(root, "metadata", metadata_json(bundle));
     json_t* ins = json_array();
-    for (uint32_t i = 0; i < n_in; ++i) json_array_append_new(ins, tensor_json(&inputs[i], false));
+    for (uint32_t i = 0; i < n_in; ++i) json_array_append_new(ins, input_json(&inputs[i], input_lo(bundle, i, lo)));
     json_object_set_new(root, "inputs", ins);
     json_t* outs = json_array();
     for (uint32_t i = 0; i < n_out; ++i) json_array_append_new(outs, tensor_json(&outputs[i], ingot_bundle_output_shape_varies(bundle, i)));
@@ -466,9 +497,9 @@ static int inspect_main(const char* path, bool as_json, const char* extract_targ
     printf("bundle: %s (%zu bytes, format version %u)\n", path, size, version);
     print_metadata_text(bundle);
     printf("inputs:\n");
-    for (uint32_t i = 0; i < n_in; ++i) print_tensor_text(&inputs[i], false);
+    for (uint32_t i = 0; i < n_in; ++i) print_tensor_text(&inputs[i], false, input_lo(bundle, i, lo));
     printf("outputs:\n");
-    for (uint32_t i = 0; i < n_out; ++i) print_tensor_text(&outputs[i], ingot_bundle_output_shape_varies(bundle, i));
+    for (uint32_t i = 0; i < n_out; ++i) print_tensor_text(&outputs[i], ingot_bundle_output_shape_varies(bundle, i), NULL);
     printf("targets:");
     for (uint32_t i = 0; i < section_count; ++i) {
       if (sections[i].kind == INGOT_SECTION_CODE) printf(" %s", sections[i].target);

@@ -131,6 +131,9 @@ static int plan_read(const char* path, const uint8_t* file, size_t size, plan_t*
     if (count) memcpy(&checks, count, 4);
     outputs = count && take(m, msize, &pos, 8ull * checks) ? outputs : NULL;
   }
+  if (outputs && fh.format_version >= 5) /* input_ranges, input_lo */
+    outputs = take(m, msize, &pos, 8ull * h.input_count) && take(m, msize, &pos, 8ull * INGOT_MAX_RANK * h.input_count)
+                  ? outputs : NULL;
   const uint8_t* rest = outputs ? take(m, msize, &pos, (uint64_t)h.step_count * sizeof(ingot_step_record_t)) : NULL;
   if (rest) rest = take(m, msize, &pos, 4ull * h.arg_count);
   const uint8_t* kernel_names = rest ? take(m, msize, &pos, 4ull * h.kernel_count) : NULL;

@@ -648,7 +648,23 @@ static int run_main(run_options_t* o) {
                            ingot_compiler_error());
       goto done;
     }
-    rc = copy_input(path, &in_infos[k], &array, dst);
+    /* A ranged input takes the .npy's shape when it is within the range
+     * (the runtime checks it); the data is dense in that shape. */
+    ingot_tensor_info_t info = in_infos[k];
+    if (ingot_bundle_input_shape_varies(bundle, k)) {
+      char got[256];
+      format_shape(array.rank, array.dims, got, sizeof(got));
+      if (ingot_session_set_input_shape(session, k, array.rank, array.dims) != INGOT_OK) {
+        rc = ingot_cli_error(INGOT_CLI_EXIT_FAILURE, "input '%s': '%s' has shape %s: %s", info.name, path, got,
+                             ingot_last_error());
+        ingot_npy_array_free(&array);
+        goto done;
+      }
+      info.dims = array.dims;
+      info.bytes = ingot_dtype_size(info.dtype);
+      for (uint32_t d = 0; d < array.rank; ++d) info.bytes *= (size_t)array.dims[d];
+    }
+    rc = copy_input(path, &info, &array, dst);
     ingot_npy_array_free(&array);
     if (rc != INGOT_CLI_EXIT_OK) goto done;
     rc = INGOT_CLI_EXIT_FAILURE;

@@ -255,7 +255,12 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
   memset(is_output, 0, sizeof(bool) * nv);
   for (uint32_t k = 0; k < steps; ++k)
     for (uint32_t a = 0; a < p->steps[k].arg_count; ++a) used[p->steps[k].args[a]] = true;
-  for (uint32_t i = 0; i < p->input_count; ++i) used[p->inputs[i]] = true;
+  for (uint32_t i = 0; i < p->input_count; ++i) {
+    used[p->inputs[i]] = true;
+    /* A ranged input's shape tensor (the runtime fills it; shape_of). */
+    uint32_t shape = g->values[p->inputs[i]].range_shape;
+    if (shape && shape - 1 < nv) used[shape - 1] = true;
+  }
   for (uint32_t i = 0; i < p->output_count; ++i) used[p->outputs[i]] = is_output[p->outputs[i]] = true;
   for (uint32_t v = 0; v < nv; ++v)
     if (used[v]) used[resolve_alias(p->alias_of, nv, v)] = true;
@@ -350,11 +355,41 @@ ingot_status_t driver_bundle_spec(ingot_arena_t* A, const driver_package_t* p, i
                         g->values[p->outputs[i]].name);
   }
 
+  /* Ranged inputs: the dims mask, the least sizes and the shape tensor;
+   * padded outputs. NULL when nothing is ranged (a bundle as before). */
+  bool ranged = false;
+  for (uint32_t i = 0; i < p->input_count; ++i) ranged |= g->values[p->inputs[i]].range_dims != 0;
+  for (uint32_t i = 0; i < p->output_count; ++i) ranged |= g->values[p->outputs[i]].runtime_padded;
+  uint32_t* input_shapes = NULL;
+  uint32_t* input_range_dims = NULL;
+  int64_t(*input_range_lo)[INGOT_MAX_RANK] = NULL;
+  uint8_t* output_padded = NULL;
+  if (ranged) {
+    input_shapes = INGOT_ARENA_ARRAY(A, uint32_t, p->input_count ? p->input_count : 1);
+    input_range_dims = INGOT_ARENA_ARRAY(A, uint32_t, p->input_count ? p->input_count : 1);
+    input_range_lo = (int64_t(*)[INGOT_MAX_RANK])ingot_arena_alloc(
+        A, sizeof(int64_t) * INGOT_MAX_RANK * (p->input_count ? p->input_count : 1));
+    output_padded = INGOT_ARENA_ARRAY(A, uint8_t, p->output_count ? p->output_count : 1);
+    for (uint32_t i = 0; i < p->input_count; ++i) {
+      const ingot_value_t* in = &g->values[p->inputs[i]];
+      uint32_t shape = in->range_shape;
+      input_shapes[i] = shape && shape - 1 < nv ? tensor_of[shape - 1] : UINT32_MAX;
+      if (shape && (input_shapes[i] == UINT32_MAX || g->values[shape - 1].shape_of != p->inputs[i] + 1))
+        return ingot_fail(INGOT_ERROR_INTERNAL, "input '%s': its run-time shape has no storage", in->name);
+      input_range_dims[i] = in->range_dims;
+      for (uint32_t d = 0; d < INGOT_MAX_RANK; ++d)
+        input_range_lo[i][d] = (int32_t)d >= in->rank ? 0 : ((in->range_dims >> d) & 1u) ? in->range_lo[d] : in->dims[d];
+    }
+    for (uint32_t i = 0; i < p->output_count; ++i) output_padded[i] = g->values[p->outputs[i]].runtime_padded;
+  }
+
   *out_spec = (ingot_bundle_spec_t){
       .tensors = tensors, .tensor_count = tensor_count,
       .inputs = inputs, .input_count = p->input_count,
       .outputs = outputs, .output_count = p->output_count, .output_shapes = output_shapes,
       .output_shape_dims = output_shape_dims,
+      .input_shapes = input_shapes, .input_range_dims = input_range_dims,
+      .input_range_lo = (const int64_t(*)[INGOT_MAX_RANK])input_range_lo, .output_padded = output_padded,
       .checks = checks, .check_messages = (const char* const*)g->check_messages, .check_count = g->check_count,
       .steps = bsteps, .step_count = steps,
       .kernel_names = p->kernel_names, .kernel_count = p->kernel_count,

@@ -103,6 +103,56 @@ static bool bundle_is_version4(const ingot_bundle_spec_t* spec) {
   return spec->check_count > 0;
 }
 
+/* Whether an input has a ranged dim or an output is padded: a version 5
+ * bundle. */
+static bool bundle_is_version5(const ingot_bundle_spec_t* spec) {
+  for (uint32_t i = 0; spec->input_range_dims && i < spec->input_count; ++i)
+    if (spec->input_range_dims[i]) return true;
+  for (uint32_t i = 0; spec->output_padded && i < spec->output_count; ++i)
+    if (spec->output_padded[i]) return true;
+  return false;
+}
+
+static uint32_t bundle_format_version(const ingot_bundle_spec_t* spec) {
+  if (bundle_is_version5(spec)) return INGOT_FORMAT_VERSION;
+  return bundle_is_version4(spec) ? INGOT_FORMAT_VERSION_RUN_SHAPES : INGOT_FORMAT_VERSION_FIXED_SHAPES;
+}
+
+/* The ranged-input fields of the spec (the reader's rules, runtime/bundle.c). */
+static ingot_status_t validate_ranges(const ingot_bundle_spec_t* spec, const uint64_t* tensor_bytes) {
+  if ((spec->input_range_dims != NULL) != (spec->input_range_lo != NULL) ||
+      (spec->input_shapes && !spec->input_range_dims))
+    return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: give input_range_dims and input_range_lo together");
+  for (uint32_t i = 0; spec->input_range_dims && i < spec->input_count; ++i) {
+    const ingot_bundle_tensor_t* in = &spec->tensors[spec->inputs[i]];
+    uint32_t mask = spec->input_range_dims[i];
+    if (in->rank < 32 && (mask >> in->rank))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: input '%s': ranged dims 0x%x past its rank %u",
+                        tensor_name(in), mask, in->rank);
+    for (uint32_t d = 0; d < in->rank; ++d) {
+      int64_t lo = spec->input_range_lo[i][d];
+      bool ranged = (mask >> d) & 1u;
+      if (ranged ? (lo < 1 || lo > in->dims[d]) : lo != in->dims[d])
+        return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                          "bundle spec: input '%s': dim %u has least size %lld, its bound %lld (%s)", tensor_name(in),
+                          d, (long long)lo, (long long)in->dims[d], ranged ? "ranged" : "fixed");
+    }
+    uint32_t t = spec->input_shapes ? spec->input_shapes[i] : UINT32_MAX;
+    if (t == UINT32_MAX) continue;
+    if (!mask || t >= spec->tensor_count || spec->tensors[t].storage != INGOT_STORAGE_ARENA ||
+        spec->tensors[t].dtype != INGOT_DTYPE_I64 || tensor_bytes[t] != 8u * in->rank ||
+        spec->tensors[t].alias_of != UINT32_MAX)
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                        "bundle spec: input '%s': its shape tensor %u is not an int64 arena tensor of %u elements "
+                        "(and it is ranged)", tensor_name(in), t, in->rank);
+  }
+  for (uint32_t i = 0; spec->output_padded && i < spec->output_count; ++i)
+    if (spec->output_padded[i] && (!spec->output_shapes || spec->output_shapes[i] == UINT32_MAX))
+      return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: output '%s' is padded but has no run-time shape",
+                        tensor_name(&spec->tensors[spec->outputs[i]]));
+  return INGOT_OK;
+}
+
 /* Checks the spec; `with_codes` false: everything but the code variants
  * (what the plan and the firmware writer read). */
 static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_codes, uint64_t* tensor_bytes) {
@@ -170,6 +220,8 @@ static ingot_status_t validate_spec(const ingot_bundle_spec_t* spec, bool with_c
                         "bundle spec: output %u: its shape tensor %u is not an int64 arena tensor that holds dims 0x%x "
                         "of rank %u", i, t, dims, out->rank);
   }
+  ingot_status_t ranges = validate_ranges(spec, tensor_bytes);
+  if (ranges != INGOT_OK) return ranges;
   if (spec->check_count && (!spec->checks || !spec->check_messages))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle spec: checks with a count are NULL");
   for (uint32_t i = 0; i < spec->check_count; ++i) {
@@ -602,10 +654,13 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   pad_to(&manifest, 8);
   ingot_strbuf_append_bytes(&manifest, spec->outputs ? (const void*)spec->outputs : "", 4 * (size_t)spec->output_count);
   pad_to(&manifest, 8);
-  if (bundle_is_version4(spec)) {
+  const uint32_t format_version = bundle_format_version(spec);
+  if (format_version >= INGOT_FORMAT_VERSION_RUN_SHAPES) {
     for (uint32_t i = 0; i < spec->output_count; ++i) {
       bool varies = spec->output_shapes && spec->output_shapes[i] != UINT32_MAX;
-      uint32_t r[2] = {varies ? spec->output_shapes[i] + 1 : 0, varies ? spec->output_shape_dims[i] : 0};
+      bool padded = spec->output_padded && spec->output_padded[i];
+      uint32_t r[2] = {varies ? spec->output_shapes[i] + 1 : 0,
+                       (varies ? spec->output_shape_dims[i] : 0) | (padded ? INGOT_OUTPUT_SHAPE_PADDED : 0)};
       ingot_strbuf_append_bytes(&manifest, r, sizeof r);
     }
     pad_to(&manifest, 8);
@@ -614,6 +669,19 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
     for (uint32_t k = 0; k < spec->check_count; ++k) {
       uint32_t r[2] = {spec->checks[k], check_str[k]};
       ingot_strbuf_append_bytes(&manifest, r, sizeof r);
+    }
+  }
+  if (format_version >= 5) {
+    for (uint32_t i = 0; i < spec->input_count; ++i) {
+      uint32_t t = spec->input_shapes ? spec->input_shapes[i] : UINT32_MAX;
+      uint32_t r[2] = {t == UINT32_MAX ? 0 : t + 1, spec->input_range_dims ? spec->input_range_dims[i] : 0};
+      ingot_strbuf_append_bytes(&manifest, r, sizeof r);
+    }
+    for (uint32_t i = 0; i < spec->input_count; ++i) {
+      int64_t lo[INGOT_MAX_RANK] = {0};
+      const ingot_bundle_tensor_t* in = &spec->tensors[spec->inputs[i]];
+      for (uint32_t d = 0; d < in->rank; ++d) lo[d] = spec->input_range_lo ? spec->input_range_lo[i][d] : in->dims[d];
+      ingot_strbuf_append_bytes(&manifest, lo, sizeof lo);
     }
   }
   uint32_t arg_begin = 0;
@@ -713,7 +781,7 @@ ingot_status_t ingot_bundle_build(const ingot_bundle_spec_t* spec, uint8_t** out
   ingot_bundle_header_t header;
   memset(&header, 0, sizeof header);
   memcpy(header.magic, INGOT_BUNDLE_MAGIC, 8);
-  header.format_version = bundle_is_version4(spec) ? INGOT_FORMAT_VERSION : INGOT_FORMAT_VERSION_FIXED_SHAPES;
+  header.format_version = format_version;
   header.endian_mark = INGOT_ENDIAN_MARK;
   header.file_size = pos;
   header.section_count = section_count;

@@ -316,6 +316,11 @@ ingot_status_t ingot_firmware_build(const ingot_bundle_spec_t* spec, const char*
   if (out) memset(out, 0, sizeof(*out));
   if (!spec || !kernel_source || !source_size || !out)
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "firmware: NULL spec, source or output");
+  for (uint32_t i = 0; spec->input_range_dims && i < spec->input_count; ++i)
+    if (spec->input_range_dims[i])
+      return ingot_fail(INGOT_ERROR_UNSUPPORTED,
+                        "firmware: input '%s' has ranged dims (--input-shape with a range), which firmware output "
+                        "cannot take yet; give it one shape, or use a bundle", spec->tensors[spec->inputs[i]].name);
   for (uint32_t i = 0; spec->output_shapes && i < spec->output_count; ++i)
     if (spec->output_shapes[i] != UINT32_MAX)
       return ingot_fail(INGOT_ERROR_UNSUPPORTED,

@@ -122,6 +122,21 @@ typedef struct ingot_bundle_spec_t {
    * output's own dim is its bound). A bundle with one is format version 4. */
   const uint32_t* output_shapes;
   const uint32_t* output_shape_dims;
+  /* Ranged input dims (format version 5). input_count entries each, or
+   * all NULL (no input is ranged). input_range_dims[i]: bit d set when dim d
+   * of input i is ranged (its tensor's dim is then the bound);
+   * input_range_lo[i][d]: dim d's least size (1 .. the bound; a fixed dim's
+   * own size; 0 past the rank); input_shapes[i]: UINT32_MAX, or an int64
+   * ARENA tensor of the input's rank elements that the runtime fills with
+   * the run's dims before the steps (not an input of the bundle, but live
+   * for the whole run like one: the plan pins it from step 0). */
+  const uint32_t* input_shapes;
+  const uint32_t* input_range_dims;
+  const int64_t (*input_range_lo)[INGOT_MAX_RANK];
+  /* output_count entries, or NULL: output i is padded (its data at the
+   * strides of its bound dims; the runtime packs it dense), which needs a
+   * run-time shape (output_shapes[i]). Format version 5. */
+  const uint8_t* output_padded;
   /* Checks a run makes after its steps (version 4): checks[k] is a bool
    * ARENA tensor of one element; when true the run fails with
    * check_messages[k]. */
@@ -156,8 +171,9 @@ typedef struct ingot_bundle_report_t {
  * of `spec` (arrays of spec->tensor_count), as the memory plan uses them:
  *   - a tensor lives from the first step that has it as an argument to the
  *     last one;
- *   - graph inputs live for the whole run (a caller may fill them once and
- *     run many times): from step 0 to the last step;
+ *   - graph inputs, and the tensors the runtime fills with ranged inputs'
+ *     dims (spec->input_shapes), live for the whole run (a caller may fill
+ *     them once and run many times): from step 0 to the last step;
  *   - graph outputs, the tensors holding their run-time shapes, and the
  *     checks live to the last step;
  *   - a tensor no step touches (an alias root's view, a weight) starts at

@@ -171,6 +171,10 @@ void ingot_bundle_live_intervals(const ingot_bundle_spec_t* spec, uint32_t* out_
   for (uint32_t i = 0; i < spec->input_count; ++i) {
     out_first[spec->inputs[i]] = 0;
     out_last[spec->inputs[i]] = last_step;
+    if (spec->input_shapes && spec->input_shapes[i] != UINT32_MAX) {
+      out_first[spec->input_shapes[i]] = 0;
+      out_last[spec->input_shapes[i]] = last_step;
+    }
   }
   for (uint32_t i = 0; i < spec->output_count; ++i) {
     out_last[spec->outputs[i]] = last_step;

@@ -356,6 +356,13 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
     }
     if (!checks) outputs = NULL;
   }
+  const uint32_t* input_ranges = NULL; /* [input_count][2] */
+  const int64_t* input_lo = NULL;      /* [input_count][INGOT_MAX_RANK] */
+  if (outputs && b->format_version >= 5) {
+    input_ranges = (const uint32_t*)cursor_take(&c, (uint64_t)h->input_count * 8);
+    input_lo = input_ranges ? (const int64_t*)cursor_take(&c, (uint64_t)h->input_count * 8 * INGOT_MAX_RANK) : NULL;
+    if (!input_lo) outputs = NULL;
+  }
   const ingot_step_record_t* steps = outputs ? (const ingot_step_record_t*)cursor_take(
       &c, (uint64_t)h->step_count * sizeof(ingot_step_record_t)) : NULL;
   const uint32_t* args = steps ? (const uint32_t*)cursor_take(&c, (uint64_t)h->arg_count * 4) : NULL;
@@ -419,8 +426,14 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
       return MANIFEST_FAIL("input %u: bad tensor index", i);
   for (uint32_t i = 0; i < h->output_count; ++i)
     if (outputs[i] >= h->tensor_count) return MANIFEST_FAIL("output %u: bad tensor index", i);
+  int ranged = 0;
   for (uint32_t i = 0; output_shapes && i < h->output_count; ++i) {
-    uint32_t dims = output_shapes[2 * i + 1];
+    uint32_t dims = output_shapes[2 * i + 1] & INGOT_OUTPUT_SHAPE_DIMS_MASK;
+    if (output_shapes[2 * i + 1] & INGOT_OUTPUT_SHAPE_PADDED) {
+      if (b->format_version < 5) return MANIFEST_FAIL("output %u: padded in a version %u bundle", i, b->format_version);
+      if (!output_shapes[2 * i]) return MANIFEST_FAIL("output %u: padded without a shape tensor", i);
+      ranged = 1;
+    }
     if (!output_shapes[2 * i]) {
       if (dims) return MANIFEST_FAIL("output %u: run-time dims without a shape tensor", i);
       continue;
@@ -435,6 +448,31 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
         b->tensors[t].info.dtype != INGOT_DTYPE_I64 || b->tensors[t].info.rank != 1 ||
         b->tensors[t].info.dims[0] < (int64_t)top || out->storage != INGOT_STORAGE_ARENA)
       return MANIFEST_FAIL("output %u: its shape tensor is not an int64 arena tensor that holds its dims", i);
+  }
+  for (uint32_t i = 0; input_ranges && i < h->input_count; ++i) {
+    const ingot_tensor_info_t* in = &b->tensors[inputs[i]].info;
+    uint32_t mask = input_ranges[2 * i + 1];
+    if (in->rank < 32 && (mask >> in->rank))
+      return MANIFEST_FAIL("input %u: ranged dims 0x%x past its rank %u", i, mask, in->rank);
+    ranged |= mask != 0;
+    for (uint32_t d = 0; d < INGOT_MAX_RANK; ++d) {
+      int64_t lo = input_lo[(size_t)i * INGOT_MAX_RANK + d];
+      if (d >= in->rank) {
+        if (lo != 0) return MANIFEST_FAIL("input %u: least sizes past its rank are not zero", i);
+      } else if ((mask >> d) & 1u) {
+        if (lo < 1 || lo > in->dims[d])
+          return MANIFEST_FAIL("input %u: dim %u ranges from %lld to %lld", i, d, (long long)lo, (long long)in->dims[d]);
+      } else if (lo != in->dims[d]) {
+        return MANIFEST_FAIL("input %u: fixed dim %u has least size %lld, not its size %lld", i, d, (long long)lo,
+                             (long long)in->dims[d]);
+      }
+    }
+    if (!input_ranges[2 * i]) continue;
+    uint32_t t = input_ranges[2 * i] - 1;
+    if (!mask) return MANIFEST_FAIL("input %u: a shape tensor but no ranged dim", i);
+    if (t >= h->tensor_count || b->tensors[t].storage != INGOT_STORAGE_ARENA ||
+        b->tensors[t].info.dtype != INGOT_DTYPE_I64 || b->tensors[t].info.bytes != 8u * in->rank)
+      return MANIFEST_FAIL("input %u: its shape tensor is not an int64 arena tensor of %u elements", i, in->rank);
   }
   for (uint32_t i = 0; i < check_count; ++i) {
     uint32_t t = checks[2 * i];
@@ -478,6 +516,9 @@ static ingot_status_t parse_manifest(ingot_bundle_t* b, const ingot_limits_t* li
   b->output_shapes = output_shapes;
   b->checks = checks;
   b->check_count = check_count;
+  b->input_ranges = input_ranges;
+  b->input_lo = input_lo;
+  b->ranged = ranged;
   b->step_count = h->step_count;
   b->arg_count = h->arg_count;
   b->args = args;

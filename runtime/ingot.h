@@ -50,13 +50,15 @@ extern "C" {
  * ingot_session_options_t): rebuild a program against the header of the
  * libingot it runs with (the SONAME follows the major version only). Zero
  * new fields keep the old behaviour. */
-#define INGOT_VERSION_MINOR 5 /* 2: weights in place, caller arenas, pools;
+#define INGOT_VERSION_MINOR 6 /* 2: weights in place, caller arenas, pools;
                                  3: tensors by name, cancel, the signature
                                  checked before the checksums;
                                  4: model metadata, caller-owned input and
                                  output buffers, shared threads and the
                                  application's parallel-for;
-                                 5: outputs whose size a run computes */
+                                 5: outputs whose size a run computes;
+                                 6: ranged input dims (one bundle for a
+                                 range of input sizes) */
 #define INGOT_VERSION_PATCH 0
 /* (major << 16) | (minor << 8) | patch */
 uint32_t ingot_version(void);
@@ -467,6 +469,37 @@ const void* ingot_session_output_data(const ingot_session_t* session, uint32_t i
 int ingot_bundle_output_shape_varies(const ingot_bundle_t* bundle, uint32_t index);
 ingot_status_t ingot_session_output_shape(const ingot_session_t* session, uint32_t index, uint32_t* out_rank,
                                           int64_t* out_dims);
+
+/* Ranged input dims (added in 0.6): a bundle compiled for a range of input
+ * sizes (`ingot compile --input-shape ids=1x1..128`) runs at any shape
+ * within it. ingot_bundle_input_info gives the largest shape (its bytes are
+ * what the input's storage holds); ingot_bundle_input_shape_varies returns
+ * 1 for an input with a ranged dim, and ingot_bundle_input_range gives each
+ * dim's least and largest size (rank and INGOT_MAX_RANK entries each, zero
+ * past rank; lo == hi for a fixed dim; every input has one).
+ *
+ * ingot_session_set_input_shape sets the shape the next runs take input
+ * `index` in: rank must be the input's, each dim within its range (a fixed
+ * dim equal to its size); else INGOT_ERROR_INVALID_ARGUMENT with a message
+ * naming the input, the dim, the value and the range, and the shape is
+ * unchanged. It stays set for later runs; until set, the largest shape.
+ * ingot_session_input_shape gives the shape set. The caller writes the
+ * input dense in that shape from the start of ingot_session_input_data (or
+ * of its bound buffer, which then needs only that shape's bytes; a ranged
+ * input is always bound by copy, see below). A run lays it out as the
+ * kernels read it and back, in place, allocating nothing: after the run the
+ * input reads as the caller wrote it. Outputs whose shape follows the input
+ * sizes vary (ingot_bundle_output_shape_varies) and are dense in the shape
+ * the run gives (ingot_session_output_shape). GPU variants take no ranges:
+ * ingot_session_create refuses a ranged bundle on them
+ * (INGOT_ERROR_UNSUPPORTED). Not thread-safe, like every session call. */
+int ingot_bundle_input_shape_varies(const ingot_bundle_t* bundle, uint32_t index);
+ingot_status_t ingot_bundle_input_range(const ingot_bundle_t* bundle, uint32_t index, uint32_t* out_rank,
+                                        int64_t* out_lo, int64_t* out_hi);
+ingot_status_t ingot_session_set_input_shape(ingot_session_t* session, uint32_t index, uint32_t rank,
+                                             const int64_t* dims);
+ingot_status_t ingot_session_input_shape(const ingot_session_t* session, uint32_t index, uint32_t* out_rank,
+                                         int64_t* out_dims);
 
 /* Caller-owned input and output buffers (added in 0.4). Binds input (or
  * output) `index` to the caller's `data` of `bytes` bytes: runs then read

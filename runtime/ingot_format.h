@@ -13,7 +13,20 @@
  * Version 3 gave the step record a guard (the field was reserved, zero): a
  * step of a branch that a run may skip. Readers accept versions
  * INGOT_FORMAT_VERSION_MIN to INGOT_FORMAT_VERSION (a version 2 bundle is a
- * version 3 bundle without guards); writers write INGOT_FORMAT_VERSION.
+ * version 3 bundle without guards).
+ * Version 4 added the MANIFEST's output_shapes (outputs whose size a run
+ * computes) and checks. Version 5 added ranged input dims: the MANIFEST's
+ * input_ranges and input_lo (after the checks), and the
+ * INGOT_OUTPUT_SHAPE_PADDED bit of output_shapes. A bundle compiled for a
+ * range of input sizes (`--input-shape ids=1x1..128`) lays every tensor
+ * whose size follows a ranged dim out at the strides of its largest shape
+ * (the tensor record's dims, "padded"); a run uses the first n entries
+ * along each ranged dim. The caller writes a ranged input dense in the
+ * run's shape; the runtime writes the run's dims into the input's shape
+ * tensor (if any; steps read it), spreads the data to the padded strides
+ * before the steps and packs it dense again after them; a padded output
+ * (its shape from output_shapes) is packed dense after the steps.
+ * Writers write the lowest version a bundle needs (see below).
  *
  * File layout:
  *   ingot_bundle_header_t                      (offset 0, 64 bytes)
@@ -64,11 +77,12 @@
 #include <stdint.h>
 
 #define INGOT_BUNDLE_MAGIC "INGOTBND" /* 8 bytes, no terminator in the file */
-/* Writers write version 4 only for a bundle with an output whose shape is
- * computed at run time (MANIFEST's output_shapes) or with checks, 3
- * otherwise, so that
- * bundles without one stay readable by runtimes before 0.5. */
-#define INGOT_FORMAT_VERSION 4u
+/* Writers write version 5 only for a bundle with a ranged input dim
+ * (MANIFEST's input_ranges), else 4 for a bundle with an output whose shape
+ * is computed at run time (output_shapes) or with checks, else 3, so that
+ * bundles without them stay readable by older runtimes (5: 0.6, 4: 0.5). */
+#define INGOT_FORMAT_VERSION 5u
+#define INGOT_FORMAT_VERSION_RUN_SHAPES 4u
 #define INGOT_FORMAT_VERSION_FIXED_SHAPES 3u
 #define INGOT_FORMAT_VERSION_MIN 2u
 #define INGOT_ENDIAN_MARK 0x01020304u
@@ -152,6 +166,20 @@ typedef struct ingot_section_entry_t {
  *                                          when the tensor is true (a Loop
  *                                          asked for more iterations than
  *                                          were compiled in)
+ *   uint32_t input_ranges[input_count][2]  version 5 only: {1 + the index
+ *                                          of an int64 ARENA tensor of
+ *                                          `rank` elements that the runtime
+ *                                          fills with the run's dims before
+ *                                          the steps, or 0 (no step reads
+ *                                          them); dims mask}: bit d set when
+ *                                          the input's dim d is ranged (its
+ *                                          record's dim is then the bound);
+ *                                          only bits below the rank
+ *   int64_t input_lo[input_count][INGOT_MAX_RANK]
+ *                                          version 5 only: each dim's least
+ *                                          size: 1 <= lo <= the bound for a
+ *                                          ranged dim, lo == the dim for a
+ *                                          fixed one, 0 past the rank
  *   ingot_step_record_t[step_count]
  *   uint32_t args[arg_count]               tensor indices, steps slice this
  *   uint32_t kernel_names[kernel_count]    string offsets
@@ -166,6 +194,13 @@ typedef struct ingot_section_entry_t {
  *                                          order) at [v * weight_count + w]
  *   char strings[string_bytes]             NUL-terminated names
  * Every array starts at the next multiple of 8 bytes. */
+
+/* In output_shapes' dims word (version 5): the output is padded, its data
+ * lies at the strides of its record's dims (the bounds), not dense; the
+ * runtime packs it dense in the run's shape after the steps. Only with a
+ * shape tensor. The other bits are the dims mask. */
+#define INGOT_OUTPUT_SHAPE_PADDED 0x80000000u
+#define INGOT_OUTPUT_SHAPE_DIMS_MASK 0x7fffffffu
 
 typedef enum ingot_storage_t {
   INGOT_STORAGE_ARENA = 1,   /* offset comes from the PLAN section */

@@ -202,6 +202,12 @@ struct ingot_bundle_t {
    * string offset) that a run checks after its steps */
   const uint32_t* checks;
   uint32_t check_count;
+  /* into manifest (version 5), or NULL: per input {0 or 1 + the int64
+   * tensor the runtime fills with the run's dims, the mask of ranged dims}
+   * and per input INGOT_MAX_RANK least sizes (input_lo) */
+  const uint32_t* input_ranges;
+  const int64_t* input_lo;
+  int ranged;               /* some input is ranged or some output padded */
   uint32_t step_count;
   ingot_rt_step_t* steps;
   uint32_t arg_count;

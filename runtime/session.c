@@ -44,6 +44,12 @@ struct ingot_session_t {
   /* Per output, INGOT_MAX_RANK dims: its shape as the last run left it
    * (ingot_session_output_shape). */
   int64_t* output_dims;
+  /* Per input, INGOT_MAX_RANK dims: the shape runs take it in
+   * (ingot_session_set_input_shape; the bound until set). */
+  int64_t* input_dims;
+  /* Per slot, the bytes of the bound buffer (a ranged input is checked
+   * against its shape at each run). */
+  uint64_t* bound_bytes;
 };
 
 static ingot_status_t read_output_shape(ingot_session_t* s, uint32_t i);
@@ -171,6 +177,10 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
     status = loader->buffer_alloc(s->device, bundle->arena_bytes, (void**)&s->arena);
     s->arena_owned = status == INGOT_OK;
   }
+  if (status == INGOT_OK && !loader->host_visible && bundle->ranged)
+    status = ingot_rt_fail(INGOT_ERROR_UNSUPPORTED,
+                           "session: the bundle has ranged input dims or padded outputs, which a %s variant cannot "
+                           "run (only CPU variants take ranges)", loader->name);
   if (status == INGOT_OK && !loader->host_visible) status = stage_create(s);
   if (status != INGOT_OK) {
     ingot_session_release(s);
@@ -198,6 +208,19 @@ ingot_status_t ingot_session_create(ingot_bundle_t* bundle, const ingot_session_
     return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");
   }
   memset(s->output_dims, 0, sizeof(int64_t) * INGOT_MAX_RANK * nout);
+  uint32_t nin = bundle->input_count ? bundle->input_count : 1;
+  s->input_dims = (int64_t*)ingot_rt_alloc(allocator, sizeof(int64_t) * INGOT_MAX_RANK * nin);
+  s->bound_bytes = (uint64_t*)ingot_rt_alloc(allocator, sizeof(uint64_t) * (slots ? slots : 1));
+  if (!s->input_dims || !s->bound_bytes) {
+    ingot_session_release(s);
+    return ingot_rt_fail(INGOT_ERROR_OUT_OF_MEMORY, "session: out of memory");
+  }
+  memset(s->input_dims, 0, sizeof(int64_t) * INGOT_MAX_RANK * nin);
+  memset(s->bound_bytes, 0, sizeof(uint64_t) * (slots ? slots : 1));
+  for (uint32_t i = 0; i < bundle->input_count; ++i) {
+    const ingot_tensor_info_t* info = &bundle->tensors[bundle->inputs[i]].info;
+    for (uint32_t d = 0; d < info->rank; ++d) s->input_dims[i * INGOT_MAX_RANK + d] = info->dims[d];
+  }
   for (uint32_t i = 0; i < bundle->output_count; ++i) {
     const ingot_tensor_info_t* info = &bundle->tensors[bundle->outputs[i]].info;
     int varies = bundle->output_shapes && bundle->output_shapes[2 * i];
@@ -213,6 +236,8 @@ void ingot_session_release(ingot_session_t* s) {
   ingot_rt_free(s->allocator, s->bound);
   ingot_rt_free(s->allocator, s->bound_copy);
   ingot_rt_free(s->allocator, s->output_dims);
+  ingot_rt_free(s->allocator, s->input_dims);
+  ingot_rt_free(s->allocator, s->bound_bytes);
   if (s->staging) {
     for (uint32_t i = 0; i < s->bundle->input_count + s->bundle->output_count; ++i)
       ingot_rt_free(s->allocator, s->staging[i]);
@@ -278,14 +303,28 @@ static void args_point(ingot_session_t* s, uint32_t t, void* data) {
     if (b->args[i] == t) s->args[i] = data;
 }
 
+/* Whether input i has a ranged dim. */
+static int input_ranged(const ingot_bundle_t* b, uint32_t i) {
+  return b->input_ranges && b->input_ranges[2 * i + 1] != 0;
+}
+
+/* Bytes of input i dense in its least shape. */
+static uint64_t ranged_least_bytes(const ingot_bundle_t* b, uint32_t i) {
+  const ingot_tensor_info_t* info = &b->tensors[b->inputs[i]].info;
+  uint64_t bytes = ingot_dtype_size(info->dtype);
+  for (uint32_t d = 0; d < info->rank; ++d) bytes *= (uint64_t)b->input_lo[(size_t)i * INGOT_MAX_RANK + d];
+  return bytes;
+}
+
 static ingot_status_t bind_slot(ingot_session_t* s, uint32_t slot, uint8_t* data, uint64_t bytes) {
   const ingot_bundle_t* b = s->bundle;
   const uint32_t t = slot_tensor(b, slot);
   const ingot_rt_tensor_t* x = &b->tensors[t];
   const int is_output = slot >= b->input_count;
   const char* what = is_output ? "output" : "input";
+  const int ranged = !is_output && input_ranged(b, slot);
   if (data) {
-    if (bytes < x->info.bytes)
+    if (ranged ? bytes < ranged_least_bytes(b, slot) : bytes < x->info.bytes)
       return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: %s '%s' needs %zu bytes, the buffer has %llu",
                            what, x->info.name, x->info.bytes, (unsigned long long)bytes);
     size_t align = ingot_dtype_size(x->info.dtype);
@@ -307,8 +346,11 @@ static ingot_status_t bind_slot(ingot_session_t* s, uint32_t slot, uint8_t* data
   if (s->bound[slot] && !s->bound_copy[slot] && !s->staging) args_point(s, t, tensor_data(s, t));
   s->bound[slot] = data;
   s->bound_copy[slot] = 0;
+  s->bound_bytes[slot] = data ? bytes : 0;
   if (!data) return INGOT_OK;
-  if (s->staging || storage_shared(b, slot)) {
+  /* A ranged input is spread to the bound's strides in place: never in the
+   * caller's (const) memory. */
+  if (s->staging || ranged || storage_shared(b, slot)) {
     s->bound_copy[slot] = 1; /* GPU: the run's copy to or from the device uses it */
   } else {
     args_point(s, t, data);
@@ -359,6 +401,100 @@ static int cancel_taken(ingot_session_t* s) {
          atomic_exchange_explicit(&s->cancel, 0, memory_order_relaxed);
 }
 
+/* ---- Ranged inputs and padded outputs --------------------------------------
+ * A tensor of element size esize, `dims` within `bound`, moves in place
+ * between dense (in dims, from the start of data) and padded (at the
+ * strides of bound). Let q be the last dim where they differ: the dims
+ * after it are equal, so a row of dims[q] * (the inner dims) elements is
+ * contiguous in both layouts, and only the rows (indexed by dims 0..q-1)
+ * move. Row k lies at k * row dense and at P(k) >= k * row padded, P
+ * increasing by at least a row: spreading backwards (to_padded) and packing
+ * forwards each overwrite only bytes already read. One row (every dim
+ * before q is 1) is the same in both: nothing moves. */
+static void relayout(uint8_t* data, size_t esize, uint32_t rank, const int64_t* dims, const int64_t* bound,
+                     int to_padded) {
+  int32_t q = (int32_t)rank - 1;
+  while (q >= 0 && dims[q] == bound[q]) --q;
+  if (q < 0) return;
+  size_t pstride[INGOT_MAX_RANK]; /* padded bytes between rows along dims 0..q-1 */
+  size_t inner = esize;
+  for (uint32_t d = (uint32_t)q + 1; d < rank; ++d) inner *= (size_t)bound[d];
+  const size_t row = inner * (size_t)dims[q];
+  size_t rows = 1, stride = inner * (size_t)bound[q];
+  for (int32_t d = q - 1; d >= 0; --d) {
+    pstride[d] = stride;
+    stride *= (size_t)bound[d];
+    rows *= (size_t)dims[d];
+  }
+  if (rows <= 1 || row == 0) return;
+  int64_t idx[INGOT_MAX_RANK];
+  size_t off = 0;
+  for (int32_t d = 0; d < q; ++d) {
+    idx[d] = to_padded ? dims[d] - 1 : 0;
+    off += (size_t)idx[d] * pstride[d];
+  }
+  for (size_t n = 0; n < rows; ++n) {
+    size_t k = to_padded ? rows - 1 - n : n;
+    if (off != k * row) {
+      if (to_padded) memmove(data + off, data + k * row, row);
+      else memmove(data + k * row, data + off, row);
+    }
+    for (int32_t d = q - 1; d >= 0; --d) { /* the next row index, with carries */
+      if (to_padded ? idx[d] > 0 : idx[d] + 1 < dims[d]) {
+        idx[d] += to_padded ? -1 : 1;
+        off = to_padded ? off - pstride[d] : off + pstride[d];
+        break;
+      }
+      off = to_padded ? off + (size_t)(dims[d] - 1) * pstride[d] : off - (size_t)(dims[d] - 1) * pstride[d];
+      idx[d] = to_padded ? dims[d] - 1 : 0;
+    }
+  }
+}
+
+/* Bytes of input i dense in the session's shape for it. */
+static uint64_t input_dense_bytes(const ingot_session_t* s, uint32_t i) {
+  const ingot_tensor_info_t* info = &s->bundle->tensors[s->bundle->inputs[i]].info;
+  uint64_t bytes = ingot_dtype_size(info->dtype);
+  for (uint32_t d = 0; d < info->rank; ++d) bytes *= (uint64_t)s->input_dims[i * INGOT_MAX_RANK + d];
+  return bytes;
+}
+
+/* Before the steps: each ranged input's dims into its shape tensor, its
+ * data (dense, or copied from a bound buffer) spread to the bound's
+ * strides. Host-visible sessions only (session create refuses others). */
+static ingot_status_t ranged_inputs_spread(ingot_session_t* s) {
+  const ingot_bundle_t* b = s->bundle;
+  for (uint32_t i = 0; i < b->input_count; ++i) {
+    if (!input_ranged(b, i)) continue;
+    const ingot_tensor_info_t* info = &b->tensors[b->inputs[i]].info;
+    const int64_t* dims = &s->input_dims[i * INGOT_MAX_RANK];
+    uint8_t* data = (uint8_t*)tensor_data(s, b->inputs[i]);
+    if (s->bound[i]) {
+      uint64_t need = input_dense_bytes(s, i);
+      if (s->bound_bytes[i] < need)
+        return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
+                             "session: input '%s': the bound buffer has %llu bytes, its shape needs %llu", info->name,
+                             (unsigned long long)s->bound_bytes[i], (unsigned long long)need);
+      if (need) memcpy(data, s->bound[i], (size_t)need);
+    }
+    if (b->input_ranges[2 * i]) memcpy(tensor_data(s, b->input_ranges[2 * i] - 1), dims, sizeof(int64_t) * info->rank);
+    relayout(data, ingot_dtype_size(info->dtype), info->rank, dims, info->dims, 1);
+  }
+  return INGOT_OK;
+}
+
+/* After the steps (whatever they returned): each ranged input dense again,
+ * so that the caller's view and the next run read it right. */
+static void ranged_inputs_pack(ingot_session_t* s) {
+  const ingot_bundle_t* b = s->bundle;
+  for (uint32_t i = 0; i < b->input_count; ++i) {
+    if (!input_ranged(b, i) || s->bound[i]) continue; /* a bound input's own bytes never moved */
+    const ingot_tensor_info_t* info = &b->tensors[b->inputs[i]].info;
+    relayout((uint8_t*)tensor_data(s, b->inputs[i]), ingot_dtype_size(info->dtype), info->rank,
+             &s->input_dims[i * INGOT_MAX_RANK], info->dims, 0);
+  }
+}
+
 /* Walks the steps; with step_ns, times each one. */
 static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   if (!s) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL session");
@@ -377,7 +513,7 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
   if (status != INGOT_OK) return status;
   /* Bound inputs that a host-visible run copies (storage shared). */
   for (uint32_t i = 0; !s->staging && i < b->input_count; ++i)
-    if (s->bound[i] && s->bound_copy[i] && b->tensors[b->inputs[i]].info.bytes)
+    if (s->bound[i] && s->bound_copy[i] && !input_ranged(b, i) && b->tensors[b->inputs[i]].info.bytes)
       memcpy(tensor_data(s, b->inputs[i]), s->bound[i], b->tensors[b->inputs[i]].info.bytes);
   for (uint32_t i = 0; i < b->step_count; ++i) {
     if (cancel_taken(s)) {
@@ -418,12 +554,23 @@ static ingot_status_t run_steps(ingot_session_t* s, uint64_t* step_ns) {
     status = loader->buffer_copy(s->device, s->bound[slot] ? s->bound[slot] : s->staging[slot], tensor_data(s, t),
                                  b->tensors[t].info.bytes, INGOT_RT_COPY_TO_HOST);
   }
+  /* Host-visible: the run's shapes first, then padded outputs packed dense
+   * where the steps wrote them, then the copies to bound buffers. */
+  for (uint32_t i = 0; !s->staging && b->output_shapes && i < b->output_count && status == INGOT_OK; ++i)
+    if (b->output_shapes[2 * i]) status = read_output_shape(s, i);
+  for (uint32_t i = 0; !s->staging && b->output_shapes && i < b->output_count && status == INGOT_OK; ++i) {
+    uint32_t t = b->outputs[i], slot = b->input_count + i;
+    if (!(b->output_shapes[2 * i + 1] & INGOT_OUTPUT_SHAPE_PADDED)) continue;
+    uint8_t* data = s->bound[slot] && !s->bound_copy[slot] ? s->bound[slot] : (uint8_t*)tensor_data(s, t);
+    const ingot_tensor_info_t* info = &b->tensors[t].info;
+    relayout(data, ingot_dtype_size(info->dtype), info->rank, &s->output_dims[i * INGOT_MAX_RANK], info->dims, 0);
+  }
   for (uint32_t i = 0; !s->staging && i < b->output_count; ++i) {
     uint32_t t = b->outputs[i], slot = b->input_count + i;
     if (s->bound[slot] && s->bound_copy[slot] && b->tensors[t].info.bytes)
       memcpy(s->bound[slot], tensor_data(s, t), b->tensors[t].info.bytes);
   }
-  for (uint32_t i = 0; b->output_shapes && i < b->output_count && status == INGOT_OK; ++i)
+  for (uint32_t i = 0; s->staging && b->output_shapes && i < b->output_count && status == INGOT_OK; ++i)
     if (b->output_shapes[2 * i]) status = read_output_shape(s, i);
   for (uint32_t i = 0; i < b->check_count && status == INGOT_OK; ++i) {
     uint8_t failed = 0;
@@ -444,7 +591,7 @@ static ingot_status_t read_output_shape(ingot_session_t* s, uint32_t i) {
   const ingot_bundle_t* b = s->bundle;
   const ingot_tensor_info_t* info = &b->tensors[b->outputs[i]].info;
   int64_t dims[INGOT_MAX_RANK];
-  uint32_t mask = b->output_shapes[2 * i + 1], top = 0;
+  uint32_t mask = b->output_shapes[2 * i + 1] & INGOT_OUTPUT_SHAPE_DIMS_MASK, top = 0;
   while (top < INGOT_MAX_RANK && (mask >> top)) ++top;
   const void* src = tensor_data(s, b->output_shapes[2 * i] - 1);
   size_t bytes = sizeof(int64_t) * top; /* the tensor holds at least dims 0 .. top - 1 */
@@ -483,15 +630,79 @@ int ingot_bundle_output_shape_varies(const ingot_bundle_t* b, uint32_t index) {
   return b && index < b->output_count && b->output_shapes && b->output_shapes[2 * index] ? 1 : 0;
 }
 
-/* run_steps, with a shared arena held busy for the run. */
+int ingot_bundle_input_shape_varies(const ingot_bundle_t* b, uint32_t index) {
+  return b && index < b->input_count && input_ranged(b, index) ? 1 : 0;
+}
+
+ingot_status_t ingot_bundle_input_range(const ingot_bundle_t* b, uint32_t index, uint32_t* out_rank, int64_t* out_lo,
+                                        int64_t* out_hi) {
+  if (!b || !out_rank || !out_lo || !out_hi)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "bundle: NULL argument");
+  if (index >= b->input_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "bundle: no input %u (the bundle has %u)", index, b->input_count);
+  const ingot_tensor_info_t* info = &b->tensors[b->inputs[index]].info;
+  *out_rank = info->rank;
+  for (uint32_t d = 0; d < INGOT_MAX_RANK; ++d) {
+    out_hi[d] = d < info->rank ? info->dims[d] : 0;
+    out_lo[d] = b->input_lo ? b->input_lo[(size_t)index * INGOT_MAX_RANK + d] : out_hi[d];
+  }
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_session_set_input_shape(ingot_session_t* s, uint32_t index, uint32_t rank, const int64_t* dims) {
+  if (!s || (rank && !dims)) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL argument");
+  const ingot_bundle_t* b = s->bundle;
+  if (index >= b->input_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "session: no input %u (the bundle has %u)", index, b->input_count);
+  const ingot_tensor_info_t* info = &b->tensors[b->inputs[index]].info;
+  if (rank != info->rank)
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: input '%s' has rank %u, not %u", info->name,
+                         info->rank, rank);
+  uint32_t r = 0;
+  int64_t lo[INGOT_MAX_RANK], hi[INGOT_MAX_RANK];
+  (void)ingot_bundle_input_range(b, index, &r, lo, hi);
+  for (uint32_t d = 0; d < rank; ++d) {
+    if (dims[d] >= lo[d] && dims[d] <= hi[d]) continue;
+    if (lo[d] == hi[d])
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: input '%s': dim %u is %lld, it is fixed at %lld",
+                           info->name, d, (long long)dims[d], (long long)hi[d]);
+    return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: input '%s': dim %u is %lld, outside its range %lld..%lld",
+                         info->name, d, (long long)dims[d], (long long)lo[d], (long long)hi[d]);
+  }
+  for (uint32_t d = 0; d < rank; ++d) s->input_dims[index * INGOT_MAX_RANK + d] = dims[d];
+  return INGOT_OK;
+}
+
+ingot_status_t ingot_session_input_shape(const ingot_session_t* s, uint32_t index, uint32_t* out_rank,
+                                         int64_t* out_dims) {
+  if (!s || !out_rank || !out_dims) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL argument");
+  if (index >= s->bundle->input_count)
+    return ingot_rt_fail(INGOT_ERROR_NOT_FOUND, "session: no input %u (the bundle has %u)", index,
+                         s->bundle->input_count);
+  const ingot_tensor_info_t* info = &s->bundle->tensors[s->bundle->inputs[index]].info;
+  *out_rank = info->rank;
+  for (uint32_t d = 0; d < INGOT_MAX_RANK; ++d) out_dims[d] = d < info->rank ? s->input_dims[index * INGOT_MAX_RANK + d] : 0;
+  return INGOT_OK;
+}
+
+/* run_steps between the ranged inputs' spread and pack. */
+static ingot_status_t run_ranged(ingot_session_t* s, uint64_t* step_ns) {
+  if (!s->bundle->ranged) return run_steps(s, step_ns);
+  ingot_status_t status = ranged_inputs_spread(s);
+  if (status == INGOT_OK) status = run_steps(s, step_ns);
+  ranged_inputs_pack(s);
+  return status;
+}
+
+/* run_ranged, with a shared arena held busy for the run. */
 static ingot_status_t run_guarded(ingot_session_t* s, uint64_t* step_ns) {
   if (!s) return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: NULL session");
-  if (!s->arena_shared) return run_steps(s, step_ns);
+  if (!s->arena_shared) return run_ranged(s, step_ns);
   if (!ingot_rt_arena_enter(s->pool_arena))
     return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,
                          "session: another session of its shared arena is running (sessions of one "
                          "ingot_arena_t must not run at the same time)");
-  ingot_status_t status = run_steps(s, step_ns);
+  ingot_status_t status = run_ranged(s, step_ns);
   ingot_rt_arena_leave(s->pool_arena);
   return status;
 }

@@ -85,7 +85,7 @@ def case_session(args):
     check(os.path.dirname(ingot.__file__) == os.path.join(args.source, "python", "ingot"),
           f"ingot imported from the source tree ({ingot.__file__})")
     check(ingot.library_path() == os.environ["INGOT_LIB"], f"libingot from $INGOT_LIB: {ingot.library_path()}")
-    check(ingot.runtime_version() == "0.5.0", f"runtime version {ingot.runtime_version()}")
+    check(ingot.runtime_version() == "0.6.0", f"runtime version {ingot.runtime_version()}")
 
     model = os.path.join(args.source, "models", "digits", "model.onnx")
     bundle = os.path.join(args.work, "digits.ingot")

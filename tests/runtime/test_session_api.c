@@ -603,7 +603,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   CHECK(ingot_version() == ((uint32_t)INGOT_VERSION_MAJOR << 16 | INGOT_VERSION_MINOR << 8 | INGOT_VERSION_PATCH) &&
-            INGOT_VERSION_MINOR == 5,
+            INGOT_VERSION_MINOR == 6,
         "version");
   model_t m;
   model_init(&m, so, so_size);

@@ -13,7 +13,7 @@ from . import _locate
 # The ABI this file declares (INGOT_VERSION_MAJOR in runtime/ingot.h), and
 # the least minor version whose functions and structs it declares.
 ABI_MAJOR = 0
-ABI_MINOR_MIN = 4
+ABI_MINOR_MIN = 6  # the prototypes below include 0.6 functions
 
 # ingot_dtype_t -> numpy (values fixed by the bundle format).
 DTYPES = {
@@ -96,6 +96,12 @@ _PROTOTYPES = {
     "ingot_bundle_output_shape_varies": (ctypes.c_int, [_P, ctypes.c_uint32]),
     "ingot_session_output_shape": (ctypes.c_int, [_P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
                                                   ctypes.POINTER(ctypes.c_int64)]),
+    # 0.6
+    "ingot_bundle_input_shape_varies": (ctypes.c_int, [_P, ctypes.c_uint32]),
+    "ingot_bundle_input_range": (ctypes.c_int, [_P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+                                                ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
+    "ingot_session_set_input_shape": (ctypes.c_int, [_P, ctypes.c_uint32, ctypes.c_uint32,
+                                                     ctypes.POINTER(ctypes.c_int64)]),
 }
 
 _lock = threading.Lock()

@@ -8,8 +8,9 @@ import numpy as np
 
 from . import _native
 
-TensorInfo = collections.namedtuple("TensorInfo", "name dtype shape")
-TensorInfo.__doc__ = "A bundle's input or output: its name, numpy dtype and shape (a tuple)."
+TensorInfo = collections.namedtuple("TensorInfo", "name dtype shape shape_min", defaults=(None,))
+TensorInfo.__doc__ = ("A bundle's input or output: its name, numpy dtype and shape (a tuple); for an input "
+                      "compiled for a range of sizes, shape is the largest and shape_min the least (else None).")
 
 
 class IngotError(RuntimeError):
@@ -34,7 +35,10 @@ def _check(lib, status, what):
 
 
 def _describe(info):
-    return f"{info.dtype.name} {list(info.shape)}"
+    if info.shape_min is None:
+        return f"{info.dtype.name} {list(info.shape)}"
+    dims = ", ".join(str(hi) if lo == hi else f"{lo}..{hi}" for lo, hi in zip(info.shape_min, info.shape))
+    return f"{info.dtype.name} [{dims}]"
 
 
 def _dtype_text(dtype):
@@ -145,6 +149,11 @@ class Session:
                f"cannot open bundle '{path}'")
         self._inputs = self._infos(lib, handles.bundle, lib.ingot_bundle_input_count,
                                    lib.ingot_bundle_input_info, "input")
+        for i, info in enumerate(self._inputs):
+            if lib.ingot_bundle_input_shape_varies(handles.bundle, i):
+                rank, lo, hi = ctypes.c_uint32(), (ctypes.c_int64 * 8)(), (ctypes.c_int64 * 8)()
+                _check(lib, lib.ingot_bundle_input_range(handles.bundle, i, ctypes.byref(rank), lo, hi), f"input {i}")
+                self._inputs[i] = info._replace(shape_min=tuple(lo[d] for d in range(rank.value)))
         self._outputs = self._infos(lib, handles.bundle, lib.ingot_bundle_output_count,
                                     lib.ingot_bundle_output_info, "output")
         session_options = _native.SessionOptions()
@@ -345,11 +354,28 @@ class Session:
             if value.dtype != info.dtype:
                 raise TypeError(f"input '{info.name}': dtype {_dtype_text(value.dtype)}, the model "
                                 f"takes {info.dtype.name} (convert with .astype(np.{info.dtype.name}))")
-            if tuple(value.shape) != info.shape:
+            if info.shape_min is not None:
+                if value.ndim != len(info.shape):
+                    raise ValueError(f"input '{info.name}': shape {list(value.shape)}, the model takes "
+                                     f"{_describe(info)}")
+                for d, (n, lo, hi) in enumerate(zip(value.shape, info.shape_min, info.shape)):
+                    if not lo <= n <= hi:
+                        raise ValueError(f"input '{info.name}': dim {d} is {n}, outside its range {lo}..{hi} "
+                                         f"(the model takes {_describe(info)})")
+            elif tuple(value.shape) != info.shape:
                 raise ValueError(f"input '{info.name}': shape {list(value.shape)}, the model takes "
                                  f"{list(info.shape)}")
-        for info, view in zip(self._inputs, self._input_views):
+        for index, (info, view) in enumerate(zip(self._inputs, self._input_views)):
             value = feeds[info.name]
+            if info.shape_min is not None:
+                # The run's shape; the data dense in it from the buffer's start.
+                dims = (ctypes.c_int64 * 8)(*value.shape)
+                _check(self._lib, self._lib.ingot_session_set_input_shape(self._handles.session, index, value.ndim,
+                                                                          dims), f"input '{info.name}'")
+                if tuple(value.shape) != info.shape:
+                    dense = np.ascontiguousarray(value)
+                    ctypes.memmove(view.ctypes.data, dense.ctypes.data, dense.nbytes)
+                    continue
             if value.__array_interface__["data"][0] == view.__array_interface__["data"][0] and \
                     value.strides == view.strides:
                 continue  # the arena's own memory (Session.input): nothing to copy
@@ -363,7 +389,10 @@ class Session:
 
         feeds: {input name: ndarray} naming every input, each of the exact
         dtype and shape of Session.inputs (else ValueError or TypeError naming
-        the input); None runs on what the arrays from input() hold.
+        the input); an input with shape_min takes any shape from shape_min to
+        shape, dim by dim, and the outputs come in the shapes the run gives
+        them. None runs on what the arrays from input() hold (a ranged input
+        in the shape of its last feed).
         copy_outputs: True (default) returns new arrays; False returns
         read-only views of the session's arena, valid until the next run."""
         handles = self._handles

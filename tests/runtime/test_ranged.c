@@ -231,6 +231,15 @@ int main(int argc, char** argv) {
   CHECK(ingot_bundle_build(&m.spec, &data, &size, NULL) == INGOT_OK, "build: %s", ingot_compiler_error());
   if (!data) return 1;
   CHECK(format_version_of(data) == INGOT_FORMAT_VERSION, "version %u", format_version_of(data));
+  { /* for the CLI and Python checks by hand: <work dir>/ranged.ingot */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/ranged.ingot", argv[3]);
+    FILE* f = fopen(path, "wb");
+    if (f) {
+      fwrite(data, 1, size, f);
+      fclose(f);
+    }
+  }
   ingot_bundle_t* b = NULL;
   CHECK(ingot_bundle_open_memory(data, size, NULL, &b) == INGOT_OK, "open: %s", ingot_last_error());
   if (!b) return 1;

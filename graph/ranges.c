@@ -50,6 +50,8 @@ void ingot_graph_probe_ranges(ingot_graph_t* graph) {
 }
 
 typedef uint8_t dim_syms_t[INGOT_MAX_RANK];
+/* A dim that moves with a range other than by being equal to it. */
+#define SYM_OTHER 0xffu
 
 typedef enum fill_t { FILL_ZERO, FILL_NEG_INF, FILL_POS_INF } fill_t;
 
@@ -59,6 +61,7 @@ typedef struct ranges_t {
   uint32_t nv;                  /* g's values before this pass added any */
   dim_syms_t* syms;             /* per value of g (nv), per dim: 0 or 1 + range symbol */
   bool* varies;                 /* per value: a constant whose data follows a range */
+  int64_t* other_probe;         /* per value: the probe's size of its (last) SYM_OTHER dim */
   int64_t hi[INGOT_MAX_RANGE_SYMBOLS + 1], lo[INGOT_MAX_RANGE_SYMBOLS + 1];
   uint32_t sym_input[INGOT_MAX_RANGE_SYMBOLS + 1]; /* the first input with the symbol, and its dim */
   int32_t sym_dim[INGOT_MAX_RANGE_SYMBOLS + 1];
@@ -72,6 +75,7 @@ static uint32_t find_value(const ingot_graph_t* g, const char* name) {
 }
 
 static const char* sym_name(const ranges_t* r, uint32_t k) {
+  if (k == SYM_OTHER) return "a dimension that moves with a ranged input's";
   const ingot_value_t* in = &r->g->values[r->sym_input[k]];
   return ingot_arena_printf(&r->g->arena, "'%s' dimension %d (%lld..%lld)", in->name, r->sym_dim[k],
                             (long long)r->lo[k], (long long)r->hi[k]);
@@ -148,12 +152,11 @@ static ingot_status_t find_syms(ranges_t* r) {
              !(a->dims[d] == r->hi[k] && b->dims[d] == ingot_graph_range_probe(g, k)))
         ++k;
       if (k > g->range_symbol_count) {
-        const ingot_node_t* n = a->producer < g->node_count ? &g->nodes[a->producer] : NULL;
-        return ingot_fail(INGOT_ERROR_UNSUPPORTED,
-                          "%s%s%s%s'%s' dimension %d is %lld at the largest sizes of the ranged inputs and %lld at "
-                          "others: a dim may follow a range only by being equal to it (not 2n, n-1 or n/2)",
-                          n ? "node '" : "", n ? n->name : "", n ? "' (" : "", n ? ingot_op_name(n->op) : "",
-                          a->name, d, (long long)a->dims[d], (long long)b->dims[d]);
+        /* refused at its producer, unless a node before it is refused first */
+        r->syms[v][d] = SYM_OTHER;
+        r->other_probe[v] = b->dims[d];
+        ranged = true;
+        continue;
       }
       r->syms[v][d] = (uint8_t)k;
       ranged = true;
@@ -274,6 +277,9 @@ static ingot_status_t mask_input(ranges_t* r, uint32_t node, uint32_t i, int32_t
   ingot_node_t* n = &r->g->nodes[node];
   uint32_t x = n->inputs[i];
   const ingot_value_t* xv = &r->g->values[x];
+  if (k == SYM_OTHER)
+    return refuse_node(n, ingot_arena_printf(&r->g->arena, "reduces '%s' along a dimension that moves with a ranged "
+                                             "input's other than by being equal to it", xv->name));
   /* A Softmax along the axis of a masked input is 0 past the run's size
    * already. */
   const ingot_node_t* from = xv->producer < r->g->node_count ? &r->g->nodes[xv->producer] : NULL;
@@ -552,6 +558,26 @@ static void check_shared(ranges_t* r) {
   }
 }
 
+/* settle_node, then: an output dim that follows a range other than by
+ * equality is refused at the node that makes it. */
+static ingot_status_t settle_node_checked(ranges_t* r, uint32_t id) {
+  ingot_status_t s = settle_node(r, id);
+  const ingot_node_t* n = &r->g->nodes[id];
+  for (uint32_t k = 0; !s && k < n->output_count; ++k) {
+    uint32_t y = n->outputs[k];
+    if (y == INGOT_NO_VALUE || y >= r->nv) continue;
+    const ingot_value_t* v = &r->g->values[y];
+    for (int32_t d = 0; d < v->rank; ++d)
+      if (r->syms[y][d] == SYM_OTHER)
+        return refuse_node(n, ingot_arena_printf(&r->g->arena,
+                                                 "output '%s' dimension %d is %lld at the largest sizes of the ranged "
+                                                 "inputs and %lld at others: a dim may follow a range only by being "
+                                                 "equal to it (not 2n, n-1 or n/2)",
+                                                 v->name, d, (long long)v->dims[d], (long long)r->other_probe[y]));
+  }
+  return s;
+}
+
 ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph_t* probe) {
   if (!graph->range_symbol_count) return INGOT_OK;
   ranges_t r;
@@ -561,6 +587,7 @@ ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph
   r.nv = graph->value_count;
   r.syms = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(dim_syms_t));
   r.varies = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(bool));
+  r.other_probe = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(int64_t));
   for (uint32_t i = 0; i < graph->input_count; ++i) {
     uint32_t in = graph->inputs[i];
     const ingot_value_t* v = &graph->values[in];
@@ -583,7 +610,7 @@ ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph
   uint32_t nn = graph->node_count;
   for (uint32_t i = 0; !s && i < nn; ++i) {
     if (graph->nodes[i].dead) continue;
-    s = settle_node(&r, i);
+    s = settle_node_checked(&r, i);
   }
   for (uint32_t i = 0; !s && i < graph->output_count; ++i) {
     uint32_t o = graph->outputs[i];
@@ -595,6 +622,7 @@ ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph
   if (!s) check_shared(&r);
   free(r.syms);
   free(r.varies);
+  free(r.other_probe);
   if (!s) s = ingot_graph_sort(graph);
   return s;
 }

@@ -35,12 +35,18 @@ def _shape_flags(input_shapes):
             # A scalar input has no dims to fix; `ingot compile` needs none.
             raise ValueError(f"input_shapes['{name}']: an empty shape fixes nothing; leave the "
                              f"input out")
+        texts = []
         for d in dims:
-            if isinstance(d, bool) or not hasattr(d, "__index__"):
-                raise TypeError(f"input_shapes['{name}']: dimension {d!r} is not an int")
-            if d.__index__() < 0:
-                raise ValueError(f"input_shapes['{name}']: dimension {d} is negative")
-        flags += ["--input-shape", f"{name}={'x'.join(str(d.__index__()) for d in dims)}"]
+            # A dim is an int, or a (least, largest) pair: a range the bundle takes.
+            ends = list(d) if isinstance(d, tuple) and len(d) == 2 else [d]
+            for e in ends:
+                if isinstance(e, bool) or not hasattr(e, "__index__"):
+                    raise TypeError(f"input_shapes['{name}']: dimension {d!r} is not an int or a "
+                                    f"(least, largest) pair of ints")
+                if e.__index__() < 0:
+                    raise ValueError(f"input_shapes['{name}']: dimension {d} is negative")
+            texts.append("..".join(str(e.__index__()) for e in ends))
+        flags += ["--input-shape", f"{name}={'x'.join(texts)}"]
     return flags
 
 

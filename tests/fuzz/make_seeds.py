@@ -127,6 +127,20 @@ def seeds():
     return out
 
 
+def ranged_attention():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "S", 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "S", 8])
+    g = helper.make_graph([
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["x", "xt"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "x"], ["y"]),
+    ], "ranged", [x], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ingot", required=True, help="the ingot driver, for the bundle seeds")
@@ -150,6 +164,9 @@ def main():
               ("control_while", cc.loop_while(), []), ("control_scan", cc.scan_rnn(np.random.default_rng(16)), []),
               # format 4: a run-time trip count (a check) and a scan output whose length a run decides
               ("control_trips", cc.loop_trips(), ["--max-trips", "4"])]
+    # format 5: a ranged input dim (self-attention over 1..6 rows: masks, a
+    # run-shape tensor the runtime fills, a padded output)
+    items.append(("ranged", ranged_attention(), ["--input-shape", "x=1x1..6x8"]))
     for name, m, flags in items:
         path = os.path.join(imp, name + ".onnx")
         with open(path, "wb") as f:

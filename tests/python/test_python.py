@@ -276,6 +276,32 @@ def case_session(args):
                 check(got.shape == want.shape and np.array_equal(got, want),
                       f"NonZero case {k} (copy_outputs={copy}): shape {got.shape}, onnxruntime {want.shape}")
 
+    # API 0.6: a ranged input dim (self-attention over 1..6 rows), compiled from a
+    # (least, largest) pair, run at three sizes; one outside the range is refused.
+    rg_model = os.path.join(args.work, "ranged.onnx")
+    graph = helper.make_graph([
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["x", "xt"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "x"], ["y"])], "ranged",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "S", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "S", 8])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), rg_model)
+    rg_bundle = ingot.compile(rg_model, os.path.join(args.work, "ranged.ingot"), input_shapes={"x": (1, (1, 6), 8)},
+                              targets=["llvm"])
+    with ingot.Session(rg_bundle, threads=1) as s6:
+        info = s6.inputs[0]
+        check(info.shape == (1, 6, 8) and info.shape_min == (1, 1, 8), f"the ranged input's info {info}")
+        rng = np.random.default_rng(6)
+        for n in (1, 4, 6, 2):
+            xs = rng.standard_normal((1, n, 8)).astype(np.float32)
+            want = ort_run(rg_model, {"x": xs})["y"]
+            got = s6.run({"x": xs})["y"]
+            check(got.shape == want.shape and np.allclose(got, want, atol=1e-5),
+                  f"ranged input at {n} rows: shape {got.shape}, onnxruntime {want.shape}")
+        raises(ValueError, ["x", "7", "1..6"], lambda: s6.run({"x": np.zeros((1, 7, 8), np.float32)}),
+               "a ranged input past its range")
+
 
 def make_prefix(args, root):
     """bin/ingot and lib/libingot.so.0 under root, as `cmake --install` lays them out."""

@@ -310,7 +310,7 @@ int ingot_cli_check_input_shape(const char* command, const char* spec) {
     return ingot_cli_usage_error(command, "--input-shape '%s': '%s' is not a list of dimensions like 1x3x224x224 "
                                  "or 1x1..128 (at most %u)", spec, eq + 1, (unsigned)INGOT_MAX_RANK);
   for (int32_t i = 0; i < rank; ++i)
-    if (lo[i] < 1 || lo[i] > dims[i])
+    if (lo[i] > dims[i] || (lo[i] < 1 && lo[i] != dims[i]))
       return ingot_cli_usage_error(command, "--input-shape '%s': the range of dimension %d is empty or starts "
                                    "below 1", spec, i);
   return 0;

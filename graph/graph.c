@@ -354,7 +354,7 @@ ingot_status_t ingot_graph_set_input_shape(ingot_graph_t* graph, const char* spe
     return s;
   }
   for (int32_t i = 0; i < rank; ++i) {
-    if (lo[i] < 1 || lo[i] > dims[i]) {
+    if (lo[i] > dims[i] || (lo[i] < 1 && lo[i] != dims[i])) {
       ingot_status_t s = ingot_fail(INGOT_ERROR_INVALID_ARGUMENT,
                                     "--input-shape '%s': the range %lld..%lld of dimension %d is empty or starts "
                                     "below 1",

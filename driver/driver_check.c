@@ -289,7 +289,7 @@ ingot_status_t ingot_driver_check(const ingot_driver_options_t* options, ingot_d
     g = NULL;
     if ((s = import_model(model, input_shapes, input_shape_count, NULL, &g))) {
       report_add(r, NULL, NULL, "op", ingot_compiler_error());
-    } else if ((s = ingot_driver_optimize_graph(g))) {
+    } else if ((s = driver_optimize_ranged(options, g))) {
       const char* msg = ingot_compiler_error();
       uint32_t bad = failing_node(g, msg);
       const ingot_node_t* n = bad == UINT32_MAX ? NULL : &g->nodes[bad];

@@ -98,7 +98,7 @@ static ingot_status_t load_probe(const ingot_driver_options_t* o, const ingot_gr
 
 /* ingot_driver_optimize_graph, with ranged input dims settled between the
  * two halves of the passes. */
-static ingot_status_t optimize_ranged(const ingot_driver_options_t* o, ingot_graph_t* graph) {
+ingot_status_t driver_optimize_ranged(const ingot_driver_options_t* o, ingot_graph_t* graph) {
   if (!graph->range_symbol_count) return ingot_driver_optimize_graph(graph);
   ingot_target_t targets[INGOT_DRIVER_MAX_TARGETS];
   uint32_t count = 0;
@@ -213,7 +213,7 @@ static ingot_status_t load_graph_with(const ingot_driver_options_t* o, const ing
       ingot_graph_set_layout_chooser(graph, custom);
     else if (log || target_count) /* each target's defaults differ (schedule/template.c) */
       ingot_graph_set_layout_chooser(graph, &chooser.base);
-    s = optimize_ranged(o, graph);
+    s = driver_optimize_ranged(o, graph);
     /* Weight-only compression last: it reads the weights' final layouts. */
     if (!s) s = ingot_graph_compress_weights(graph, o->weight_dtype);
     ingot_graph_set_layout_chooser(graph, NULL);

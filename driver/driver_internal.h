@@ -11,6 +11,10 @@
  * original message when the checker finds nothing more specific, the model
  * came as a graph, or constants were bound (driver_check.c). */
 ingot_status_t driver_explain_failure(const ingot_driver_options_t* options, ingot_status_t s);
+/* ingot_driver_optimize_graph, with ranged input dims (--input-shape
+ * LO..HI) settled between the two halves of the passes
+ * (ingot_graph_settle_ranges, against a probe imported from o's model). */
+ingot_status_t driver_optimize_ranged(const ingot_driver_options_t* o, ingot_graph_t* graph);
 
 /* Schedules one lowered kernel in place: verifies its IR, builds the
  * schedule (`request`: that template and knobs; NULL: ingot_schedule_choose

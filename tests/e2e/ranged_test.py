@@ -11,7 +11,8 @@ sizes against ONNX Runtime running the same model at each size.
   ranged_test.py cnn   --ingot BUILD/ingot --work DIR [--target T]
       a small CNN (Conv, Relu, MaxPool, GlobalAveragePool, Flatten, Gemm,
       Softmax) compiled with its batch ranged 1..4 and run at 1, 3, 4; the
-      same model with a ranged image size is refused, naming the node.
+      same model with a ranged image size is refused, naming the node (by
+      compile and by check).
 
 Prints each size's max error; exits non-zero on any mismatch.
 """
@@ -166,6 +167,10 @@ def cnn(a):
     if os.path.exists(refused):
         print("  a refused compile left an output file")
         ok = False
+    p = run([a.ingot, "check", model, "--input-shape", "x=1x3x16..64x16..64"])
+    good = p.returncode == 1 and "node 'Conv_0' (Conv): works across 'x' dimension 2" in p.stdout
+    print(f"ingot check reports the Conv: {'ok' if good else 'WRONG: ' + p.stdout.strip()}")
+    ok &= good
     return ok
 
 

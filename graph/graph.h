@@ -1001,10 +1001,12 @@ ingot_status_t ingot_graph_optimize_end(ingot_graph_t* graph);
  * it (sizes 2n, n-1, n/2), when a value computed from a ranged size is used
  * as data, or when a node reads a ranged dim in a way that a run over the
  * largest size cannot give the right first entries (a Conv's window along
- * it, a mean over it, a Concat along it, ...). What it accepts runs over
- * the largest size: reductions along a ranged dim (MatMul's inner dim,
- * Softmax, ReduceSum/Max/Min, ArgMax/ArgMin) read their input through a
- * mask (Where) that puts the reduction's identity past the run's size;
+ * it, a LayerNormalization over it, a Concat along it, ...). What it
+ * accepts runs over the largest size: reductions along a ranged dim
+ * (MatMul's inner dim, Softmax, ReduceSum/Max/Min, ArgMax/ArgMin) read their
+ * input through a mask (Where) that puts the reduction's identity past the
+ * run's size; a float32 ReduceMean becomes that masked sum divided by the
+ * run's count;
  * graph outputs with ranged dims get runtime_shape (from the inputs'
  * range_shape tensors) and runtime_padded. */
 ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph_t* probe);

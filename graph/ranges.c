@@ -349,6 +349,67 @@ static bool keeps_ranged(const ranges_t* r, uint32_t x, uint32_t y) {
   return true;
 }
 
+/* A float32 ReduceMean over ranged dims: the sum of the masked input (the
+ * node becomes a ReduceSum) divided by the run's count of entries. */
+static ingot_status_t mean_over_ranges(ranges_t* r, uint32_t id) {
+  ingot_node_t* n = &r->g->nodes[id];
+  uint32_t x0 = n->inputs[0];
+  int32_t rank = r->g->values[x0].rank;
+  dim_syms_t ks;
+  memcpy(ks, r->syms[x0], sizeof ks);
+  bool reduced[INGOT_MAX_RANK];
+  memcpy(reduced, n->params.u.reduce.reduced, sizeof reduced);
+  bool any = false;
+  for (int32_t d = 0; d < rank; ++d) any |= reduced[d] && ks[d];
+  if (!any) return INGOT_OK;
+  ingot_status_t s;
+  float fixed = 1.0f;
+  uint32_t count = INGOT_NO_VALUE; /* float32 scalar: the ranged part of the count */
+  for (int32_t d = 0; d < rank; ++d) {
+    if (!reduced[d]) continue;
+    if (!ks[d]) {
+      fixed *= (float)r->g->values[x0].dims[d];
+      continue;
+    }
+    if ((s = mask_input(r, id, 0, d, ks[d], FILL_ZERO))) return s;
+    uint32_t size = run_dim(r, r->sym_input[ks[d]], r->sym_dim[ks[d]], true);
+    const char* base = ingot_arena_printf(&r->g->arena, "%s:count%d", r->g->nodes[id].name, d);
+    uint32_t f = add_node1(r, INGOT_OP_CAST, base, &size, 1, INGOT_DTYPE_F32, 0, NULL);
+    ingot_attr_t* to = ingot_graph_node_add_attr(r->g, r->g->node_count - 1, "to", INGOT_ATTR_INT);
+    to->i = 1; /* FLOAT */
+    if (count != INGOT_NO_VALUE) {
+      uint32_t ab[2] = {count, f};
+      f = add_node1(r, INGOT_OP_MUL, ingot_arena_printf(&r->g->arena, "%s.times", base), ab, 2, INGOT_DTYPE_F32, 0,
+                    NULL);
+    }
+    count = f;
+  }
+  n = &r->g->nodes[id];
+  uint32_t y = n->outputs[0];
+  const ingot_value_t* yv = &r->g->values[y];
+  int64_t dims[INGOT_MAX_RANK];
+  memcpy(dims, yv->dims, sizeof dims);
+  int32_t yrank = yv->rank;
+  const char* sum_name = ingot_arena_printf(&r->g->arena, "%s:sum", yv->name);
+  uint32_t sum = ingot_graph_add_value(r->g, sum_name, INGOT_VALUE_INTERMEDIATE);
+  ingot_value_t* sv = &r->g->values[sum];
+  sv->dtype = INGOT_DTYPE_F32;
+  sv->rank = yrank;
+  memcpy(sv->dims, dims, sizeof dims);
+  n = &r->g->nodes[id];
+  n->op = INGOT_OP_REDUCESUM;
+  n->outputs[0] = sum;
+  r->g->values[sum].producer = id;
+  uint32_t fixedv = add_weight(r, ingot_arena_printf(&r->g->arena, "%s:fixed_count", sum_name), INGOT_DTYPE_F32, 0,
+                               NULL, &fixed, sizeof fixed);
+  uint32_t ab[2] = {count, fixedv};
+  uint32_t total = add_node1(r, INGOT_OP_MUL, ingot_arena_printf(&r->g->arena, "%s:count", sum_name), ab, 2,
+                             INGOT_DTYPE_F32, 0, NULL);
+  uint32_t div_in[2] = {sum, total};
+  ingot_graph_add_node(r->g, INGOT_OP_DIV, ingot_arena_printf(&r->g->arena, "%s:mean", sum_name), div_in, 2, &y, 1);
+  return INGOT_OK;
+}
+
 static ingot_status_t settle_node(ranges_t* r, uint32_t id) {
   ingot_node_t* n = &r->g->nodes[id];
   ingot_arena_t* A = &r->g->arena;
@@ -411,11 +472,14 @@ static ingot_status_t settle_node(ranges_t* r, uint32_t id) {
         if (n->params.u.reduce.reduced[d] && ks[d] && (s = mask_input(r, id, 0, d, ks[d], fill))) return s;
       return INGOT_OK;
     }
-    case INGOT_OP_REDUCEMEAN: case INGOT_OP_REDUCEPROD: case INGOT_OP_REDUCELOGSUM:
+    case INGOT_OP_REDUCEMEAN:
+      if (a->dtype == INGOT_DTYPE_F32) return mean_over_ranges(r, id);
+      /* fall through */
+    case INGOT_OP_REDUCEPROD: case INGOT_OP_REDUCELOGSUM:
       for (int32_t d = 0; d < a->rank; ++d)
         if (n->params.u.reduce.reduced[d] && r->syms[x0][d])
-          return refuse_node(n, ingot_arena_printf(A, "reduces over %s; only sums, maxima and minima over a ranged "
-                                                   "dimension are supported so far",
+          return refuse_node(n, ingot_arena_printf(A, "reduces over %s; only sums, maxima, minima and float32 means "
+                                                   "over a ranged dimension are supported so far",
                                                    sym_name(r, r->syms[x0][d])));
       return INGOT_OK;
     case INGOT_OP_LAYERNORMALIZATION: case INGOT_OP_RMSNORMALIZATION: {

@@ -8,6 +8,9 @@ sizes against ONNX Runtime running the same model at each size.
       name the same dims, so they share the range); each size runs with
       real tokens and padding; then a run at 129 tokens and one whose
       inputs disagree on the length must fail with one clear message.
+  ranged_test.py pool  --ingot BUILD/ingot --work DIR [--target T]
+      means over a ranged dim: ReduceMean keeping it (then x - mean) and
+      over it and a fixed dim together, at 1, 5 and 9 of 1..9 rows.
   ranged_test.py cnn   --ingot BUILD/ingot --work DIR [--target T]
       a small CNN (Conv, Relu, MaxPool, GlobalAveragePool, Flatten, Gemm,
       Softmax) compiled with its batch ranged 1..4 and run at 1, 3, 4; the
@@ -174,16 +177,40 @@ def cnn(a):
     return ok
 
 
+def pool(a):
+    """Means over a ranged dim (mean pooling of a sequence): ReduceMean keeping
+    the dim (then centred), and over the ranged and a fixed dim together."""
+    import onnx
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "S", 8])
+    outs = [helper.make_tensor_value_info("centred", TensorProto.FLOAT, [1, "S", 8]),
+            helper.make_tensor_value_info("mean_all", TensorProto.FLOAT, [1])]
+    g = helper.make_graph([
+        helper.make_node("ReduceMean", ["x"], ["m"], axes=[1], keepdims=1),
+        helper.make_node("Sub", ["x", "m"], ["centred"]),
+        helper.make_node("ReduceMean", ["x"], ["mean_all"], axes=[1, 2], keepdims=0),
+    ], "pool", [x], outs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    model = os.path.join(a.work, "pool.onnx")
+    onnx.save(m, model)
+    bundle = os.path.join(a.work, "pool.ingot")
+    compile_bundle(a, model, bundle, ["x=1x1..9x8"])
+    rng = np.random.default_rng(9)
+    cases = [(f"rows{n}", {"x": rng.standard_normal((1, n, 8)).astype(np.float32)}) for n in (1, 5, 9)]
+    return check_sizes(a, model, bundle, cases, atol=1e-5, rtol=1e-5)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("case", choices=["bert", "cnn"])
+    ap.add_argument("case", choices=["bert", "cnn", "pool"])
     ap.add_argument("--ingot", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--target", default=None)
     ap.add_argument("--sizes", type=int, nargs="+", default=[7, 64, 128])
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    ok = bert(a) if a.case == "bert" else cnn(a)
+    ok = {"bert": bert, "cnn": cnn, "pool": pool}[a.case](a)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -70,10 +70,6 @@ typedef struct ranges_t {
   uint32_t mask[INGOT_MAX_RANGE_SYMBOLS + 1][INGOT_MAX_RANK + 1];
 } ranges_t;
 
-static uint32_t find_value(const ingot_graph_t* g, const char* name) {
-  return ingot_graph_find_value(g, name);
-}
-
 static const char* sym_name(const ranges_t* r, uint32_t k) {
   if (k == SYM_OTHER) return "a dimension that moves with a ranged input's";
   const ingot_value_t* in = &r->g->values[r->sym_input[k]];
@@ -131,7 +127,7 @@ static ingot_status_t find_syms(ranges_t* r) {
   for (uint32_t v = 0; v < r->nv; ++v) {
     const ingot_value_t* a = &g->values[v];
     if (a->rank <= 0 || a->sequence) continue;
-    uint32_t pv = find_value(p, a->name);
+    uint32_t pv = ingot_graph_find_value(p, a->name);
     if (pv == INGOT_NO_VALUE) {
       if (a->producer == INGOT_NO_VALUE && a->kind != INGOT_VALUE_WEIGHT) continue;
       const ingot_node_t* n = a->producer < g->node_count ? &g->nodes[a->producer] : NULL;

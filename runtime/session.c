@@ -324,9 +324,11 @@ static ingot_status_t bind_slot(ingot_session_t* s, uint32_t slot, uint8_t* data
   const char* what = is_output ? "output" : "input";
   const int ranged = !is_output && input_ranged(b, slot);
   if (data) {
-    if (ranged ? bytes < ranged_least_bytes(b, slot) : bytes < x->info.bytes)
-      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: %s '%s' needs %zu bytes, the buffer has %llu",
-                           what, x->info.name, x->info.bytes, (unsigned long long)bytes);
+    uint64_t need = ranged ? ranged_least_bytes(b, slot) : (uint64_t)x->info.bytes;
+    if (bytes < need)
+      return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT, "session: %s '%s' needs %llu bytes%s, the buffer has %llu",
+                           what, x->info.name, (unsigned long long)need, ranged ? " (its least shape)" : "",
+                           (unsigned long long)bytes);
     size_t align = ingot_dtype_size(x->info.dtype);
     if (align > 1 && ((uintptr_t)data % align) != 0)
       return ingot_rt_fail(INGOT_ERROR_INVALID_ARGUMENT,

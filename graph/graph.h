@@ -998,10 +998,12 @@ ingot_status_t ingot_graph_optimize_end(ingot_graph_t* graph);
  * with each ranged dim k (range_sym k) at ingot_graph_range_probe(graph, k).
  * Comparing the two finds which dims of every value follow which range;
  * the graph is refused when a dim follows one in another way than equal to
- * it (sizes 2n, n-1, n/2), when a value computed from a ranged size is used
- * as data, or when a node reads a ranged dim in a way that a run over the
- * largest size cannot give the right first entries (a Conv's window along
- * it, a LayerNormalization over it, a Concat along it, ...). What it
+ * it or through a window's size formula (sizes 2n, n-1), when a value
+ * computed from a ranged size is used as data, or when a node reads a
+ * ranged dim in a way that a run over the largest size cannot give the
+ * right first entries (a window whose pads change with the size, a
+ * LayerNormalization over it, a Concat along it, ...). Windows along a
+ * ranged image dim read it masked to their pads' value. What it
  * accepts runs over the largest size: reductions along a ranged dim
  * (MatMul's inner dim, Softmax, ReduceSum/Max/Min, ArgMax/ArgMin) read their
  * input through a mask (Where) that puts the reduction's identity past the
@@ -1011,8 +1013,9 @@ ingot_status_t ingot_graph_optimize_end(ingot_graph_t* graph);
  * range_shape tensors) and runtime_padded. */
 ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph_t* probe);
 /* The size at which `probe` sees range symbol k (1-based): below the
- * largest size by k where that stays at least 1, else above it by k, so
- * that every symbol moves by its own step. */
+ * largest size by (2k - 1) << e, with the largest e <= 6 that stays within
+ * the range, else above it by (2k - 1) << 6; every symbol moves by its own
+ * step, and a dim after windows of stride up to 64 still moves. */
 int64_t ingot_graph_range_probe(const ingot_graph_t* graph, uint32_t k);
 /* Sets each ranged input dim of `graph` to its probe size. */
 void ingot_graph_probe_ranges(ingot_graph_t* graph);

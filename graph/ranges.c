@@ -13,12 +13,17 @@
  * A reduction along a ranged dim would also read the entries past the run's
  * size: its input goes through a mask, Where(position < size, x, identity),
  * with the reduction's identity (0 for a sum or MatMul's inner dim, -inf for
- * a max or Softmax). What neither holds for is refused, naming the node.
+ * a max or Softmax). A window (Conv, a pool) along a ranged image dim
+ * reads its input masked to the pads' value where its end pads reach past
+ * the run's size, and its output dim is a derived symbol, floor((n + add) /
+ * stride) + 1, whose run's size the graph computes from the input's. What
+ * none of these holds for is refused, naming the node.
  *
  * Which dims follow which range is found by comparing the graph with a
  * probe: the same model through the same passes with each ranged dim moved
  * by its own step (ingot_graph_range_probe). A dim equal to range k's size
- * in both follows range k; one that moves otherwise (2n, n-1) is refused,
+ * in both follows range k, one equal to a derived symbol's in both follows
+ * it; one that moves otherwise (2n, n-1) is refused,
  * and so is a constant folded from a ranged size (a Shape) that a node uses
  * as data rather than as a shape. */
 #include <math.h>
@@ -30,13 +35,23 @@
 #include "graph_internal.h"
 
 int64_t ingot_graph_range_probe(const ingot_graph_t* graph, uint32_t k) {
-  int64_t hi = 0;
+  int64_t hi = 0, lo = 1;
   for (uint32_t i = 0; i < graph->input_count; ++i) {
     const ingot_value_t* v = &graph->values[graph->inputs[i]];
     for (int32_t d = 0; d < v->rank; ++d)
-      if (v->range_sym[d] == k) hi = v->dims[d];
+      if (v->range_sym[d] == k) {
+        hi = v->dims[d];
+        lo = v->range_lo[d] > 1 ? v->range_lo[d] : 1;
+      }
   }
-  return hi - (int64_t)k >= 1 ? hi - (int64_t)k : hi + (int64_t)k;
+  /* Symbol k moves by (2k - 1) << e: the odd parts differ, so no two
+   * symbols move alike, and a dim after windows of stride 2, 4, ... 64
+   * still moves (and by its own step). The largest e that stays in the
+   * range; past its top when none does. */
+  int64_t odd = 2 * (int64_t)k - 1;
+  for (int e = 6; e >= 0; --e)
+    if (hi - (odd << e) >= lo) return hi - (odd << e);
+  return hi + (odd << 6);
 }
 
 void ingot_graph_probe_ranges(ingot_graph_t* graph) {
@@ -55,26 +70,44 @@ typedef uint8_t dim_syms_t[INGOT_MAX_RANK];
 
 typedef enum fill_t { FILL_ZERO, FILL_NEG_INF, FILL_POS_INF } fill_t;
 
+/* Symbols 1..range_symbol_count are the inputs' ranges; after them come
+ * derived ones, made where a window (Conv, a pool) with a stride or other
+ * than "same" pads maps a ranged dim of n to floor((n + add) / stride) + 1. */
+#define MAX_SYMS 254
+
+typedef struct sym_t {
+  int64_t hi, lo, probe;        /* at the largest sizes, the least, the probe's */
+  uint32_t input;               /* base: the first input with the symbol, and its dim */
+  int32_t dim;
+  uint32_t parent;              /* derived: the symbol it comes from (0: a base symbol) */
+  int64_t add, stride;
+  uint32_t size[2];             /* 1 + the int64 run's size, made once: [0] a scalar, [1] shape [1] */
+} sym_t;
+
 typedef struct ranges_t {
   ingot_graph_t* g;
   const ingot_graph_t* probe;
   uint32_t nv;                  /* g's values before this pass added any */
-  dim_syms_t* syms;             /* per value of g (nv), per dim: 0 or 1 + range symbol */
+  dim_syms_t* syms;             /* per value of g (nv), per dim: 0 or a symbol */
   bool* varies;                 /* per value: a constant whose data follows a range */
-  int64_t* other_probe;         /* per value: the probe's size of its (last) SYM_OTHER dim */
-  int64_t hi[INGOT_MAX_RANGE_SYMBOLS + 1], lo[INGOT_MAX_RANGE_SYMBOLS + 1];
-  uint32_t sym_input[INGOT_MAX_RANGE_SYMBOLS + 1]; /* the first input with the symbol, and its dim */
-  int32_t sym_dim[INGOT_MAX_RANGE_SYMBOLS + 1];
-  uint32_t size_value[INGOT_MAX_RANGE_SYMBOLS + 1]; /* 1 + an int64 scalar: the run's size, or 0 */
+  int64_t (*pdims)[INGOT_MAX_RANK]; /* per value: the probe's dims */
+  sym_t sym[MAX_SYMS + 1];
+  uint32_t sym_count;           /* base and derived */
   /* masks made so far: per symbol and trailing rank (the axis from the end) */
-  uint32_t mask[INGOT_MAX_RANGE_SYMBOLS + 1][INGOT_MAX_RANK + 1];
+  uint32_t mask[MAX_SYMS + 1][INGOT_MAX_RANK + 1];
 } ranges_t;
 
 static const char* sym_name(const ranges_t* r, uint32_t k) {
   if (k == SYM_OTHER) return "a dimension that moves with a ranged input's";
-  const ingot_value_t* in = &r->g->values[r->sym_input[k]];
-  return ingot_arena_printf(&r->g->arena, "'%s' dimension %d (%lld..%lld)", in->name, r->sym_dim[k],
-                            (long long)r->lo[k], (long long)r->hi[k]);
+  const sym_t* s = &r->sym[k];
+  uint32_t base = k;
+  while (r->sym[base].parent) base = r->sym[base].parent;
+  const ingot_value_t* in = &r->g->values[r->sym[base].input];
+  if (base == k)
+    return ingot_arena_printf(&r->g->arena, "'%s' dimension %d (%lld..%lld)", in->name, s->dim, (long long)s->lo,
+                              (long long)s->hi);
+  return ingot_arena_printf(&r->g->arena, "a dimension (%lld..%lld) that follows '%s' dimension %d through windows",
+                            (long long)s->lo, (long long)s->hi, in->name, r->sym[base].dim);
 }
 
 static ingot_status_t refuse_node(const ingot_node_t* n, const char* why) {
@@ -142,15 +175,14 @@ static ingot_status_t find_syms(ranges_t* r) {
                         a->name, a->rank, b->rank);
     bool ranged = false;
     for (int32_t d = 0; d < a->rank; ++d) {
+      r->pdims[v][d] = b->dims[d];
       if (a->dims[d] == b->dims[d]) continue;
       uint32_t k = 1;
-      while (k <= g->range_symbol_count &&
-             !(a->dims[d] == r->hi[k] && b->dims[d] == ingot_graph_range_probe(g, k)))
-        ++k;
+      while (k <= g->range_symbol_count && !(a->dims[d] == r->sym[k].hi && b->dims[d] == r->sym[k].probe)) ++k;
       if (k > g->range_symbol_count) {
-        /* refused at its producer, unless a node before it is refused first */
+        /* a derived symbol's (settled at the window that makes it), else
+         * refused at its producer, unless a node before it is refused first */
         r->syms[v][d] = SYM_OTHER;
-        r->other_probe[v] = b->dims[d];
         ranged = true;
         continue;
       }
@@ -238,20 +270,52 @@ static uint32_t run_dim(ranges_t* r, uint32_t in, int32_t dim, bool scalar) {
   return add_node1(r, INGOT_OP_GATHER, base, ins, 2, INGOT_DTYPE_I64, scalar ? 0 : 1, &one);
 }
 
-/* A bool [hi, 1, ... 1] (`trailing` dims): position < the run's size of range k. */
+/* An int64 scalar (or [1] when !scalar): the run's size of symbol k. A
+ * derived symbol's is computed from its parent's as the window does. */
+static uint32_t sym_size(ranges_t* r, uint32_t k, bool scalar) {
+  if (r->sym[k].size[!scalar]) return r->sym[k].size[!scalar] - 1;
+  uint32_t v;
+  if (!r->sym[k].parent) {
+    v = run_dim(r, r->sym[k].input, r->sym[k].dim, scalar);
+  } else {
+    uint32_t p = sym_size(r, r->sym[k].parent, scalar);
+    int32_t rank = scalar ? 0 : 1;
+    int64_t one = 1, add = r->sym[k].add, stride = r->sym[k].stride;
+    const char* base = ingot_arena_printf(&r->g->arena, "range%u_size%s", k, scalar ? "" : "_1");
+    uint32_t addv = add_weight(r, ingot_arena_printf(&r->g->arena, "%s.add", base), INGOT_DTYPE_I64, rank, &one,
+                               &add, sizeof add);
+    uint32_t stridev = add_weight(r, ingot_arena_printf(&r->g->arena, "%s.stride", base), INGOT_DTYPE_I64, rank,
+                                  &one, &stride, sizeof stride);
+    uint32_t onev = add_weight(r, ingot_arena_printf(&r->g->arena, "%s.one", base), INGOT_DTYPE_I64, rank, &one,
+                               &one, sizeof one);
+    uint32_t a[2] = {p, addv};
+    uint32_t t = add_node1(r, INGOT_OP_ADD, ingot_arena_printf(&r->g->arena, "%s.sum", base), a, 2, INGOT_DTYPE_I64,
+                           rank, &one);
+    uint32_t b[2] = {t, stridev}; /* n + add >= 0 at every size in the range: Div is floor */
+    t = add_node1(r, INGOT_OP_DIV, ingot_arena_printf(&r->g->arena, "%s.div", base), b, 2, INGOT_DTYPE_I64, rank,
+                  &one);
+    uint32_t c[2] = {t, onev};
+    v = add_node1(r, INGOT_OP_ADD, base, c, 2, INGOT_DTYPE_I64, rank, &one);
+  }
+  r->sym[k].size[!scalar] = v + 1;
+  return v;
+}
+
+/* A bool [hi, 1, ... 1] (`trailing` dims): position < the run's size of symbol k. */
 static uint32_t mask_value(ranges_t* r, uint32_t k, int32_t trailing) {
   if (r->mask[k][trailing]) return r->mask[k][trailing] - 1;
-  if (!r->size_value[k]) r->size_value[k] = run_dim(r, r->sym_input[k], r->sym_dim[k], true) + 1;
+  uint32_t size = sym_size(r, k, true);
+  int64_t hi = r->sym[k].hi;
   int64_t dims[INGOT_MAX_RANK];
-  dims[0] = r->hi[k];
+  dims[0] = hi;
   for (int32_t d = 1; d < trailing; ++d) dims[d] = 1;
-  int64_t* iota = ingot_xmalloc(sizeof(int64_t) * (size_t)r->hi[k]);
-  for (int64_t i = 0; i < r->hi[k]; ++i) iota[i] = i;
+  int64_t* iota = ingot_xmalloc(sizeof(int64_t) * (size_t)hi);
+  for (int64_t i = 0; i < hi; ++i) iota[i] = i;
   const char* base = ingot_arena_printf(&r->g->arena, "range%u_mask%d", k, trailing);
   uint32_t pos = add_weight(r, ingot_arena_printf(&r->g->arena, "%s.position", base), INGOT_DTYPE_I64, trailing,
-                            dims, iota, sizeof(int64_t) * (size_t)r->hi[k]);
+                            dims, iota, sizeof(int64_t) * (size_t)hi);
   free(iota);
-  uint32_t ins[2] = {pos, r->size_value[k] - 1};
+  uint32_t ins[2] = {pos, size};
   uint32_t m = add_node1(r, INGOT_OP_LESS, base, ins, 2, INGOT_DTYPE_BOOL, trailing, dims);
   r->mask[k][trailing] = m + 1;
   return m;
@@ -368,7 +432,7 @@ static ingot_status_t mean_over_ranges(ranges_t* r, uint32_t id) {
       continue;
     }
     if ((s = mask_input(r, id, 0, d, ks[d], FILL_ZERO))) return s;
-    uint32_t size = run_dim(r, r->sym_input[ks[d]], r->sym_dim[ks[d]], true);
+    uint32_t size = sym_size(r, ks[d], true);
     const char* base = ingot_arena_printf(&r->g->arena, "%s:count%d", r->g->nodes[id].name, d);
     uint32_t f = add_node1(r, INGOT_OP_CAST, base, &size, 1, INGOT_DTYPE_F32, 0, NULL);
     ingot_attr_t* to = ingot_graph_node_add_attr(r->g, r->g->node_count - 1, "to", INGOT_ATTR_INT);
@@ -403,6 +467,148 @@ static ingot_status_t mean_over_ranges(ranges_t* r, uint32_t id) {
                              INGOT_DTYPE_F32, 0, NULL);
   uint32_t div_in[2] = {sum, total};
   ingot_graph_add_node(r->g, INGOT_OP_DIV, ingot_arena_printf(&r->g->arena, "%s:mean", sum_name), div_in, 2, &y, 1);
+  return INGOT_OK;
+}
+
+/* The symbol of a window's output along an input dim of symbol k, where
+ * out = floor((n + add) / stride) + 1: k itself for "same" windows, else
+ * a derived symbol (one per parent, add and stride). */
+static ingot_status_t window_sym(ranges_t* r, uint32_t id, uint32_t y, int32_t d, uint32_t k, int64_t add,
+                                 int64_t stride, uint32_t* out) {
+  const ingot_node_t* n = &r->g->nodes[id];
+  if (add == -1 && stride == 1) {
+    *out = k;
+    return INGOT_OK;
+  }
+  for (uint32_t j = r->g->range_symbol_count + 1; j <= r->sym_count; ++j)
+    if (r->sym[j].parent == k && r->sym[j].add == add && r->sym[j].stride == stride) {
+      *out = j;
+      return INGOT_OK;
+    }
+  const sym_t* p = &r->sym[k];
+  /* p's sizes are >= 1 and n + add >= 0 for every size kept (lo checked) */
+  int64_t hi = (p->hi + add) / stride + 1, probe = (p->probe + add) / stride + 1;
+  int64_t lo = p->lo + add >= 0 ? (p->lo + add) / stride + 1 : 0;
+  const ingot_value_t* yv = &r->g->values[y];
+  if (lo < 1)
+    return refuse_node(n, ingot_arena_printf(&r->g->arena, "its window along %s is larger than the input at the "
+                                             "least size %lld; raise the range's least size",
+                                             sym_name(r, k), (long long)p->lo));
+  if (hi != yv->dims[d] || probe != r->pdims[y][d] || probe == hi)
+    return refuse_node(n, ingot_arena_printf(&r->g->arena,
+                                             "output '%s' dimension %d (%lld, and %lld at other sizes) does not "
+                                             "follow %s as its window says, or not visibly; widen the range",
+                                             yv->name, d, (long long)yv->dims[d], (long long)r->pdims[y][d],
+                                             sym_name(r, k)));
+  for (uint32_t j = 1; j <= r->sym_count; ++j)
+    if (r->sym[j].hi == hi && r->sym[j].probe == probe)
+      return refuse_node(n, ingot_arena_printf(&r->g->arena, "output '%s' dimension %d cannot be told apart from %s",
+                                               yv->name, d, sym_name(r, j)));
+  if (r->sym_count >= MAX_SYMS) return refuse_node(n, "makes more ranged dimensions than a graph may have");
+  uint32_t j = ++r->sym_count;
+  sym_t* s = &r->sym[j];
+  s->hi = hi;
+  s->lo = lo;
+  s->probe = probe;
+  s->parent = k;
+  s->add = add;
+  s->stride = stride;
+  *out = j;
+  return INGOT_OK;
+}
+
+/* Conv, MaxPool, AveragePool with ranged image dims: a window at an output
+ * position below the run's size reads the input below the run's size, and
+ * past it where the pads at the end reach; those entries are masked to what
+ * the pads hold (0, or -inf for a max). The output dim follows the window's
+ * size formula. */
+static ingot_status_t settle_window(ranges_t* r, uint32_t id) {
+  ingot_node_t* n = &r->g->nodes[id];
+  ingot_window_params_t w = n->op == INGOT_OP_CONV ? n->params.u.conv.window : n->params.u.pool.window;
+  bool avg_excl = n->op == INGOT_OP_AVERAGEPOOL && !n->params.u.pool.count_include_pad;
+  bool same = ingot_node_attr_int(n, "ingot.auto_pad_same", 0) != 0; /* graph/shape_infer.c */
+  uint32_t x0 = n->inputs[0], y0 = n->outputs[0];
+  int32_t rank = r->g->values[x0].rank;
+  dim_syms_t ks;
+  memcpy(ks, r->syms[x0], sizeof ks);
+  ingot_status_t s;
+  for (int32_t d = 2; d < rank; ++d) {
+    uint32_t k = ks[d];
+    if (!k) continue;
+    int32_t a = d - 2;
+    const char* why = NULL;
+    if (k == SYM_OTHER) why = "a dimension that moves with a ranged input's other than by being equal to it";
+    else if (w.ceil_mode) why = "ceil_mode along a ranged dimension";
+    else if (same && w.strides[a] > 1) why = "auto_pad SAME with a stride along a ranged dimension (its pads change "
+                                              "with the size)";
+    else if (avg_excl && w.pads[w.spatial + a] > 0) why = "an average without count_include_pad whose pads reach "
+                                                          "past a ranged dimension's end";
+    else if (n->output_count > 1 && n->outputs[1] != INGOT_NO_VALUE) why = "MaxPool indices over a ranged image";
+    if (why) return refuse_node(n, ingot_arena_printf(&r->g->arena, "%s (%s)", why, sym_name(r, k)));
+    if (w.pads[w.spatial + a] > 0 &&
+        (s = mask_input(r, id, 0, d, k, r->g->nodes[id].op == INGOT_OP_MAXPOOL ? FILL_NEG_INF : FILL_ZERO)))
+      return s;
+    int64_t add = w.pads[a] + w.pads[w.spatial + a] - w.dilations[a] * (w.kernel[a] - 1) - 1;
+    uint32_t j = 0;
+    if ((s = window_sym(r, id, y0, d, k, add, w.strides[a], &j))) return s;
+    r->syms[y0][d] = (uint8_t)j;
+  }
+  return INGOT_OK;
+}
+
+/* GlobalAveragePool / GlobalMaxPool over ranged image dims: the masked
+ * input; an average is then scaled by the largest count over the run's. */
+static ingot_status_t settle_global_pool(ranges_t* r, uint32_t id) {
+  ingot_node_t* n = &r->g->nodes[id];
+  bool avg = n->op == INGOT_OP_GLOBALAVERAGEPOOL;
+  uint32_t x0 = n->inputs[0];
+  int32_t rank = r->g->values[x0].rank;
+  dim_syms_t ks;
+  memcpy(ks, r->syms[x0], sizeof ks);
+  ingot_status_t s;
+  float largest = 1.0f;
+  uint32_t count = INGOT_NO_VALUE;
+  for (int32_t d = 2; d < rank; ++d) {
+    if (!ks[d]) continue;
+    if (avg && r->g->values[x0].dtype != INGOT_DTYPE_F32)
+      return refuse_node(&r->g->nodes[id], "averages a non-float32 tensor over a ranged dimension");
+    if ((s = mask_input(r, id, 0, d, ks[d], avg ? FILL_ZERO : FILL_NEG_INF))) return s;
+    if (!avg) continue;
+    largest *= (float)r->g->values[x0].dims[d];
+    uint32_t size = sym_size(r, ks[d], true);
+    const char* base = ingot_arena_printf(&r->g->arena, "%s:count%d", r->g->nodes[id].name, d);
+    uint32_t f = add_node1(r, INGOT_OP_CAST, base, &size, 1, INGOT_DTYPE_F32, 0, NULL);
+    ingot_attr_t* to = ingot_graph_node_add_attr(r->g, r->g->node_count - 1, "to", INGOT_ATTR_INT);
+    to->i = 1; /* FLOAT */
+    if (count != INGOT_NO_VALUE) {
+      uint32_t ab[2] = {count, f};
+      f = add_node1(r, INGOT_OP_MUL, ingot_arena_printf(&r->g->arena, "%s.times", base), ab, 2, INGOT_DTYPE_F32, 0,
+                    NULL);
+    }
+    count = f;
+  }
+  if (count == INGOT_NO_VALUE) return INGOT_OK;
+  /* y = pool(masked x) * (largest count / the run's count) */
+  uint32_t y = r->g->nodes[id].outputs[0];
+  const ingot_value_t* yv = &r->g->values[y];
+  int64_t dims[INGOT_MAX_RANK];
+  memcpy(dims, yv->dims, sizeof dims);
+  int32_t yrank = yv->rank;
+  const char* raw_name = ingot_arena_printf(&r->g->arena, "%s:sum_scaled", yv->name);
+  uint32_t raw = ingot_graph_add_value(r->g, raw_name, INGOT_VALUE_INTERMEDIATE);
+  ingot_value_t* rv = &r->g->values[raw];
+  rv->dtype = INGOT_DTYPE_F32;
+  rv->rank = yrank;
+  memcpy(rv->dims, dims, sizeof dims);
+  r->g->nodes[id].outputs[0] = raw;
+  r->g->values[raw].producer = id;
+  uint32_t lv = add_weight(r, ingot_arena_printf(&r->g->arena, "%s.largest", raw_name), INGOT_DTYPE_F32, 0, NULL,
+                           &largest, sizeof largest);
+  uint32_t ab[2] = {lv, count};
+  uint32_t factor = add_node1(r, INGOT_OP_DIV, ingot_arena_printf(&r->g->arena, "%s.factor", raw_name), ab, 2,
+                              INGOT_DTYPE_F32, 0, NULL);
+  uint32_t mul_in[2] = {raw, factor};
+  ingot_graph_add_node(r->g, INGOT_OP_MUL, ingot_arena_printf(&r->g->arena, "%s:mean", raw_name), mul_in, 2, &y, 1);
   return INGOT_OK;
 }
 
@@ -493,7 +699,7 @@ static ingot_status_t settle_node(ranges_t* r, uint32_t id) {
       const ingot_value_t* iv = &r->g->values[idx];
       if (iv->kind == INGOT_VALUE_WEIGHT && iv->data) {
         int64_t count = ingot_value_numel(iv);
-        int64_t least = r->lo[r->syms[x0][axis]];
+        int64_t least = r->sym[r->syms[x0][axis]].lo;
         for (int64_t e = 0; e < count; ++e) {
           int64_t j = iv->dtype == INGOT_DTYPE_I32 ? ((const int32_t*)iv->data)[e] : ((const int64_t*)iv->data)[e];
           if (j < 0 || j >= least)
@@ -511,7 +717,9 @@ static ingot_status_t settle_node(ranges_t* r, uint32_t id) {
         if (!k) continue;
         if (r->syms[y0][d] == k && sp.start[d] == 0 && sp.step[d] == 1) continue;
         int64_t last = sp.start[d] + sp.step[d] * (sp.count[d] - 1);
-        if (!r->syms[y0][d] && sp.start[d] >= 0 && last >= 0 && sp.start[d] < r->lo[k] && last < r->lo[k]) continue;
+        if (k != SYM_OTHER && !r->syms[y0][d] && sp.start[d] >= 0 && last >= 0 && sp.start[d] < r->sym[k].lo &&
+            last < r->sym[k].lo)
+          continue;
         return refuse_node(n, ingot_arena_printf(A, "slices %s other than from its start, or past its least size",
                                                  sym_name(r, k)));
       }
@@ -538,14 +746,19 @@ static ingot_status_t settle_node(ranges_t* r, uint32_t id) {
     }
     case INGOT_OP_CONV: case INGOT_OP_MAXPOOL: case INGOT_OP_AVERAGEPOOL: case INGOT_OP_BATCHNORMALIZATION:
     case INGOT_OP_GLOBALAVERAGEPOOL: case INGOT_OP_GLOBALMAXPOOL: case INGOT_OP_INSTANCENORMALIZATION: {
-      /* batch items are independent; channels and windows are not */
+      /* batch items are independent, channels are not; spatial dims as
+       * each op allows (windows) */
       for (int32_t d = 1; d < a->rank; ++d)
-        if (r->syms[x0][d])
-          return refuse_node(n, ingot_arena_printf(A, "works across %s (its channels or a window along it); only "
-                                                   "the batch dimension may be ranged for it so far",
-                                                   sym_name(r, r->syms[x0][d])));
+        if (r->syms[x0][d] && (d == 1 || n->op == INGOT_OP_INSTANCENORMALIZATION))
+          return refuse_node(n, ingot_arena_printf(A, "works across %s (%s); only the batch and image dimensions "
+                                                   "may be ranged for it so far",
+                                                   sym_name(r, r->syms[x0][d]),
+                                                   d == 1 ? "its channels" : "a mean over it"));
       for (uint32_t i = 1; i < n->input_count; ++i)
         if (any_ranged(r, n->inputs[i])) return refuse_node(n, "has a ranged weight");
+      if (n->op == INGOT_OP_CONV || n->op == INGOT_OP_MAXPOOL || n->op == INGOT_OP_AVERAGEPOOL)
+        return settle_window(r, id);
+      if (n->op == INGOT_OP_GLOBALAVERAGEPOOL || n->op == INGOT_OP_GLOBALMAXPOOL) return settle_global_pool(r, id);
       return INGOT_OK;
     }
     default:
@@ -573,7 +786,7 @@ static void settle_output(ranges_t* r, uint32_t o) {
   for (int32_t d = 0; d < rank; ++d) {
     uint32_t k = r->syms[o][d];
     if (k) {
-      parts[d] = run_dim(r, r->sym_input[k], r->sym_dim[k], false);
+      parts[d] = sym_size(r, k, false);
       dims_mask |= 1u << d;
     } else {
       int64_t one = 1, size = r->g->values[o].dims[d];
@@ -601,8 +814,8 @@ static void check_shared(ranges_t* r) {
     uint32_t in = g->inputs[i];
     for (int32_t d = 0; d < g->values[in].rank; ++d) {
       uint32_t k = g->values[in].range_sym[d];
-      if (!k || (r->sym_input[k] == in && r->sym_dim[k] == d)) continue;
-      uint32_t a = run_dim(r, r->sym_input[k], r->sym_dim[k], true);
+      if (!k || (r->sym[k].input == in && r->sym[k].dim == d)) continue;
+      uint32_t a = sym_size(r, k, true);
       uint32_t b = run_dim(r, in, d, true);
       uint32_t ab[2] = {a, b};
       const char* base = ingot_arena_printf(&g->arena, "range%u_same_%s_%d", k, g->values[in].name, d);
@@ -612,7 +825,7 @@ static void check_shared(ranges_t* r) {
       ingot_graph_add_check(g, ne, ingot_arena_printf(&g->arena,
                                                        "input '%s' dimension %d and input '%s' dimension %d are one "
                                                        "size in the model; this run gave them two",
-                                                       g->values[r->sym_input[k]].name, r->sym_dim[k],
+                                                       g->values[r->sym[k].input].name, r->sym[k].dim,
                                                        g->values[in].name, d));
     }
   }
@@ -627,13 +840,20 @@ static ingot_status_t settle_node_checked(ranges_t* r, uint32_t id) {
     uint32_t y = n->outputs[k];
     if (y == INGOT_NO_VALUE || y >= r->nv) continue;
     const ingot_value_t* v = &r->g->values[y];
-    for (int32_t d = 0; d < v->rank; ++d)
-      if (r->syms[y][d] == SYM_OTHER)
-        return refuse_node(n, ingot_arena_printf(&r->g->arena,
-                                                 "output '%s' dimension %d is %lld at the largest sizes of the ranged "
-                                                 "inputs and %lld at others: a dim may follow a range only by being "
-                                                 "equal to it (not 2n, n-1 or n/2)",
-                                                 v->name, d, (long long)v->dims[d], (long long)r->other_probe[y]));
+    for (int32_t d = 0; d < v->rank; ++d) {
+      if (r->syms[y][d] != SYM_OTHER) continue;
+      uint32_t j = r->g->range_symbol_count + 1; /* a dim equal to a window's output */
+      while (j <= r->sym_count && !(r->sym[j].hi == v->dims[d] && r->sym[j].probe == r->pdims[y][d])) ++j;
+      if (j <= r->sym_count) {
+        r->syms[y][d] = (uint8_t)j;
+        continue;
+      }
+      return refuse_node(n, ingot_arena_printf(&r->g->arena,
+                                               "output '%s' dimension %d is %lld at the largest sizes of the ranged "
+                                               "inputs and %lld at others: a dim may follow a range only by being "
+                                               "equal to it, or through a window (not 2n or n-1)",
+                                               v->name, d, (long long)v->dims[d], (long long)r->pdims[y][d]));
+    }
   }
   return s;
 }
@@ -647,17 +867,19 @@ ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph
   r.nv = graph->value_count;
   r.syms = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(dim_syms_t));
   r.varies = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(bool));
-  r.other_probe = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(int64_t));
+  r.pdims = ingot_xcalloc(r.nv ? r.nv : 1, sizeof *r.pdims);
+  r.sym_count = graph->range_symbol_count;
   for (uint32_t i = 0; i < graph->input_count; ++i) {
     uint32_t in = graph->inputs[i];
     const ingot_value_t* v = &graph->values[in];
     for (int32_t d = 0; d < v->rank; ++d) {
       uint32_t k = v->range_sym[d];
-      if (!k || r.sym_input[k]) continue;
-      r.sym_input[k] = in;
-      r.sym_dim[k] = d;
-      r.hi[k] = v->dims[d];
-      r.lo[k] = v->range_lo[d];
+      if (!k || r.sym[k].hi) continue;
+      r.sym[k].input = in;
+      r.sym[k].dim = d;
+      r.sym[k].hi = v->dims[d];
+      r.sym[k].lo = v->range_lo[d];
+      r.sym[k].probe = ingot_graph_range_probe(graph, k);
     }
   }
   ingot_status_t s = find_syms(&r);
@@ -682,7 +904,7 @@ ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph
   if (!s) check_shared(&r);
   free(r.syms);
   free(r.varies);
-  free(r.other_probe);
+  free(r.pdims);
   if (!s) s = ingot_graph_sort(graph);
   return s;
 }

@@ -5,7 +5,8 @@
  * Before an op's inference function runs, its attributes are read and
  * checked once into node.params (graph/params.c); the functions read that.
  * Inference also canonicalizes window attributes of Conv and the pools:
- * auto_pad is resolved into explicit `pads` (auto_pad becomes "NOTSET") and
+ * auto_pad is resolved into explicit `pads` (auto_pad becomes "NOTSET", and
+ * SAME_* leaves the int attribute "ingot.auto_pad_same") and
  * kernel_shape / strides / dilations / pads are always present afterwards,
  * so later stages read one form. */
 #include <assert.h>
@@ -33,6 +34,10 @@ static void write_window_attrs(const infer_ctx_t* c, const ingot_window_params_t
   ingot_graph_node_set_ints(c->g, c->id, "pads", w->pads, 2 * sp);
   const char* auto_pad = ingot_node_attr_string(&c->g->nodes[c->id], "auto_pad", "NOTSET");
   if (strcmp(auto_pad, "NOTSET") != 0) {
+    /* pads from the input's size: a ranged dim's window cannot keep them
+     * (graph/ranges.c) */
+    if (strncmp(auto_pad, "SAME", 4) == 0)
+      ingot_graph_node_add_attr(c->g, c->id, "ingot.auto_pad_same", INGOT_ATTR_INT)->i = 1;
     ingot_attr_t* a = ingot_graph_node_add_attr(c->g, c->id, "auto_pad", INGOT_ATTR_STRING);
     a->s = "NOTSET";
   }

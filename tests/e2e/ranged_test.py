@@ -12,10 +12,13 @@ sizes against ONNX Runtime running the same model at each size.
       means over a ranged dim: ReduceMean keeping it (then x - mean) and
       over it and a fixed dim together, at 1, 5 and 9 of 1..9 rows.
   ranged_test.py cnn   --ingot BUILD/ingot --work DIR [--target T]
-      a small CNN (Conv, Relu, MaxPool, GlobalAveragePool, Flatten, Gemm,
-      Softmax) compiled with its batch ranged 1..4 and run at 1, 3, 4; the
-      same model with a ranged image size is refused, naming the node (by
-      compile and by check).
+      a small CNN (Conv, Relu, MaxPool, a strided Conv, BatchNormalization,
+      AveragePool, GlobalAveragePool, Flatten, Gemm, Softmax; its feature map
+      is a second output) compiled once for images of 224..640 by 224..640
+      and run at 224x224, 320x480 and 640x640 (and odd sizes 227x301), then
+      once with its batch ranged 1..4 and run at 1, 3, 4. A window that a
+      range cannot take (auto_pad SAME with a stride) is refused, naming the
+      node (by compile and by check), and so is a run at 641.
 
 Prints each size's max error; exits non-zero on any mismatch.
 """
@@ -128,29 +131,38 @@ def bert(a):
     return ok
 
 
-def make_cnn(path, batch, size):
+def make_cnn(path, batch, height, width, same_pads=False):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(3)
     w1 = numpy_helper.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32), "w1")
     b1 = numpy_helper.from_array((rng.standard_normal(8) * 0.1).astype(np.float32), "b1")
     w2 = numpy_helper.from_array((rng.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32), "w2")
+    bn = [numpy_helper.from_array((rng.random(16) + 0.5).astype(np.float32), "bn_scale"),
+          numpy_helper.from_array((rng.standard_normal(16) * 0.1).astype(np.float32), "bn_bias"),
+          numpy_helper.from_array((rng.standard_normal(16) * 0.1).astype(np.float32), "bn_mean"),
+          numpy_helper.from_array((rng.random(16) + 0.5).astype(np.float32), "bn_var")]
     fc = numpy_helper.from_array((rng.standard_normal((10, 16)) * 0.3).astype(np.float32), "fc")
     fb = numpy_helper.from_array((rng.standard_normal(10) * 0.1).astype(np.float32), "fb")
+    conv2 = dict(auto_pad="SAME_UPPER") if same_pads else dict(pads=[1, 1, 1, 1])
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"]),
-        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
-        helper.make_node("Conv", ["p1", "w2"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]),
-        helper.make_node("Relu", ["c2"], ["r2"]),
-        helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], strides=[2, 2], **conv2),
+        helper.make_node("BatchNormalization", ["c2"] + [t.name for t in bn], ["n2"]),
+        helper.make_node("Relu", ["n2"], ["features"]),
+        helper.make_node("AveragePool", ["features"], ["a2"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                         count_include_pad=1),
+        helper.make_node("GlobalAveragePool", ["a2"], ["g"]),
         helper.make_node("Flatten", ["g"], ["f"]),
         helper.make_node("Gemm", ["f", "fc", "fb"], ["logits"], transB=1),
         helper.make_node("Softmax", ["logits"], ["prob"], axis=1),
     ]
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, size, size])
-    y = helper.make_tensor_value_info("prob", TensorProto.FLOAT, [batch, 10])
-    g = helper.make_graph(nodes, "cnn", [x], [y], [w1, b1, w2, fc, fb])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, height, width])
+    ys = [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [batch, 10]),
+          helper.make_tensor_value_info("features", TensorProto.FLOAT, None)]
+    g = helper.make_graph(nodes, "cnn", [x], ys, [w1, b1, w2] + bn + [fc, fb])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     onnx.save(m, path)
@@ -158,20 +170,34 @@ def make_cnn(path, batch, size):
 
 def cnn(a):
     model = os.path.join(a.work, "cnn.onnx")
-    make_cnn(model, "N", "S")
+    make_cnn(model, "N", "H", "W")
+    rng = np.random.default_rng(5)
+    # One bundle for every image of 224..640 by 224..640.
+    bundle = os.path.join(a.work, "cnn_image.ingot")
+    compile_bundle(a, model, bundle, ["x=1x3x224..640x224..640"])
+    cases = [(f"image{h}x{w}", {"x": rng.standard_normal((1, 3, h, w)).astype(np.float32)})
+             for h, w in ((224, 224), (320, 480), (640, 640), (227, 301))]
+    ok = check_sizes(a, model, bundle, cases, atol=1e-5, rtol=1e-4)
+    p, _ = ingot_outputs(a, bundle, {"x": np.zeros((1, 3, 641, 224), np.float32)}, "image641")
+    ok &= expect_error(p, "an image of 641 rows", ["'x'", "641"])
+    # The batch ranged.
     bundle = os.path.join(a.work, "cnn_batch.ingot")
     compile_bundle(a, model, bundle, ["x=1..4x3x32x32"])
-    rng = np.random.default_rng(5)
     cases = [(f"batch{n}", {"x": rng.standard_normal((n, 3, 32, 32)).astype(np.float32)}) for n in (1, 3, 4)]
-    ok = check_sizes(a, model, bundle, cases, atol=1e-5, rtol=1e-4)
-    refused = os.path.join(a.work, "cnn_image.ingot")
-    p = compile_bundle(a, model, refused, ["x=1x3x16..64x16..64"], expect_fail=True)
-    ok &= expect_error(p, "ranged image size", ["node 'Conv_0' (Conv)", "ranged"])
+    ok &= check_sizes(a, model, bundle, cases, atol=1e-5, rtol=1e-4)
+    # A strided window whose pads change with the size (auto_pad SAME).
+    same = os.path.join(a.work, "cnn_same.onnx")
+    make_cnn(same, "N", "H", "W", same_pads=True)
+    refused = os.path.join(a.work, "cnn_same.ingot")
+    if os.path.exists(refused):
+        os.remove(refused)
+    p = compile_bundle(a, same, refused, ["x=1x3x16..64x16..64"], expect_fail=True)
+    ok &= expect_error(p, "auto_pad SAME with a stride", ["node 'Conv_3' (Conv)", "auto_pad SAME"])
     if os.path.exists(refused):
         print("  a refused compile left an output file")
         ok = False
-    p = run([a.ingot, "check", model, "--input-shape", "x=1x3x16..64x16..64"])
-    good = p.returncode == 1 and "node 'Conv_0' (Conv): works across 'x' dimension 2" in p.stdout
+    p = run([a.ingot, "check", same, "--input-shape", "x=1x3x16..64x16..64"])
+    good = p.returncode == 1 and "node 'Conv_3' (Conv): auto_pad SAME with a stride" in p.stdout
     print(f"ingot check reports the Conv: {'ok' if good else 'WRONG: ' + p.stdout.strip()}")
     ok &= good
     return ok

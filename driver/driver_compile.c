@@ -499,7 +499,8 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       ingot_schedule_choice_t choice = {.cpu_model = o->tuning_cpu_model,
                                         .on_skip = o->on_tuning_skip ? relay_skip : NULL, .skip_self = &relay};
       if ((o->on_lowered && (s = o->on_lowered(o->hook_self, &info))) ||
-          (s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, &choice, sc))) {
+          (s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, &choice, sc)) ||
+          (s = ingot_schedule_guard_ranges(st->graphs[t], kn))) {
         s = ingot_fail_prefix(s, "node '%s' (%s)%s%s", node->name, ingot_op_name(node->op),
                               nt > 1 ? ", target " : "", nt > 1 ? st->targets[t].name : "");
         break;

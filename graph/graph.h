@@ -110,6 +110,14 @@ typedef struct ingot_value_t {
   /* On a graph input: per ranged dim, 1 + its range symbol (dims the model
    * names alike share one); 0 on fixed dims (see ingot_graph_t). */
   uint8_t range_sym[INGOT_MAX_RANK];
+  /* Once ranged inputs are settled (graph/ranges.c): per dim, 0 or the
+   * symbol whose run's size it has (ingot_graph_t.run_size); kernels that
+   * write the value may skip the entries past that size (schedule/
+   * range_guard.c). */
+  uint8_t run_sym[INGOT_MAX_RANK];
+  /* Computed from the run's sizes (a mask, a size, a count; made by
+   * graph/ranges.c): a kernel that reads one runs over the largest sizes. */
+  bool run_aux;
   /* NULL, or the list this value holds when it is an ONNX sequence (made
    * by the Sequence ops, carried through Loop, Scan and If) during
    * ingot_graph_infer_and_fold, which turns every node that reads or
@@ -619,6 +627,11 @@ typedef struct ingot_graph_t {
   /* The ranged dims of the inputs (`--input-shape NAME=1x1..128`): range
    * symbols 1..range_symbol_count (ingot_value_t.range_sym). */
   uint32_t range_symbol_count;
+  /* Per symbol of run_sym (1..run_size_count; index 0 unused): 1 + an
+   * int64 value of shape [] or [1] that holds its size in the run, or 0.
+   * Kept alive for the kernels that read it (ingot_graph_use_counts). */
+  uint32_t run_size[256];
+  uint32_t run_size_count;
   /* The subgraphs this graph owns (ingot_graph_adopt), destroyed with it. */
   struct ingot_graph_t** children;
   uint32_t child_count, child_cap;

@@ -24,6 +24,9 @@ uint32_t* ingot_graph_use_counts(const ingot_graph_t* graph) {
       if (n->inputs[k] != INGOT_NO_VALUE) uses[n->inputs[k]]++;
     }
   }
+  /* Range sizes are read by kernels (schedule/range_guard.c). */
+  for (uint32_t k = 1; k <= graph->run_size_count; ++k)
+    if (graph->run_size[k] && graph->run_size[k] - 1 < graph->value_count) uses[graph->run_size[k] - 1]++;
   /* A graph output's run-time shape is read by the runtime. */
   for (uint32_t v = 0; v < graph->value_count; ++v) {
     uint32_t shape = graph->values[v].runtime_shape;
@@ -167,21 +170,40 @@ ingot_status_t ingot_graph_sort(ingot_graph_t* graph) {
       if (graph->values[id].producer != INGOT_NO_VALUE) indegree[i]++;
     }
   }
+  /* The nodes that compute range sizes (graph->run_size) go first, in
+   * node order, then the rest: kernels read the sizes without the graph
+   * saying so (schedule/range_guard.c). */
+  bool* early = ingot_xcalloc((size_t)n_nodes + 1, sizeof(bool));
+  uint32_t* todo = ingot_xmalloc(sizeof(uint32_t) * ((size_t)n_values + 1));
+  uint32_t todo_count = 0;
+  for (uint32_t k = 1; k <= graph->run_size_count; ++k)
+    if (graph->run_size[k] && graph->run_size[k] - 1 < n_values) todo[todo_count++] = graph->run_size[k] - 1;
+  while (todo_count) {
+    uint32_t p = graph->values[todo[--todo_count]].producer;
+    if (p == INGOT_NO_VALUE || early[p]) continue;
+    early[p] = true;
+    const ingot_node_t* n = &graph->nodes[p];
+    for (uint32_t k = 0; k < n->input_count; ++k)
+      if (n->inputs[k] != INGOT_NO_VALUE && todo_count < n_values) todo[todo_count++] = n->inputs[k];
+  }
+  free(todo);
+#define SORT_KEY(i) (early[(i)] ? (i) : n_nodes + (i))
   heap_t ready = {ingot_xmalloc(sizeof(uint32_t) * ((size_t)n_nodes + 1)), 0};
   for (uint32_t i = 0; i < n_nodes; ++i) {
-    if (!graph->nodes[i].dead && indegree[i] == 0) heap_push(&ready, i);
+    if (!graph->nodes[i].dead && indegree[i] == 0) heap_push(&ready, SORT_KEY(i));
   }
   uint32_t* order = ingot_xmalloc(sizeof(uint32_t) * ((size_t)n_nodes + 1));
   uint32_t emitted = 0;
   while (ready.count) {
-    uint32_t i = heap_pop(&ready);
+    uint32_t key = heap_pop(&ready);
+    uint32_t i = key >= n_nodes ? key - n_nodes : key;
     order[emitted++] = i;
     const ingot_node_t* n = &graph->nodes[i];
     for (uint32_t k = 0; k < n->output_count; ++k) {
       uint32_t id = n->outputs[k];
       if (id == INGOT_NO_VALUE) continue;
       for (uint32_t c = start[id]; c < start[id + 1]; ++c) {
-        if (--indegree[consumers[c]] == 0) heap_push(&ready, consumers[c]);
+        if (--indegree[consumers[c]] == 0) heap_push(&ready, SORT_KEY(consumers[c]));
       }
     }
   }
@@ -209,6 +231,8 @@ ingot_status_t ingot_graph_sort(ingot_graph_t* graph) {
   free(order);
   free(ready.data);
   free(indegree);
+  free(early);
+#undef SORT_KEY
   free(consumers);
   free(fill);
   free(start);
@@ -1081,6 +1105,8 @@ void ingot_graph_compact(ingot_graph_t* graph) {
   for (uint32_t i = 0; i < graph->input_count; ++i) keep[graph->inputs[i]] = true;
   for (uint32_t i = 0; i < graph->output_count; ++i) keep[graph->outputs[i]] = true;
   for (uint32_t i = 0; i < graph->check_count; ++i) keep[graph->checks[i]] = true;
+  for (uint32_t k = 1; k <= graph->run_size_count; ++k)
+    if (graph->run_size[k] && graph->run_size[k] - 1 < nv) keep[graph->run_size[k] - 1] = true;
   for (uint32_t i = 0; i < nv; ++i) {
     if (graph->values[i].is_output) keep[i] = true;
   }
@@ -1147,6 +1173,11 @@ void ingot_graph_compact(ingot_graph_t* graph) {
   for (uint32_t i = 0; i < graph->input_count; ++i) graph->inputs[i] = REMAP(graph->inputs[i]);
   for (uint32_t i = 0; i < graph->output_count; ++i) graph->outputs[i] = REMAP(graph->outputs[i]);
   for (uint32_t i = 0; i < graph->check_count; ++i) graph->checks[i] = REMAP(graph->checks[i]);
+  for (uint32_t k = 1; k <= graph->run_size_count; ++k)
+    if (graph->run_size[k]) {
+      uint32_t v = REMAP(graph->run_size[k] - 1);
+      graph->run_size[k] = v == INGOT_NO_VALUE ? 0 : v + 1;
+    }
   for (uint32_t i = 0; i < graph->value_count; ++i) {
     ingot_value_t* v = &graph->values[i];
     v->producer = v->producer == INGOT_NO_VALUE || v->producer >= nn ? INGOT_NO_VALUE : node_map[v->producer];

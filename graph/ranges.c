@@ -91,6 +91,7 @@ typedef struct ranges_t {
   dim_syms_t* syms;             /* per value of g (nv), per dim: 0 or a symbol */
   bool* varies;                 /* per value: a constant whose data follows a range */
   int64_t (*pdims)[INGOT_MAX_RANK]; /* per value: the probe's dims */
+  uint32_t* full;               /* per value: dims a reader needs whole (bit d), not only to the run's size */
   sym_t sym[MAX_SYMS + 1];
   uint32_t sym_count;           /* base and derived */
   /* masks made so far: per symbol and trailing rank (the axis from the end) */
@@ -223,6 +224,7 @@ static bool any_ranged(const ranges_t* r, uint32_t v) {
 static uint32_t add_weight(ranges_t* r, const char* name, ingot_dtype_t dtype, int32_t rank, const int64_t* dims,
                            const void* data, size_t bytes) {
   uint32_t id = ingot_graph_add_value(r->g, name, INGOT_VALUE_WEIGHT);
+  r->g->values[id].run_aux = true;
   void* copy = ingot_xmalloc(bytes ? bytes : 1);
   if (bytes) memcpy(copy, data, bytes);
   ingot_graph_set_weight(r->g, id, dtype, rank, dims, copy);
@@ -233,6 +235,7 @@ static uint32_t add_node1(ranges_t* r, ingot_op_t op, const char* name, const ui
                           ingot_dtype_t dtype, int32_t rank, const int64_t* dims) {
   uint32_t out = ingot_graph_add_value(r->g, name, INGOT_VALUE_INTERMEDIATE);
   ingot_value_t* v = &r->g->values[out];
+  v->run_aux = true; /* a size, mask or count; callers making data unset it */
   v->dtype = dtype;
   v->rank = rank;
   for (int32_t d = 0; d < rank; ++d) v->dims[d] = dims[d];
@@ -252,6 +255,7 @@ static uint32_t shape_value(ranges_t* r, uint32_t in) {
   s->rank = 1;
   s->dims[0] = v->rank;
   s->shape_of = in + 1;
+  s->run_aux = true;
   v->range_shape = id + 1;
   return id;
 }
@@ -344,8 +348,10 @@ static ingot_status_t mask_input(ranges_t* r, uint32_t node, uint32_t i, int32_t
    * already. */
   const ingot_node_t* from = xv->producer < r->g->node_count ? &r->g->nodes[xv->producer] : NULL;
   if (fill == FILL_ZERO && from && from->op == INGOT_OP_SOFTMAX && from->params.u.axis.axis == axis &&
-      from->inputs[0] >= r->nv)
+      from->inputs[0] >= r->nv) {
+    if (x < r->nv) r->full[x] |= 1u << axis; /* its zeros past the size are read: written whole */
     return INGOT_OK;
+  }
   ingot_dtype_t dt = xv->dtype;
   uint8_t bytes[8] = {0};
   size_t es = ingot_graph_dtype_size(dt);
@@ -375,6 +381,7 @@ static ingot_status_t mask_input(ranges_t* r, uint32_t node, uint32_t i, int32_t
   memcpy(dims, xv->dims, sizeof dims);
   uint32_t ins[3] = {mask, x, fillv};
   uint32_t y = add_node1(r, INGOT_OP_WHERE, base, ins, 3, dt, xv->rank, dims);
+  r->g->values[y].run_aux = false; /* data, but its kernel reads the mask */
   r->g->nodes[node].inputs[i] = y;
   return INGOT_OK;
 }
@@ -806,6 +813,23 @@ static void settle_output(ranges_t* r, uint32_t o) {
   v->runtime_padded = true;
 }
 
+/* Which dims of each value kernels may stop at the run's size
+ * (run_sym), and the sizes they read (run_size). */
+static void mark_run_dims(ranges_t* r) {
+  ingot_graph_t* g = r->g;
+  bool used[MAX_SYMS + 1] = {false};
+  for (uint32_t v = 0; v < r->nv; ++v)
+    for (int32_t d = 0; d < g->values[v].rank; ++d) {
+      uint32_t k = r->syms[v][d];
+      if (!k || k == SYM_OTHER || (r->full[v] >> d & 1u)) continue;
+      g->values[v].run_sym[d] = (uint8_t)k;
+      used[k] = true;
+    }
+  for (uint32_t k = 1; k <= r->sym_count; ++k)
+    if (used[k]) g->run_size[k] = sym_size(r, k, true) + 1;
+  g->run_size_count = r->sym_count;
+}
+
 /* Inputs that name one dim alike share its range: a run must give them one
  * size (a check after the steps). */
 static void check_shared(ranges_t* r) {
@@ -868,6 +892,7 @@ ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph
   r.syms = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(dim_syms_t));
   r.varies = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(bool));
   r.pdims = ingot_xcalloc(r.nv ? r.nv : 1, sizeof *r.pdims);
+  r.full = ingot_xcalloc(r.nv ? r.nv : 1, sizeof(uint32_t));
   r.sym_count = graph->range_symbol_count;
   for (uint32_t i = 0; i < graph->input_count; ++i) {
     uint32_t in = graph->inputs[i];
@@ -902,6 +927,8 @@ ingot_status_t ingot_graph_settle_ranges(ingot_graph_t* graph, const ingot_graph
                      graph->values[o].name);
   }
   if (!s) check_shared(&r);
+  if (!s) mark_run_dims(&r);
+  free(r.full);
   free(r.syms);
   free(r.varies);
   free(r.pdims);

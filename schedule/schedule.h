@@ -445,4 +445,14 @@ typedef struct ingot_schedule_layout_chooser_t {
 void ingot_schedule_layout_chooser_init(ingot_schedule_layout_chooser_t* chooser, const ingot_tuning_log_t* log,
                                         const ingot_target_t* targets, uint32_t target_count);
 
+/* Range guards (schedule/range_guard.c): in a scheduled kernel of a graph
+ * with ranged inputs, wraps the body of each serial or parallel loop that
+ * walks a ranged dim of the kernel's output (ingot_value_t.run_sym) in
+ * `if (its first position < the run's size)`, the size read from
+ * graph->run_size, appended to the kernel's buffers and args. Leaves the
+ * kernel whole where it cannot show every store inside such a loop lies
+ * past the size when the guard fails, and where the kernel reads a value
+ * computed from the sizes (run_aux). */
+ingot_status_t ingot_schedule_guard_ranges(const ingot_graph_t* graph, ingot_kernel_t* kernel);
+
 #endif /* INGOT_SCHEDULE_H_ */

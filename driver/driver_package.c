@@ -63,7 +63,12 @@ const char* driver_kernel_symbol(ingot_arena_t* arena, const ingot_graph_t* grap
   for (const char* p = ingot_op_name(node->op); *p && j + 1 < sizeof(op); ++p)
     op[j++] = (char)((*p >= 'A' && *p <= 'Z') ? *p - 'A' + 'a' : *p);
   op[j] = '\0';
-  const ingot_ir_buffer_t* out = &kernel->func->buffers[kernel->func->buffer_count - 1];
+  /* named by its (last) output; inputs a schedule appended (range sizes)
+   * come after it */
+  uint32_t last = kernel->func->buffer_count - 1;
+  for (uint32_t b = 0; b < kernel->func->buffer_count; ++b)
+    if (kernel->func->buffers[b].role == INGOT_IR_BUFFER_OUTPUT) last = b;
+  const ingot_ir_buffer_t* out = &kernel->func->buffers[last];
   const char* dtype = out->dtype == INGOT_DTYPE_F32 ? "f32" : ingot_dtype_name(out->dtype);
   const char* tname = target->kind == INGOT_TARGET_C ? "c" : "x";
   return ingot_arena_printf(arena, "%s_%s_%s_%08x", op, dtype, tname, fnv1a(text));

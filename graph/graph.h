@@ -115,9 +115,9 @@ typedef struct ingot_value_t {
    * write the value may skip the entries past that size (schedule/
    * range_guard.c). */
   uint8_t run_sym[INGOT_MAX_RANK];
-  /* Computed from the run's sizes (a mask, a size, a count; made by
-   * graph/ranges.c): a kernel that reads one runs over the largest sizes. */
-  bool run_aux;
+  /* With run_sym: this many entries past the run's size are read too (a
+   * window's end pads reach there), so a kernel writes size + margin. */
+  uint16_t run_margin[INGOT_MAX_RANK];
   /* NULL, or the list this value holds when it is an ONNX sequence (made
    * by the Sequence ops, carried through Loop, Scan and If) during
    * ingot_graph_infer_and_fold, which turns every node that reads or

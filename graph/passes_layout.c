@@ -83,6 +83,13 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
     base = ingot_arena_printf(&graph->arena, "%s_pad", conv_name);
     uint32_t pad_node =
         ingot_graph_add_node(graph, INGOT_OP_PAD, base, pad_inputs, zp != INGOT_NO_VALUE ? 3 : 2, &yv, 1);
+    /* Ranged dims (graph/ranges.c): the conv reads the padded entries up to
+     * the input's size + margin + both pads. */
+    for (int32_t d = 0; d < rank; ++d) {
+      graph->values[yv].run_sym[d] = graph->values[x].run_sym[d];
+      int64_t m = graph->values[x].run_margin[d] + (d >= 2 ? pads[d - 2] + pads[sp + d - 2] : 0);
+      graph->values[yv].run_margin[d] = (uint16_t)(m < UINT16_MAX ? m : UINT16_MAX);
+    }
     ingot_attr_t* mode = ingot_graph_node_add_attr(graph, pad_node, "mode", INGOT_ATTR_STRING);
     mode->s = "constant";
     /* The node array may have moved. */
@@ -798,6 +805,10 @@ static uint32_t add_blocked_value(ingot_graph_t* graph, uint32_t v, uint32_t b) 
   val->dims[0] = src->dims[0];
   val->dims[1] = (src->dims[1] + b - 1) / b;
   val->dims[2] = src->dims[2];
+  for (int32_t d = 0; d < 4; ++d) { /* ranged dims (graph/ranges.c); the channels are not */
+    val->run_sym[d] = d == 1 ? 0 : src->run_sym[d];
+    val->run_margin[d] = d == 1 ? 0 : src->run_margin[d];
+  }
   val->dims[3] = src->dims[3];
   val->dims[4] = b;
   return bv;

@@ -224,7 +224,6 @@ static bool any_ranged(const ranges_t* r, uint32_t v) {
 static uint32_t add_weight(ranges_t* r, const char* name, ingot_dtype_t dtype, int32_t rank, const int64_t* dims,
                            const void* data, size_t bytes) {
   uint32_t id = ingot_graph_add_value(r->g, name, INGOT_VALUE_WEIGHT);
-  r->g->values[id].run_aux = true;
   void* copy = ingot_xmalloc(bytes ? bytes : 1);
   if (bytes) memcpy(copy, data, bytes);
   ingot_graph_set_weight(r->g, id, dtype, rank, dims, copy);
@@ -235,7 +234,6 @@ static uint32_t add_node1(ranges_t* r, ingot_op_t op, const char* name, const ui
                           ingot_dtype_t dtype, int32_t rank, const int64_t* dims) {
   uint32_t out = ingot_graph_add_value(r->g, name, INGOT_VALUE_INTERMEDIATE);
   ingot_value_t* v = &r->g->values[out];
-  v->run_aux = true; /* a size, mask or count; callers making data unset it */
   v->dtype = dtype;
   v->rank = rank;
   for (int32_t d = 0; d < rank; ++d) v->dims[d] = dims[d];
@@ -255,7 +253,6 @@ static uint32_t shape_value(ranges_t* r, uint32_t in) {
   s->rank = 1;
   s->dims[0] = v->rank;
   s->shape_of = in + 1;
-  s->run_aux = true;
   v->range_shape = id + 1;
   return id;
 }
@@ -337,7 +334,8 @@ static bool int_dtype(ingot_dtype_t t) {
   }
 }
 
-static ingot_status_t mask_input(ranges_t* r, uint32_t node, uint32_t i, int32_t axis, uint32_t k, fill_t fill) {
+static ingot_status_t mask_input(ranges_t* r, uint32_t node, uint32_t i, int32_t axis, uint32_t k, fill_t fill,
+                                 int64_t margin) {
   ingot_node_t* n = &r->g->nodes[node];
   uint32_t x = n->inputs[i];
   const ingot_value_t* xv = &r->g->values[x];
@@ -368,7 +366,8 @@ static ingot_status_t mask_input(ranges_t* r, uint32_t node, uint32_t i, int32_t
                                                  xv->name, ingot_dtype_name(dt), sym_name(r, k)));
       break;
   }
-  const char* base = ingot_arena_printf(&r->g->arena, "%s:masked%u_%d_%d", xv->name, k, axis, (int)fill);
+  const char* base = ingot_arena_printf(&r->g->arena, "%s:masked%u_%d_%d%s", xv->name, k, axis, (int)fill,
+                                        margin ? ingot_arena_printf(&r->g->arena, "_w%lld", (long long)margin) : "");
   uint32_t known = ingot_graph_find_value(r->g, base);
   if (known != INGOT_NO_VALUE) {
     r->g->nodes[node].inputs[i] = known;
@@ -381,7 +380,21 @@ static ingot_status_t mask_input(ranges_t* r, uint32_t node, uint32_t i, int32_t
   memcpy(dims, xv->dims, sizeof dims);
   uint32_t ins[3] = {mask, x, fillv};
   uint32_t y = add_node1(r, INGOT_OP_WHERE, base, ins, 3, dt, xv->rank, dims);
-  r->g->values[y].run_aux = false; /* data, but its kernel reads the mask */
+  /* How much of the mask a run needs (run_sym, run_margin; its kernel
+   * stops there). A window reads the first size + margin entries along
+   * each ranged dim (and so of the window mask it reads, for the other
+   * axis). A reduction reads the masked axis whole (and every axis a mask
+   * before it in a chain masked, which x then has no run_sym on), the
+   * other dims only to the size. */
+  ingot_value_t* xw = &r->g->values[x];
+  ingot_value_t* yw = &r->g->values[y];
+  if (margin && x >= r->nv && xw->run_margin[axis] < margin) xw->run_margin[axis] = (uint16_t)margin;
+  for (int32_t d = 0; d < yw->rank; ++d) {
+    uint32_t xk = x < r->nv ? r->syms[x][d] : xw->run_sym[d];
+    yw->run_sym[d] = (uint8_t)(xk == SYM_OTHER || (!margin && d == axis) ? 0 : xk);
+    yw->run_margin[d] = x < r->nv || !yw->run_sym[d] ? 0 : xw->run_margin[d];
+  }
+  if (margin && yw->run_margin[axis] < margin) yw->run_margin[axis] = (uint16_t)margin;
   r->g->nodes[node].inputs[i] = y;
   return INGOT_OK;
 }
@@ -438,7 +451,7 @@ static ingot_status_t mean_over_ranges(ranges_t* r, uint32_t id) {
       fixed *= (float)r->g->values[x0].dims[d];
       continue;
     }
-    if ((s = mask_input(r, id, 0, d, ks[d], FILL_ZERO))) return s;
+    if ((s = mask_input(r, id, 0, d, ks[d], FILL_ZERO, 0))) return s;
     uint32_t size = sym_size(r, ks[d], true);
     const char* base = ingot_arena_printf(&r->g->arena, "%s:count%d", r->g->nodes[id].name, d);
     uint32_t f = add_node1(r, INGOT_OP_CAST, base, &size, 1, INGOT_DTYPE_F32, 0, NULL);
@@ -553,7 +566,8 @@ static ingot_status_t settle_window(ranges_t* r, uint32_t id) {
     else if (n->output_count > 1 && n->outputs[1] != INGOT_NO_VALUE) why = "MaxPool indices over a ranged image";
     if (why) return refuse_node(n, ingot_arena_printf(&r->g->arena, "%s (%s)", why, sym_name(r, k)));
     if (w.pads[w.spatial + a] > 0 &&
-        (s = mask_input(r, id, 0, d, k, r->g->nodes[id].op == INGOT_OP_MAXPOOL ? FILL_NEG_INF : FILL_ZERO)))
+        (s = mask_input(r, id, 0, d, k, r->g->nodes[id].op == INGOT_OP_MAXPOOL ? FILL_NEG_INF : FILL_ZERO,
+                        w.pads[w.spatial + a])))
       return s;
     int64_t add = w.pads[a] + w.pads[w.spatial + a] - w.dilations[a] * (w.kernel[a] - 1) - 1;
     uint32_t j = 0;
@@ -579,7 +593,7 @@ static ingot_status_t settle_global_pool(ranges_t* r, uint32_t id) {
     if (!ks[d]) continue;
     if (avg && r->g->values[x0].dtype != INGOT_DTYPE_F32)
       return refuse_node(&r->g->nodes[id], "averages a non-float32 tensor over a ranged dimension");
-    if ((s = mask_input(r, id, 0, d, ks[d], avg ? FILL_ZERO : FILL_NEG_INF))) return s;
+    if ((s = mask_input(r, id, 0, d, ks[d], avg ? FILL_ZERO : FILL_NEG_INF, 0))) return s;
     if (!avg) continue;
     largest *= (float)r->g->values[x0].dims[d];
     uint32_t size = sym_size(r, ks[d], true);
@@ -655,19 +669,19 @@ static ingot_status_t settle_node(ranges_t* r, uint32_t id) {
       int32_t ka = a->rank == 1 ? 0 : ta ? a->rank - 2 : a->rank - 1;
       int32_t kb = b->rank == 1 ? 0 : tb ? b->rank - 1 : b->rank - 2;
       uint32_t k = r->syms[x0][ka] ? r->syms[x0][ka] : r->syms[n->inputs[1]][kb];
-      if (k && (s = mask_input(r, id, 0, ka, k, FILL_ZERO))) return s;
-      if (k && (s = mask_input(r, id, 1, kb, k, FILL_ZERO))) return s;
+      if (k && (s = mask_input(r, id, 0, ka, k, FILL_ZERO, 0))) return s;
+      if (k && (s = mask_input(r, id, 1, kb, k, FILL_ZERO, 0))) return s;
       return INGOT_OK; /* Gemm's C broadcasts like an elementwise input */
     }
     case INGOT_OP_SOFTMAX: case INGOT_OP_LOGSOFTMAX: case INGOT_OP_HARDMAX: {
       int32_t axis = n->params.u.axis.axis;
-      if (r->syms[x0][axis]) return mask_input(r, id, 0, axis, r->syms[x0][axis], FILL_NEG_INF);
+      if (r->syms[x0][axis]) return mask_input(r, id, 0, axis, r->syms[x0][axis], FILL_NEG_INF, 0);
       return INGOT_OK;
     }
     case INGOT_OP_ARGMAX: case INGOT_OP_ARGMIN: {
       int32_t axis = n->params.u.arg.axis;
       if (r->syms[x0][axis])
-        return mask_input(r, id, 0, axis, r->syms[x0][axis], n->op == INGOT_OP_ARGMAX ? FILL_NEG_INF : FILL_POS_INF);
+        return mask_input(r, id, 0, axis, r->syms[x0][axis], n->op == INGOT_OP_ARGMAX ? FILL_NEG_INF : FILL_POS_INF, 0);
       return INGOT_OK;
     }
     case INGOT_OP_REDUCESUM: case INGOT_OP_REDUCESUMSQUARE: case INGOT_OP_REDUCEL1: case INGOT_OP_REDUCEL2:
@@ -678,7 +692,7 @@ static ingot_status_t settle_node(ranges_t* r, uint32_t id) {
       dim_syms_t ks;
       memcpy(ks, r->syms[x0], sizeof ks);
       for (int32_t d = 0; d < rank; ++d) /* one mask per ranged axis, each around the last */
-        if (n->params.u.reduce.reduced[d] && ks[d] && (s = mask_input(r, id, 0, d, ks[d], fill))) return s;
+        if (n->params.u.reduce.reduced[d] && ks[d] && (s = mask_input(r, id, 0, d, ks[d], fill, 0))) return s;
       return INGOT_OK;
     }
     case INGOT_OP_REDUCEMEAN:

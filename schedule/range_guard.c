@@ -18,10 +18,10 @@
  * add to it), and nothing inside assigns a local
  * declared outside. Vectorized and unrolled loops (and loops inside them)
  * are never guarded: their extents are the schedule's, and a guard there
- * would cost more than it saves. A kernel that reads a value computed from
- * the run's sizes (a mask; ingot_value_t.run_aux) makes such a mask's
- * identity entries past the size, which a reduction reads: it is left
- * whole. */
+ * would cost more than it saves. A reduction's mask (the identity past the
+ * size, read whole) has no run_sym and is never guarded; a window's mask is
+ * written to the size + its margin (ingot_value_t.run_margin), as far as
+ * the window reads. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +58,7 @@ typedef struct guard_t {
   uint32_t out;                    /* the output buffer */
   const ingot_ir_buffer_t* ob;
   int32_t dims[INGOT_MAX_RANK];    /* its ranged dims */
+  int64_t margin[INGOT_MAX_RANK];  /* per ranged dim: entries past the size to write too */
   uint32_t syms[INGOT_MAX_RANK];
   int32_t dim_count;
   const ingot_ir_stmt_t* stack[GUARD_MAX_DEPTH];
@@ -329,7 +330,9 @@ static ingot_ir_stmt_t* rewrite(guard_t* g, const ingot_graph_t* graph, sizes_t*
           pos = ingot_ir_add(g->f, pos, ingot_ir_mul(g->f, ingot_ir_int(g->f, a->coef), x));
         }
         if (s->mode == 2) pos = ingot_ir_binary(g->f, INGOT_IR_MOD, pos, ingot_ir_int(g->f, s->extent));
-        ingot_ir_expr_t* c = ingot_ir_binary(g->f, INGOT_IR_LT, pos, run_size(g, graph, z, g->syms[k]));
+        ingot_ir_expr_t* limit = run_size(g, graph, z, g->syms[k]);
+        if (g->margin[k]) limit = ingot_ir_add(g->f, limit, ingot_ir_int(g->f, g->margin[k]));
+        ingot_ir_expr_t* c = ingot_ir_binary(g->f, INGOT_IR_LT, pos, limit);
         cond = cond ? ingot_ir_binary(g->f, INGOT_IR_AND, cond, c) : c;
       }
       if (cond) body = ingot_ir_if(g->f, cond, body);
@@ -358,8 +361,7 @@ ingot_status_t ingot_schedule_guard_ranges(const ingot_graph_t* graph, ingot_ker
   ingot_ir_func_t* f = kernel->func;
   uint32_t out = UINT32_MAX;
   for (uint32_t a = 0; a < kernel->arg_count; ++a) {
-    const ingot_value_t* v = &graph->values[kernel->args[a]];
-    if (v->run_aux || a >= f->buffer_count || f->buffers[a].role == INGOT_IR_BUFFER_SHARED) return INGOT_OK;
+    if (a >= f->buffer_count || f->buffers[a].role == INGOT_IR_BUFFER_SHARED) return INGOT_OK;
     if (f->buffers[a].role != INGOT_IR_BUFFER_OUTPUT) continue;
     if (out != UINT32_MAX) return INGOT_OK; /* one output only */
     out = a;
@@ -375,6 +377,7 @@ ingot_status_t ingot_schedule_guard_ranges(const ingot_graph_t* graph, ingot_ker
     uint32_t k = ov->run_sym[d];
     if (!k || k > graph->run_size_count || !graph->run_size[k]) continue;
     g.dims[g.dim_count] = d;
+    g.margin[g.dim_count] = ov->run_margin[d];
     g.syms[g.dim_count++] = k;
   }
   /* the buffer must be the value as the graph lays it out */
@@ -383,21 +386,19 @@ ingot_status_t ingot_schedule_guard_ranges(const ingot_graph_t* graph, ingot_ker
   g.declared_at = ingot_xmalloc(sizeof(int32_t) * (f->var_count ? f->var_count : 1));
   for (uint32_t v = 0; v < f->var_count; ++v) g.declared_at[v] = -1;
   visit(&g, f->body);
-  ingot_status_t s = INGOT_OK;
-  if (!g.overflow) {
-    sizes_t z;
-    memset(&z, 0, sizeof z);
-    ingot_ir_stmt_t* body = rewrite(&g, graph, &z, f->body);
-    if (z.added_count) {
-      f->body = body;
-      uint32_t* args = INGOT_ARENA_ARRAY(&f->arena, uint32_t, kernel->arg_count + z.added_count);
-      memcpy(args, kernel->args, sizeof(uint32_t) * kernel->arg_count);
-      memcpy(args + kernel->arg_count, z.added, sizeof(uint32_t) * z.added_count);
-      kernel->args = args;
-      kernel->arg_count += z.added_count;
-      s = ingot_ir_verify(f);
-    }
-  }
+  /* The size inputs depend on the output alone, not on where the schedule
+   * lets a guard go: every target's kernel of a step takes the same
+   * arguments (one step, one argument list in the bundle). */
+  sizes_t z;
+  memset(&z, 0, sizeof z);
+  for (int32_t k = 0; k < g.dim_count; ++k) (void)run_size(&g, graph, &z, g.syms[k]);
+  if (!g.overflow) f->body = rewrite(&g, graph, &z, f->body);
+  uint32_t* args = INGOT_ARENA_ARRAY(&f->arena, uint32_t, kernel->arg_count + z.added_count);
+  memcpy(args, kernel->args, sizeof(uint32_t) * kernel->arg_count);
+  memcpy(args + kernel->arg_count, z.added, sizeof(uint32_t) * z.added_count);
+  kernel->args = args;
+  kernel->arg_count += z.added_count;
+  ingot_status_t s = ingot_ir_verify(f);
   free(g.declared_at);
   INGOT_VEC_FREE(g.sites);
   return s;

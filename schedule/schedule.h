@@ -451,8 +451,7 @@ void ingot_schedule_layout_chooser_init(ingot_schedule_layout_chooser_t* chooser
  * `if (its first position < the run's size)`, the size read from
  * graph->run_size, appended to the kernel's buffers and args. Leaves the
  * kernel whole where it cannot show every store inside such a loop lies
- * past the size when the guard fails, and where the kernel reads a value
- * computed from the sizes (run_aux). */
+ * past the size (plus the value's run_margin) when the guard fails. */
 ingot_status_t ingot_schedule_guard_ranges(const ingot_graph_t* graph, ingot_kernel_t* kernel);
 
 #endif /* INGOT_SCHEDULE_H_ */

@@ -100,6 +100,23 @@ def expect_error(p, what, needles):
     return good
 
 
+def guarded(a, model, shapes, least):
+    """The kernels stop at the run's size: at least `least` of them test a
+    run_size input in their loops (schedule/range_guard.c), seen in
+    --dump-ir."""
+    cmd = [a.ingot, "compile", model, "-o", os.path.join(a.work, "dump.ingot"), "-q", "--dump-ir"]
+    for s in shapes:
+        cmd += ["--input-shape", s]
+    if a.target:
+        cmd += ["--target", a.target]
+    p = run(cmd)
+    funcs = [f for f in p.stdout.split("\nfunc ") if f.strip()]
+    count = sum(1 for f in funcs if "run_size" in f.split("{", 1)[-1])
+    good = p.returncode == 0 and count >= least
+    print(f"kernels that stop at the run's size: {count} of {len(funcs)} {'ok' if good else 'TOO FEW'}")
+    return good
+
+
 def bert(a):
     subprocess.run([sys.executable, os.path.join(ROOT, "models", "make_bert.py"), "--out", a.work, "--size",
                     "small"], check=True, stdout=subprocess.DEVNULL)
@@ -119,6 +136,7 @@ def bert(a):
         types[0, real // 2:real] = 1
         cases.append((f"tokens{s}", {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}))
     ok = check_sizes(a, model, bundle, cases, atol=2e-4, rtol=1e-3)
+    ok &= guarded(a, model, ["input_ids=1x1..128"], least=15)
     # Past the range, and inputs that disagree on the length.
     long = {"input_ids": np.ones((1, 129), np.int64), "attention_mask": np.ones((1, 129), np.int64),
             "token_type_ids": np.zeros((1, 129), np.int64)}
@@ -178,6 +196,7 @@ def cnn(a):
     cases = [(f"image{h}x{w}", {"x": rng.standard_normal((1, 3, h, w)).astype(np.float32)})
              for h, w in ((224, 224), (320, 480), (640, 640), (227, 301))]
     ok = check_sizes(a, model, bundle, cases, atol=1e-5, rtol=1e-4)
+    ok &= guarded(a, model, ["x=1x3x224..640x224..640"], least=8)
     p, _ = ingot_outputs(a, bundle, {"x": np.zeros((1, 3, 641, 224), np.float32)}, "image641")
     ok &= expect_error(p, "an image of 641 rows", ["'x'", "641"])
     # The batch ranged.

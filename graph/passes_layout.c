@@ -699,6 +699,29 @@ static bool blocked_operand(const ingot_graph_t* graph, uint32_t v, const uint32
   return true;
 }
 
+/* A Where that masks image positions (graph/ranges.c: a window along a
+ * ranged dim): Where(cond, x, fill) with x blocked like y, cond a bool over
+ * H and W alone ([H, 1], [H, W] or [W]; re-laid with a trailing 1 for the
+ * lanes), and a scalar fill that keeps padding lanes finite (or no padding
+ * lanes). */
+static bool spatial_mask_ok(const ingot_graph_t* graph, const ingot_node_t* node, const uint32_t* blocked,
+                            const ingot_value_t* yv, uint32_t b) {
+  if (node->input_count != 3) return false;
+  uint32_t cond = node->inputs[0], x = node->inputs[1], fill = node->inputs[2];
+  if (cond >= graph->value_count || x >= graph->value_count || fill >= graph->value_count) return false;
+  const ingot_value_t* cv = &graph->values[cond];
+  const ingot_value_t* fv = &graph->values[fill];
+  if (blocked[x] == INGOT_NO_VALUE || !same_dims(&graph->values[x], yv) || blocked[cond] != INGOT_NO_VALUE ||
+      cv->dtype != INGOT_DTYPE_BOOL || cv->rank < 1 || cv->rank > 2)
+    return false;
+  for (int32_t d = 0; d < cv->rank; ++d)
+    if (cv->dims[d] != 1 && cv->dims[d] != yv->dims[4 - cv->rank + d]) return false;
+  if (fv->kind != INGOT_VALUE_WEIGHT || !fv->data || fv->dtype != INGOT_DTYPE_F32 || ingot_value_numel(fv) != 1)
+    return false;
+  float f = *(const float*)fv->data;
+  return (f - f == 0.0f) || yv->dims[1] % b == 0; /* finite, or no padding lanes */
+}
+
 static bool scalar_or_absent(const ingot_graph_t* graph, uint32_t v) {
   return v == INGOT_NO_VALUE || (v < graph->value_count && ingot_value_numel(&graph->values[v]) == 1);
 }
@@ -711,6 +734,7 @@ static bool block_other_ok(const ingot_graph_t* graph, const ingot_node_t* node,
   if (memcmp(&node->epilogue, &none, sizeof(none)) != 0) return false;
   uint32_t x = node->inputs[0];
   const ingot_value_t* yv = &graph->values[node->outputs[0]];
+  if (node->op == INGOT_OP_WHERE) return spatial_mask_ok(graph, node, blocked, yv, b);
   bool x_blocked = value_f32_4d(graph, x) && blocked[x] != INGOT_NO_VALUE;
   if (!x_blocked && !lane_wise_binary(node->op)) return false; /* a binary op's blocked operand may be input 1 */
   if (lane_wise_unary(node->op)) {
@@ -995,6 +1019,29 @@ static bool entry_worth_it(const ingot_graph_t* graph, uint32_t y, uint32_t* blo
   return 9 * c >= 8 * padded && joins_region(graph, y, blocked, b);
 }
 
+/* A Where's spatial mask v ([H, 1], [H, W], [W]) with a trailing 1 for the
+ * lanes of a blocked operand, by a Reshape. */
+static uint32_t add_lane_axis(ingot_graph_t* graph, uint32_t v) {
+  int32_t rank = graph->values[v].rank;
+  int64_t* shape = ingot_xmalloc(sizeof(int64_t) * (size_t)(rank + 1));
+  for (int32_t d = 0; d < rank; ++d) shape[d] = graph->values[v].dims[d];
+  shape[rank] = 1;
+  char* base = ingot_arena_printf(&graph->arena, "%s_lanes_shape", graph->values[v].name);
+  uint32_t sv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+  int64_t n = rank + 1;
+  ingot_graph_set_weight(graph, sv, INGOT_DTYPE_I64, 1, &n, shape);
+  base = ingot_arena_printf(&graph->arena, "%s_lanes", graph->values[v].name);
+  uint32_t mv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
+  ingot_value_t* m = &graph->values[mv];
+  m->dtype = INGOT_DTYPE_BOOL;
+  m->rank = rank + 1;
+  for (int32_t d = 0; d < rank; ++d) m->dims[d] = graph->values[v].dims[d];
+  m->dims[rank] = 1;
+  uint32_t in[2] = {v, sv};
+  ingot_graph_add_node(graph, INGOT_OP_RESHAPE, ingot_graph_unique_name(graph, base), in, 2, &mv, 1);
+  return mv;
+}
+
 ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph) {
   uint32_t b = graph->activation_block;
   if (b < 2) return INGOT_OK;
@@ -1028,6 +1075,8 @@ ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph) {
         } else if (lane_wise_binary(graph->nodes[i].op) && channel_constant(graph, v, channels)) {
           float pad = graph->nodes[i].op == INGOT_OP_DIV ? 1.0f : 0.0f;
           graph->nodes[i].inputs[k] = add_blocked_channels(graph, v, channels, b, pad);
+        } else if (graph->nodes[i].op == INGOT_OP_WHERE && k == 0) {
+          graph->nodes[i].inputs[k] = add_lane_axis(graph, v);
         }
       }
       node = &graph->nodes[i];

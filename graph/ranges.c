@@ -2,9 +2,10 @@
  *
  * `--input-shape ids=1x1..128` compiles the graph at the largest size. Every
  * tensor is laid out at the strides of its largest shape, and a run at a
- * smaller size uses the first entries along each ranged dim: kernels run
- * over the largest size (what they compute past the run's size is never
- * read), and the runtime spreads each input to those strides and packs each
+ * smaller size uses the first entries along each ranged dim: what lies
+ * past the run's size is never read, so kernels stop there (each value's
+ * run_sym and the graph's run_size, which schedule/range_guard.c reads),
+ * and the runtime spreads each input to those strides and packs each
  * output back (runtime/session.c).
  *
  * That is right for every node whose first entries along a ranged dim come

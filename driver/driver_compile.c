@@ -499,17 +499,26 @@ static ingot_status_t compile(const ingot_driver_options_t* o, compile_state_t* 
       ingot_schedule_choice_t choice = {.cpu_model = o->tuning_cpu_model,
                                         .on_skip = o->on_tuning_skip ? relay_skip : NULL, .skip_self = &relay};
       if ((o->on_lowered && (s = o->on_lowered(o->hook_self, &info))) ||
-          (s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, &choice, sc)) ||
-          (s = ingot_schedule_guard_ranges(st->graphs[t], kn))) {
+          (s = driver_schedule_kernel(kn, &st->targets[t], log, NULL, &choice, sc))) {
         s = ingot_fail_prefix(s, "node '%s' (%s)%s%s", node->name, ingot_op_name(node->op),
                               nt > 1 ? ", target " : "", nt > 1 ? st->targets[t].name : "");
         break;
       }
-      texts[(size_t)t * n + k] = driver_canonical_text(kn->func);
       tuned_line[(size_t)t * n + k] = choice.tuned ? choice.line : 0;
       clock_tick(&st->clock, t * n + k + 1, n * nt, st->targets[t].name);
     }
   }
+  /* Ranged dims: kernels stop at the run's size (once every target's steps
+   * were compared as lowered), then the text each is deduplicated by. */
+  for (uint32_t t = 0; t < nt && s == INGOT_OK; ++t)
+    for (uint32_t k = 0; k < n && s == INGOT_OK; ++k) {
+      ingot_kernel_t* kn = &lows[t]->kernels[k];
+      if ((s = ingot_schedule_guard_ranges(st->graphs[t], kn)))
+        s = ingot_fail_prefix(s, "node '%s' (%s)", st->graphs[t]->nodes[kn->node].name,
+                              ingot_op_name(st->graphs[t]->nodes[kn->node].op));
+      else
+        texts[(size_t)t * n + k] = driver_canonical_text(kn->func);
+    }
 
   if (s == INGOT_OK) drop_untouched_outputs(st, n, nt);
 

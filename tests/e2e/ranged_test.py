@@ -163,6 +163,15 @@ def bert(a):
         cases.append((f"tokens{s}", {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}))
     ok = check_sizes(a, model, bundle, cases, atol=2e-4, rtol=1e-3)
     ok &= guarded(a, model, ["input_ids=1x1..128"], least=15)
+    if not a.target:
+        # Two variants in one bundle: each target's kernel of a step takes the
+        # same arguments, guards or not.
+        two = os.path.join(a.work, "bert_ranged_two.ingot")
+        p = run([a.ingot, "compile", model, "-o", two, "-q", "--input-shape", "input_ids=1x1..128",
+                 "--target", "llvm -mcpu=x86-64-v4", "--target", "llvm -mcpu=x86-64"])
+        good = p.returncode == 0
+        print(f"two llvm variants: {'ok' if good else 'FAILED: ' + p.stderr.strip()}")
+        ok &= good and check_sizes(a, model, two, cases[:1], atol=2e-4, rtol=1e-3)
     # Past the range, and inputs that disagree on the length.
     long = {"input_ids": np.ones((1, 129), np.int64), "attention_mask": np.ones((1, 129), np.int64),
             "token_type_ids": np.zeros((1, 129), np.int64)}

@@ -430,6 +430,36 @@ static bool keeps_ranged(const ranges_t* r, uint32_t x, uint32_t y) {
   return true;
 }
 
+/* count (a float32 scalar, or INGOT_NO_VALUE for 1) times the run's size of
+ * symbol k, for node id's dim d. */
+static uint32_t times_size(ranges_t* r, uint32_t id, int32_t d, uint32_t k, uint32_t count) {
+  uint32_t size = sym_size(r, k, true);
+  const char* base = ingot_arena_printf(&r->g->arena, "%s:count%d", r->g->nodes[id].name, d);
+  uint32_t f = add_node1(r, INGOT_OP_CAST, base, &size, 1, INGOT_DTYPE_F32, 0, NULL);
+  ingot_attr_t* to = ingot_graph_node_add_attr(r->g, r->g->node_count - 1, "to", INGOT_ATTR_INT);
+  to->i = 1; /* FLOAT */
+  if (count == INGOT_NO_VALUE) return f;
+  uint32_t ab[2] = {count, f};
+  return add_node1(r, INGOT_OP_MUL, ingot_arena_printf(&r->g->arena, "%s.times", base), ab, 2, INGOT_DTYPE_F32, 0,
+                   NULL);
+}
+
+/* Node id writes a new float32 value, named y's + suffix, in place of its
+ * output y (which a node added after it then makes); returns the new one. */
+static uint32_t redirect_output(ranges_t* r, uint32_t id, const char* suffix) {
+  uint32_t y = r->g->nodes[id].outputs[0];
+  const char* name = ingot_arena_printf(&r->g->arena, "%s%s", r->g->values[y].name, suffix);
+  uint32_t v = ingot_graph_add_value(r->g, name, INGOT_VALUE_INTERMEDIATE);
+  const ingot_value_t* yv = &r->g->values[y];
+  ingot_value_t* nv = &r->g->values[v];
+  nv->dtype = INGOT_DTYPE_F32;
+  nv->rank = yv->rank;
+  memcpy(nv->dims, yv->dims, sizeof nv->dims);
+  r->g->nodes[id].outputs[0] = v;
+  nv->producer = id;
+  return v;
+}
+
 /* A float32 ReduceMean over ranged dims: the sum of the masked input (the
  * node becomes a ReduceSum) divided by the run's count of entries. */
 static ingot_status_t mean_over_ranges(ranges_t* r, uint32_t id) {
@@ -453,34 +483,12 @@ static ingot_status_t mean_over_ranges(ranges_t* r, uint32_t id) {
       continue;
     }
     if ((s = mask_input(r, id, 0, d, ks[d], FILL_ZERO, 0))) return s;
-    uint32_t size = sym_size(r, ks[d], true);
-    const char* base = ingot_arena_printf(&r->g->arena, "%s:count%d", r->g->nodes[id].name, d);
-    uint32_t f = add_node1(r, INGOT_OP_CAST, base, &size, 1, INGOT_DTYPE_F32, 0, NULL);
-    ingot_attr_t* to = ingot_graph_node_add_attr(r->g, r->g->node_count - 1, "to", INGOT_ATTR_INT);
-    to->i = 1; /* FLOAT */
-    if (count != INGOT_NO_VALUE) {
-      uint32_t ab[2] = {count, f};
-      f = add_node1(r, INGOT_OP_MUL, ingot_arena_printf(&r->g->arena, "%s.times", base), ab, 2, INGOT_DTYPE_F32, 0,
-                    NULL);
-    }
-    count = f;
+    count = times_size(r, id, d, ks[d], count);
   }
-  n = &r->g->nodes[id];
-  uint32_t y = n->outputs[0];
-  const ingot_value_t* yv = &r->g->values[y];
-  int64_t dims[INGOT_MAX_RANK];
-  memcpy(dims, yv->dims, sizeof dims);
-  int32_t yrank = yv->rank;
-  const char* sum_name = ingot_arena_printf(&r->g->arena, "%s:sum", yv->name);
-  uint32_t sum = ingot_graph_add_value(r->g, sum_name, INGOT_VALUE_INTERMEDIATE);
-  ingot_value_t* sv = &r->g->values[sum];
-  sv->dtype = INGOT_DTYPE_F32;
-  sv->rank = yrank;
-  memcpy(sv->dims, dims, sizeof dims);
-  n = &r->g->nodes[id];
-  n->op = INGOT_OP_REDUCESUM;
-  n->outputs[0] = sum;
-  r->g->values[sum].producer = id;
+  uint32_t y = r->g->nodes[id].outputs[0];
+  uint32_t sum = redirect_output(r, id, ":sum");
+  const char* sum_name = r->g->values[sum].name;
+  r->g->nodes[id].op = INGOT_OP_REDUCESUM;
   uint32_t fixedv = add_weight(r, ingot_arena_printf(&r->g->arena, "%s:fixed_count", sum_name), INGOT_DTYPE_F32, 0,
                                NULL, &fixed, sizeof fixed);
   uint32_t ab[2] = {count, fixedv};
@@ -597,33 +605,13 @@ static ingot_status_t settle_global_pool(ranges_t* r, uint32_t id) {
     if ((s = mask_input(r, id, 0, d, ks[d], avg ? FILL_ZERO : FILL_NEG_INF, 0))) return s;
     if (!avg) continue;
     largest *= (float)r->g->values[x0].dims[d];
-    uint32_t size = sym_size(r, ks[d], true);
-    const char* base = ingot_arena_printf(&r->g->arena, "%s:count%d", r->g->nodes[id].name, d);
-    uint32_t f = add_node1(r, INGOT_OP_CAST, base, &size, 1, INGOT_DTYPE_F32, 0, NULL);
-    ingot_attr_t* to = ingot_graph_node_add_attr(r->g, r->g->node_count - 1, "to", INGOT_ATTR_INT);
-    to->i = 1; /* FLOAT */
-    if (count != INGOT_NO_VALUE) {
-      uint32_t ab[2] = {count, f};
-      f = add_node1(r, INGOT_OP_MUL, ingot_arena_printf(&r->g->arena, "%s.times", base), ab, 2, INGOT_DTYPE_F32, 0,
-                    NULL);
-    }
-    count = f;
+    count = times_size(r, id, d, ks[d], count);
   }
   if (count == INGOT_NO_VALUE) return INGOT_OK;
   /* y = pool(masked x) * (largest count / the run's count) */
   uint32_t y = r->g->nodes[id].outputs[0];
-  const ingot_value_t* yv = &r->g->values[y];
-  int64_t dims[INGOT_MAX_RANK];
-  memcpy(dims, yv->dims, sizeof dims);
-  int32_t yrank = yv->rank;
-  const char* raw_name = ingot_arena_printf(&r->g->arena, "%s:sum_scaled", yv->name);
-  uint32_t raw = ingot_graph_add_value(r->g, raw_name, INGOT_VALUE_INTERMEDIATE);
-  ingot_value_t* rv = &r->g->values[raw];
-  rv->dtype = INGOT_DTYPE_F32;
-  rv->rank = yrank;
-  memcpy(rv->dims, dims, sizeof dims);
-  r->g->nodes[id].outputs[0] = raw;
-  r->g->values[raw].producer = id;
+  uint32_t raw = redirect_output(r, id, ":sum_scaled");
+  const char* raw_name = r->g->values[raw].name;
   uint32_t lv = add_weight(r, ingot_arena_printf(&r->g->arena, "%s.largest", raw_name), INGOT_DTYPE_F32, 0, NULL,
                            &largest, sizeof largest);
   uint32_t ab[2] = {lv, count};

@@ -71,6 +71,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_bert  # noqa: E402
 import make_cnn_zoo  # noqa: E402
+from make_qop_cases import ort_u8s8_saturates  # noqa: E402
 
 CALIB = 8          # calibration inputs per model (standard normal, seeded)
 SKIP = 77
@@ -157,15 +158,18 @@ def static(float_path, out, name, shapes, fmt, per_channel, act="u8", tmpdir=Non
     pre = preprocess(float_path, tmpdir)
     path = os.path.join(out, name + ".onnx")
     reader = list_reader(feeds) if feeds is not None else calibration_reader(shapes, calib)
+    # uint8 data times int8 weights: 7-bit weights where ONNX Runtime's own
+    # products would saturate (make_qop_cases.ort_u8s8_saturates)
+    reduce = act == "u8" and ort_u8s8_saturates()
     quantize_static(pre, path, reader,
                     quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
                     per_channel=per_channel,
                     activation_type=QuantType.QUInt8 if act == "u8" else QuantType.QInt8,
-                    weight_type=QuantType.QInt8)
+                    weight_type=QuantType.QInt8, reduce_range=reduce)
     write_meta(path, os.path.basename(float_path),
                f"quant_pre_process + quantize_static {fmt.upper()} "
                f"{'per channel' if per_channel else 'per tensor'}, activations "
-               f"{'uint8' if act == 'u8' else 'int8'}, weights int8, "
+               f"{'uint8' if act == 'u8' else 'int8'}, weights int8{' (reduce_range)' if reduce else ''}, "
                f"{len(feeds) if feeds is not None else calib} calibration inputs")
 
 
@@ -182,8 +186,11 @@ def fix_float_name(out, name, float_name):
 def dynamic(float_path, out, name, op_types=None):
     from onnxruntime.quantization import QuantType, quantize_dynamic
     path = os.path.join(out, name + ".onnx")
-    quantize_dynamic(float_path, path, weight_type=QuantType.QInt8, op_types_to_quantize=op_types)
+    reduce = ort_u8s8_saturates()
+    quantize_dynamic(float_path, path, weight_type=QuantType.QInt8, op_types_to_quantize=op_types,
+                     reduce_range=reduce)
     write_meta(path, os.path.basename(float_path), "quantize_dynamic, weights int8" +
+               (" (reduce_range)" if reduce else "") +
                (f", op_types_to_quantize={op_types}" if op_types else ""))
 
 

@@ -427,7 +427,7 @@ static LLVMValueRef call_powf(fn_t* F, LLVMValueRef a, LLVMValueRef b) {
 /* unary() and binary() below switch over every op of lower/ir_ops.def: a new
  * row there changes these counts and stops the build until it is handled. */
 _Static_assert(INGOT_IR_UNARY_COUNT_ == 24, "unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 19, "binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 20, "binary(): handle the new op of lower/ir_ops.def");
 _Static_assert(INGOT_IR_ATANH - INGOT_IR_SIN == INGOT_LLVM_MATH_ATANH - INGOT_LLVM_MATH_SIN,
                "unary(): the trigonometric ops map to the math functions in order");
 
@@ -677,6 +677,50 @@ static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMVa
   return LLVMBuildAdd(b, acc, sum, "");
 }
 
+/* dot2(a, b) on int32 scalars or vectors: on x86 one pmaddwd for 4, 8 or
+ * 16 lanes (wider vectors halved until they fit), else each operand's
+ * 16-bit halves sign-extended, multiplied and the two products added. */
+static LLVMValueRef dot2_lanes(fn_t* F, LLVMValueRef a, LLVMValueRef c, unsigned n) {
+  ingot_llvm_module_t* m = &F->g->m;
+  LLVMBuilderRef b = F->b;
+  LLVMTypeRef i16 = LLVMInt16TypeInContext(m->ctx);
+  if (m->x86 && m->pmaddwd_lanes_max && n > m->pmaddwd_lanes_max && n <= 64 && (n & (n - 1)) == 0) {
+    LLVMValueRef mask[64], half[2];
+    for (unsigned h = 0; h < 2; ++h) {
+      for (unsigned l = 0; l < n / 2; ++l) mask[l] = LLVMConstInt(m->t_i32, h * (n / 2) + l, 0);
+      LLVMValueRef sel = LLVMConstVector(mask, n / 2);
+      half[h] = dot2_lanes(F, LLVMBuildShuffleVector(b, a, LLVMGetUndef(LLVMTypeOf(a)), sel, ""),
+                           LLVMBuildShuffleVector(b, c, LLVMGetUndef(LLVMTypeOf(c)), sel, ""), n / 2);
+    }
+    for (unsigned l = 0; l < n; ++l) mask[l] = LLVMConstInt(m->t_i32, l, 0);
+    return LLVMBuildShuffleVector(b, half[0], half[1], LLVMConstVector(mask, n), "");
+  }
+  if (m->x86 && (n == 4 || n == 8 || n == 16) && n <= m->pmaddwd_lanes_max) {
+    const char* name = n == 16 ? "llvm.x86.avx512.pmaddw.d.512" : n == 8 ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd";
+    LLVMTypeRef h = LLVMVectorType(i16, 2 * n), ft;
+    LLVMValueRef fn = ingot_llvm_intrinsic(m, name, NULL, 0, &ft);
+    LLVMValueRef args[2] = {LLVMBuildBitCast(b, a, h, ""), LLVMBuildBitCast(b, c, h, "")};
+    return LLVMBuildCall2(b, ft, fn, args, 2, "");
+  }
+  LLVMValueRef k16 = n ? splat(F, LLVMConstInt(m->t_i32, 16, 0), n) : LLVMConstInt(m->t_i32, 16, 0);
+  LLVMValueRef a_lo = LLVMBuildAShr(b, LLVMBuildShl(b, a, k16, ""), k16, ""), a_hi = LLVMBuildAShr(b, a, k16, "");
+  LLVMValueRef c_lo = LLVMBuildAShr(b, LLVMBuildShl(b, c, k16, ""), k16, ""), c_hi = LLVMBuildAShr(b, c, k16, "");
+  return LLVMBuildAdd(b, LLVMBuildMul(b, a_lo, c_lo, ""), LLVMBuildMul(b, a_hi, c_hi, ""), "");
+}
+
+static LLVMValueRef dot2(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
+  LLVMValueRef a, c;
+  TRY(a = expr(F, e->u.binary.a, vec));
+  TRY(c = expr(F, e->u.binary.b, vec));
+  unsigned n = lanes_of(a);
+  if (lanes_of(c) > n) n = lanes_of(c);
+  if (n) {
+    a = splat(F, a, n);
+    c = splat(F, c, n);
+  }
+  return dot2_lanes(F, a, c, n);
+}
+
 /* Converts an integer value of dtype `from` to int64 (C promotion). */
 static LLVMValueRef to_i64(fn_t* F, LLVMValueRef v, ingot_dtype_t from) {
   LLVMTypeRef t = ingot_llvm_vec_type(F->g->m.t_i64, lanes_of(v));
@@ -710,6 +754,10 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   if (op == INGOT_IR_DOT4) {
     if (t != INGOT_DTYPE_I32) return unsupported(F, name, t);
     return dot4_add(F, NULL, e, vec);
+  }
+  if (op == INGOT_IR_DOT2) {
+    if (t != INGOT_DTYPE_I32) return unsupported(F, name, t);
+    return dot2(F, e, vec);
   }
   if (op == INGOT_IR_ADD && t == INGOT_DTYPE_I32 && (is_dot4(be) || is_dot4(ae))) {
     LLVMValueRef acc;

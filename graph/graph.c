@@ -531,7 +531,10 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
       ingot_strbuf_appendf(sb, " output_pads=[%lld,%lld,%lld,%lld]", (long long)ep->output_pads[0],
                            (long long)ep->output_pads[1], (long long)ep->output_pads[2], (long long)ep->output_pads[3]);
     }
-    if (n->weight_block) ingot_strbuf_appendf(sb, " panels=%u%s", n->weight_block, n->weight_dot4_channels ? " dot4" : "");
+    if (n->weight_block) {
+      ingot_strbuf_appendf(sb, " panels=%u%s", n->weight_block,
+                           !n->weight_dot4_channels ? "" : n->dot_pairs ? " dot2" : " dot4");
+    }
     if (n->guard && n->guard - 1 < graph->value_count) {
       ingot_strbuf_appendf(sb, " if %s%%%s", n->guard_when ? "" : "!", graph->values[n->guard - 1].name);
     }

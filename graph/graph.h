@@ -184,6 +184,11 @@ typedef struct ingot_node_layout_t {
    * chooser turns it on for targets whose code generator has one
    * (schedule/template.c target_layout_default). */
   bool dot4;
+  /* With dot4: the words hold 2 channels as signed 16-bit halves (the loop
+   * IR's dot2, x86's pmaddwd) instead of 4 bytes: for x86 targets without
+   * a byte dot product (VNNI), whose 4-byte words would be unpacked in the
+   * inner loop. Set by the target (template.c), never by a record. */
+  bool dot_pairs;
 } ingot_node_layout_t;
 
 #define INGOT_LAYOUT_MAX_VALUES 8
@@ -555,6 +560,11 @@ typedef struct ingot_node_t {
    * for int8, so the conv loads one int32 per dot4 instead of four bytes
    * from four channel planes. */
   uint8_t x_dot4_words;
+  /* With weight_dot4_channels (a ConvInteger) or on a Dot4Words node: the
+   * words hold 2 channels each, as signed 16-bit halves (half j = bits
+   * 16j..16j+15), not 4 bytes: G = ceil(C / 2) above, operands of the loop
+   * IR's dot2 (layout.dot_pairs). ingot_node_dot_channels gives 2 or 4. */
+  bool dot_pairs;
   /* 0, or the input slot of the float32 scales of an int8 weight (input 1;
    * a Gather's data, input 0) stored by ingot_graph_compress_weights: one
    * per output channel of the weight's final layout (a Gather: per row);
@@ -974,6 +984,9 @@ void ingot_graph_set_activation_block(ingot_graph_t* graph, uint32_t block);
 void ingot_graph_set_dot4_words(ingot_graph_t* graph, bool on);
 /* Sets graph->half_arith. */
 void ingot_graph_set_half_arith(ingot_graph_t* graph, bool on);
+
+/* Channels a dot4 word of `node` holds: 2 (node.dot_pairs) or 4. */
+static inline int64_t ingot_node_dot_channels(const ingot_node_t* node) { return node->dot_pairs ? 2 : 4; }
 
 /* The ONNX-layout shape of node input `input` (`value`): `value` itself
  * unless it is a packed weight (node.weight_block), whose logical shape is

@@ -875,7 +875,8 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
 
 /* Dot4Words (domain ai.ingot): uint8/int8 x [N, C, spatial..] -> int32
  * [N, ceil(C / 4), spatial..], four channels' bytes a word (node.x_dot4_words
- * describes the layout). */
+ * describes the layout); with node.dot_pairs [N, ceil(C / 2), spatial..],
+ * two channels' 16-bit halves a word. */
 ingot_status_t infer_dot4_words(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   if ((x->dtype != INGOT_DTYPE_U8 && x->dtype != INGOT_DTYPE_I8) || x->rank < 3) {
@@ -884,7 +885,8 @@ ingot_status_t infer_dot4_words(infer_ctx_t* c) {
   }
   int64_t dims[INGOT_MAX_RANK];
   for (int32_t i = 0; i < x->rank; ++i) dims[i] = x->dims[i];
-  dims[1] = (x->dims[1] + 3) / 4;
+  int64_t per = ingot_node_dot_channels(c->n);
+  dims[1] = (x->dims[1] + per - 1) / per;
   infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);
   return INGOT_OK;
 }

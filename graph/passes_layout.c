@@ -259,8 +259,10 @@ static void* pack_panels(const void* src, size_t esize, int64_t n, int64_t r_cou
 
 const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t input, const ingot_value_t* value,
                                               ingot_value_t* scratch) {
+  int64_t per = ingot_node_dot_channels(node);
   if (input == 0 && node->x_dot4_words && value) {
-    if (value->dtype != INGOT_DTYPE_I32 || value->rank < 3 || value->dims[1] != (node->weight_dot4_channels + 3) / 4)
+    if (value->dtype != INGOT_DTYPE_I32 || value->rank < 3 ||
+        value->dims[1] != (node->weight_dot4_channels + per - 1) / per)
       return NULL;
     *scratch = *value;
     scratch->dims[1] = node->weight_dot4_channels;
@@ -277,9 +279,9 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
     scratch->rank = value->rank - 1;
     scratch->dims[0] = outputs;
     if (node->weight_dot4_channels) {
-      /* int32 words of 4 channels (+ the sums) for the int8 w' */
+      /* int32 words of 4 (or 2) channels (+ the sums) for the int8 w' */
       int64_t c = node->weight_dot4_channels;
-      if (node->op != INGOT_OP_CONVINTEGER || value->dtype != INGOT_DTYPE_I32 || value->dims[1] != (c + 3) / 4 + 1)
+      if (node->op != INGOT_OP_CONVINTEGER || value->dtype != INGOT_DTYPE_I32 || value->dims[1] != (c + per - 1) / per + 1)
         return NULL;
       scratch->dims[1] = c;
       scratch->dtype = INGOT_DTYPE_I8;
@@ -323,11 +325,12 @@ static int64_t conv_weight_zero(const ingot_graph_t* graph, const ingot_node_t* 
 }
 
 /* ConvInteger's weight `w` ([N, C, taps..] uint8/int8, ONNX layout) as the
- * dot4 words of node.weight_dot4_channels in panels of `block`; NULL when
- * w - w_zero_point does not fit int8 everywhere, or the zero point is not
- * a constant (the plain packed form is used then). */
+ * dot4 words of node.weight_dot4_channels in panels of `block`, `per` (4
+ * or 2, layout.dot_pairs) channels a word; NULL when w - w_zero_point does
+ * not fit int8 everywhere, or the zero point is not a constant (the plain
+ * packed form is used then). */
 static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, const ingot_value_t* wv,
-                          int64_t n, int64_t taps, uint32_t block) {
+                          int64_t n, int64_t taps, uint32_t block, int64_t per) {
   /* Only once its padding is a Pad node's (ingot_graph_pad_conv_inputs,
    * which leaves the largest inputs alone): every tap is inside x. */
   uint32_t pad_count = 0;
@@ -335,7 +338,9 @@ static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, 
   for (uint32_t i = 0; pads && i < pad_count; ++i)
     if (pads[i] != 0) return NULL;
   if (strcmp(ingot_node_attr_string(node, "auto_pad", "NOTSET"), "NOTSET") != 0) return NULL;
-  int64_t c = wv->dims[1], groups = (c + 3) / 4, panels = (n + block - 1) / block;
+  int64_t c = wv->dims[1], groups = (c + per - 1) / per, panels = (n + block - 1) / block;
+  unsigned bits = per == 2 ? 16 : 8;
+  uint32_t field = per == 2 ? 0xffffu : 0xffu;
   bool ok = true;
   int32_t* dst = ingot_xcalloc((size_t)(panels * (groups + 1) * taps * block), sizeof(int32_t));
   for (int64_t k = 0; k < n && ok; ++k) {
@@ -350,8 +355,8 @@ static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, 
           break;
         }
         sum += (int32_t)v;
-        size_t at = (size_t)((((k / block) * (groups + 1) + ch / 4) * taps + t) * block + k % block);
-        dst[at] = (int32_t)((uint32_t)dst[at] | ((uint32_t)(uint8_t)(int8_t)v << (8 * (ch % 4))));
+        size_t at = (size_t)((((k / block) * (groups + 1) + ch / per) * taps + t) * block + k % block);
+        dst[at] = (int32_t)((uint32_t)dst[at] | (((uint32_t)(int32_t)v & field) << (bits * (ch % per))));
       }
     }
     dst[(((k / block) * (groups + 1) + groups) * taps) * block + k % block] = sum;
@@ -409,18 +414,23 @@ static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
     return;
   }
   uint8_t kind = xv->dtype == INGOT_DTYPE_I8 ? 2 : 1;
+  bool pairs = graph->nodes[i].dot_pairs;
+  int64_t per = pairs ? 2 : 4;
   uint32_t v = made[x];
+  /* words of the other width: a node of their own */
+  if (v != INGOT_NO_VALUE && graph->nodes[graph->values[v].producer].dot_pairs != pairs) v = INGOT_NO_VALUE;
   if (v == INGOT_NO_VALUE) {
-    char* base = ingot_arena_printf(&graph->arena, "%s_dot4words", xv->name);
+    char* base = ingot_arena_printf(&graph->arena, pairs ? "%s_dot2words" : "%s_dot4words", xv->name);
     v = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
     xv = &graph->values[x];
     ingot_value_t* vv = &graph->values[v];
     vv->dtype = INGOT_DTYPE_I32;
     vv->rank = xv->rank;
     for (int32_t d = 0; d < xv->rank; ++d) vv->dims[d] = xv->dims[d];
-    vv->dims[1] = (xv->dims[1] + 3) / 4;
+    vv->dims[1] = (xv->dims[1] + per - 1) / per;
     uint32_t n = ingot_graph_add_node(graph, INGOT_OP_DOT4_WORDS,
                                       ingot_graph_unique_name(graph, vv->name), &x, 1, &v, 1);
+    graph->nodes[n].dot_pairs = pairs;
     /* a guarded conv's words are made under the same guard */
     graph->nodes[n].guard = graph->nodes[i].guard;
     graph->nodes[n].guard_when = graph->nodes[i].guard_when;
@@ -465,7 +475,10 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     const ingot_value_t* wv = &graph->values[w];
     /* ConvInteger: the dot4 words where w - w_zero_point fits int8 (int8
      * weights with zero point 0, ORT's default; uint8 ones with 128). */
-    int32_t* dot4 = node->op == INGOT_OP_CONVINTEGER && layout.dot4 ? pack_dot4(graph, node, wv, n, taps, block) : NULL;
+    bool pairs = node->op == INGOT_OP_CONVINTEGER && layout.dot4 && layout.dot_pairs;
+    int64_t per = pairs ? 2 : 4;
+    int32_t* dot4 =
+        node->op == INGOT_OP_CONVINTEGER && layout.dot4 ? pack_dot4(graph, node, wv, n, taps, block, per) : NULL;
     if (node->op == INGOT_OP_MATMULINTEGER) {
       /* words only: A uint8 whose rows are whole words (read as int32),
        * a scalar a_zero_point */
@@ -485,14 +498,15 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
       rank = wv->rank + 1;
       dims[0] = (n + block - 1) / block;
       for (int32_t d = 1; d < wv->rank; ++d) dims[d] = wv->dims[d];
-      if (dot4) dims[1] = (wv->dims[1] + 3) / 4 + 1;
+      if (dot4) dims[1] = (wv->dims[1] + per - 1) / per + 1;
     } else {
       rank = 3;
       dims[0] = (n + block - 1) / block;
       dims[1] = dot4 ? (r_count + 3) / 4 + 1 : r_count;
     }
     dims[rank - 1] = block;
-    char* base = ingot_arena_printf(&graph->arena, dot4 ? "%s_dot4packed%u" : "%s_packed%u", wv->name, block);
+    char* base = ingot_arena_printf(&graph->arena, !dot4 ? "%s_packed%u" : pairs ? "%s_dot2packed%u" : "%s_dot4packed%u",
+                                    wv->name, block);
     uint32_t pv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
     ingot_graph_set_weight(graph, pv, dot4 ? INGOT_DTYPE_I32 : graph->values[w].dtype, rank, dims, dst);
     /* The value and node arrays may have moved. */
@@ -501,6 +515,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     node->weight_block = block;
     node->weight_outputs = n;
     node->weight_dot4_channels = dot4 ? (node->op == INGOT_OP_MATMULINTEGER ? r_count : channels) : 0;
+    node->dot_pairs = dot4 && pairs;
     if (dot4 && node->op == INGOT_OP_CONVINTEGER && graph->dot4_words && node->inputs[0] < value_count) {
       feed_dot4_words(graph, i, words_of);
       any_words = true;

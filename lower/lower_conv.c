@@ -150,24 +150,25 @@ static ingot_ir_expr_t* int_operand(lower_ctx_t* ctx, ingot_ir_expr_t* v, uint32
   return ingot_ir_binary(f, INGOT_IR_SUB, v, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bz, zi)));
 }
 
-/* Channel 4g + j of word g of `channels` channels; past the last, the last
- * again (it meets a zero weight). */
-static ingot_ir_expr_t* word_channel(ingot_ir_func_t* f, ingot_ir_expr_t* g, int64_t j, int64_t channels) {
-  ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, g, ingot_ir_int(f, 4)), ingot_ir_int(f, j));
-  if (channels % 4 && j >= channels % 4) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
+/* Channel per*g + j of word g (of `per` channels) of `channels` channels;
+ * past the last, the last again (it meets a zero weight). */
+static ingot_ir_expr_t* word_channel(ingot_ir_func_t* f, ingot_ir_expr_t* g, int64_t j, int64_t channels, int64_t per) {
+  ingot_ir_expr_t* ch = ingot_ir_add(f, ingot_ir_mul(f, g, ingot_ir_int(f, per)), ingot_ir_int(f, j));
+  if (channels % per && j >= channels % per) ch = ingot_ir_binary(f, INGOT_IR_MIN, ch, ingot_ir_int(f, channels - 1));
   return ch;
 }
 
-/* word + byte j of a dot4 word: x' = x (uint8) or x + 128 (int8) as uint32,
- * shifted to bits 8j..8j+7 (disjoint bits: the sum is the word); word NULL
- * for the first. */
+/* word + field j of a dot4 word of `per` fields (4 bytes, or 2 16-bit
+ * halves): x' = x (uint8) or x + 128 (int8) as uint32, shifted to bits
+ * (32/per)j.. (disjoint bits: the sum is the word); word NULL for the
+ * first. x' is 0..255, so a half holds it as a signed 16-bit value too. */
 static ingot_ir_expr_t* word_add_byte(ingot_ir_func_t* f, ingot_ir_expr_t* word, ingot_ir_expr_t* x, bool x_signed,
-                                      int64_t j) {
+                                      int64_t j, int64_t per) {
   ingot_ir_expr_t* byte = x_signed ? ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_I32, x),
                                                   ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 128)))
                                    : x;
   byte = ingot_ir_cast(f, INGOT_DTYPE_U32, byte);
-  if (j) byte = ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, (int64_t)1 << (8 * j))));
+  if (j) byte = ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, ingot_ir_int(f, (int64_t)1 << (32 / per * j))));
   return word ? ingot_ir_add(f, word, byte) : byte;
 }
 
@@ -200,7 +201,7 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
                       lower_loops_t* out_loops, ingot_ir_expr_t** out_yidx) {
   ingot_ir_func_t* f = ctx->f;
   uint32_t nsp = win->nsp;
-  int64_t groups = (channels + 3) / 4;
+  int64_t per = ingot_node_dot_channels(ctx->node), groups = (channels + per - 1) / per;
   /* x's words (node.x_dot4_words) already hold x' */
   bool x_words = ctx->node->x_dot4_words != 0;
   bool x_signed = x_words ? ctx->node->x_dot4_words == 2 : f->buffers[bx].dtype == INGOT_DTYPE_I8;
@@ -212,8 +213,10 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
    * the reduction. */
   int64_t taps = 1;
   for (uint32_t i = 0; i < nsp; ++i) taps *= rext[1 + i];
+  /* (steps counted as 4-channel groups whatever the word holds) */
+  int64_t groups4 = (channels + 3) / 4;
   bool row = x_words && sext[1 + nsp] >= DOT4_ROW_MIN_WIDTH &&
-             ((groups * taps <= DOT4_ROW_MAX_STEPS && win->strides[nsp - 1] == 1) || groups == 1);
+             ((groups4 * taps <= DOT4_ROW_MAX_STEPS && win->strides[nsp - 1] == 1) || groups4 == 1);
   uint32_t ki_pos = row ? 2 : 2 + nsp, o_pos = row ? 3 : 2; /* where ki and o.. sit among the loops */
   const char* bnames[6] = {"n", "kb"};
   int64_t bext[6] = {sext[0], cout / block};
@@ -240,9 +243,10 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   ingot_ir_expr_t* word = NULL;
   ingot_ir_expr_t* cond = NULL;
   if (x_words) word = window_load(ctx, bx, win, bsp.idx[0], red.idx[0], bsp.idx + o_pos, &red, &cond);
-  for (int64_t j = 0; j < 4 && !x_words; ++j) {
-    ingot_ir_expr_t* ch = word_channel(f, red.idx[0], j, channels);
-    word = word_add_byte(f, word, window_load(ctx, bx, win, bsp.idx[0], ch, bsp.idx + o_pos, &red, &cond), x_signed, j);
+  for (int64_t j = 0; j < per && !x_words; ++j) {
+    ingot_ir_expr_t* ch = word_channel(f, red.idx[0], j, channels, per);
+    word = word_add_byte(f, word, window_load(ctx, bx, win, bsp.idx[0], ch, bsp.idx + o_pos, &red, &cond), x_signed, j,
+                         per);
   }
   if (cond) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "dot4 words for a conv with padding");
   ingot_ir_expr_t* xw = ingot_ir_cast(f, INGOT_DTYPE_I32, word);
@@ -263,7 +267,7 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
           ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0))
           : ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_NEG, zx), ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, si)));
   ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, byi, init);
-  ingot_ir_stmt_t* update = ingot_ir_store(f, by, byi, ingot_ir_add(f, start, ingot_ir_binary(f, INGOT_IR_DOT4, xw, wval)));
+  ingot_ir_stmt_t* update = ingot_ir_store(f, by, byi, ingot_ir_add(f, start, ingot_ir_binary(f, per == 2 ? INGOT_IR_DOT2 : INGOT_IR_DOT4, xw, wval)));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, update);
   /* the register tile: output positions (the last o), or outputs k */
   ctx->stages.data[ctx->stages.count - 1].tile_axis = row ? (int32_t)ki_pos : (int32_t)(1 + nsp);
@@ -387,11 +391,12 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not have the packed form of block %lld",
                       lower_shape_str(ctx, w), (long long)block);
   }
-  if (dot4_channels && (wv->dtype != INGOT_DTYPE_I32 || wv->dims[1] != (dot4_channels + 3) / 4 + 1)) {
+  int64_t per = ingot_node_dot_channels(node);
+  if (dot4_channels && (wv->dtype != INGOT_DTYPE_I32 || wv->dims[1] != (dot4_channels + per - 1) / per + 1)) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not hold the dot4 words of %lld channels",
                       lower_shape_str(ctx, w), (long long)dot4_channels);
   }
-  if (x_words && xv->dims[1] != (dot4_channels + 3) / 4) {
+  if (x_words && xv->dims[1] != (dot4_channels + per - 1) / per) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the dot4 words of %lld channels",
                       lower_shape_str(ctx, x), (long long)dot4_channels);
   }
@@ -689,7 +694,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_append_ints(&sb, "pad", pads, 2 * nsp);
   lower_append_ints(&sb, "dil", dil, nsp);
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
-  if (dot4_channels) ingot_strbuf_appendf(&sb, x_words ? " dot4 xwords" : " dot4");
+  if (dot4_channels) ingot_strbuf_appendf(&sb, "%s%s", node->dot_pairs ? " dot2" : " dot4", x_words ? " xwords" : "");
   if (rqi)
     ingot_strbuf_appendf(&sb, " requant.%s.ws%lld%s", ingot_dtype_name(lower_value(ctx, z)->dtype),
                          (long long)rq.w_scales, brq_bias != UINT32_MAX ? ".bias" : "");
@@ -865,8 +870,8 @@ ingot_status_t lower_dot4_words(lower_ctx_t* ctx) {
   }
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
-  int64_t channels = xv->rank >= 3 ? xv->dims[1] : 0;
-  if (xv->rank < 3 || yv->rank != xv->rank || yv->dims[1] != (channels + 3) / 4) {
+  int64_t channels = xv->rank >= 3 ? xv->dims[1] : 0, per = ingot_node_dot_channels(ctx->node);
+  if (xv->rank < 3 || yv->rank != xv->rank || yv->dims[1] != (channels + per - 1) / per) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the dot4 words of %s", lower_shape_str(ctx, y),
                       lower_shape_str(ctx, x));
   }
@@ -878,16 +883,16 @@ ingot_status_t lower_dot4_words(lower_ctx_t* ctx) {
   lower_loops_t sp;
   lower_loops_make(ctx, &sp, (uint32_t)yv->rank, yv->dims, names);
   ingot_ir_expr_t* word = NULL;
-  for (int64_t j = 0; j < 4; ++j) {
+  for (int64_t j = 0; j < per; ++j) {
     ingot_ir_expr_t* xi[INGOT_MAX_RANK];
-    for (int32_t d = 0; d < xv->rank; ++d) xi[d] = d == 1 ? word_channel(f, sp.idx[1], j, channels) : sp.idx[d];
-    word = word_add_byte(f, word, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)), x_signed, j);
+    for (int32_t d = 0; d < xv->rank; ++d) xi[d] = d == 1 ? word_channel(f, sp.idx[1], j, channels, per) : sp.idx[d];
+    word = word_add_byte(f, word, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)), x_signed, j, per);
   }
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
                    ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), ingot_ir_cast(f, INGOT_DTYPE_I32, word)));
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ingot_strbuf_t sb = {0};
-  ingot_strbuf_appendf(&sb, "dot4_words %s", ingot_dtype_name(xv->dtype));
+  ingot_strbuf_appendf(&sb, "%s %s", per == 2 ? "dot2_words" : "dot4_words", ingot_dtype_name(xv->dtype));
   for (int32_t d = 0; d < xv->rank; ++d) ingot_strbuf_appendf(&sb, "%s%lld", d ? "x" : " ", (long long)xv->dims[d]);
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
   ingot_strbuf_free(&sb);

@@ -335,6 +335,10 @@ bool ingot_schedule_target_is_gpu(const ingot_target_t* target);
  * default (ingot_node_layout_t.dot4): its code generator has a byte dot
  * product (llvm on x86-64). */
 bool ingot_schedule_target_has_dot4(const ingot_target_t* target);
+/* Whether those words hold 2 channels as 16-bit halves on `target`
+ * (ingot_node_layout_t.dot_pairs): x86-64 without AVX512-VNNI, whose dot
+ * product is pmaddwd of 16-bit pairs (the loop IR's dot2). */
+bool ingot_schedule_target_dot_pairs(const ingot_target_t* target);
 /* Whether template `index` may schedule `kernel` on `target`: of the
  * target's kind, serving the kernel's op class, and (GPU templates) its
  * space opens for the kernel (gpu.row wants one long reduction). */

@@ -82,6 +82,11 @@ bool ingot_schedule_target_has_dot4(const ingot_target_t* target) {
                                                         ingot_target_has_feature(target, INGOT_TARGET_FEATURE_I8MM));
 }
 
+bool ingot_schedule_target_dot_pairs(const ingot_target_t* target) {
+  return ingot_schedule_target_has_dot4(target) && target->arch == INGOT_TARGET_ARCH_X86_64 &&
+         !ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VNNI);
+}
+
 /* Whether template t is of the target's kind (GPU templates for GPU target
  * kinds only, the others for CPU kinds only) and serves the op class (op
  * class 0: every class). */
@@ -424,15 +429,16 @@ static bool record_layout(const tuning_record_t* r, const ingot_node_layout_opti
 
 static bool same_layout(const ingot_node_layout_t* a, const ingot_node_layout_t* b) {
   return a->pack == b->pack && (!a->pack || a->panel == b->panel) && a->pointwise_matmul == b->pointwise_matmul &&
-         a->chains == b->chains && (!a->pack || a->dot4 == b->dot4);
+         a->chains == b->chains && (!a->pack || (a->dot4 == b->dot4 && (!a->dot4 || a->dot_pairs == b->dot_pairs)));
 }
 
 /* The layout a target takes where no record says otherwise: the default
  * rule's, except on a GPU: no weight panels (they serve a CPU's vector
  * registers; a GPU's threads read the weight in its ONNX layout); and
  * dot4 words for ConvInteger's panels where the code generator has a byte
- * dot product: llvm on x86-64 (vpdpbusd with AVX512-VNNI, else two exact
- * pmaddwd), also for a ConvInteger too short for the default panels
+ * dot product: llvm on x86-64 (vpdpbusd with AVX512-VNNI; else pmaddwd, and
+ * the words hold 2 channels as 16-bit halves, layout.dot_pairs), also for
+ * a ConvInteger too short for the default panels
  * (options.dot4_short: it then vectorizes along the output row). Elsewhere
  * (c, AArch64 without one yet) the words would be
  * unpacked byte by byte: on a Zen 4 core the c target's quantized ResNet-18
@@ -443,6 +449,7 @@ static ingot_node_layout_t target_layout_default(const ingot_target_t* t, const 
   /* a short integer reduction: dot4 words along the output row, or none */
   if (options->dot4_short && ingot_schedule_target_has_dot4(t)) layout.pack = true;
   layout.dot4 = layout.pack && ingot_schedule_target_has_dot4(t);
+  layout.dot_pairs = ingot_schedule_target_dot_pairs(t);
   return layout;
 }
 
@@ -455,17 +462,25 @@ static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_gr
   ingot_status_t s = ingot_lower_node_workload(graph, node, &workload);
   if (s != INGOT_OK || !workload) return s;
   ingot_node_layout_t first = options->defaults;
+  /* 16-bit pair words only where every target takes them: the variants of
+   * one bundle share the shapes of their intermediate tensors, and with
+   * them the words their convs read (a VNNI variant beside a plain x86 one
+   * keeps 4-byte words for both) */
+  bool pairs = true;
+  for (uint32_t t = 0; t < c->target_count; ++t) pairs &= ingot_schedule_target_dot_pairs(&c->targets[t]);
   for (uint32_t t = 0; t < c->target_count; ++t) {
     /* The fastest record for this workload and target whose layout fits. */
     const tuning_record_t* best = NULL;
-    ingot_node_layout_t layout = target_layout_default(&c->targets[t], options), candidate;
+    ingot_node_layout_t base = target_layout_default(&c->targets[t], options), candidate;
+    base.dot_pairs = pairs;
+    ingot_node_layout_t layout = base;
     for (uint32_t i = 0; c->log && i < c->log->count; ++i) {
       const tuning_record_t* r = &c->log->records[i];
       char why[256];
       if (strcmp(r->workload, workload) != 0 || !record_applies(r, c->targets[t].name, c->cpu_model, why, sizeof why))
         continue;
       if (!find_template(r->template_name) || (best && !record_faster(r, best))) continue;
-      if (!record_layout(r, options, target_layout_default(&c->targets[t], options), &candidate)) continue;
+      if (!record_layout(r, options, base, &candidate)) continue;
       best = r;
       layout = candidate;
     }

@@ -757,7 +757,7 @@ static void test_integers(ingot_ir_loop_kind_t kind) {
  * does not. */
 enum { kDotK = 5, kDotN = 37, kDotQ = 150 };
 
-static ingot_ir_func_t* dot4_func(ingot_ir_loop_kind_t kind) {
+static ingot_ir_func_t* dot4_func(ingot_ir_loop_kind_t kind, ingot_ir_binary_op_t op) {
   ingot_ir_func_t* f = ingot_ir_func_create("dot4_acc");
   int64_t da[1] = {kDotK}, dw[2] = {kDotK, kDotN}, dn[1] = {kDotN};
   uint32_t a = ingot_ir_add_buffer(f, "a", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 1, da);
@@ -771,17 +771,17 @@ static ingot_ir_func_t* dot4_func(ingot_ir_loop_kind_t kind) {
   ingot_ir_expr_t* wi[2] = {V(f, k), V(f, n)};
   ingot_ir_expr_t* start = ingot_ir_select(f, BIN(f, INGOT_IR_EQ, V(f, k), I(f, 0)), ingot_ir_load(f, acc, V(f, n)),
                                            ingot_ir_load(f, y, V(f, n)));
-  ingot_ir_expr_t* dot = BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, V(f, k)), ingot_ir_load(f, w, ingot_ir_flat_index(f, w, wi)));
+  ingot_ir_expr_t* dot = BIN(f, op, ingot_ir_load(f, a, V(f, k)), ingot_ir_load(f, w, ingot_ir_flat_index(f, w, wi)));
   ingot_ir_stmt_t* upd = FOR_KIND(f, n, kDotN, kind, ingot_ir_store(f, y, V(f, n), ingot_ir_add(f, start, dot)));
   ingot_ir_expr_t* w0 = ingot_ir_load(f, w, V(f, n2));
   ingot_ir_stmt_t* alone = FOR_KIND(f, n2, kDotN, kind,
-                                    ingot_ir_store(f, z, V(f, n2), BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, I(f, 0)), w0)));
+                                    ingot_ir_store(f, z, V(f, n2), BIN(f, op, ingot_ir_load(f, a, I(f, 0)), w0)));
   /* uint8 stores: as many lanes as bytes in a vector (64 on AVX-512), the
    * dot4 in halves */
   ingot_ir_stmt_t* narrow = FOR_KIND(
       f, n3, kDotQ, kind,
       ingot_ir_store(f, q, V(f, n3),
-                     ingot_ir_cast(f, INGOT_DTYPE_U8, BIN(f, INGOT_IR_DOT4, ingot_ir_load(f, a, I(f, 1)),
+                     ingot_ir_cast(f, INGOT_DTYPE_U8, BIN(f, op, ingot_ir_load(f, a, I(f, 1)),
                                                           ingot_ir_load(f, w, ingot_ir_add(f, V(f, n3), I(f, 7)))))));
   ingot_ir_stmt_t* all[3] = {ingot_ir_for(f, k, kDotK, upd), alone, narrow};
   f->body = ingot_ir_block(f, all, 3);
@@ -794,17 +794,29 @@ static int32_t dot4_ref(int32_t a, int32_t b) {
   return s;
 }
 
-static void test_dot4(ingot_ir_loop_kind_t kind) {
+/* dot2: the signed 16-bit halves, products summed and wrapped to int32 */
+static int32_t dot2_ref(int32_t a, int32_t b) {
+  int64_t s = 0;
+  for (int j = 0; j < 2; ++j)
+    s += (int64_t)(int16_t)(uint16_t)((uint32_t)a >> (16 * j)) * (int16_t)(uint16_t)((uint32_t)b >> (16 * j));
+  return (int32_t)(uint32_t)(uint64_t)s;
+}
+
+/* Also for dot2 (op), the same loops: pmaddwd on x86 (its one wrapping
+ * case, -2^15 x -2^15 twice, included). */
+static void test_dot4(ingot_ir_loop_kind_t kind, ingot_ir_binary_op_t op) {
+  int32_t (*ref)(int32_t, int32_t) = op == INGOT_IR_DOT2 ? dot2_ref : dot4_ref;
   int32_t a[kDotK], w[kDotK * kDotN], acc[kDotN], y_ref[kDotN], z_ref[kDotN];
   for (int i = 0; i < kDotK; ++i) a[i] = (int32_t)(uint32_t)rnd();
   for (int i = 0; i < kDotK * kDotN; ++i) w[i] = (int32_t)(uint32_t)rnd();
-  a[0] = (int32_t)0xffffffffu; /* 255 x each byte */
+  a[0] = (int32_t)(op == INGOT_IR_DOT2 ? 0x80008000u : 0xffffffffu); /* 255 x each byte; -2^15 each half */
   w[0] = (int32_t)0x80808080u; /* -128 x each byte */
+  if (op == INGOT_IR_DOT2) w[0] = (int32_t)0x80008000u;
   for (int i = 0; i < kDotN; ++i) acc[i] = (int32_t)(rnd() % 2000001) - 1000000;
   for (int n = 0; n < kDotN; ++n) {
     y_ref[n] = acc[n];
-    for (int k = 0; k < kDotK; ++k) y_ref[n] += dot4_ref(a[k], w[k * kDotN + n]);
-    z_ref[n] = dot4_ref(a[0], w[n]);
+    for (int k = 0; k < kDotK; ++k) y_ref[n] = (int32_t)((uint32_t)y_ref[n] + (uint32_t)ref(a[k], w[k * kDotN + n]));
+    z_ref[n] = ref(a[0], w[n]);
   }
   CHECK(dot4_ref((int32_t)0xffffffffu, (int32_t)0x80808080u) == -4 * 255 * 128, "reference: 255 x -128");
   const char* targets[8];
@@ -815,9 +827,10 @@ static void test_dot4(ingot_ir_loop_kind_t kind) {
 #endif
   int32_t y[kDotN], z[kDotN];
   uint8_t q[kDotQ], q_ref[kDotQ];
-  for (int i = 0; i < kDotQ; ++i) q_ref[i] = (uint8_t)dot4_ref(a[1], w[i + 7]);
+  CHECK(dot2_ref((int32_t)0x80008000u, (int32_t)0x80008000u) == INT32_MIN, "reference: dot2 wraps");
+  for (int i = 0; i < kDotQ; ++i) q_ref[i] = (uint8_t)ref(a[1], w[i + 7]);
   void* args[6] = {a, w, acc, y, z, q};
-  ingot_ir_func_t* f = dot4_func(kind);
+  ingot_ir_func_t* f = dot4_func(kind, op);
   memset(y, 0, sizeof(y));
   memset(z, 0, sizeof(z));
   REQUIRE_OK(ingot_ir_interpret(f, args));
@@ -825,7 +838,7 @@ static void test_dot4(ingot_ir_loop_kind_t kind) {
         "dot4: interpreter differs from the reference");
   ingot_ir_func_destroy(f);
   for (int t = 0; t < count; ++t) {
-    f = dot4_func(kind);
+    f = dot4_func(kind, op);
     module_t m;
     module_build(&f, 1, targets[t], &m);
     memset(y, 0xA5, sizeof(y));
@@ -845,13 +858,29 @@ static void test_dot4(ingot_ir_loop_kind_t kind) {
     ingot_ir_func_destroy(f);
   }
   if (kind != INGOT_IR_LOOP_VECTORIZED) return;
+  if (op == INGOT_IR_DOT2) {
+    /* pmaddwd on every x86 level */
+    static const char* const k_x86[] = {"llvm -mcpu=znver4", "llvm -mcpu=x86-64-v4", "llvm -mcpu=x86-64-v3"};
+    for (size_t c = 0; c < sizeof(k_x86) / sizeof(k_x86[0]); ++c) {
+      ingot_target_t target;
+      REQUIRE_OK(ingot_target_parse(k_x86[c], &target));
+      f = dot4_func(kind, op);
+      ingot_strbuf_t text = {0};
+      REQUIRE_OK(ingot_codegen_emit(&f, 1, &target, &text));
+      bool has = text.data && (strstr(text.data, "llvm.x86.avx2.pmadd.wd") || strstr(text.data, "llvm.x86.avx512.pmaddw.d"));
+      CHECK(has, "dot2 [%s]: no pmaddwd", k_x86[c]);
+      ingot_strbuf_free(&text);
+      ingot_ir_func_destroy(f);
+    }
+    return;
+  }
   /* The instruction: in the optimized IR of a target with VNNI only. */
   static const struct { const char* target; bool vnni; } k_ir[] = {
       {"llvm -mcpu=znver4", true}, {"llvm -mcpu=x86-64-v4", false}, {"llvm -mcpu=x86-64-v3", false}};
   for (size_t c = 0; c < sizeof(k_ir) / sizeof(k_ir[0]); ++c) {
     ingot_target_t target;
     REQUIRE_OK(ingot_target_parse(k_ir[c].target, &target));
-    f = dot4_func(kind);
+    f = dot4_func(kind, op);
     ingot_strbuf_t text = {0};
     REQUIRE_OK(ingot_codegen_emit(&f, 1, &target, &text));
     bool has = text.data && strstr(text.data, "llvm.x86.avx512.vpdpbusd") != NULL;
@@ -1251,8 +1280,10 @@ int main(void) {
   test_integers(INGOT_IR_LOOP_SERIAL);
   test_integers(INGOT_IR_LOOP_VECTORIZED);
   printf("dot4 (scalar, vectorized; vpdpbusd where the target has VNNI)\n");
-  test_dot4(INGOT_IR_LOOP_SERIAL);
-  test_dot4(INGOT_IR_LOOP_VECTORIZED);
+  test_dot4(INGOT_IR_LOOP_SERIAL, INGOT_IR_DOT4);
+  test_dot4(INGOT_IR_LOOP_VECTORIZED, INGOT_IR_DOT4);
+  test_dot4(INGOT_IR_LOOP_SERIAL, INGOT_IR_DOT2);
+  test_dot4(INGOT_IR_LOOP_VECTORIZED, INGOT_IR_DOT2);
   printf("float16 arithmetic (scalar, vectorized; LLVM half where the target has it)\n");
   test_half(INGOT_IR_LOOP_SERIAL);
   test_half(INGOT_IR_LOOP_VECTORIZED);

@@ -107,6 +107,7 @@ static ingot_status_t choose_layout(ingot_layout_chooser_t* base, const ingot_gr
     }
   }
   out->dot4 = out->pack && ingot_schedule_target_has_dot4(c->target);
+  out->dot_pairs = ingot_schedule_target_dot_pairs(c->target); /* as compile lays it out (template.c) */
   return INGOT_OK;
 }
 

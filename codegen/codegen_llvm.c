@@ -1651,6 +1651,29 @@ static bool if_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
   LLVMValueRef c;
   TRY_OK(c = expr(F, s->u.cond.cond, true));
   LLVMValueRef saved = V ? V->mask : NULL;
+  if (is_vector(c) && !saved) {
+    /* Where every lane holds (a split's guard before the last iteration, a
+     * window inside the image) the body runs unmasked: plain loads and
+     * stores, where a masked load of bytes or halves is one branch a lane
+     * on AVX2. Else under the mask, skipped when no lane holds. */
+    c = splat(F, c, V->lanes);
+    LLVMValueRef all = ingot_llvm_call_intrinsic(&F->g->m, F->b, "llvm.vector.reduce.and", LLVMTypeOf(c), &c, 1);
+    LLVMBasicBlockRef full_bb = new_block(F, "if.all"), some_bb = new_block(F, "if.some"),
+                      then_bb = new_block(F, "if.then"), done = new_block(F, "if.end");
+    LLVMBuildCondBr(F->b, all, full_bb, some_bb);
+    LLVMPositionBuilderAtEnd(F->b, full_bb);
+    if (!scoped(F, s->u.cond.then_body)) return false;
+    LLVMBuildBr(F->b, done);
+    LLVMPositionBuilderAtEnd(F->b, some_bb);
+    V->mask = c;
+    LLVMBuildCondBr(F->b, any_lane(F, c), then_bb, done);
+    LLVMPositionBuilderAtEnd(F->b, then_bb);
+    bool ok = scoped(F, s->u.cond.then_body);
+    V->mask = NULL;
+    if (ok) LLVMBuildBr(F->b, done);
+    LLVMPositionBuilderAtEnd(F->b, done);
+    return ok;
+  }
   if (is_vector(c)) {
     V->mask = and_mask(F, saved, c);
     c = any_lane(F, V->mask);

@@ -25,7 +25,8 @@
  *     coefficient 1 becomes one vector load/store at the index of lane 0;
  *     other varying indices become gathers/scatters;
  *   - an IF on a varying condition narrows a lane mask (masked loads, stores
- *     and assignments below it, skipped when no lane is active); a SELECT on
+ *     and assignments below it, skipped when no lane is active; at the top
+ *     of the body, run unmasked when every lane is); a SELECT on
  *     a varying condition evaluates each arm under its own mask, because
  *     selects are lazy in the IR (padding reads out of bounds otherwise);
  *   - the tail (extent not a multiple of the lanes) runs in narrower
@@ -427,7 +428,7 @@ static LLVMValueRef call_powf(fn_t* F, LLVMValueRef a, LLVMValueRef b) {
 /* unary() and binary() below switch over every op of lower/ir_ops.def: a new
  * row there changes these counts and stops the build until it is handled. */
 _Static_assert(INGOT_IR_UNARY_COUNT_ == 24, "unary(): handle the new op of lower/ir_ops.def");
-_Static_assert(INGOT_IR_BINARY_COUNT_ == 20, "binary(): handle the new op of lower/ir_ops.def");
+_Static_assert(INGOT_IR_BINARY_COUNT_ == 21, "binary(): handle the new op of lower/ir_ops.def");
 _Static_assert(INGOT_IR_ATANH - INGOT_IR_SIN == INGOT_LLVM_MATH_ATANH - INGOT_LLVM_MATH_SIN,
                "unary(): the trigonometric ops map to the math functions in order");
 
@@ -565,10 +566,10 @@ static LLVMValueRef floor_divmod(fn_t* F, LLVMValueRef a, LLVMValueRef bv, bool 
   return LLVMBuildSelect(b, is0, zero, q, "");
 }
 
-static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef c, unsigned n);
+static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef c, unsigned n, bool sat16);
 
 static bool is_dot4(const ingot_ir_expr_t* e) {
-  return e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_DOT4;
+  return e->kind == INGOT_IR_EXPR_BINARY && (e->u.binary.op == INGOT_IR_DOT4 || e->u.binary.op == INGOT_IR_DOT4S);
 }
 
 /* acc + dot4(a, b) on int32 scalars or vectors (acc NULL: 0). With
@@ -592,12 +593,13 @@ static LLVMValueRef dot4_add(fn_t* F, LLVMValueRef acc, const ingot_ir_expr_t* d
   }
   LLVMTypeRef ty = n ? LLVMVectorType(m->t_i32, n) : m->t_i32;
   if (!acc) acc = LLVMConstNull(ty);
-  return dot4_lanes(F, acc, a, c, n);
+  return dot4_lanes(F, acc, a, c, n, dot->u.binary.op == INGOT_IR_DOT4S);
 }
 
 /* dot4_add's arithmetic on values of n lanes (0: scalars); a vector wider
- * than one instruction takes is halved until it fits. */
-static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef c, unsigned n) {
+ * than one instruction takes is halved until it fits. sat16: a dot4s (each
+ * pair of products fits int16). */
+static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef c, unsigned n, bool sat16) {
   ingot_llvm_module_t* m = &F->g->m;
   LLVMBuilderRef b = F->b;
   unsigned widest = m->vnni_lanes_max ? m->vnni_lanes_max : m->pmaddwd_lanes_max;
@@ -611,7 +613,7 @@ static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMVa
       LLVMValueRef sel = LLVMConstVector(mask, n / 2);
       half[h] = dot4_lanes(F, LLVMBuildShuffleVector(b, acc, LLVMGetUndef(LLVMTypeOf(acc)), sel, ""),
                            LLVMBuildShuffleVector(b, a, LLVMGetUndef(LLVMTypeOf(a)), sel, ""),
-                           LLVMBuildShuffleVector(b, c, LLVMGetUndef(LLVMTypeOf(c)), sel, ""), n / 2);
+                           LLVMBuildShuffleVector(b, c, LLVMGetUndef(LLVMTypeOf(c)), sel, ""), n / 2, sat16);
     }
     for (unsigned l = 0; l < n; ++l) mask[l] = LLVMConstInt(m->t_i32, l, 0);
     return LLVMBuildShuffleVector(b, half[0], half[1], LLVMConstVector(mask, n), "");
@@ -643,6 +645,23 @@ static LLVMValueRef dot4_lanes(fn_t* F, LLVMValueRef acc, LLVMValueRef a, LLVMVa
     LLVMValueRef main = LLVMBuildCall2(b, ft, fn, args, 3, "");
     LLVMValueRef corr_args[3] = {LLVMConstNull(v4), k80, cb};
     return LLVMBuildSub(b, main, LLVMBuildCall2(b, ft, fn, corr_args, 3, ""), "");
+  }
+  if (sat16 && m->x86 && (n == 4 || n == 8 || n == 16) && n <= m->pmaddwd_lanes_max &&
+      (n > 4 || ingot_target_has_feature(m->target, INGOT_TARGET_FEATURE_SSSE3))) {
+    /* dot4s without VNNI: pmaddubsw sums each pair of byte products into
+     * int16 (exact: the producer bounded them), pmaddwd by ones the two
+     * pairs of a lane into int32. */
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(m->ctx);
+    LLVMTypeRef bytes = LLVMVectorType(m->t_i8, 4 * n), ft;
+    const char* ub = n == 16 ? "llvm.x86.avx512.pmaddubs.w.512" : n == 8 ? "llvm.x86.avx2.pmadd.ub.sw"
+                                                                        : "llvm.x86.ssse3.pmadd.ub.sw.128";
+    const char* wd = n == 16 ? "llvm.x86.avx512.pmaddw.d.512" : n == 8 ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.sse2.pmadd.wd";
+    LLVMValueRef fn = ingot_llvm_intrinsic(m, ub, NULL, 0, &ft);
+    LLVMValueRef args[2] = {LLVMBuildBitCast(b, a, bytes, ""), LLVMBuildBitCast(b, c, bytes, "")};
+    LLVMValueRef pairs = LLVMBuildCall2(b, ft, fn, args, 2, "");
+    fn = ingot_llvm_intrinsic(m, wd, NULL, 0, &ft);
+    LLVMValueRef args2[2] = {pairs, splat(F, LLVMConstInt(i16, 1, 0), 2 * n)};
+    return LLVMBuildAdd(b, acc, LLVMBuildCall2(b, ft, fn, args2, 2, ""), "");
   }
   if (m->x86 && (n == 4 || n == 8 || n == 16) && n <= m->pmaddwd_lanes_max) {
     /* Exact without VNNI: the bytes as 16-bit halves, a's even and odd
@@ -751,7 +770,7 @@ static LLVMValueRef binary(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   if (fl && op == INGOT_IR_SUB && is_fmul(ae)) return fmuladd(F, ae, be, true, vec);
   if (fl && op == INGOT_IR_POW && be->kind == INGOT_IR_EXPR_FLOAT && be->u.f == 1.0) return expr(F, ae, vec);
   /* acc + dot4(a, b), dot4(a, b) + acc: one multiply-add of bytes. */
-  if (op == INGOT_IR_DOT4) {
+  if (op == INGOT_IR_DOT4 || op == INGOT_IR_DOT4S) {
     if (t != INGOT_DTYPE_I32) return unsupported(F, name, t);
     return dot4_add(F, NULL, e, vec);
   }

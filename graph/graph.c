@@ -533,7 +533,7 @@ void ingot_graph_print(const ingot_graph_t* graph, ingot_strbuf_t* sb) {
     }
     if (n->weight_block) {
       ingot_strbuf_appendf(sb, " panels=%u%s", n->weight_block,
-                           !n->weight_dot4_channels ? "" : n->dot_pairs ? " dot2" : " dot4");
+                           !n->weight_dot4_channels ? "" : n->dot_pairs ? " dot2" : n->dot_sat16 ? " dot4s" : " dot4");
     }
     if (n->guard && n->guard - 1 < graph->value_count) {
       ingot_strbuf_appendf(sb, " if %s%%%s", n->guard_when ? "" : "!", graph->values[n->guard - 1].name);

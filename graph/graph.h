@@ -565,6 +565,13 @@ typedef struct ingot_node_t {
    * 16j..16j+15), not 4 bytes: G = ceil(C / 2) above, operands of the loop
    * IR's dot2 (layout.dot_pairs). ingot_node_dot_channels gives 2 or 4. */
   bool dot_pairs;
+  /* With layout.dot_pairs, when every two neighbouring channels' weights of
+   * a 4-byte word satisfy |w'0| + |w'1| <= 128 (each pair of byte products
+   * then fits int16 for any input byte): the 4-byte words are kept
+   * (dot_pairs false) and the conv computes the loop IR's dot4s, which x86
+   * without VNNI sums with pmaddubsw, exactly. ONNX Runtime's quantizer
+   * with reduce_range (7-bit weights) always gives such weights. */
+  bool dot_sat16;
   /* 0, or the input slot of the float32 scales of an int8 weight (input 1;
    * a Gather's data, input 0) stored by ingot_graph_compress_weights: one
    * per output channel of the weight's final layout (a Gather: per row);

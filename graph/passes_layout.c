@@ -368,6 +368,30 @@ static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, 
   return dst;
 }
 
+/* Whether every word's two pairs of neighbouring channels (4g, 4g + 1) and
+ * (4g + 2, 4g + 3) of ConvInteger's w' = w - w_zero_point satisfy |w'0| +
+ * |w'1| <= 128, so that 255 (|w'0| + |w'1|) fits int16 (node.dot_sat16). */
+static bool pairs_fit_int16(const ingot_graph_t* graph, const ingot_node_t* node, const ingot_value_t* wv, int64_t n,
+                            int64_t taps) {
+  int64_t c = wv->dims[1];
+  bool ok = true;
+  for (int64_t k = 0; k < n && ok; ++k) {
+    int64_t zw = conv_weight_zero(graph, node, k, n, &ok);
+    for (int64_t ch = 0; ch < c && ok; ch += 2) {
+      for (int64_t t = 0; t < taps && ok; ++t) {
+        int64_t sum = 0;
+        for (int64_t j = ch; j < ch + 2 && j < c; ++j) {
+          int64_t src = (k * c + j) * taps + t;
+          int64_t v = (wv->dtype == INGOT_DTYPE_U8 ? ((const uint8_t*)wv->data)[src] : ((const int8_t*)wv->data)[src]) - zw;
+          sum += v < 0 ? -v : v;
+        }
+        ok = sum <= 128;
+      }
+    }
+  }
+  return ok;
+}
+
 /* MatMulInteger's weight `w` ([K, N] uint8/int8) as dot4 words in panels
  * of `block` columns: [P, G + 1, B] int32, G = ceil(K / 4), word (p, g, i)
  * the bytes of w'[4g + j, p*B + i] (j = 0..3, 0 past K), w' = w -
@@ -476,6 +500,9 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     /* ConvInteger: the dot4 words where w - w_zero_point fits int8 (int8
      * weights with zero point 0, ORT's default; uint8 ones with 128). */
     bool pairs = node->op == INGOT_OP_CONVINTEGER && layout.dot4 && layout.dot_pairs;
+    /* weights whose byte pairs cannot saturate pmaddubsw keep 4-byte words */
+    bool sat16 = pairs && pairs_fit_int16(graph, node, wv, n, taps);
+    if (sat16) pairs = false;
     int64_t per = pairs ? 2 : 4;
     int32_t* dot4 =
         node->op == INGOT_OP_CONVINTEGER && layout.dot4 ? pack_dot4(graph, node, wv, n, taps, block, per) : NULL;
@@ -516,6 +543,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     node->weight_outputs = n;
     node->weight_dot4_channels = dot4 ? (node->op == INGOT_OP_MATMULINTEGER ? r_count : channels) : 0;
     node->dot_pairs = dot4 && pairs;
+    node->dot_sat16 = dot4 && sat16;
     if (dot4 && node->op == INGOT_OP_CONVINTEGER && graph->dot4_words && node->inputs[0] < value_count) {
       feed_dot4_words(graph, i, words_of);
       any_words = true;

@@ -452,7 +452,7 @@ static void verify_expr(verify_ctx_t* c, const ingot_ir_expr_t* e, const ingot_i
           snprintf(msg, sizeof(msg), "'%s' needs bool operands", name);
           verify_fail(c, s, msg);
         }
-      } else if ((op == INGOT_IR_DOT4 || op == INGOT_IR_DOT2) && (a != INGOT_DTYPE_I32 || e->dtype != INGOT_DTYPE_I32)) {
+      } else if ((op == INGOT_IR_DOT4 || op == INGOT_IR_DOT4S || op == INGOT_IR_DOT2) && (a != INGOT_DTYPE_I32 || e->dtype != INGOT_DTYPE_I32)) {
         snprintf(msg, sizeof(msg), "'%s' needs int32 operands and result, not %s", name, ingot_dtype_name(a));
         verify_fail(c, s, msg);
       } else if (op >= INGOT_IR_BITAND && op <= INGOT_IR_BITXOR && (is_float(a) || a == INGOT_DTYPE_BOOL)) {
@@ -1014,6 +1014,7 @@ static value_t eval(interp_ctx_t* c, const ingot_ir_expr_t* e) {
         case INGOT_IR_BITOR: z = x | y; break;
         case INGOT_IR_BITXOR: z = x ^ y; break;
         case INGOT_IR_DOT4:
+        case INGOT_IR_DOT4S:
           for (int j = 0; j < 4; ++j) z += (int64_t)(uint8_t)((uint64_t)x >> (8 * j)) * (int8_t)(uint8_t)((uint64_t)y >> (8 * j));
           break;
         case INGOT_IR_DOT2:

@@ -184,8 +184,9 @@ static ingot_ir_expr_t* word_add_byte(ingot_ir_func_t* f, ingot_ir_expr_t* word,
  * the channel form. */
 #define DOT4_ROW_MAX_STEPS 64
 #define DOT4_ROW_MIN_WIDTH 16
-/* With words of 2 channels (node.dot_pairs: x86 without VNNI, 8 int32
- * lanes on AVX2) the row must be wider: on a Zen 3 core (AVX2; single
+/* With words of 2 channels (node.dot_pairs) or dot4s (node.dot_sat16),
+ * i.e. x86 without VNNI, 8 int32 lanes on AVX2, the row must be wider: on a
+ * Zen 3 core (AVX2; single
  * QLinearConv models, `ingot run --bench 50`, minima, 2026-12-04) 1x1 convs
  * with 28-wide rows ran 1.6-1.7x faster in the channel form (128 -> 512:
  * 2.18 -> 1.35 ms, 32 -> 192: 0.41 -> 0.24 ms), with 56-wide rows as fast
@@ -222,7 +223,8 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   for (uint32_t i = 0; i < nsp; ++i) taps *= rext[1 + i];
   /* (steps counted as 4-channel groups whatever the word holds) */
   int64_t groups4 = (channels + 3) / 4;
-  bool row = x_words && sext[1 + nsp] >= (per == 2 ? DOT2_ROW_MIN_WIDTH : DOT4_ROW_MIN_WIDTH) &&
+  bool no_vnni = per == 2 || ctx->node->dot_sat16; /* dot2 or dot4s: x86 without VNNI */
+  bool row = x_words && sext[1 + nsp] >= (no_vnni ? DOT2_ROW_MIN_WIDTH : DOT4_ROW_MIN_WIDTH) &&
              ((groups4 * taps <= DOT4_ROW_MAX_STEPS && win->strides[nsp - 1] == 1) || groups4 == 1);
   uint32_t ki_pos = row ? 2 : 2 + nsp, o_pos = row ? 3 : 2; /* where ki and o.. sit among the loops */
   const char* bnames[6] = {"n", "kb"};
@@ -274,7 +276,7 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
           ? ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_int(f, 0))
           : ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_NEG, zx), ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, si)));
   ingot_ir_expr_t* start = lower_update_start(ctx, &red, by, byi, init);
-  ingot_ir_stmt_t* update = ingot_ir_store(f, by, byi, ingot_ir_add(f, start, ingot_ir_binary(f, per == 2 ? INGOT_IR_DOT2 : INGOT_IR_DOT4, xw, wval)));
+  ingot_ir_stmt_t* update = ingot_ir_store(f, by, byi, ingot_ir_add(f, start, ingot_ir_binary(f, per == 2 ? INGOT_IR_DOT2 : ctx->node->dot_sat16 ? INGOT_IR_DOT4S : INGOT_IR_DOT4, xw, wval)));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &bsp, &red, update);
   /* the register tile: output positions (the last o), or outputs k */
   ctx->stages.data[ctx->stages.count - 1].tile_axis = row ? (int32_t)ki_pos : (int32_t)(1 + nsp);
@@ -701,7 +703,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   lower_append_ints(&sb, "pad", pads, 2 * nsp);
   lower_append_ints(&sb, "dil", dil, nsp);
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
-  if (dot4_channels) ingot_strbuf_appendf(&sb, "%s%s", node->dot_pairs ? " dot2" : " dot4", x_words ? " xwords" : "");
+  if (dot4_channels)
+    ingot_strbuf_appendf(&sb, "%s%s", node->dot_pairs ? " dot2" : node->dot_sat16 ? " dot4s" : " dot4",
+                         x_words ? " xwords" : "");
   if (rqi)
     ingot_strbuf_appendf(&sb, " requant.%s.ws%lld%s", ingot_dtype_name(lower_value(ctx, z)->dtype),
                          (long long)rq.w_scales, brq_bias != UINT32_MAX ? ".bias" : "");

@@ -806,12 +806,19 @@ static int32_t dot2_ref(int32_t a, int32_t b) {
  * case, -2^15 x -2^15 twice, included). */
 static void test_dot4(ingot_ir_loop_kind_t kind, ingot_ir_binary_op_t op) {
   int32_t (*ref)(int32_t, int32_t) = op == INGOT_IR_DOT2 ? dot2_ref : dot4_ref;
+  bool sat16 = op == INGOT_IR_DOT4S; /* its promise: b's bytes within [-64, 64] */
   int32_t a[kDotK], w[kDotK * kDotN], acc[kDotN], y_ref[kDotN], z_ref[kDotN];
   for (int i = 0; i < kDotK; ++i) a[i] = (int32_t)(uint32_t)rnd();
   for (int i = 0; i < kDotK * kDotN; ++i) w[i] = (int32_t)(uint32_t)rnd();
   a[0] = (int32_t)(op == INGOT_IR_DOT2 ? 0x80008000u : 0xffffffffu); /* 255 x each byte; -2^15 each half */
   w[0] = (int32_t)0x80808080u; /* -128 x each byte */
   if (op == INGOT_IR_DOT2) w[0] = (int32_t)0x80008000u;
+  for (int i = 0; sat16 && i < kDotK * kDotN; ++i) {
+    uint32_t word = 0;
+    for (int j = 0; j < 4; ++j) word |= (uint32_t)(uint8_t)(int8_t)((int)(rnd() % 129) - 64) << (8 * j);
+    w[i] = (int32_t)word;
+  }
+  if (sat16) w[0] = (int32_t)0xC0C0C0C0u; /* -64 x each byte: 255 x -64 x 2 = -32640 a pair */
   for (int i = 0; i < kDotN; ++i) acc[i] = (int32_t)(rnd() % 2000001) - 1000000;
   for (int n = 0; n < kDotN; ++n) {
     y_ref[n] = acc[n];
@@ -858,6 +865,23 @@ static void test_dot4(ingot_ir_loop_kind_t kind, ingot_ir_binary_op_t op) {
     ingot_ir_func_destroy(f);
   }
   if (kind != INGOT_IR_LOOP_VECTORIZED) return;
+  if (sat16) {
+    /* pmaddubsw where there is no VNNI, vpdpbusd where there is */
+    static const struct { const char* target; const char* has; } k_s[] = {
+        {"llvm -mcpu=x86-64-v3", "llvm.x86.avx2.pmadd.ub.sw"}, {"llvm -mcpu=x86-64-v4", "llvm.x86.avx512.pmaddubs.w.512"},
+        {"llvm -mcpu=znver4", "llvm.x86.avx512.vpdpbusd"}};
+    for (size_t c = 0; c < sizeof(k_s) / sizeof(k_s[0]); ++c) {
+      ingot_target_t target;
+      REQUIRE_OK(ingot_target_parse(k_s[c].target, &target));
+      f = dot4_func(kind, op);
+      ingot_strbuf_t text = {0};
+      REQUIRE_OK(ingot_codegen_emit(&f, 1, &target, &text));
+      CHECK(text.data && strstr(text.data, k_s[c].has), "dot4s [%s]: no %s", k_s[c].target, k_s[c].has);
+      ingot_strbuf_free(&text);
+      ingot_ir_func_destroy(f);
+    }
+    return;
+  }
   if (op == INGOT_IR_DOT2) {
     /* pmaddwd on every x86 level */
     static const char* const k_x86[] = {"llvm -mcpu=znver4", "llvm -mcpu=x86-64-v4", "llvm -mcpu=x86-64-v3"};
@@ -1284,6 +1308,8 @@ int main(void) {
   test_dot4(INGOT_IR_LOOP_VECTORIZED, INGOT_IR_DOT4);
   test_dot4(INGOT_IR_LOOP_SERIAL, INGOT_IR_DOT2);
   test_dot4(INGOT_IR_LOOP_VECTORIZED, INGOT_IR_DOT2);
+  test_dot4(INGOT_IR_LOOP_SERIAL, INGOT_IR_DOT4S);
+  test_dot4(INGOT_IR_LOOP_VECTORIZED, INGOT_IR_DOT4S);
   printf("float16 arithmetic (scalar, vectorized; LLVM half where the target has it)\n");
   test_half(INGOT_IR_LOOP_SERIAL);
   test_half(INGOT_IR_LOOP_VECTORIZED);

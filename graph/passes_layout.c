@@ -392,6 +392,28 @@ static bool pairs_fit_int16(const ingot_graph_t* graph, const ingot_node_t* node
   return ok;
 }
 
+/* pairs_fit_int16 for MatMulInteger's w ([K, N]): rows 2i and 2i + 1 of
+ * each column n, w' = w - b_zero_point[n]. */
+static bool matmul_pairs_fit_int16(const ingot_graph_t* graph, const ingot_node_t* node, const ingot_value_t* wv,
+                                   int64_t n) {
+  int64_t k_count = wv->dims[0];
+  bool ok = true;
+  for (int64_t c = 0; c < n && ok; ++c) {
+    int64_t zero = conv_weight_zero(graph, node, c, n, &ok);
+    for (int64_t k = 0; k < k_count && ok; k += 2) {
+      int64_t sum = 0;
+      for (int64_t j = k; j < k + 2 && j < k_count; ++j) {
+        size_t src = (size_t)(j * n + c);
+        int64_t v = (wv->dtype == INGOT_DTYPE_U8 ? (int64_t)((const uint8_t*)wv->data)[src]
+                                                : (int64_t)((const int8_t*)wv->data)[src]) - zero;
+        sum += v < 0 ? -v : v;
+      }
+      ok = sum <= 128;
+    }
+  }
+  return ok;
+}
+
 /* MatMulInteger's weight `w` ([K, N] uint8/int8) as dot4 words in panels
  * of `block` columns: [P, G + 1, B] int32, G = ceil(K / 4), word (p, g, i)
  * the bytes of w'[4g + j, p*B + i] (j = 0..3, 0 past K), w' = w -
@@ -516,6 +538,8 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
         continue;
       }
       if (!(dot4 = pack_dot4_matmul(graph, node, wv, n, block))) continue;
+      /* pmaddubsw where its pair sums cannot saturate (see pairs_fit_int16) */
+      sat16 = layout.dot_pairs && matmul_pairs_fit_int16(graph, node, wv, n);
     }
     void* dst = dot4 ? (void*)dot4 : pack_panels(wv->data, ingot_graph_dtype_size(wv->dtype), n, r_count, output_major, block);
     int64_t channels = wv->dims[1];

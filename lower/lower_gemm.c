@@ -304,14 +304,16 @@ static ingot_status_t emit_matmul_dot4(lower_ctx_t* ctx, uint32_t a, uint32_t b,
           : ingot_ir_mul(f, ingot_ir_unary(f, INGOT_IR_NEG, ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, bazp, ingot_ir_int(f, 0)))),
                          ingot_ir_load(f, bb, ingot_ir_flat_index(f, bb, si)));
   ingot_ir_stmt_t* update = ingot_ir_store(
-      f, by, yi, ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, init), ingot_ir_binary(f, INGOT_IR_DOT4, aw, ww)));
+      f, by, yi,
+      ingot_ir_add(f, lower_update_start(ctx, &red, by, yi, init),
+                   ingot_ir_binary(f, ctx->node->dot_sat16 ? INGOT_IR_DOT4S : INGOT_IR_DOT4, aw, ww)));
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, update);
   ctx->stages.data[ctx->stages.count - 1].tile_axis = (int32_t)i_pos; /* rows */
   if (n % block) lower_emit_remainder(ctx, &sp, &red, update, (uint32_t)batch, np - 1, n / block, n % block);
   ctx->op_class = INGOT_OP_CLASS_CONTRACTION;
-  ctx->workload = ingot_arena_printf(ctx->arena, "matmulinteger uint8 dot4 zp%d a=%s m%lld n%lld k%lld",
-                                     bazp != UINT32_MAX, lower_shape_str(ctx, a), (long long)m, (long long)n,
-                                     (long long)kk);
+  ctx->workload = ingot_arena_printf(ctx->arena, "matmulinteger uint8 %s zp%d a=%s m%lld n%lld k%lld",
+                                     ctx->node->dot_sat16 ? "dot4s" : "dot4", bazp != UINT32_MAX,
+                                     lower_shape_str(ctx, a), (long long)m, (long long)n, (long long)kk);
   return INGOT_OK;
 }
 

@@ -368,47 +368,28 @@ static int32_t* pack_dot4(const ingot_graph_t* graph, const ingot_node_t* node, 
   return dst;
 }
 
-/* Whether every word's two pairs of neighbouring channels (4g, 4g + 1) and
- * (4g + 2, 4g + 3) of ConvInteger's w' = w - w_zero_point satisfy |w'0| +
- * |w'1| <= 128, so that 255 (|w'0| + |w'1|) fits int16 (node.dot_sat16). */
+/* Whether every two neighbouring reduction rows (2i, 2i + 1: the byte
+ * pairs of a dot4 word) of a constant integer weight satisfy |w'0| + |w'1|
+ * <= 128 for each of its n outputs and `taps` taps, so that 255 (|w'0| +
+ * |w'1|) fits int16 (node.dot_sat16); w' = w - the zero point of output k.
+ * Element (k, row r, tap t) lies at k * k_stride + r * r_stride + t:
+ * ConvInteger's [N, C, taps..] and MatMulInteger's [K, N] alike. */
 static bool pairs_fit_int16(const ingot_graph_t* graph, const ingot_node_t* node, const ingot_value_t* wv, int64_t n,
-                            int64_t taps) {
-  int64_t c = wv->dims[1];
+                            int64_t rows, int64_t taps, int64_t k_stride, int64_t r_stride) {
   bool ok = true;
   for (int64_t k = 0; k < n && ok; ++k) {
-    int64_t zw = conv_weight_zero(graph, node, k, n, &ok);
-    for (int64_t ch = 0; ch < c && ok; ch += 2) {
+    int64_t zero = conv_weight_zero(graph, node, k, n, &ok);
+    for (int64_t r = 0; r < rows && ok; r += 2) {
       for (int64_t t = 0; t < taps && ok; ++t) {
         int64_t sum = 0;
-        for (int64_t j = ch; j < ch + 2 && j < c; ++j) {
-          int64_t src = (k * c + j) * taps + t;
-          int64_t v = (wv->dtype == INGOT_DTYPE_U8 ? ((const uint8_t*)wv->data)[src] : ((const int8_t*)wv->data)[src]) - zw;
+        for (int64_t j = r; j < r + 2 && j < rows; ++j) {
+          size_t src = (size_t)(k * k_stride + j * r_stride + t);
+          int64_t v = (wv->dtype == INGOT_DTYPE_U8 ? (int64_t)((const uint8_t*)wv->data)[src]
+                                                  : (int64_t)((const int8_t*)wv->data)[src]) - zero;
           sum += v < 0 ? -v : v;
         }
         ok = sum <= 128;
       }
-    }
-  }
-  return ok;
-}
-
-/* pairs_fit_int16 for MatMulInteger's w ([K, N]): rows 2i and 2i + 1 of
- * each column n, w' = w - b_zero_point[n]. */
-static bool matmul_pairs_fit_int16(const ingot_graph_t* graph, const ingot_node_t* node, const ingot_value_t* wv,
-                                   int64_t n) {
-  int64_t k_count = wv->dims[0];
-  bool ok = true;
-  for (int64_t c = 0; c < n && ok; ++c) {
-    int64_t zero = conv_weight_zero(graph, node, c, n, &ok);
-    for (int64_t k = 0; k < k_count && ok; k += 2) {
-      int64_t sum = 0;
-      for (int64_t j = k; j < k + 2 && j < k_count; ++j) {
-        size_t src = (size_t)(j * n + c);
-        int64_t v = (wv->dtype == INGOT_DTYPE_U8 ? (int64_t)((const uint8_t*)wv->data)[src]
-                                                : (int64_t)((const int8_t*)wv->data)[src]) - zero;
-        sum += v < 0 ? -v : v;
-      }
-      ok = sum <= 128;
     }
   }
   return ok;
@@ -523,7 +504,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
      * weights with zero point 0, ORT's default; uint8 ones with 128). */
     bool pairs = node->op == INGOT_OP_CONVINTEGER && layout.dot4 && layout.dot_pairs;
     /* weights whose byte pairs cannot saturate pmaddubsw keep 4-byte words */
-    bool sat16 = pairs && pairs_fit_int16(graph, node, wv, n, taps);
+    bool sat16 = pairs && pairs_fit_int16(graph, node, wv, n, wv->dims[1], taps, wv->dims[1] * taps, taps);
     if (sat16) pairs = false;
     int64_t per = pairs ? 2 : 4;
     int32_t* dot4 =
@@ -539,7 +520,7 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
       }
       if (!(dot4 = pack_dot4_matmul(graph, node, wv, n, block))) continue;
       /* pmaddubsw where its pair sums cannot saturate (see pairs_fit_int16) */
-      sat16 = layout.dot_pairs && matmul_pairs_fit_int16(graph, node, wv, n);
+      sat16 = layout.dot_pairs && pairs_fit_int16(graph, node, wv, n, wv->dims[0], 1, 1, n);
     }
     void* dst = dot4 ? (void*)dot4 : pack_panels(wv->data, ingot_graph_dtype_size(wv->dtype), n, r_count, output_major, block);
     int64_t channels = wv->dims[1];

@@ -218,7 +218,36 @@ ingot_status_t ingot_file_read(const char* path, uint8_t** out_data, size_t* out
   return INGOT_OK;
 }
 
+/* Writes all of data to fd; false on an error. */
+static bool write_all(int fd, const void* data, size_t size) {
+  const uint8_t* p = data;
+  size_t left = size;
+  while (left) {
+    ssize_t w = write(fd, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    left -= (size_t)w;
+  }
+  return true;
+}
+
 ingot_status_t ingot_file_write_atomic(const char* path, const void* data, size_t size) {
+  /* A path that exists and is no regular file (/dev/null, a FIFO) is written
+   * in place: renaming a finished copy over it would replace the device
+   * (as root, /dev/null itself) with a regular file. */
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    int fd = open(path, O_WRONLY);
+    if (fd < 0) return ingot_fail(INGOT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
+    bool ok = write_all(fd, data, size);
+    int err = errno;
+    ok = close(fd) == 0 && ok;
+    if (!ok) return ingot_fail(INGOT_ERROR_IO, "cannot write '%s': %s", path, strerror(err));
+    return INGOT_OK;
+  }
   size_t n = strlen(path);
   char* tmp = ingot_xmalloc(n + 32);
   snprintf(tmp, n + 32, "%s.tmp.XXXXXX", path);
@@ -230,18 +259,7 @@ ingot_status_t ingot_file_write_atomic(const char* path, const void* data, size_
     free(tmp);
     return s;
   }
-  const uint8_t* p = data;
-  size_t left = size;
-  while (left) {
-    ssize_t w = write(fd, p, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    p += w;
-    left -= (size_t)w;
-  }
-  int ok = left == 0 && fsync(fd) == 0;
+  int ok = write_all(fd, data, size) && fsync(fd) == 0;
   ok = (close(fd) == 0) && ok;
   if (ok) chmod(tmp, 0644);
   if (!ok || rename(tmp, path) != 0) {

@@ -136,8 +136,51 @@ ingot_status_t template_contraction_space(plan_t* p, uint32_t mask, ingot_schedu
   if (rows_between) {
     static const int64_t k_rows_outside[] = {0, 1};
     space_add(space, mask, SCHEDULE_KNOB_ROWS_OUTSIDE, k_rows_outside, 2, 0);
+    /* A second tile axis (tile_2d, see plan_register_tile): on by default,
+     * acting only where the rows' axis leaves the tile short. */
+    static const int64_t k_tile_2d[] = {0, 1};
+    space_add(space, mask, SCHEDULE_KNOB_TILE_2D, k_tile_2d, 2, 1);
   }
   return INGOT_OK;
+}
+
+/* Whether a load of the UPDATE nest `s` (other than of the output `out`,
+ * the accumulators' start) indexes both `vec` and `h`: a vector operand that
+ * varies along h, which a tile over h could not share. */
+static bool expr_vector_load_varies(const ingot_ir_expr_t* e, uint32_t out, uint32_t vec, uint32_t h) {
+  if (!e) return false;
+  switch (e->kind) {
+    case INGOT_IR_EXPR_LOAD:
+      return (e->u.load.buffer != out && ingot_ir_expr_uses_var(e->u.load.index, vec) &&
+              ingot_ir_expr_uses_var(e->u.load.index, h)) ||
+             expr_vector_load_varies(e->u.load.index, out, vec, h);
+    case INGOT_IR_EXPR_UNARY:
+    case INGOT_IR_EXPR_CAST: return expr_vector_load_varies(e->u.unary.a, out, vec, h);
+    case INGOT_IR_EXPR_BINARY:
+      return expr_vector_load_varies(e->u.binary.a, out, vec, h) || expr_vector_load_varies(e->u.binary.b, out, vec, h);
+    case INGOT_IR_EXPR_SELECT:
+      return expr_vector_load_varies(e->u.select.cond, out, vec, h) ||
+             expr_vector_load_varies(e->u.select.a, out, vec, h) || expr_vector_load_varies(e->u.select.b, out, vec, h);
+    default: return false;
+  }
+}
+
+static bool stmt_vector_load_varies(const ingot_ir_stmt_t* s, uint32_t out, uint32_t vec, uint32_t h) {
+  if (!s) return false;
+  switch (s->kind) {
+    case INGOT_IR_STMT_FOR: return stmt_vector_load_varies(s->u.loop.body, out, vec, h);
+    case INGOT_IR_STMT_BLOCK:
+      for (uint32_t i = 0; i < s->u.block.count; ++i)
+        if (stmt_vector_load_varies(s->u.block.stmts[i], out, vec, h)) return true;
+      return false;
+    case INGOT_IR_STMT_STORE: return expr_vector_load_varies(s->u.store.value, out, vec, h);
+    case INGOT_IR_STMT_IF:
+      return expr_vector_load_varies(s->u.cond.cond, out, vec, h) ||
+             stmt_vector_load_varies(s->u.cond.then_body, out, vec, h);
+    case INGOT_IR_STMT_LOCAL:
+    case INGOT_IR_STMT_ASSIGN: return expr_vector_load_varies(s->u.local.value, out, vec, h);
+    default: return false;
+  }
 }
 
 /* Whether the stage after UPDATE `st` is a FINISH that only transforms each
@@ -193,6 +236,29 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   /* Rows x vectors over the register budget (13 rows of 2 vectors): the
    * vectors go outside the reduction, one at a time through the tile. */
   bool vectors_outside = tile * vectors * blocks > accumulators;
+  /* tile_2d: where the rows' axis gives under half the rows the registers
+   * hold (a conv's 14 output columns: 2 of 6 rows of 2 vectors), the spatial
+   * axis just outside it (the output rows) splits by its largest divisor
+   * that fills the rest and its inner part is unrolled beside the rows
+   * (2 x 2 positions), as long as the vector operand (a conv's weights) is
+   * the same along it, so that each vector still serves every row. */
+  int64_t want = accumulators / (vectors * blocks);
+  if (want > p->knob[SCHEDULE_KNOB_MAX_ROWS]) want = p->knob[SCHEDULE_KNOB_MAX_ROWS];
+  uint32_t h = t - 1;
+  int64_t tile_h = 1;
+  if (p->knob[SCHEDULE_KNOB_TILE_2D] == 1 && t >= 2 && h != bt && (int32_t)h != st->block_axis && !vectors_outside &&
+      2 * tile <= want && sext[h] >= 2 && v->outer) {
+    for (int64_t d = want / tile; d >= 2; --d)
+      if (sext[h] % d == 0) {
+        tile_h = d;
+        break;
+      }
+    uint32_t out = ingot_schedule_nest_store_buffer(v->outer);
+    if (tile_h > 1 && stmt_vector_load_varies(v->outer, out, st->spatial[k], st->spatial[h])) tile_h = 1;
+  }
+  const char* h_o = NULL;
+  const char* h_i = NULL;
+  if (tile_h > 1) h_o = plan_emit_split(p, sname[h], tile_h, &h_i);
   const char* t_o = sname[t];
   const char* t_i = NULL;
   if (tile >= 2 && tile < sext[t]) t_o = plan_emit_split(p, sname[t], tile, &t_i);
@@ -212,7 +278,7 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   int64_t kc = p->knob[SCHEDULE_KNOB_K_BLOCK];
   int64_t before_rows = 1;
   for (uint32_t i = 0; i < t; ++i) before_rows *= sext[i];
-  if (kc > 0 && st->reduce_count == 1 && v->rext[0] > kc && v->rext[0] % kc == 0 && t_o && t_i && !vectors_outside &&
+  if (kc > 0 && st->reduce_count == 1 && v->rext[0] > kc && v->rext[0] % kc == 0 && t_o && t_i && !vectors_outside && !h_o &&
       before_rows >= p->knob[SCHEDULE_KNOB_THREADS])
     r_o = plan_emit_split(p, v->rname[0], kc, &r_i);
 
@@ -242,6 +308,11 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
       plan_loops_push(&par, b_o, sext[i] / blocks);
       continue;
     }
+    if (i == h && h_o) {
+      plan_loops_push(&order, h_o, sext[i] / tile_h);
+      plan_loops_push(&par, h_o, sext[i] / tile_h);
+      continue;
+    }
     plan_loops_push(&order, sname[i], sext[i]);
     plan_loops_push(&par, sname[i], sext[i]);
   }
@@ -253,6 +324,7 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   for (uint32_t i = 0; i < st->reduce_count; ++i)
     plan_loops_push(&order, i == 0 ? r_i : v->rname[i], i == 0 && r_o ? kc : v->rext[i]);
   if (b_i) plan_loops_push(&order, b_i, blocks);
+  if (h_i) plan_loops_push(&order, h_i, tile_h);
   if (t_i) plan_loops_push(&order, t_i, tile);
   if (v_o2 && !vectors_outside) plan_loops_push(&order, v_o2, vectors);
   plan_loops_push(&order, v_i, lanes);
@@ -263,6 +335,7 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   ingot_schedule_add(p->s, &d);
   plan_parallel(p, par.names, par.extents, par.count, v->work);
   if (b_i) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, b_i);
+  if (h_i) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, h_i);
   if (t_i) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, t_i);
   if (v_o2 && !vectors_outside) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, v_o2);
   plan_emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, v_i);

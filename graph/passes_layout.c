@@ -15,10 +15,115 @@
 /* Padded tensors above this size are left to the conv's own bounds checks. */
 #define PAD_CONV_MAX_BYTES ((uint64_t)64 << 20)
 
+/* Whether the padded copy of x (rank dims, 2*sp pads) has a known size
+ * within PAD_CONV_MAX_BYTES. */
+static bool pad_size_ok(const ingot_value_t* xv, const int64_t* pads, int32_t sp) {
+  size_t esize = ingot_graph_dtype_size(xv->dtype);
+  if (esize == 0) return false;
+  uint64_t numel = 1;
+  for (int32_t d = 0; d < xv->rank; ++d) {
+    int64_t dim = xv->dims[d];
+    if (d >= 2) dim += pads[d - 2] + pads[sp + d - 2];
+    if (dim < 0) return false;
+    if (dim > 0 && numel > (PAD_CONV_MAX_BYTES / esize) / (uint64_t)dim + 1) return false;
+    numel *= (uint64_t)dim;
+  }
+  return numel != 0 && numel <= PAD_CONV_MAX_BYTES / esize;
+}
+
+/* Node `i` (whose input 0 is x) reads a new constant Pad of x by `pads`
+ * (ONNX order, 2*sp entries) with `value` (a one-element value, or
+ * INGOT_NO_VALUE for 0) and its own pads become 0. */
+static void insert_pad(ingot_graph_t* graph, uint32_t i, const int64_t* pads, int32_t sp, uint32_t value) {
+  uint32_t x = graph->nodes[i].inputs[0];
+  int32_t rank = graph->values[x].rank;
+  /* The Pad's pads input: begin for every axis, then end (N, C get 0). */
+  int64_t* pad_data = ingot_xmalloc(sizeof(int64_t) * 2 * (size_t)rank);
+  memset(pad_data, 0, sizeof(int64_t) * 2 * (size_t)rank);
+  for (int32_t k = 0; k < sp; ++k) {
+    pad_data[2 + k] = pads[k];
+    pad_data[rank + 2 + k] = pads[sp + k];
+  }
+  const char* name = graph->nodes[i].name;
+  char* base = ingot_arena_printf(&graph->arena, "%s_pads", name);
+  uint32_t pv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+  int64_t pdim = 2 * (int64_t)rank;
+  ingot_graph_set_weight(graph, pv, INGOT_DTYPE_I64, 1, &pdim, pad_data);
+  base = ingot_arena_printf(&graph->arena, "%s_padded", graph->values[x].name);
+  uint32_t yv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
+  uint32_t pad_inputs[3] = {x, pv, value};
+  base = ingot_arena_printf(&graph->arena, "%s_pad", name);
+  uint32_t pad_node =
+      ingot_graph_add_node(graph, INGOT_OP_PAD, base, pad_inputs, value != INGOT_NO_VALUE ? 3 : 2, &yv, 1);
+  /* Ranged dims (graph/ranges.c): the node reads the padded entries up to
+   * the input's size + margin + both pads. */
+  for (int32_t d = 0; d < rank; ++d) {
+    graph->values[yv].run_sym[d] = graph->values[x].run_sym[d];
+    int64_t m = graph->values[x].run_margin[d] + (d >= 2 ? pads[d - 2] + pads[sp + d - 2] : 0);
+    graph->values[yv].run_margin[d] = (uint16_t)(m < UINT16_MAX ? m : UINT16_MAX);
+  }
+  ingot_attr_t* mode = ingot_graph_node_add_attr(graph, pad_node, "mode", INGOT_ATTR_STRING);
+  mode->s = "constant";
+  /* The node array may have moved. */
+  graph->nodes[i].inputs[0] = yv;
+  int64_t zeros[6] = {0, 0, 0, 0, 0, 0};
+  ingot_graph_node_set_ints(graph, i, "pads", zeros, (uint32_t)(2 * sp));
+  ingot_attr_t* ap = ingot_graph_node_add_attr(graph, i, "auto_pad", INGOT_ATTR_STRING);
+  ap->s = "NOTSET";
+}
+
+/* The pads of a node in canonical form (auto_pad NOTSET, 2*sp entries,
+ * some non-zero, none negative or huge); NULL otherwise. */
+static const int64_t* canonical_pads(const ingot_node_t* node, int32_t sp) {
+  const char* auto_pad = ingot_node_attr_string(node, "auto_pad", "NOTSET");
+  if (strcmp(auto_pad, "NOTSET") != 0 && auto_pad[0] != '\0') return NULL; /* not canonical: leave it */
+  uint32_t pad_count = 0;
+  const int64_t* pads = ingot_node_attr_ints(node, "pads", &pad_count);
+  if (!pads || pad_count != (uint32_t)(2 * sp)) return NULL;
+  bool any = false;
+  for (int32_t k = 0; k < 2 * sp; ++k) {
+    if (pads[k] < 0 || pads[k] > ((int64_t)1 << 20)) return NULL;
+    if (pads[k] != 0) any = true;
+  }
+  return any ? pads : NULL;
+}
+
+/* A MaxPool over integer bytes (a quantized model's, ingot_graph_fuse_qdq)
+ * reads a Pad of the dtype's lowest value, which no window's maximum can
+ * exceed, so its loads need no select and stay affine (a stride-2 window
+ * then loads whole vectors and deinterleaves them instead of gathering
+ * the first vector of every row). Not with ceil_mode (the windows past the
+ * end would see the pad value where ONNX skips them, harmless for the
+ * lowest value but the shapes would differ), nor for ranged dims. */
+static void pad_maxpool_input(ingot_graph_t* graph, uint32_t i) {
+  const ingot_node_t* pool = &graph->nodes[i];
+  if (pool->input_count != 1 || pool->output_count != 1 || pool->inputs[0] == INGOT_NO_VALUE) return;
+  if (ingot_node_attr_int(pool, "ceil_mode", 0) != 0 || ingot_node_attr_int(pool, "storage_order", 0) != 0) return;
+  const ingot_value_t* xv = &graph->values[pool->inputs[0]];
+  if (xv->rank != 4 || (xv->dtype != INGOT_DTYPE_U8 && xv->dtype != INGOT_DTYPE_I8)) return;
+  for (int32_t d = 0; d < xv->rank; ++d)
+    if (xv->run_sym[d]) return;
+  const int64_t* pads = canonical_pads(pool, 2);
+  if (!pads || !pad_size_ok(xv, pads, 2)) return;
+  uint32_t value = INGOT_NO_VALUE; /* 0: uint8's lowest */
+  if (xv->dtype == INGOT_DTYPE_I8) {
+    char* base = ingot_arena_printf(&graph->arena, "%s_pad_value", pool->name);
+    value = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+    int8_t* lowest = ingot_xmalloc(1);
+    *lowest = INT8_MIN;
+    ingot_graph_set_weight(graph, value, INGOT_DTYPE_I8, 0, NULL, lowest);
+  }
+  insert_pad(graph, i, pads, 2, value);
+}
+
 ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
   uint32_t node_count = graph->node_count; /* new Pad nodes are not visited */
   for (uint32_t i = 0; i < node_count; ++i) {
     ingot_node_t* conv = &graph->nodes[i];
+    if (!conv->dead && conv->op == INGOT_OP_MAXPOOL) {
+      pad_maxpool_input(graph, i);
+      continue;
+    }
     bool integer = conv->op == INGOT_OP_CONVINTEGER || conv->op == INGOT_OP_QLINEARCONV;
     if (conv->dead || (conv->op != INGOT_OP_CONV && !integer) || conv->input_count < 2 || conv->output_count != 1) {
       continue;
@@ -34,71 +139,10 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph) {
     if (x == INGOT_NO_VALUE || x >= graph->value_count) continue;
     const ingot_value_t* xv = &graph->values[x];
     if (xv->rank < 3 || xv->rank > 5 || xv->dtype == INGOT_DTYPE_INVALID) continue;
-    const char* auto_pad = ingot_node_attr_string(conv, "auto_pad", "NOTSET");
-    if (strcmp(auto_pad, "NOTSET") != 0 && auto_pad[0] != '\0') continue; /* not canonical: leave it */
-    int32_t rank = xv->rank, sp = rank - 2;
-    uint32_t pad_count = 0;
-    const int64_t* pads = ingot_node_attr_ints(conv, "pads", &pad_count);
-    if (!pads || pad_count != (uint32_t)(2 * sp)) continue;
-    bool any = false, valid = true;
-    for (int32_t k = 0; k < 2 * sp; ++k) {
-      if (pads[k] < 0 || pads[k] > ((int64_t)1 << 20)) valid = false;
-      if (pads[k] != 0) any = true;
-    }
-    if (!any || !valid) continue;
-    /* Size of the padded tensor; skip unknown shapes and large ones. */
-    size_t esize = ingot_graph_dtype_size(xv->dtype);
-    if (esize == 0) continue;
-    uint64_t numel = 1;
-    bool known = true;
-    for (int32_t d = 0; d < rank && known; ++d) {
-      int64_t dim = xv->dims[d];
-      if (d >= 2) dim += pads[d - 2] + pads[sp + d - 2];
-      if (dim < 0) {
-        known = false;
-      } else if (dim > 0 && numel > (PAD_CONV_MAX_BYTES / esize) / (uint64_t)dim + 1) {
-        numel = UINT64_MAX;
-        break;
-      } else {
-        numel *= (uint64_t)dim;
-      }
-    }
-    if (!known || numel == 0 || numel > PAD_CONV_MAX_BYTES / esize) continue;
-
-    /* The Pad's pads input: begin for every axis, then end (N, C get 0). */
-    int64_t* pad_data = ingot_xmalloc(sizeof(int64_t) * 2 * (size_t)rank);
-    memset(pad_data, 0, sizeof(int64_t) * 2 * (size_t)rank);
-    for (int32_t k = 0; k < sp; ++k) {
-      pad_data[2 + k] = pads[k];
-      pad_data[rank + 2 + k] = pads[sp + k];
-    }
-    const char* conv_name = conv->name;
-    char* base = ingot_arena_printf(&graph->arena, "%s_pads", conv_name);
-    uint32_t pv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
-    int64_t pdim = 2 * (int64_t)rank;
-    ingot_graph_set_weight(graph, pv, INGOT_DTYPE_I64, 1, &pdim, pad_data);
-    base = ingot_arena_printf(&graph->arena, "%s_padded", graph->values[x].name);
-    uint32_t yv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
-    uint32_t pad_inputs[3] = {x, pv, zp};
-    base = ingot_arena_printf(&graph->arena, "%s_pad", conv_name);
-    uint32_t pad_node =
-        ingot_graph_add_node(graph, INGOT_OP_PAD, base, pad_inputs, zp != INGOT_NO_VALUE ? 3 : 2, &yv, 1);
-    /* Ranged dims (graph/ranges.c): the conv reads the padded entries up to
-     * the input's size + margin + both pads. */
-    for (int32_t d = 0; d < rank; ++d) {
-      graph->values[yv].run_sym[d] = graph->values[x].run_sym[d];
-      int64_t m = graph->values[x].run_margin[d] + (d >= 2 ? pads[d - 2] + pads[sp + d - 2] : 0);
-      graph->values[yv].run_margin[d] = (uint16_t)(m < UINT16_MAX ? m : UINT16_MAX);
-    }
-    ingot_attr_t* mode = ingot_graph_node_add_attr(graph, pad_node, "mode", INGOT_ATTR_STRING);
-    mode->s = "constant";
-    /* The node array may have moved. */
-    conv = &graph->nodes[i];
-    conv->inputs[0] = yv;
-    int64_t zeros[6] = {0, 0, 0, 0, 0, 0};
-    ingot_graph_node_set_ints(graph, i, "pads", zeros, (uint32_t)(2 * sp));
-    ingot_attr_t* ap = ingot_graph_node_add_attr(graph, i, "auto_pad", INGOT_ATTR_STRING);
-    ap->s = "NOTSET";
+    int32_t sp = xv->rank - 2;
+    const int64_t* pads = canonical_pads(conv, sp);
+    if (!pads || !pad_size_ok(xv, pads, sp)) continue;
+    insert_pad(graph, i, pads, sp, zp);
   }
   return INGOT_OK;
 }

@@ -1092,6 +1092,18 @@ static steps_t index_steps(vec_t* V, const ingot_ir_expr_t* e, int64_t* stride) 
   }
 }
 
+/* Bytes of one element of scalar type `et`. */
+static unsigned element_bytes(LLVMTypeRef et) {
+  switch (LLVMGetTypeKind(et)) {
+    case LLVMIntegerTypeKind: return (LLVMGetIntTypeWidth(et) + 7) / 8;
+    case LLVMHalfTypeKind:
+    case LLVMBFloatTypeKind: return 2;
+    case LLVMFloatTypeKind: return 4;
+    case LLVMDoubleTypeKind: return 8;
+    default: return 8; /* pointers */
+  }
+}
+
 /* lanes elements at base, base + stride, ... (stride >= 1) as one contiguous
  * load and a shuffle; NULL when that needs a masked load the target does not
  * have cheaply (the caller gathers). */
@@ -1118,7 +1130,8 @@ static LLVMValueRef strided_load(fn_t* F, LLVMValueRef p, LLVMTypeRef et, unsign
   LLVMValueRef pick[64];
   for (unsigned i = 0; i < L; ++i) pick[i] = LLVMConstInt(g->m.t_i32, (unsigned long long)(stride * i), 0);
   LLVMValueRef wide;
-  if (!V->mask && g->m.masked_tail && stride * L <= 256) {
+  bool cheap_mask = g->m.masked_tail && element_bytes(et) >= g->m.masked_min_bytes;
+  if (!V->mask && cheap_mask && stride * L <= 256) {
     /* Everything between the first and the last lane is inside the buffer:
      * a load of stride * L elements (whole vector registers) with the lanes
      * past the last one masked off. A load of `span` elements itself (an odd
@@ -1133,10 +1146,25 @@ static LLVMValueRef strided_load(fn_t* F, LLVMValueRef p, LLVMTypeRef et, unsign
                             LLVMConstInt(g->m.t_i32, align, 0), LLVMConstVector(bits, n), LLVMConstNull(wt)};
     wide = LLVMBuildCall2(F->b, ft, fn, args, 4, "");
   } else if (!V->mask) {
-    /* Everything between the first and the last lane is inside the buffer. */
-    LLVMTypeRef wt = LLVMVectorType(et, span);
-    wide = LLVMBuildLoad2(F->b, wt, LLVMBuildBitCast(F->b, ptr0, LLVMPointerType(wt, 0), ""), "");
-    LLVMSetAlignment(wide, align);
+    /* Everything between the first and the last lane is inside the buffer:
+     * two loads of half of stride * L elements, one from the first lane, one
+     * ending at the last (they overlap by stride - 1), and one shuffle of
+     * both. A load of `span` elements itself (an odd width) becomes a chain
+     * of narrow loads in the backend, a masked one of bytes on AVX2 a load
+     * per lane. */
+    unsigned half = (unsigned)(stride * L) / 2;
+    LLVMTypeRef ht = LLVMVectorType(et, half);
+    LLVMValueRef lo = LLVMBuildLoad2(F->b, ht, LLVMBuildBitCast(F->b, ptr0, LLVMPointerType(ht, 0), ""), "");
+    LLVMSetAlignment(lo, align);
+    LLVMValueRef off = LLVMConstInt(g->m.t_i64, span - half, 0);
+    LLVMValueRef ptr1 = LLVMBuildGEP2(F->b, et, ptr0, &off, 1, "");
+    LLVMValueRef hi = LLVMBuildLoad2(F->b, ht, LLVMBuildBitCast(F->b, ptr1, LLVMPointerType(ht, 0), ""), "");
+    LLVMSetAlignment(hi, align);
+    for (unsigned i = 0; i < L; ++i) {
+      unsigned m = (unsigned)(stride * i);
+      pick[i] = LLVMConstInt(g->m.t_i32, m < half ? m : half + m - (span - half), 0);
+    }
+    return LLVMBuildShuffleVector(F->b, lo, hi, LLVMConstVector(pick, L), "");
   } else {
     if (!g->m.masked_tail) return NULL;
     /* Masked-off lanes may point anywhere: load only the active lanes. */
@@ -1415,6 +1443,23 @@ static bool store_stmt(fn_t* F, const ingot_ir_stmt_t* s) {
       LLVMBuildCall2(F->b, ft, fn, args, 4, "");
     } else {
       LLVMSetAlignment(LLVMBuildStore(F->b, val, ptr), align);
+    }
+    return true;
+  }
+  if (!V->mask && affine(V, s->u.store.index, &coef) && (!g->m.native_scatter || element_bytes(et) < 4)) {
+    /* Lanes a constant stride apart (a register tile's vector of output
+     * channels stored into NCHW planes) where no scatter instruction takes
+     * them: a scalar store per lane at the first lane's address plus
+     * lane * stride, which the backend folds into each store's displacement
+     * (a scatter there is scalarized over a vector of 64-bit addresses,
+     * their products emulated: 5x the instructions). */
+    LLVMValueRef idx0;
+    TRY_OK(idx0 = expr(F, s->u.store.index, false));
+    LLVMValueRef base = LLVMBuildGEP2(F->b, et, p, &idx0, 1, "");
+    for (unsigned i = 0; i < V->lanes; ++i) {
+      LLVMValueRef off = LLVMConstInt(g->m.t_i64, (unsigned long long)(coef * (int64_t)i), 1);
+      LLVMValueRef lane = LLVMBuildExtractElement(F->b, val, LLVMConstInt(g->m.t_i32, i, 0), "");
+      LLVMSetAlignment(LLVMBuildStore(F->b, lane, LLVMBuildGEP2(F->b, et, base, &off, 1, "")), align);
     }
     return true;
   }
@@ -2017,6 +2062,7 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   LLVMSetSourceFileName(m->mod, "ingot", 5);
   m->target = target;
   m->x86 = target->arch == INGOT_TARGET_ARCH_X86_64;
+  m->native_scatter = m->x86 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512F);
   m->has_round = !m->x86 || ingot_target_has_feature(target, INGOT_TARGET_FEATURE_SSE4_1);
   m->has_half_ext = (m->x86 && ingot_target_has_feature(target, INGOT_TARGET_FEATURE_F16C)) ||
                     target->arch == INGOT_TARGET_ARCH_AARCH64;
@@ -2036,6 +2082,7 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
     m->vnni_vl = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512VL);
   }
   m->masked_tail = target->has_masked_load;
+  m->masked_min_bytes = target->masked_load_min_bytes;
   m->t_void = LLVMVoidTypeInContext(m->ctx);
   m->t_i1 = LLVMInt1TypeInContext(m->ctx);
   m->t_i8 = LLVMInt8TypeInContext(m->ctx);

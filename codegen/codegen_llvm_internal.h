@@ -46,12 +46,15 @@ typedef struct ingot_llvm_module_t {
   LLVMModuleRef mod;
   const ingot_target_t* target;
   bool x86;                 /* x86-64 (else AArch64) */
+  bool native_scatter;      /* scatter instructions for 32- and 64-bit elements (AVX-512) */
   bool has_round;           /* floor/ceil are instructions (SSE4.1, AArch64) */
   bool has_half_ext;        /* float16 -> float32 is an instruction (F16C, AArch64): fpext */
   bool has_half_arith;      /* float16 + - * / sqrt are instructions (AArch64 fullfp16, x86
                                AVX512-FP16: ingot_target_has_half_arith): LLVM half */
   bool masked_tail;         /* masked loads are cheap (AVX2+): strided loads under
                                a lane mask use one instead of a gather */
+  unsigned masked_min_bytes; /* ... of elements at least this wide (4 on AVX2: bytes
+                               are scalarized there) */
   /* Widest lanes of int32 for which acc + dot4(a, b) is one vpdpbusd
    * (AVX512-VNNI: 16; 8 and 4 with AVX512VL too); 0: none. */
   unsigned vnni_lanes_max;

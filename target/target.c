@@ -45,7 +45,8 @@ typedef struct level_row_t {
   const char* llvm_cpu;
   bool c_mcpu;
   uint32_t vector_bytes, vector_registers;
-  bool fma, masked_load;
+  bool fma;
+  uint32_t masked_load; /* narrowest element (bytes) with cheap masked loads; 0: none */
   uint32_t l1_kib, l2_kib, l3_kib;
   uint64_t adds;
 } level_row_t;
@@ -53,7 +54,7 @@ typedef struct level_row_t {
 /* Row NONE: the facts of "c" on a host that has no level row (plain SIMD of
  * 16 bytes, 16 registers, no FMA assumed). */
 static const level_row_t k_levels[INGOT_TARGET_LEVEL_COUNT_] = {
-    [INGOT_TARGET_LEVEL_NONE] = {"", INGOT_TARGET_ARCH_NONE, 0, "", false, 16, 16, false, false, 32, 256, 0, 0},
+    [INGOT_TARGET_LEVEL_NONE] = {"", INGOT_TARGET_ARCH_NONE, 0, "", false, 16, 16, false, 0, 32, 256, 0, 0},
 #define INGOT_TARGET_LEVEL(id, name, arch, rank, llvm_cpu, c_mcpu, vbytes, vregs, fma, masked, l1, l2, l3, adds) \
   [INGOT_TARGET_LEVEL_##id] = {name, INGOT_TARGET_ARCH_##arch, rank, llvm_cpu, c_mcpu, vbytes, vregs, fma, masked,  \
                                l1, l2, l3, adds},
@@ -350,7 +351,8 @@ static void fill_level(ingot_target_t* t, ingot_target_kind_t kind, ingot_target
   t->vector_bytes = row->vector_bytes;
   t->vector_registers = row->vector_registers;
   t->has_fma = row->fma;
-  t->has_masked_load = row->masked_load;
+  t->has_masked_load = row->masked_load != 0;
+  t->masked_load_min_bytes = row->masked_load;
   t->feature_bits = level_features(level);
   t->l1_bytes = row->l1_kib * 1024u;
   t->l2_bytes = row->l2_kib * 1024u;

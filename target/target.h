@@ -92,6 +92,8 @@ typedef struct ingot_target_t {
   uint32_t vector_registers;   /* SIMD registers: 16 (SSE, AVX2) or 32 (AVX-512, AArch64) */
   bool has_fma;                /* fused multiply-add instructions */
   bool has_masked_load;        /* cheap masked vector loads/stores (AVX2, AVX-512) */
+  uint32_t masked_load_min_bytes; /* of elements this wide and wider (4 on AVX2, 1 with
+                                  AVX-512BW); 0: none */
   uint64_t feature_bits;       /* bit INGOT_TARGET_FEATURE_x: the level's features,
                                   plus -mattr's '+', minus its '-' */
   /* Cache sizes in bytes: a named CPU's where its row knows them, the

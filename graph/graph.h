@@ -1010,6 +1010,14 @@ ingot_status_t ingot_graph_pad_into_producers(ingot_graph_t* graph);
  * the requantized bytes straight from the accumulators. Run after
  * ingot_graph_pack_weights. */
 ingot_status_t ingot_graph_fuse_requantize(ingot_graph_t* graph);
+
+/* For each requantizing kernel whose scales are weights (a ConvInteger with
+ * a fused requantization, QLinearConv, QLinearMatMul): the multiplier
+ * m[k] = x_scale * w_scale[k] / y_scale computed once, in float32 in the
+ * kernel's own order, becomes its w_scale and 1 its x and y scales, which
+ * lowering leaves out (x * 1 and x / 1 are exact): the same results without
+ * a vector division per output vector in the kernel's epilogue. */
+ingot_status_t ingot_graph_fold_requant_multipliers(ingot_graph_t* graph);
 /* Drops dead nodes and values no node or graph output references. */
 void ingot_graph_compact(ingot_graph_t* graph);
 

@@ -1259,6 +1259,7 @@ ingot_status_t ingot_graph_optimize_end(ingot_graph_t* graph) {
   if ((s = ingot_graph_pad_into_producers(graph))) return s;
   if ((s = ingot_graph_pack_weights(graph))) return s;
   if ((s = ingot_graph_fuse_requantize(graph))) return s;
+  if ((s = ingot_graph_fold_requant_multipliers(graph))) return s;
   if ((s = ingot_graph_pad_into_producers(graph))) return s; /* the fused ConvIntegers' pads */
   if ((s = ingot_graph_eliminate_dead_code(graph))) return s;
   ingot_graph_compact(graph);

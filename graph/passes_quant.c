@@ -532,3 +532,71 @@ ingot_status_t ingot_graph_fuse_requantize(ingot_graph_t* graph) {
   free(uses);
   return INGOT_OK;
 }
+
+/* ---- The requantization multiplier, once ---- */
+
+/* A float32 weight's data when `v` is one with n elements (1, or `alt`). */
+static const float* f32_weight(const ingot_graph_t* graph, uint32_t v, int64_t alt, int64_t* out_n) {
+  if (v == INGOT_NO_VALUE || v >= graph->value_count) return NULL;
+  const ingot_value_t* val = &graph->values[v];
+  if (val->kind != INGOT_VALUE_WEIGHT || !val->data || val->dtype != INGOT_DTYPE_F32) return NULL;
+  int64_t n = ingot_value_numel(val);
+  if (n != 1 && n != alt) return NULL;
+  *out_n = n;
+  return (const float*)val->data;
+}
+
+ingot_status_t ingot_graph_fold_requant_multipliers(ingot_graph_t* graph) {
+  uint32_t one = INGOT_NO_VALUE;
+  uint32_t node_count = graph->node_count;
+  for (uint32_t i = 0; i < node_count; ++i) {
+    const ingot_node_t* n = &graph->nodes[i];
+    uint32_t xs_in, ws_in, ys_in;
+    if (n->dead) continue;
+    if (n->op == INGOT_OP_CONVINTEGER && n->epilogue.requant_input) {
+      xs_in = n->epilogue.requant_input, ws_in = xs_in + 1, ys_in = xs_in + 2;
+    } else if (n->op == INGOT_OP_QLINEARCONV || n->op == INGOT_OP_QLINEARMATMUL) {
+      xs_in = 1, ws_in = 4, ys_in = 6;
+    } else {
+      continue;
+    }
+    if (ys_in >= n->input_count) continue;
+    int64_t nx = 0, nw = 0, ny = 0;
+    const float* xs = f32_weight(graph, n->inputs[xs_in], 1, &nx);
+    const float* ys = f32_weight(graph, n->inputs[ys_in], 1, &ny);
+    uint32_t wsv = n->inputs[ws_in];
+    const float* ws = f32_weight(graph, wsv, wsv < graph->value_count ? ingot_value_numel(&graph->values[wsv]) : 1, &nw);
+    if (!xs || !ws || !ys) continue;
+    if (xs[0] == 1.0f && ys[0] == 1.0f) continue; /* folded already */
+    /* m[k] = x_scale * w_scale[k] / y_scale, in float32 and in this order:
+     * the value the kernel would compute (lower_requant_value) */
+    float* m = ingot_xmalloc(sizeof(float) * (size_t)nw);
+    for (int64_t k = 0; k < nw; ++k) {
+      float p = xs[0] * ws[k];
+      m[k] = p / ys[0];
+    }
+    const ingot_value_t* wv = &graph->values[wsv];
+    int32_t rank = wv->rank;
+    int64_t dims[INGOT_MAX_RANK];
+    for (int32_t d = 0; d < rank; ++d) dims[d] = wv->dims[d];
+    char* base = ingot_arena_printf(&graph->arena, "%s_requant_multiplier", n->name);
+    uint32_t mv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+    ingot_graph_set_weight(graph, mv, INGOT_DTYPE_F32, rank, dims, m);
+    if (one == INGOT_NO_VALUE) {
+      one = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, "requant_scale_one"), INGOT_VALUE_WEIGHT);
+      float* v = ingot_xmalloc(sizeof(float));
+      *v = 1.0f;
+      ingot_graph_set_weight(graph, one, INGOT_DTYPE_F32, 0, NULL, v);
+    }
+    /* The node's inputs live in the arena, its own array. */
+    ingot_node_t* nn = &graph->nodes[i];
+    uint32_t* in = INGOT_ARENA_ARRAY(&graph->arena, uint32_t, nn->input_count);
+    memcpy(in, nn->inputs, sizeof(uint32_t) * nn->input_count);
+    in[xs_in] = one;
+    in[ws_in] = mv;
+    in[ys_in] = one;
+    nn->inputs = in;
+  }
+  return INGOT_OK;
+}
+

@@ -237,6 +237,7 @@ bool lower_weight_int(const lower_ctx_t* ctx, uint32_t value, int64_t i, int64_t
  * (QLinearConv, QLinearMatMul; lower/lower_quant.c) */
 typedef struct lower_requant_t {
   uint32_t x_scale, w_scale, y_scale; /* func buffers, float32 */
+  bool x_scale_one, y_scale_one;      /* the scale is a weight 1 (ingot_graph_fold_requant_multipliers) */
   uint32_t y_zero;                    /* func buffer, or UINT32_MAX: zero point 0 */
   int64_t w_scales;                   /* 1: per tensor, else one per output channel */
   ingot_dtype_t ytype;                /* uint8 or int8 */

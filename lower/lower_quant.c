@@ -289,6 +289,9 @@ ingot_status_t lower_requant_args(lower_ctx_t* ctx, uint32_t xs_in, uint32_t ws_
   if (yz != INGOT_NO_VALUE && ingot_value_numel(lower_value(ctx, yz)) != 1) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "y_zero_point must be a scalar");
   }
+  double v;
+  out->x_scale_one = lower_weight_scalar(ctx, xs, &v) && v == 1.0;
+  out->y_scale_one = lower_weight_scalar(ctx, ys, &v) && v == 1.0;
   out->x_scale = lower_add_input(ctx, xs, "x_scale");
   out->w_scale = lower_add_input(ctx, ws, "w_scale");
   out->y_scale = lower_add_input(ctx, ys, "y_scale");
@@ -306,7 +309,9 @@ ingot_ir_expr_t* lower_requant_value(lower_ctx_t* ctx, const lower_requant_t* rq
   ingot_ir_expr_t* ws = ingot_ir_load(f, rq->w_scale, rq->w_scales > 1 ? channel : zero);
   ingot_ir_expr_t* xs = ingot_ir_load(f, rq->x_scale, zero);
   if (rq->alpha != 1.0f) xs = ingot_ir_mul(f, f32(f, rq->alpha), xs);
-  ingot_ir_expr_t* m = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_mul(f, xs, ws), ingot_ir_load(f, rq->y_scale, zero));
+  /* x * 1 and x / 1 are exact: a folded multiplier is w_scale itself */
+  ingot_ir_expr_t* m = rq->x_scale_one && rq->alpha == 1.0f ? ws : ingot_ir_mul(f, xs, ws);
+  if (!rq->y_scale_one) m = ingot_ir_binary(f, INGOT_IR_DIV, m, ingot_ir_load(f, rq->y_scale, zero));
   ingot_ir_expr_t* v = ingot_ir_unary(f, INGOT_IR_ROUND, ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, acc), m));
   if (rq->y_zero != UINT32_MAX) v = ingot_ir_add(f, v, ingot_ir_cast(f, INGOT_DTYPE_F32, ingot_ir_load(f, rq->y_zero, zero)));
   double lo, hi;

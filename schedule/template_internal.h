@@ -91,7 +91,8 @@ const char* plan_emit_split(plan_t* p, const char* loop, int64_t factor, const c
 const char* plan_emit_fuse(plan_t* p, const char* outer, const char* inner);
 /* The split factor of a vector loop of `extent` aiming at `target`
  * iterations: the divisor in [target/2, 2*target] that fills vector
- * registers best, then the one nearest the target; the extent when it is at
+ * registers best (a tail counted as the llvm backend runs it: narrower
+ * vectors, then a scalar step), then the one nearest the target; the extent when it is at
  * most the target (or 4x when nothing divides); else the target (tail). This
  * derives a loop split from the knobs; it never changes a knob's value. */
 int64_t plan_vector_factor(int64_t extent, int64_t target, int64_t lanes);

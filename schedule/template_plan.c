@@ -130,6 +130,17 @@ const char* plan_emit_fuse(plan_t* p, const char* outer, const char* inner) {
   return d.outer_name;
 }
 
+/* The vector operations one pass over d lanes takes: whole vectors, then the
+ * tail as codegen_llvm.c's vector_loop runs it (half the lanes, a quarter,
+ * ... each unmasked, then one scalar step): 14 int32 lanes on AVX2 are 3
+ * (8 + 4 + 2), 28 are 4 (3 x 8 + 4). */
+static int64_t vector_ops(int64_t d, int64_t lanes) {
+  int64_t n = d / lanes, rem = d % lanes;
+  for (int64_t w = lanes / 2; w >= 2 && rem > 0; w /= 2)
+    if (rem >= w) ++n, rem -= w;
+  return n + (rem > 0);
+}
+
 int64_t plan_vector_factor(int64_t extent, int64_t target, int64_t lanes) {
   if (extent <= target) return extent;
   int64_t lo = target / 2 > lanes ? target / 2 : lanes, hi = target * 2;
@@ -138,7 +149,7 @@ int64_t plan_vector_factor(int64_t extent, int64_t target, int64_t lanes) {
   int64_t best_dist = INT64_MAX;
   for (int64_t d = lo; d <= hi && d <= extent; ++d) {
     if (extent % d) continue;
-    double fill = (double)d / (double)(lanes * ((d + lanes - 1) / lanes));
+    double fill = (double)d / (double)(lanes * vector_ops(d, lanes));
     int64_t dist = d > target ? d - target : target - d;
     if (fill > best_fill + 1e-9 || (fill > best_fill - 1e-9 && dist < best_dist)) {
       best = d;

@@ -16,17 +16,7 @@
 
 #include "base/base.h"
 
-static int g_failures;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      ++g_failures;                                        \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-    }                                                      \
-  } while (0)
+#include "base_check.h"
 
 static int entries(const char* dir) {
   DIR* d = opendir(dir);

@@ -26,6 +26,10 @@ may be a step apart, and why):
     conv_s8s8_wide int8 x [1, 18, 10, 10] (zero point -5), int8 w per
                    channel, 18 -> 36, pad 1 -> int8: split and packed (dot4
                    words on llvm x86-64: 18 channels are 4.5 groups of 4)
+    pool_u8, pool_s8  MaxPool 3x3, stride 2, pads 1 over the uint8 / int8
+                   inputs, which reads a Pad of the dtype's lowest value
+                   (0, -128: int8 rows of negatives at the border tell a
+                   wrong pad value)
 
   qop_contrib_exact.onnx, qop_contrib_float.onnx (com.microsoft opset 1),
   inputs qop_contrib_<input>.npy (and qop_contrib_<group>_inputs/):
@@ -218,6 +222,10 @@ def linear(out):
          t("c5_ys", y_scale(20000, 0.02, sw), np.float32), t("c5_yz", 7, np.int8),
          t("c5_b", r2.integers(-20000, 20000, 36), np.int32)],
         np.int8, [1, 36, 10, 10], pads=[1, 1, 1, 1])
+    # pool_u8, pool_s8: MaxPool over the bytes, padded
+    for src, name in (("xu8", "pool_u8"), ("xs8", "pool_s8")):
+        add("MaxPool", name, [src], inputs[src].dtype.type, [1, 8, 5, 5], kernel_shape=[3, 3], strides=[2, 2],
+            pads=[1, 1, 1, 1])
 
     graph = helper.make_graph(
         nodes, "qop_linear",

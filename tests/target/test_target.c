@@ -64,6 +64,9 @@ static void test_levels(void) {
           "%s: %u bytes, %u registers", c->name, t.vector_bytes, t.vector_registers);
     CHECK(t.has_fma == c->fma && t.has_masked_load == c->masked_load, "%s: fma %d masked %d", c->name, t.has_fma,
           t.has_masked_load);
+    /* the narrowest masked element: AVX2's vpmaskmov takes 32 bits, AVX-512BW bytes */
+    uint32_t mbytes = !c->masked_load ? 0 : c->level == INGOT_TARGET_LEVEL_X86_64_V3 ? 4 : 1;
+    CHECK(t.masked_load_min_bytes == mbytes, "%s: masked loads from %u bytes", c->name, t.masked_load_min_bytes);
     if (c->has != INGOT_TARGET_FEATURE_COUNT_)
       CHECK(ingot_target_has_feature(&t, c->has), "%s has %s", c->name, ingot_target_feature_name(c->has));
     CHECK(!ingot_target_has_feature(&t, c->lacks), "%s lacks %s", c->name, ingot_target_feature_name(c->lacks));

@@ -48,10 +48,14 @@ bool ingot_schedule_knob_is_layout(const char* name) {
   return j >= 0 && k_knobs[j].layout;
 }
 
+int64_t schedule_register_count(const ingot_target_t* target) {
+  return target->vector_registers ? target->vector_registers : 16;
+}
+
 int64_t schedule_register_budget(const ingot_target_t* target) {
   /* Three quarters of the vector registers hold a register tile's
    * accumulators (32 on AVX-512 and AArch64 leave 24, the 16 of SSE/AVX2 12). */
-  return (target->vector_registers ? target->vector_registers : 16) * 3 / 4;
+  return schedule_register_count(target) * 3 / 4;
 }
 
 uint32_t ingot_schedule_template_count(void) { return (uint32_t)TEMPLATE_COUNT; }

@@ -65,11 +65,15 @@ ingot_status_t template_contraction_space(plan_t* p, uint32_t mask, ingot_schedu
   space_add(space, mask, SCHEDULE_KNOB_MAX_ROWS, k_rows, sizeof(k_rows) / sizeof(k_rows[0]), 16);
   static const int64_t k_axis[] = {0, 1};
   space_add(space, mask, SCHEDULE_KNOB_TILE_AXIS, k_axis, 2, 0);
+  /* Accumulators: even counts from 4 to every register but two (one
+   * broadcast operand, one temporary); the default three quarters. */
   int64_t budget = schedule_register_budget(p->target);
   int64_t accs[16];
   uint32_t nacc = 0;
-  for (int64_t r = 4; r <= budget && nacc < 16; r += 4) accs[nacc++] = r;
+  for (int64_t r = 4; r <= schedule_register_count(p->target) - 2 && nacc < 16; r += 2) accs[nacc++] = r;
   space_add(space, mask, SCHEDULE_KNOB_ACCUMULATORS, accs, nacc, budget);
+  static const int64_t k_whole[] = {0, 1};
+  space_add(space, mask, SCHEDULE_KNOB_WHOLE_TILE, k_whole, 2, 1);
   /* Cache blocks of the reduction: block sizes that divide it into two or
    * more blocks (no tail guard), for kernels whose UPDATEs reduce along one
    * loop of one extent (a matrix product, a 1x1 conv), in every layout (a
@@ -234,8 +238,17 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   if (blocks > 1) b_o = plan_emit_split(p, sname[bt], blocks, &b_i);
   int64_t tile = tile_rows(sext[t], vectors * blocks, accumulators, p->knob[SCHEDULE_KNOB_MAX_ROWS]);
   /* Rows x vectors over the register budget (13 rows of 2 vectors): the
-   * vectors go outside the reduction, one at a time through the tile. */
+   * vectors go outside the reduction, one at a time through the tile;
+   * with whole_tile not while every register but two holds them (7 rows of
+   * 2 vectors on AVX2: each broadcast then serves both vectors). Zen 3
+   * (AVX2), int8 1x1 convs on 7x7 inputs alone (`ingot run --bench 15`,
+   * minima of 7 interleaved rounds): 512 -> 2048 0.666 -> 0.600 ms, 1024 ->
+   * 2048 1.39 -> 1.17 ms (ONNX Runtime 0.60, 1.12). */
   bool vectors_outside = tile * vectors * blocks > accumulators;
+  if (vectors_outside && p->knob[SCHEDULE_KNOB_WHOLE_TILE] == 1 &&
+      tile * vectors * blocks <= schedule_register_count(p->target) - 2) {
+    vectors_outside = false;
+  }
   /* tile_2d: where the rows' axis gives under half the rows the registers
    * hold (a conv's 14 output columns: 2 of 6 rows of 2 vectors), the spatial
    * axis just outside it (the output rows) splits by its largest divisor

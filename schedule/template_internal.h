@@ -57,9 +57,11 @@ typedef ingot_status_t (*template_plan_fn_t)(plan_t* p);
 
 /* ---- the register budget ---- */
 
-/* Vector registers a register tile may fill on `target`: 32 vector registers
- * (AVX-512, AArch64) leave 24 for accumulators, 16 (SSE, AVX2) leave 12. The
- * one place the budget is derived from the target. */
+/* `target`'s vector registers (16 where it does not say), and those a
+ * register tile may fill by default: 32 vector registers (AVX-512, AArch64)
+ * leave 24 for accumulators, 16 (SSE, AVX2) leave 12. The one place the
+ * budget is derived from the target. */
+int64_t schedule_register_count(const ingot_target_t* target);
 int64_t schedule_register_budget(const ingot_target_t* target);
 
 /* ---- building a space ---- */

@@ -649,6 +649,35 @@ static void test_templates(void) {
   kernel_free(k);
 }
 
+/* whole_tile: 7 rows x 2 vectors (14 accumulators, over AVX2's default
+ * 12) keep both vectors inside the reduction with 1, one at a time with 0;
+ * both compute the product. */
+static void test_whole_tile(void) {
+  ingot_target_t target;
+  CHECK_OK(ingot_target_parse("c -mcpu=x86-64-v3", &target));
+  const char* name = "whole_tile";
+  char* desc[2] = {NULL, NULL};
+  for (int64_t w = 0; w < 2; ++w) {
+    test_kernel_t* k = make_matmul(7, 40, 16);
+    check_template(k, &target, &name, &w, 1, true, false);
+    kernel_free(k);
+    k = make_matmul(7, 40, 16);
+    ingot_schedule_t s;
+    ingot_schedule_init(&s);
+    CHECK_OK(ingot_schedule_from_template(&k->k, &target, "contraction.direct", &name, &w, 1, &s));
+    ingot_strbuf_t sb = {0};
+    ingot_schedule_describe(&s, &sb);
+    desc[w] = sb.data;
+    if (g_verbose) fprintf(stderr, "whole_tile=%lld:\n%s", (long long)w, sb.data);
+    ingot_schedule_deinit(&s);
+    kernel_free(k);
+  }
+  CHECK(desc[0] && strstr(desc[0], "reorder j_o, k, i, j_i") && !strstr(desc[0], "unroll j_o"));
+  CHECK(desc[1] && strstr(desc[1], "reorder k, i, j_o, j_i") && strstr(desc[1], "unroll j_o"));
+  free(desc[0]);
+  free(desc[1]);
+}
+
 /* The space API: listed points accepted, others refused with the legal
  * list, no rounding, and keys that tell programs apart. */
 static void test_space(void) {
@@ -669,7 +698,8 @@ static void test_space(void) {
   CHECK(vb && vb->default_value == 32 && vb->values[vb->value_count - 1] == 32); /* AVX2: no 64 or 256 */
   CHECK(rows && rows->default_value == 16);
   for (uint32_t i = 0; rows && i < rows->value_count; ++i) CHECK(rows->values[i] >= 1);
-  CHECK(acc && acc->default_value == 12 && acc->values[acc->value_count - 1] == 12); /* 16 AVX2 registers */
+  /* 16 AVX2 registers: 12 by default, up to all but two */
+  CHECK(acc && acc->default_value == 12 && acc->values[0] == 4 && acc->values[acc->value_count - 1] == 14);
   CHECK(ingot_schedule_space_size(&space) > 1);
   CHECK_OK(ingot_schedule_space(&k->k, &v4, "contraction.direct", &space));
   CHECK(space.knobs[1].default_value == 64);
@@ -1010,6 +1040,7 @@ int main(int argc, char** argv) {
   test_invalid();
   test_schedule_data();
   test_space();
+  test_whole_tile();
   test_targets();
   test_templates();
   test_tuning_log();

@@ -695,6 +695,64 @@ static void test_padding_gather_scatter(void) {
   }
 }
 
+/* Runs of strided vector stores (a channel-form register tile's epilogue:
+ * lanes a plane apart, stores at neighbouring positions), which the llvm
+ * target combines into 32- and 16-bit stores per lane: 7 positions in a
+ * shuffled order (a group of 4, one of 2, one alone) of bytes and of int16,
+ * with full vectors and with a masked tail (not combined); a run that
+ * stores one address twice and one whose value reads the buffer it stores
+ * (neither combined). Against the interpreter, every byte. */
+static void test_combined_stores(void) {
+  static const int64_t perm[7] = {0, 2, 1, 3, 5, 4, 6};
+  for (int64_t C = 64; C >= 37; C -= 27) {
+    enum { W = 14 };
+    ingot_ir_func_t* f = ingot_ir_func_create("strided_runs");
+    int64_t dx[2] = {C, W}, d2[2] = {C, 2}, d4[2] = {C, 4};
+    uint32_t in = ingot_ir_add_buffer(f, "in", INGOT_DTYPE_U8, INGOT_IR_BUFFER_INPUT, 2, dx);
+    uint32_t out = ingot_ir_add_buffer(f, "out", INGOT_DTYPE_U8, INGOT_IR_BUFFER_OUTPUT, 2, dx);
+    uint32_t out16 = ingot_ir_add_buffer(f, "out16", INGOT_DTYPE_I16, INGOT_IR_BUFFER_OUTPUT, 2, dx);
+    uint32_t out2 = ingot_ir_add_buffer(f, "twice", INGOT_DTYPE_U8, INGOT_IR_BUFFER_OUTPUT, 2, d2);
+    uint32_t out3 = ingot_ir_add_buffer(f, "reads", INGOT_DTYPE_U8, INGOT_IR_BUFFER_OUTPUT, 2, d4);
+    uint32_t wo = LOOPVAR(f, "wo"), c = LOOPVAR(f, "c"), c2 = LOOPVAR(f, "c2"), c3 = LOOPVAR(f, "c3");
+    ingot_ir_stmt_t* s8[7];
+    ingot_ir_stmt_t* s16[7];
+    for (int j = 0; j < 7; ++j) {
+      ingot_ir_expr_t* idx = ingot_ir_add(f, ingot_ir_mul(f, V(f, c), I(f, W)),
+                                          ingot_ir_add(f, ingot_ir_mul(f, V(f, wo), I(f, 7)), I(f, perm[j])));
+      ingot_ir_expr_t* x = ingot_ir_cast(f, INGOT_DTYPE_I32, ingot_ir_load(f, in, idx));
+      s8[j] = ingot_ir_store(f, out, idx,
+                             ingot_ir_cast(f, INGOT_DTYPE_U8, ingot_ir_add(f, x, ingot_ir_cast(f, INGOT_DTYPE_I32, I(f, j + 1)))));
+      s16[j] = ingot_ir_store(f, out16, idx,
+                              ingot_ir_cast(f, INGOT_DTYPE_I16, ingot_ir_mul(f, x, ingot_ir_cast(f, INGOT_DTYPE_I32, I(f, j - 3)))));
+    }
+    ingot_ir_stmt_t* runs[2] = {ingot_ir_block(f, s8, 7), ingot_ir_block(f, s16, 7)};
+    ingot_ir_stmt_t* first =
+        ingot_ir_for(f, wo, 2, FOR_KIND(f, c, C, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, runs, 2)));
+    /* twice[c, 0] = in[c, 0], twice[c, 1] = in[c, 1], twice[c, 0] = in[c, 2] */
+    ingot_ir_stmt_t* tw[3];
+    for (int j = 0; j < 3; ++j) {
+      ingot_ir_expr_t* at = ingot_ir_add(f, ingot_ir_mul(f, V(f, c2), I(f, 2)), I(f, j == 1));
+      tw[j] = ingot_ir_store(f, out2, at, ingot_ir_load(f, in, ingot_ir_add(f, ingot_ir_mul(f, V(f, c2), I(f, W)), I(f, j))));
+    }
+    ingot_ir_stmt_t* second = FOR_KIND(f, c2, C, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, tw, 3));
+    /* reads[c, 0] = in[c, 0], reads[c, 1] = reads[c, 0] + 1, reads[c, 2..3] = in[c, 2..3] */
+    ingot_ir_stmt_t* rd[4];
+    for (int j = 0; j < 4; ++j) {
+      ingot_ir_expr_t* at = ingot_ir_add(f, ingot_ir_mul(f, V(f, c3), I(f, 4)), I(f, j));
+      ingot_ir_expr_t* v = ingot_ir_load(f, in, ingot_ir_add(f, ingot_ir_mul(f, V(f, c3), I(f, W)), I(f, j)));
+      if (j == 1) {
+        v = ingot_ir_add(f, ingot_ir_load(f, out3, ingot_ir_mul(f, V(f, c3), I(f, 4))), ingot_ir_cast(f, INGOT_DTYPE_U8, I(f, 1)));
+      }
+      rd[j] = ingot_ir_store(f, out3, at, v);
+    }
+    ingot_ir_stmt_t* third = FOR_KIND(f, c3, C, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, rd, 4));
+    ingot_ir_stmt_t* all[3] = {first, second, third};
+    f->body = ingot_ir_block(f, all, 3);
+    check_func(f, 0.0, 255.0, 0);
+    ingot_ir_func_destroy(f);
+  }
+}
+
 /* ---- 5. Integers and other dtypes, scalar and vectorized: floor div/mod
  * with negative operands and zero, wrapping i8, u8 max, bool logic, i32
  * select/abs, f64, casts both ways, integer pow. */
@@ -1300,6 +1358,8 @@ int main(void) {
   test_reductions();
   printf("padding, gathers, scatters\n");
   test_padding_gather_scatter();
+  printf("strided stores combined\n");
+  test_combined_stores();
   printf("integers (scalar, vectorized)\n");
   test_integers(INGOT_IR_LOOP_SERIAL);
   test_integers(INGOT_IR_LOOP_VECTORIZED);

@@ -52,7 +52,7 @@ typedef struct ingot_directive_t {
   uint32_t order_count;
 } ingot_directive_t;
 
-#define INGOT_MAX_KNOBS 24
+#define INGOT_MAX_KNOBS 32
 
 typedef struct ingot_schedule_t {
   const char* template_name;    /* "contraction.direct", "injective", ... */

@@ -5,6 +5,8 @@
 
 ingot_status_t template_injective_space(plan_t* p, uint32_t mask, ingot_schedule_space_t* space) {
   space_add_common(p, mask, space);
+  static const int64_t k_whole[] = {0, 1};
+  space_add(space, mask, SCHEDULE_KNOB_WHOLE_ROW, k_whole, 2, 1);
   return INGOT_OK;
 }
 

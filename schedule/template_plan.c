@@ -332,6 +332,16 @@ static ingot_status_t plan_stage(plan_t* p, uint32_t index) {
   const char* vec = NULL;      /* the loop to vectorize */
   const char* vec_outer = NULL;
   int64_t vec_outer_extent = 0, vec_factor = 0;
+  /* whole_row (injective): a row that no factor near the lanes divides
+   * (58 bytes of a padded 56-wide map) is vectorized whole where the loops
+   * outside it feed the threads: codegen runs its tail as narrower unmasked
+   * vectors, where a guarded split masks its last iteration, and AVX2
+   * masks loads of bytes one lane at a time. */
+  int64_t outer = 1;
+  for (uint32_t i = 0; i < k; ++i) outer *= sext[i];
+  bool whole = !update && p->knob[SCHEDULE_KNOB_WHOLE_ROW] == 1 && split.lanes && split.factor < sext[k] &&
+               sext[k] % split.factor != 0 && outer >= p->knob[SCHEDULE_KNOB_THREADS];
+  if (whole) split.factor = sext[k];
   if (split.lanes) {
     int64_t factor = vec_factor = split.factor;
     if (factor < sext[k]) {

@@ -678,6 +678,35 @@ static void test_whole_tile(void) {
   free(desc[1]);
 }
 
+/* whole_row: a 58-wide row (no factor near 8 lanes divides it) under 128
+ * rows is vectorized whole with 1, split by 8 under a guard with 0; both
+ * compute the sum. */
+static void test_whole_row(void) {
+  ingot_target_t target;
+  CHECK_OK(ingot_target_parse("c -mcpu=x86-64-v3", &target));
+  const char* name = "whole_row";
+  char* desc[2] = {NULL, NULL};
+  for (int64_t w = 0; w < 2; ++w) {
+    test_kernel_t* k = make_add(128, 58);
+    check_template(k, &target, &name, &w, 1, true, true);
+    kernel_free(k);
+    k = make_add(128, 58);
+    ingot_schedule_t s;
+    ingot_schedule_init(&s);
+    CHECK_OK(ingot_schedule_from_template(&k->k, &target, "injective", &name, &w, 1, &s));
+    ingot_strbuf_t sb = {0};
+    ingot_schedule_describe(&s, &sb);
+    desc[w] = sb.data;
+    if (g_verbose) fprintf(stderr, "whole_row=%lld:\n%s", (long long)w, sb.data);
+    ingot_schedule_deinit(&s);
+    kernel_free(k);
+  }
+  CHECK(desc[0] && strstr(desc[0], "split") && strstr(desc[0], "by 8"));
+  CHECK(desc[1] && !strstr(desc[1], "split") && strstr(desc[1], "vectorize"));
+  free(desc[0]);
+  free(desc[1]);
+}
+
 /* The space API: listed points accepted, others refused with the legal
  * list, no rounding, and keys that tell programs apart. */
 static void test_space(void) {
@@ -1041,6 +1070,7 @@ int main(int argc, char** argv) {
   test_schedule_data();
   test_space();
   test_whole_tile();
+  test_whole_row();
   test_targets();
   test_templates();
   test_tuning_log();

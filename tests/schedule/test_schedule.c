@@ -649,62 +649,52 @@ static void test_templates(void) {
   kernel_free(k);
 }
 
-/* whole_tile: 7 rows x 2 vectors (14 accumulators, over AVX2's default
- * 12) keep both vectors inside the reduction with 1, one at a time with 0;
- * both compute the product. */
-static void test_whole_tile(void) {
+/* The schedule of a kernel make(dims...) with one knob set on x86-64-v3:
+ * checked against the reference (check_template) and returned described
+ * (the caller frees it). */
+static char* knob_schedule(test_kernel_t* (*make)(int64_t, int64_t, int64_t), const int64_t* dims, const char* tmpl,
+                           const char* name, int64_t value, bool expect_par) {
   ingot_target_t target;
   CHECK_OK(ingot_target_parse("c -mcpu=x86-64-v3", &target));
-  const char* name = "whole_tile";
-  char* desc[2] = {NULL, NULL};
-  for (int64_t w = 0; w < 2; ++w) {
-    test_kernel_t* k = make_matmul(7, 40, 16);
-    check_template(k, &target, &name, &w, 1, true, false);
-    kernel_free(k);
-    k = make_matmul(7, 40, 16);
-    ingot_schedule_t s;
-    ingot_schedule_init(&s);
-    CHECK_OK(ingot_schedule_from_template(&k->k, &target, "contraction.direct", &name, &w, 1, &s));
-    ingot_strbuf_t sb = {0};
-    ingot_schedule_describe(&s, &sb);
-    desc[w] = sb.data;
-    if (g_verbose) fprintf(stderr, "whole_tile=%lld:\n%s", (long long)w, sb.data);
-    ingot_schedule_deinit(&s);
-    kernel_free(k);
-  }
-  CHECK(desc[0] && strstr(desc[0], "reorder j_o, k, i, j_i") && !strstr(desc[0], "unroll j_o"));
-  CHECK(desc[1] && strstr(desc[1], "reorder k, i, j_o, j_i") && strstr(desc[1], "unroll j_o"));
-  free(desc[0]);
-  free(desc[1]);
+  test_kernel_t* k = make(dims[0], dims[1], dims[2]);
+  check_template(k, &target, &name, &value, 1, true, expect_par);
+  kernel_free(k);
+  k = make(dims[0], dims[1], dims[2]);
+  ingot_schedule_t s;
+  ingot_schedule_init(&s);
+  CHECK_OK(ingot_schedule_from_template(&k->k, &target, tmpl, &name, &value, 1, &s));
+  ingot_strbuf_t sb = {0};
+  ingot_schedule_describe(&s, &sb);
+  if (g_verbose) fprintf(stderr, "%s=%lld:\n%s", name, (long long)value, sb.data);
+  ingot_schedule_deinit(&s);
+  kernel_free(k);
+  return sb.data;
 }
 
-/* whole_row: a 58-wide row (no factor near 8 lanes divides it) under 128
- * rows is vectorized whole with 1, split by 8 under a guard with 0; both
- * compute the sum. */
-static void test_whole_row(void) {
-  ingot_target_t target;
-  CHECK_OK(ingot_target_parse("c -mcpu=x86-64-v3", &target));
-  const char* name = "whole_row";
-  char* desc[2] = {NULL, NULL};
-  for (int64_t w = 0; w < 2; ++w) {
-    test_kernel_t* k = make_add(128, 58);
-    check_template(k, &target, &name, &w, 1, true, true);
-    kernel_free(k);
-    k = make_add(128, 58);
-    ingot_schedule_t s;
-    ingot_schedule_init(&s);
-    CHECK_OK(ingot_schedule_from_template(&k->k, &target, "injective", &name, &w, 1, &s));
-    ingot_strbuf_t sb = {0};
-    ingot_schedule_describe(&s, &sb);
-    desc[w] = sb.data;
-    if (g_verbose) fprintf(stderr, "whole_row=%lld:\n%s", (long long)w, sb.data);
-    ingot_schedule_deinit(&s);
-    kernel_free(k);
-  }
-  CHECK(desc[0] && strstr(desc[0], "split") && strstr(desc[0], "by 8"));
-  CHECK(desc[1] && !strstr(desc[1], "split") && strstr(desc[1], "vectorize"));
-  free(desc[0]);
-  free(desc[1]);
+static test_kernel_t* make_add3(int64_t m, int64_t n, int64_t unused) {
+  (void)unused;
+  return make_add(m, n);
+}
+
+/* whole_tile: 7 rows x 2 vectors (14 accumulators, over AVX2's default
+ * 12) keep both vectors inside the reduction with 1, one at a time with 0;
+ * whole_row: a 58-wide row (no factor near 8 lanes divides it) under 128
+ * rows is vectorized whole with 1, split by 8 under a guard with 0. Each
+ * computes the reference's result. */
+static void test_whole_knobs(void) {
+  static const int64_t mm[3] = {7, 40, 16}, add[3] = {128, 58, 0};
+  char* t0 = knob_schedule(make_matmul, mm, "contraction.direct", "whole_tile", 0, false);
+  char* t1 = knob_schedule(make_matmul, mm, "contraction.direct", "whole_tile", 1, false);
+  CHECK(t0 && strstr(t0, "reorder j_o, k, i, j_i") && !strstr(t0, "unroll j_o"));
+  CHECK(t1 && strstr(t1, "reorder k, i, j_o, j_i") && strstr(t1, "unroll j_o"));
+  char* r0 = knob_schedule(make_add3, add, "injective", "whole_row", 0, true);
+  char* r1 = knob_schedule(make_add3, add, "injective", "whole_row", 1, true);
+  CHECK(r0 && strstr(r0, "split") && strstr(r0, "by 8"));
+  CHECK(r1 && !strstr(r1, "split") && strstr(r1, "vectorize"));
+  free(t0);
+  free(t1);
+  free(r0);
+  free(r1);
 }
 
 /* The space API: listed points accepted, others refused with the legal
@@ -1069,8 +1059,7 @@ int main(int argc, char** argv) {
   test_invalid();
   test_schedule_data();
   test_space();
-  test_whole_tile();
-  test_whole_row();
+  test_whole_knobs();
   test_targets();
   test_templates();
   test_tuning_log();

@@ -1818,7 +1818,7 @@ static bool index_difference(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b,
   return false;
 }
 
-/* Whether `e` loads from buffer `b` (within `budget` nodes; false past it). */
+/* Whether `e` loads from buffer `b` (true, conservatively, past `budget` nodes). */
 static bool expr_loads(const ingot_ir_expr_t* e, uint32_t b, int* budget) {
   if (!e || --*budget < 0) return *budget < 0;
   switch (e->kind) {
@@ -1844,8 +1844,8 @@ static int cmp_i64(const void* a, const void* b) {
  * unmasked vector loop: emits it with combined stores and sets *done to the
  * statements emitted, or leaves *done 0 where it does not apply (one
  * buffer of 1- or 2-byte elements, one lane stride, indices a constant
- * apart, every address distinct, values that do not read the buffer, and
- * at least one group of neighbours). */
+ * apart, every address distinct, values and indices that do not read the
+ * buffer, and at least one group of neighbours). */
 static bool combined_stores(fn_t* F, const ingot_ir_stmt_t* const* stmts, uint32_t count, uint32_t* done) {
   *done = 0;
   vec_t* V = F->vec;
@@ -1872,7 +1872,7 @@ static bool combined_stores(fn_t* F, const ingot_ir_stmt_t* const* stmts, uint32
     ++n;
   }
   if (n < 2 || coef < 2 || (size_t)group * V->lanes > 256) return true;
-  /* every address once; no value reads the buffer */
+  /* every address once; no value or index reads the buffer */
   size_t total = (size_t)n * V->lanes;
   int64_t* addr = ingot_xmalloc(total * sizeof(int64_t));
   for (uint32_t k = 0; k < n; ++k)
@@ -1883,7 +1883,7 @@ static bool combined_stores(fn_t* F, const ingot_ir_stmt_t* const* stmts, uint32
   free(addr);
   for (uint32_t k = 0; k < n && distinct; ++k) {
     int budget = 4096;
-    distinct = !expr_loads(stmts[k]->u.store.value, bi, &budget);
+    distinct = !expr_loads(stmts[k]->u.store.value, bi, &budget) && !expr_loads(stmts[k]->u.store.index, bi, &budget);
   }
   if (!distinct) return true;
   /* groups: stores at d, d + 1, .. d + size - 1, of 4 bytes, then of 2 */

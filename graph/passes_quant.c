@@ -352,7 +352,9 @@ static bool quantized_reader(const ingot_graph_t* graph, const uint32_t* uses, c
  * DequantizeLinear rounds it: over 40 random scale sets and all 65,536
  * byte pairs each, 4 of 2.6 million sums land on the other side of a half
  * and the byte moves by one step (a C model of both, 2026-12-04); without
- * a fused multiply-add the bytes are the float path's exactly. */
+ * a fused multiply-add the bytes are the float path's exactly. The kernel
+ * multiplies by 1 / sc instead of dividing only where that is shown to give
+ * the same bytes (lower_quant.c, choose_rescale). */
 static void fuse_qdq_add(ingot_graph_t* graph, const uint32_t* uses, const uint32_t* reader, uint32_t i) {
   ingot_node_t* n = &graph->nodes[i];
   if (n->input_count != 2 || n->output_count != 1 || n->outputs[0] == INGOT_NO_VALUE) return;

@@ -978,6 +978,28 @@ static LLVMValueRef half_binary(fn_t* F, ingot_ir_binary_op_t op, LLVMValueRef a
   }
 }
 
+/* The float constant of `e` (or of one operand of a MIN / MAX: *other the
+ * other operand) into *v. */
+static bool clamp_bound(const ingot_ir_expr_t* e, ingot_ir_binary_op_t op, const ingot_ir_expr_t** other, double* v) {
+  if (e->kind != INGOT_IR_EXPR_BINARY || e->u.binary.op != op) return false;
+  const ingot_ir_expr_t *x = e->u.binary.a, *y = e->u.binary.b;
+  if (y->kind == INGOT_IR_EXPR_FLOAT) return (*other = x, *v = y->u.f), true;
+  if (x->kind == INGOT_IR_EXPR_FLOAT) return (*other = y, *v = x->u.f), true;
+  return false;
+}
+
+/* Whether float `e` is clamped into [lo, hi] by constants: min(max(x, lo),
+ * hi) or max(min(x, hi), lo), either operand order. */
+static bool clamped_within(const ingot_ir_expr_t* e, double lo, double hi) {
+  const ingot_ir_expr_t* inner;
+  double a, b;
+  if (clamp_bound(e, INGOT_IR_MIN, &inner, &b) && clamp_bound(inner, INGOT_IR_MAX, &inner, &a))
+    return a >= lo && b <= hi && a <= b;
+  if (clamp_bound(e, INGOT_IR_MAX, &inner, &a) && clamp_bound(inner, INGOT_IR_MIN, &inner, &b))
+    return a >= lo && b <= hi && a <= b;
+  return false;
+}
+
 static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   ingot_dtype_t to = e->dtype, from = e->u.unary.a->dtype;
   LLVMTypeRef tt, ft;
@@ -1022,7 +1044,29 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
       return LLVMBuildFreeze(b, LLVMBuildFPToUI(b, a, t, ""), "");
     LLVMTypeRef via = to == INGOT_DTYPE_I64 ? t : ingot_llvm_vec_type(F->g->m.t_i32, n);
     LLVMValueRef r = LLVMBuildFreeze(b, LLVMBuildFPToSI(b, a, via, ""), "");
-    return via == t ? r : LLVMBuildTrunc(b, r, t, "");
+    if (via == t) return r;
+    /* A float already clamped into the 8- or 16-bit type's range (a
+     * requantization's saturation): the same clamp in int32, a no-op on
+     * these values, lets LLVM narrow with saturating packs (PACKUSDW /
+     * PACKUSWB, SQXTUN) instead of masking or shuffling bytes out. */
+    double lo = 0.0, hi = 0.0;
+    bool narrow = n > 1 && n <= 64;
+    switch (to) {
+      case INGOT_DTYPE_U8: hi = 255.0; break;
+      case INGOT_DTYPE_I8: lo = -128.0, hi = 127.0; break;
+      case INGOT_DTYPE_U16: hi = 65535.0; break;
+      case INGOT_DTYPE_I16: lo = -32768.0, hi = 32767.0; break;
+      default: narrow = false; break;
+    }
+    if (narrow && clamped_within(e->u.unary.a, lo, hi)) {
+      LLVMTypeRef vt = LLVMTypeOf(r);
+      LLVMValueRef args[2] = {r, ingot_llvm_splat(vt, LLVMConstInt(F->g->m.t_i32, (unsigned long long)(int64_t)lo, 1))};
+      r = ingot_llvm_call_intrinsic(&F->g->m, b, "llvm.smax", vt, args, 2);
+      args[0] = r;
+      args[1] = ingot_llvm_splat(vt, LLVMConstInt(F->g->m.t_i32, (unsigned long long)(int64_t)hi, 1));
+      r = ingot_llvm_call_intrinsic(&F->g->m, b, "llvm.smin", vt, args, 2);
+    }
+    return LLVMBuildTrunc(b, r, t, "");
   }
   unsigned fb = LLVMGetIntTypeWidth(ft), tb = LLVMGetIntTypeWidth(tt);
   if (tb < fb) return LLVMBuildTrunc(b, a, t, "");

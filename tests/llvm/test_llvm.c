@@ -753,6 +753,37 @@ static void test_combined_stores(void) {
   }
 }
 
+/* Float-to-integer casts of values clamped into the type's range (a
+ * requantization's saturation), which codegen narrows with saturating packs:
+ * uint8 and int8 (both clamp orders, constants on either side), a narrower
+ * clamp, uint16 and int16, over inputs far outside every range, with a
+ * vector tail (67), against the interpreter. A wrong bound or a lane order
+ * the packs disturb shows in the bytes. */
+static void test_clamped_casts(void) {
+  enum { M = 67 };
+  ingot_ir_func_t* f = ingot_ir_func_create("clamped_casts");
+  int64_t d[1] = {M};
+  uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+  static const ingot_dtype_t types[6] = {INGOT_DTYPE_U8, INGOT_DTYPE_I8, INGOT_DTYPE_U8,
+                                         INGOT_DTYPE_U16, INGOT_DTYPE_I16, INGOT_DTYPE_I8};
+  static const double lo[6] = {0, -128, 10, 0, -32768, -100}, hi[6] = {255, 127, 200, 65535, 32767, 127};
+  uint32_t i = LOOPVAR(f, "i");
+  ingot_ir_stmt_t* s[6];
+  for (int k = 0; k < 6; ++k) {
+    char name[16];
+    snprintf(name, sizeof name, "y%d", k);
+    uint32_t y = ingot_ir_add_buffer(f, name, types[k], INGOT_IR_BUFFER_OUTPUT, 1, d);
+    /* x * 7 + k spreads the inputs over several ranges; round as a requantization does */
+    ingot_ir_expr_t* v = ingot_ir_unary(f, INGOT_IR_ROUND, ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_load(f, x, V(f, i)), F(f, 7.0)), F(f, k)));
+    v = k % 2 ? BIN(f, INGOT_IR_MAX, F(f, lo[k]), BIN(f, INGOT_IR_MIN, v, F(f, hi[k])))
+              : BIN(f, INGOT_IR_MIN, BIN(f, INGOT_IR_MAX, v, F(f, lo[k])), F(f, hi[k]));
+    s[k] = ingot_ir_store(f, y, V(f, i), ingot_ir_cast(f, types[k], v));
+  }
+  f->body = FOR_KIND(f, i, M, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, s, 6));
+  check_func(f, -20000.0, 20000.0, 0);
+  ingot_ir_func_destroy(f);
+}
+
 /* ---- 5. Integers and other dtypes, scalar and vectorized: floor div/mod
  * with negative operands and zero, wrapping i8, u8 max, bool logic, i32
  * select/abs, f64, casts both ways, integer pow. */
@@ -1360,6 +1391,7 @@ int main(void) {
   test_padding_gather_scatter();
   printf("strided stores combined\n");
   test_combined_stores();
+  test_clamped_casts();
   printf("integers (scalar, vectorized)\n");
   test_integers(INGOT_IR_LOOP_SERIAL);
   test_integers(INGOT_IR_LOOP_VECTORIZED);

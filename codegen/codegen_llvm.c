@@ -1817,7 +1817,11 @@ static void scope_end(fn_t* F, const uint8_t* before) {
  * in one 32-bit (or 16-bit) store: a quarter (a half) of the stores and
  * extractions. Zen 3 (AVX2), int8 1x1 convs alone (`ingot run --bench 15`,
  * minima of 7 interleaved rounds): 128 -> 512 at 28x28 0.716 -> 0.626 ms,
- * 32 -> 192 at 28x28 0.121 -> 0.088 ms. */
+ * 32 -> 192 at 28x28 0.121 -> 0.088 ms.
+ * Runs of 4-byte elements (a Dot4Words writing the words of each position
+ * together, node.words_last) combine in groups of as many stores as the
+ * vector has lanes: the square of vectors is transposed (log2(lanes) rounds
+ * of two-input shuffles) and each lane's elements go in one vector store. */
 
 /* a - b, for int64 index expressions that differ by a constant. */
 static bool index_difference(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b, int64_t* d, int depth) {
@@ -1900,8 +1904,10 @@ static bool combined_stores(fn_t* F, const ingot_ir_stmt_t* const* stmts, uint32
   if (bi >= f->buffer_count || f->buffers[bi].role != INGOT_IR_BUFFER_OUTPUT) return true;
   ingot_dtype_t dt = f->buffers[bi].dtype;
   size_t esize = ingot_dtype_size(dt);
-  if ((esize != 1 && esize != 2) || dt == INGOT_DTYPE_BOOL) return true;
-  int64_t group = 4 / (int64_t)esize;
+  if ((esize != 1 && esize != 2 && esize != 4) || dt == INGOT_DTYPE_BOOL) return true;
+  /* 4-byte elements: groups of 8 stores (4 where the vector has fewer lanes) */
+  if (esize == 4 && V->lanes < 2) return true;
+  int64_t group = esize == 4 ? (V->lanes >= 8 ? 8 : 4) : 4 / (int64_t)esize;
   uint32_t n = 0;
   int64_t coef = 0, d[COMBINE_MAX_STORES];
   while (n < count && n < COMBINE_MAX_STORES && stmts[n]->kind == INGOT_IR_STMT_STORE) {
@@ -1915,7 +1921,7 @@ static bool combined_stores(fn_t* F, const ingot_ir_stmt_t* const* stmts, uint32
     coef = c;
     ++n;
   }
-  if (n < 2 || coef < 2 || (size_t)group * V->lanes > 256) return true;
+  if (n < 2 || coef < 2 || (esize != 4 && (size_t)group * V->lanes > 256)) return true;
   /* every address once; no value or index reads the buffer */
   size_t total = (size_t)n * V->lanes;
   int64_t* addr = ingot_xmalloc(total * sizeof(int64_t));
@@ -1930,15 +1936,16 @@ static bool combined_stores(fn_t* F, const ingot_ir_stmt_t* const* stmts, uint32
     distinct = !expr_loads(stmts[k]->u.store.value, bi, &budget) && !expr_loads(stmts[k]->u.store.index, bi, &budget);
   }
   if (!distinct) return true;
-  /* groups: stores at d, d + 1, .. d + size - 1, of 4 bytes, then of 2 */
-  int32_t member[COMBINE_MAX_STORES][4];
+  /* groups: stores at d, d + 1, .. d + size - 1, of 4 bytes, then of 2
+   * (4-byte elements: of 8 stores, then 4, then 2) */
+  int32_t member[COMBINE_MAX_STORES][16];
   int64_t size_of[COMBINE_MAX_STORES];
   bool used[COMBINE_MAX_STORES] = {false};
   uint32_t groups = 0;
   for (int64_t size = group; size >= 2; size /= 2)
     for (uint32_t k = 0; k < n; ++k) {
       if (used[k]) continue;
-      int32_t m[4] = {(int32_t)k, -1, -1, -1};
+      int32_t m[16] = {(int32_t)k, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
       bool whole = true;
       for (int64_t j = 1; j < size && whole; ++j) {
         for (uint32_t q = 0; q < n && m[j] < 0; ++q)
@@ -1965,7 +1972,42 @@ static bool combined_stores(fn_t* F, const ingot_ir_stmt_t* const* stmts, uint32
   LLVMValueRef base = LLVMBuildGEP2(F->b, et, p, &idx0, 1, "");
   unsigned L = V->lanes;
   LLVMValueRef mask[256];
-  for (uint32_t gi = 0; gi < groups; ++gi) {
+  for (uint32_t gi = 0; gi < groups && esize == 4; ++gi) {
+    /* R stores (a power of two), taken R lanes at a time: a square of R
+     * vectors of R elements (past the last lane undefined), transposed by
+     * log2(R) rounds, round b (R/2, .., 1) swapping the off-diagonal b x b
+     * blocks of each 2b x 2b block; then row i holds lane c + i's elements
+     * of the group's stores 0..R-1, one vector store at d + coef * (c + i) */
+    const int32_t* m = member[gi];
+    unsigned R = (unsigned)size_of[gi];
+    for (unsigned c = 0; c < L; c += R) {
+      LLVMValueRef rows[16], sel[16];
+      for (unsigned j = 0; j < R; ++j)
+        sel[j] = c + j < L ? LLVMConstInt(g->m.t_i32, c + j, 0) : LLVMGetUndef(g->m.t_i32);
+      for (unsigned k = 0; k < R; ++k)
+        rows[k] = LLVMBuildShuffleVector(F->b, vals[m[k]], LLVMGetUndef(LLVMTypeOf(vals[m[k]])), LLVMConstVector(sel, R), "");
+      for (unsigned b = R / 2; b >= 1; b /= 2) {
+        LLVMValueRef lo_mask[16], hi_mask[16];
+        for (unsigned j = 0; j < R; ++j) {
+          lo_mask[j] = LLVMConstInt(g->m.t_i32, (j & b) ? R + j - b : j, 0);
+          hi_mask[j] = LLVMConstInt(g->m.t_i32, (j & b) ? R + j : j + b, 0);
+        }
+        for (unsigned i = 0; i < R; ++i) {
+          if (i & b) continue;
+          LLVMValueRef a = rows[i], e = rows[i + b];
+          rows[i] = LLVMBuildShuffleVector(F->b, a, e, LLVMConstVector(lo_mask, R), "");
+          rows[i + b] = LLVMBuildShuffleVector(F->b, a, e, LLVMConstVector(hi_mask, R), "");
+        }
+      }
+      for (unsigned i = 0; i < R && c + i < L; ++i) {
+        LLVMValueRef off = LLVMConstInt(g->m.t_i64, (unsigned long long)(d[m[0]] + coef * (int64_t)(c + i)), 1);
+        LLVMValueRef ptr = LLVMBuildBitCast(F->b, LLVMBuildGEP2(F->b, et, base, &off, 1, ""),
+                                            LLVMPointerType(LLVMTypeOf(rows[i]), 0), "");
+        LLVMSetAlignment(LLVMBuildStore(F->b, rows[i], ptr), (unsigned)esize);
+      }
+    }
+  }
+  for (uint32_t gi = 0; gi < groups && esize != 4; ++gi) {
     /* the group's vectors side by side, then lane-major: lane i's elements
      * of positions 0..size-1 next to each other, one word a lane */
     unsigned size = (unsigned)size_of[gi];

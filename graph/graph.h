@@ -560,6 +560,13 @@ typedef struct ingot_node_t {
    * for int8, so the conv loads one int32 per dot4 instead of four bytes
    * from four channel planes. */
   uint8_t x_dot4_words;
+  /* With x_dot4_words (a ConvInteger) or on a Dot4Words node: the words
+   * value is [N, spatial.., G], each position's G words contiguous, instead
+   * of [N, G, spatial..] (ingot_graph_pack_weights chooses it for a 1x1 conv
+   * that the lowering runs in the channel form, see INGOT_DOT_ROW_MIN_WIDTH):
+   * a step of such a conv's reduction then reads the next word of a few
+   * positions, not a word of another channel plane. */
+  bool words_last;
   /* With weight_dot4_channels (a ConvInteger) or on a Dot4Words node: the
    * words hold 2 channels each, as signed 16-bit halves (half j = bits
    * 16j..16j+15), not 4 bytes: G = ceil(C / 2) above, operands of the loop
@@ -994,6 +1001,16 @@ void ingot_graph_set_half_arith(ingot_graph_t* graph, bool on);
 
 /* Channels a dot4 word of `node` holds: 2 (node.dot_pairs) or 4. */
 static inline int64_t ingot_node_dot_channels(const ingot_node_t* node) { return node->dot_pairs ? 2 : 4; }
+
+/* The narrowest output row that a dot4 ConvInteger over words computes along
+ * the row (vectors of output positions, each weight word broadcast) rather
+ * than in the channel form (vectors of output channels, each input word
+ * broadcast): with VNNI (the loop IR's dot4) and without it (dot2, dot4s:
+ * 8 int32 lanes on AVX2, the row must be wider). lower/lower_conv.c has the
+ * whole rule and the measurements; ingot_graph_pack_weights reads it to give
+ * channel-form 1x1 convs words of the last axis (node.words_last). */
+#define INGOT_DOT4_ROW_MIN_WIDTH 16
+#define INGOT_DOT2_ROW_MIN_WIDTH 32
 
 /* The ONNX-layout shape of node input `input` (`value`): `value` itself
  * unless it is a packed weight (node.weight_block), whose logical shape is

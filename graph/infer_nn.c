@@ -876,7 +876,8 @@ ingot_status_t infer_convinteger(infer_ctx_t* c) {
 /* Dot4Words (domain ai.ingot): uint8/int8 x [N, C, spatial..] -> int32
  * [N, ceil(C / 4), spatial..], four channels' bytes a word (node.x_dot4_words
  * describes the layout); with node.dot_pairs [N, ceil(C / 2), spatial..],
- * two channels' 16-bit halves a word. */
+ * two channels' 16-bit halves a word; with node.words_last the words' axis
+ * last, [N, spatial.., G]. */
 ingot_status_t infer_dot4_words(infer_ctx_t* c) {
   const ingot_value_t* x = infer_input(c, 0);
   if ((x->dtype != INGOT_DTYPE_U8 && x->dtype != INGOT_DTYPE_I8) || x->rank < 3) {
@@ -884,9 +885,11 @@ ingot_status_t infer_dot4_words(infer_ctx_t* c) {
                       x->name, ingot_graph_dtype_name(x->dtype), x->rank);
   }
   int64_t dims[INGOT_MAX_RANK];
-  for (int32_t i = 0; i < x->rank; ++i) dims[i] = x->dims[i];
+  bool last = c->n->words_last; /* [N, spatial.., G] */
+  dims[0] = x->dims[0];
+  for (int32_t i = 2; i < x->rank; ++i) dims[last ? i - 1 : i] = x->dims[i];
   int64_t per = ingot_node_dot_channels(c->n);
-  dims[1] = (x->dims[1] + per - 1) / per;
+  dims[last ? x->rank - 1 : 1] = (x->dims[1] + per - 1) / per;
   infer_set_output(c, 0, INGOT_DTYPE_I32, x->rank, dims);
   return INGOT_OK;
 }

@@ -305,10 +305,12 @@ const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t
                                               ingot_value_t* scratch) {
   int64_t per = ingot_node_dot_channels(node);
   if (input == 0 && node->x_dot4_words && value) {
+    int32_t g = node->words_last ? value->rank - 1 : 1; /* the words' axis */
     if (value->dtype != INGOT_DTYPE_I32 || value->rank < 3 ||
-        value->dims[1] != (node->weight_dot4_channels + per - 1) / per)
+        value->dims[g] != (node->weight_dot4_channels + per - 1) / per)
       return NULL;
     *scratch = *value;
+    for (int32_t d = value->rank - 1; node->words_last && d >= 2; --d) scratch->dims[d] = value->dims[d - 1];
     scratch->dims[1] = node->weight_dot4_channels;
     scratch->dtype = node->x_dot4_words == 2 ? INGOT_DTYPE_I8 : INGOT_DTYPE_U8;
     return scratch;
@@ -477,6 +479,29 @@ static int32_t* pack_dot4_matmul(const ingot_graph_t* graph, const ingot_node_t*
  * ai.ingot Dot4Words node, node.x_dot4_words), one int32 load a dot4 in the
  * kernel instead of four bytes from four channel planes. `made` maps an x
  * to the words value already made for it (one Dot4Words per x). */
+/* Whether dot4 ConvInteger `node` (weights packed, dot_pairs and dot_sat16
+ * set) takes words of the last axis (node.words_last): a 2-D 1x1 conv
+ * without padding on a target without VNNI (dot2 or dot4s) whose output row
+ * is narrower than the lowering's row form needs, so that it runs in the
+ * channel form. Each step of its reduction then reads the next word of the
+ * tile's few positions (contiguous) instead of a word from another channel
+ * plane (a new cache line every step). On a Zen 3 core (AVX2, QDQ ResNet-50,
+ * per-step minima of `ingot run --trace`, 2026-12-04): see README "Quantized
+ * graphs". With VNNI the planar words stay (not measured there). */
+static bool words_last_for(const ingot_graph_t* graph, const ingot_node_t* node) {
+  if (!node->dot_pairs && !node->dot_sat16) return false;
+  if (node->params.kind != INGOT_PARAMS_CONV || node->output_count < 1) return false;
+  const ingot_window_params_t* win = &node->params.u.conv.window;
+  if (win->spatial != 2 || node->params.u.conv.group != 1) return false;
+  for (int32_t i = 0; i < win->spatial; ++i)
+    if (win->kernel[i] != 1 || win->pads[i] || win->pads[win->spatial + i] || win->dilations[i] != 1) return false;
+  /* the input's row too: a strided conv from a wide map would need words
+   * of every position, most of them never read */
+  const ingot_value_t* xv = &graph->values[node->inputs[0]];
+  return win->out[win->spatial - 1] < INGOT_DOT2_ROW_MIN_WIDTH && xv->rank == 4 &&
+         xv->dims[3] < INGOT_DOT2_ROW_MIN_WIDTH;
+}
+
 static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
   uint32_t x = graph->nodes[i].inputs[0];
   const ingot_value_t* xv = &graph->values[x];
@@ -486,8 +511,10 @@ static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
   }
   uint8_t kind = xv->dtype == INGOT_DTYPE_I8 ? 2 : 1;
   bool pairs = graph->nodes[i].dot_pairs;
+  bool last = words_last_for(graph, &graph->nodes[i]);
   int64_t per = pairs ? 2 : 4;
-  uint32_t v = made[x];
+  /* made[2x] planar words of x, made[2x + 1] words of the last axis */
+  uint32_t v = made[2 * (size_t)x + last];
   /* words of the other width: a node of their own */
   if (v != INGOT_NO_VALUE && graph->nodes[graph->values[v].producer].dot_pairs != pairs) v = INGOT_NO_VALUE;
   if (v == INGOT_NO_VALUE) {
@@ -497,20 +524,24 @@ static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
     ingot_value_t* vv = &graph->values[v];
     vv->dtype = INGOT_DTYPE_I32;
     vv->rank = xv->rank;
-    for (int32_t d = 0; d < xv->rank; ++d) vv->dims[d] = xv->dims[d];
-    vv->dims[1] = (xv->dims[1] + per - 1) / per;
+    int64_t groups = (xv->dims[1] + per - 1) / per;
+    vv->dims[0] = xv->dims[0];
+    for (int32_t d = 2; d < xv->rank; ++d) vv->dims[last ? d - 1 : d] = xv->dims[d];
+    vv->dims[last ? xv->rank - 1 : 1] = groups;
     uint32_t n = ingot_graph_add_node(graph, INGOT_OP_DOT4_WORDS,
                                       ingot_graph_unique_name(graph, vv->name), &x, 1, &v, 1);
     graph->nodes[n].dot_pairs = pairs;
+    graph->nodes[n].words_last = last;
     /* a guarded conv's words are made under the same guard */
     graph->nodes[n].guard = graph->nodes[i].guard;
     graph->nodes[n].guard_when = graph->nodes[i].guard_when;
-    made[x] = v;
+    made[2 * (size_t)x + last] = v;
   } else if (graph->nodes[graph->values[v].producer].guard != graph->nodes[i].guard) {
     graph->nodes[graph->values[v].producer].guard = 0; /* needed on more than one path */
   }
   graph->nodes[i].inputs[0] = v;
   graph->nodes[i].x_dot4_words = kind;
+  graph->nodes[i].words_last = last;
 }
 
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
@@ -529,8 +560,8 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     graph->nodes[i].layout = layout;
   }
   uint32_t value_count = graph->value_count;
-  uint32_t* words_of = ingot_xmalloc(sizeof(uint32_t) * (value_count ? value_count : 1));
-  for (uint32_t v = 0; v < value_count; ++v) words_of[v] = INGOT_NO_VALUE;
+  uint32_t* words_of = ingot_xmalloc(sizeof(uint32_t) * 2 * (value_count ? value_count : 1));
+  for (uint32_t v = 0; v < 2 * value_count; ++v) words_of[v] = INGOT_NO_VALUE;
   bool any_words = false;
   for (uint32_t i = 0; i < node_count; ++i) {
     ingot_node_t* node = &graph->nodes[i];

@@ -75,6 +75,7 @@ void lower_append_ints(ingot_strbuf_t* sb, const char* tag, const int64_t* v, ui
 typedef struct conv_window_t {
   uint32_t nsp;
   const int64_t *strides, *pads, *dil, *in_sp, *out_sp, *k;
+  bool c_last; /* x is [N, spatial.., C] (dot4 words of the last axis, node.words_last) */
 } conv_window_t;
 
 /* x[n, c, o*s - p + r*d ..] for output position o (nsp indices) and taps
@@ -90,10 +91,13 @@ static ingot_ir_expr_t* window_load(lower_ctx_t* ctx, uint32_t bx, const conv_wi
                                     ingot_ir_expr_t** out_cond) {
   ingot_ir_expr_t* xi[5] = {n, c};
   ingot_ir_expr_t* cond = NULL;
+  /* x's channels (words) last: [N, spatial.., C] (node.words_last) */
+  uint32_t first = win->c_last ? 1 : 2;
+  if (win->c_last) xi[1 + win->nsp] = c;
   for (uint32_t i = 0; i < win->nsp; ++i) {
     ingot_ir_expr_t* in_range;
     lower_window_axis(ctx, o[i], red->idx[1 + i], win->strides[i], win->pads[i], win->dil[i], win->in_sp[i],
-                      win->out_sp[i], win->k[i], &in_range, &xi[2 + i]);
+                      win->out_sp[i], win->k[i], &in_range, &xi[first + i]);
     cond = lower_and(ctx, cond, in_range);
   }
   *out_cond = cond;
@@ -183,7 +187,7 @@ static ingot_ir_expr_t* word_add_byte(ingot_ir_func_t* f, ingot_ir_expr_t* word,
  * channels and convs from 512 ran as fast or 5-15 % slower, so they keep
  * the channel form. */
 #define DOT4_ROW_MAX_STEPS 64
-#define DOT4_ROW_MIN_WIDTH 16
+#define DOT4_ROW_MIN_WIDTH INGOT_DOT4_ROW_MIN_WIDTH
 /* With words of 2 channels (node.dot_pairs) or dot4s (node.dot_sat16),
  * i.e. x86 without VNNI, 8 int32 lanes on AVX2, the row must be wider: on a
  * Zen 3 core (AVX2; single
@@ -191,7 +195,7 @@ static ingot_ir_expr_t* word_add_byte(ingot_ir_func_t* f, ingot_ir_expr_t* word,
  * with 28-wide rows ran 1.6-1.7x faster in the channel form (128 -> 512:
  * 2.18 -> 1.35 ms, 32 -> 192: 0.41 -> 0.24 ms), with 56-wide rows as fast
  * or up to 2x faster along the row (24 -> 144: 0.29 vs 0.57 ms). */
-#define DOT2_ROW_MIN_WIDTH 32
+#define DOT2_ROW_MIN_WIDTH INGOT_DOT2_ROW_MIN_WIDTH
 
 /* ConvInteger's UPDATE with dot4 words (node.weight_dot4_channels = C, w
  * [P, G + 1, k.., B] int32, G = ceil(C / 4)): spatial (n, kb, o.., ki),
@@ -224,7 +228,7 @@ static ingot_status_t emit_dot4(lower_ctx_t* ctx, const conv_window_t* win, int6
   /* (steps counted as 4-channel groups whatever the word holds) */
   int64_t groups4 = (channels + 3) / 4;
   bool no_vnni = per == 2 || ctx->node->dot_sat16; /* dot2 or dot4s: x86 without VNNI */
-  bool row = x_words && sext[1 + nsp] >= (no_vnni ? DOT2_ROW_MIN_WIDTH : DOT4_ROW_MIN_WIDTH) &&
+  bool row = x_words && !win->c_last && sext[1 + nsp] >= (no_vnni ? DOT2_ROW_MIN_WIDTH : DOT4_ROW_MIN_WIDTH) &&
              ((groups4 * taps <= DOT4_ROW_MAX_STEPS && win->strides[nsp - 1] == 1) || groups4 == 1);
   uint32_t ki_pos = row ? 2 : 2 + nsp, o_pos = row ? 3 : 2; /* where ki and o.. sit among the loops */
   const char* bnames[6] = {"n", "kb"};
@@ -405,7 +409,9 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "weight %s does not hold the dot4 words of %lld channels",
                       lower_shape_str(ctx, w), (long long)dot4_channels);
   }
-  if (x_words && xv->dims[1] != (dot4_channels + per - 1) / per) {
+  /* words of the last axis (node.words_last): [N, spatial.., G] */
+  bool c_last = x_words && node->words_last;
+  if (x_words && xv->dims[c_last ? xv->rank - 1 : 1] != (dot4_channels + per - 1) / per) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the dot4 words of %lld channels",
                       lower_shape_str(ctx, x), (long long)dot4_channels);
   }
@@ -426,7 +432,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   const int64_t *k = cp->window.kernel, *strides = cp->window.strides, *dil = cp->window.dilations;
   const int64_t* pads = cp->window.pads;
   int64_t in_sp[3];
-  for (uint32_t i = 0; i < nsp; ++i) in_sp[i] = xv->dims[2 + i];
+  for (uint32_t i = 0; i < nsp; ++i) in_sp[i] = xv->dims[(c_last ? 1 : 2) + i];
   if (yv->dims[0] != batch || yv->dims[1] != cout) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "output shape %s does not match the input and weight",
                       lower_shape_str(ctx, y));
@@ -493,7 +499,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
     rext[1 + i] = k[i];
   }
 
-  const conv_window_t win = {nsp, strides, pads, dil, in_sp, out_sp, k};
+  const conv_window_t win = {nsp, strides, pads, dil, in_sp, out_sp, k, c_last};
   /* No INIT stage: the UPDATE starts each output at the bias (or 0) on its
    * first reduction step (lower_update_start). */
   lower_loops_t sp, red;
@@ -705,7 +711,7 @@ ingot_status_t lower_conv(lower_ctx_t* ctx) {
   ingot_strbuf_appendf(&sb, " g%lld bias=%d act=%s", (long long)group, b != INGOT_NO_VALUE, lower_activation_name(ctx));
   if (dot4_channels)
     ingot_strbuf_appendf(&sb, "%s%s", node->dot_pairs ? " dot2" : node->dot_sat16 ? " dot4s" : " dot4",
-                         x_words ? " xwords" : "");
+                         x_words ? c_last ? " xwords_last" : " xwords" : "");
   if (rqi)
     ingot_strbuf_appendf(&sb, " requant.%s.ws%lld%s", ingot_dtype_name(lower_value(ctx, z)->dtype),
                          (long long)rq.w_scales, brq_bias != UINT32_MAX ? ".bias" : "");
@@ -870,7 +876,7 @@ ingot_status_t lower_conv_blocked(lower_ctx_t* ctx) {
 /* Dot4Words (ai.ingot): y[n, g, p..] = sum_j x'[n, min(4g + j, C - 1), p..]
  * << 8j over j = 0..3, x' = x for uint8 and x + 128 for int8 (see
  * node.x_dot4_words): the operand words of a dot4 ConvInteger, an injective
- * pass over x. */
+ * pass over x; y[n, p.., g] with node.words_last. */
 ingot_status_t lower_dot4_words(lower_ctx_t* ctx) {
   uint32_t x = lower_input(ctx, 0);
   uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
@@ -882,7 +888,13 @@ ingot_status_t lower_dot4_words(lower_ctx_t* ctx) {
   const ingot_value_t* xv = lower_value(ctx, x);
   const ingot_value_t* yv = lower_value(ctx, y);
   int64_t channels = xv->rank >= 3 ? xv->dims[1] : 0, per = ingot_node_dot_channels(ctx->node);
-  if (xv->rank < 3 || yv->rank != xv->rank || yv->dims[1] != (channels + per - 1) / per) {
+  /* node.words_last: y is [N, spatial.., G] */
+  bool last = ctx->node->words_last;
+  int32_t ga = last ? xv->rank - 1 : 1; /* y's words axis */
+  bool fits = xv->rank >= 3 && yv->rank == xv->rank && yv->dims[0] == xv->dims[0] &&
+              yv->dims[ga] == (channels + per - 1) / per;
+  for (int32_t d = 2; fits && d < xv->rank; ++d) fits = yv->dims[last ? d - 1 : d] == xv->dims[d];
+  if (!fits) {
     return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the dot4 words of %s", lower_shape_str(ctx, y),
                       lower_shape_str(ctx, x));
   }
@@ -890,21 +902,56 @@ ingot_status_t lower_dot4_words(lower_ctx_t* ctx) {
   uint32_t bx = lower_add_input(ctx, x, "x");
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
-  static const char* const names[INGOT_MAX_RANK] = {"n", "g", "p0", "p1", "p2", "p3", "p4", "p5"};
-  lower_loops_t sp;
-  lower_loops_make(ctx, &sp, (uint32_t)yv->rank, yv->dims, names);
-  ingot_ir_expr_t* word = NULL;
-  for (int64_t j = 0; j < per; ++j) {
-    ingot_ir_expr_t* xi[INGOT_MAX_RANK];
-    for (int32_t d = 0; d < xv->rank; ++d) xi[d] = d == 1 ? word_channel(f, sp.idx[1], j, channels, per) : sp.idx[d];
-    word = word_add_byte(f, word, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)), x_signed, j, per);
+  if (last) {
+    /* Words last: loops (n, g, p) over the flattened positions p (each
+     * channel plane contiguous), p innermost, its bytes read as vectors
+     * from each plane and the words stored G apart. g steps by 8 (4, 2
+     * where G is not a multiple) and the body stores that many neighbouring
+     * words of each position: code generation transposes such runs into
+     * vector stores (combined_stores) instead of a scalar store a word. */
+    int64_t groups = yv->dims[ga], positions = 1;
+    for (int32_t d = 2; d < xv->rank; ++d) positions *= xv->dims[d];
+    int64_t run = groups % 8 == 0 ? 8 : groups % 4 == 0 ? 4 : groups % 2 == 0 ? 2 : 1;
+    static const char* const lnames[3] = {"n", "g", "p"};
+    int64_t lext[3] = {xv->dims[0], groups / run, positions};
+    lower_loops_t sp;
+    lower_loops_make(ctx, &sp, 3, lext, lnames);
+    ingot_ir_stmt_t* stores[8];
+    for (int64_t r = 0; r < run; ++r) {
+      ingot_ir_expr_t* g = run > 1 ? ingot_ir_add(f, ingot_ir_mul(f, sp.idx[1], ingot_ir_int(f, run)), ingot_ir_int(f, r))
+                                   : sp.idx[1];
+      ingot_ir_expr_t* word = NULL;
+      for (int64_t j = 0; j < per; ++j) {
+        ingot_ir_expr_t* plane = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[0], ingot_ir_int(f, channels)),
+                                              word_channel(f, g, j, channels, per));
+        ingot_ir_expr_t* xi = ingot_ir_add(f, ingot_ir_mul(f, plane, ingot_ir_int(f, positions)), sp.idx[2]);
+        word = word_add_byte(f, word, ingot_ir_load(f, bx, xi), x_signed, j, per);
+      }
+      ingot_ir_expr_t* yi = ingot_ir_add(
+          f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, sp.idx[0], ingot_ir_int(f, positions)), sp.idx[2]),
+                          ingot_ir_int(f, groups)),
+          g);
+      stores[r] = ingot_ir_store(f, by, yi, ingot_ir_cast(f, INGOT_DTYPE_I32, word));
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL, run > 1 ? ingot_ir_block(f, stores, (uint32_t)run) : stores[0]);
+  } else {
+    static const char* const names[INGOT_MAX_RANK] = {"n", "g", "p0", "p1", "p2", "p3", "p4", "p5"};
+    lower_loops_t sp;
+    lower_loops_make(ctx, &sp, (uint32_t)yv->rank, yv->dims, names);
+    ingot_ir_expr_t* word = NULL;
+    for (int64_t j = 0; j < per; ++j) {
+      ingot_ir_expr_t* xi[INGOT_MAX_RANK];
+      for (int32_t d = 0; d < xv->rank; ++d) xi[d] = d == 1 ? word_channel(f, sp.idx[1], j, channels, per) : sp.idx[d];
+      word = word_add_byte(f, word, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)), x_signed, j, per);
+    }
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
+                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), ingot_ir_cast(f, INGOT_DTYPE_I32, word)));
   }
-  lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
-                   ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), ingot_ir_cast(f, INGOT_DTYPE_I32, word)));
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ingot_strbuf_t sb = {0};
   ingot_strbuf_appendf(&sb, "%s %s", per == 2 ? "dot2_words" : "dot4_words", ingot_dtype_name(xv->dtype));
   for (int32_t d = 0; d < xv->rank; ++d) ingot_strbuf_appendf(&sb, "%s%lld", d ? "x" : " ", (long long)xv->dims[d]);
+  if (last) ingot_strbuf_appendf(&sb, " last");
   ctx->workload = ingot_arena_strdup(ctx->arena, sb.data);
   ingot_strbuf_free(&sb);
   return INGOT_OK;

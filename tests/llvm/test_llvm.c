@@ -753,6 +753,37 @@ static void test_combined_stores(void) {
   }
 }
 
+/* Runs of strided int32 vector stores (a Dot4Words writing each position's
+ * words together, node.words_last): the vector along positions p, lanes G
+ * words apart, the stores at words g = 0..G-1 in a shuffled order, G = 13
+ * (a run of 8, one of 4, one alone), which the llvm target transposes into
+ * vector stores per lane, 8 lanes at a time: positions 16 (whole vectors),
+ * 14 and 7 (vectors past the lanes the target has, a tail), against the
+ * interpreter. A wrong round of the transpose shows in the words. */
+static void test_combined_word_stores(void) {
+  static const int64_t perm[13] = {3, 0, 1, 2, 7, 6, 5, 4, 12, 8, 10, 9, 11};
+  static const int64_t extents[3] = {16, 14, 7};
+  enum { G = 13 };
+  for (int e = 0; e < 3; ++e) {
+    int64_t P = extents[e];
+    ingot_ir_func_t* f = ingot_ir_func_create("word_runs");
+    int64_t dx[2] = {G, P}, dy[2] = {P, G};
+    uint32_t in = ingot_ir_add_buffer(f, "in", INGOT_DTYPE_I32, INGOT_IR_BUFFER_INPUT, 2, dx);
+    uint32_t out = ingot_ir_add_buffer(f, "out", INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 2, dy);
+    uint32_t p = LOOPVAR(f, "p");
+    ingot_ir_stmt_t* s[G];
+    for (int j = 0; j < G; ++j) {
+      ingot_ir_expr_t* x = ingot_ir_load(f, in, ingot_ir_add(f, ingot_ir_mul(f, I(f, perm[j]), I(f, P)), V(f, p)));
+      ingot_ir_expr_t* v = ingot_ir_add(f, ingot_ir_mul(f, x, ingot_ir_cast(f, INGOT_DTYPE_I32, I(f, j + 2))),
+                                        ingot_ir_cast(f, INGOT_DTYPE_I32, I(f, 1000 * j)));
+      s[j] = ingot_ir_store(f, out, ingot_ir_add(f, ingot_ir_mul(f, V(f, p), I(f, G)), I(f, perm[j])), v);
+    }
+    f->body = FOR_KIND(f, p, P, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, s, G));
+    check_func(f, -1000.0, 1000.0, 0);
+    ingot_ir_func_destroy(f);
+  }
+}
+
 /* Float-to-integer casts of values clamped into the type's range (a
  * requantization's saturation), which codegen narrows with saturating packs:
  * uint8 and int8 (both clamp orders, constants on either side), a narrower
@@ -1391,6 +1422,7 @@ int main(void) {
   test_padding_gather_scatter();
   printf("strided stores combined\n");
   test_combined_stores();
+  test_combined_word_stores();
   test_clamped_casts();
   printf("integers (scalar, vectorized)\n");
   test_integers(INGOT_IR_LOOP_SERIAL);

@@ -1819,9 +1819,10 @@ static void scope_end(fn_t* F, const uint8_t* before) {
  * minima of 7 interleaved rounds): 128 -> 512 at 28x28 0.716 -> 0.626 ms,
  * 32 -> 192 at 28x28 0.121 -> 0.088 ms.
  * Runs of 4-byte elements (a Dot4Words writing the words of each position
- * together, node.words_last) combine in groups of as many stores as the
- * vector has lanes: the square of vectors is transposed (log2(lanes) rounds
- * of two-input shuffles) and each lane's elements go in one vector store. */
+ * together, node.words_last) combine in groups of 8 stores (4 on vectors
+ * of fewer lanes; then 4 and 2 for what is left), taken that many lanes at
+ * a time: each square of vectors is transposed (log2 of the group rounds of
+ * two-input shuffles) and each lane's elements go in one vector store. */
 
 /* a - b, for int64 index expressions that differ by a constant. */
 static bool index_difference(const ingot_ir_expr_t* a, const ingot_ir_expr_t* b, int64_t* d, int depth) {

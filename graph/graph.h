@@ -563,7 +563,7 @@ typedef struct ingot_node_t {
   /* With x_dot4_words (a ConvInteger) or on a Dot4Words node: the words
    * value is [N, spatial.., G], each position's G words contiguous, instead
    * of [N, G, spatial..] (ingot_graph_pack_weights chooses it for a 1x1 conv
-   * that the lowering runs in the channel form, see INGOT_DOT_ROW_MIN_WIDTH):
+   * that the lowering runs in the channel form, see INGOT_DOT2_ROW_MIN_WIDTH):
    * a step of such a conv's reduction then reads the next word of a few
    * positions, not a word of another channel plane. */
   bool words_last;

@@ -475,10 +475,6 @@ static int32_t* pack_dot4_matmul(const ingot_graph_t* graph, const ingot_node_t*
   return dst;
 }
 
-/* Feeds dot4 ConvInteger `i` the int32 words of its uint8/int8 input (an
- * ai.ingot Dot4Words node, node.x_dot4_words), one int32 load a dot4 in the
- * kernel instead of four bytes from four channel planes. `made` maps an x
- * to the words value already made for it (one Dot4Words per x). */
 /* Whether dot4 ConvInteger `node` (weights packed, dot_pairs and dot_sat16
  * set) takes words of the last axis (node.words_last): a 2-D 1x1 conv
  * without padding on a target without VNNI (dot2 or dot4s) whose output row
@@ -502,6 +498,10 @@ static bool words_last_for(const ingot_graph_t* graph, const ingot_node_t* node)
          xv->dims[3] < INGOT_DOT2_ROW_MIN_WIDTH;
 }
 
+/* Feeds dot4 ConvInteger `i` the int32 words of its uint8/int8 input (an
+ * ai.ingot Dot4Words node, node.x_dot4_words), one int32 load a dot4 in the
+ * kernel instead of four bytes from four channel planes. `made` maps an x
+ * to the words value already made for it (one Dot4Words per x and layout). */
 static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
   uint32_t x = graph->nodes[i].inputs[0];
   const ingot_value_t* xv = &graph->values[x];

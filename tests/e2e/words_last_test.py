@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """int8 1x1 convs that read their input's words position by position.
 
-  words_last_test.py --ingot BUILD/ingot --work DIR [--ort-python PY]
+  words_last_test.py --ingot BUILD/ingot --work DIR
 
 On a target without VNNI (here 'llvm -mcpu=x86-64-v3': AVX2, the int8 convs
 compute the loop IR's dot4s), a QDQ 1x1 conv whose output row is narrower

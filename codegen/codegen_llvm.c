@@ -42,6 +42,7 @@
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1000,6 +1001,119 @@ static bool clamped_within(const ingot_ir_expr_t* e, double lo, double hi) {
   return false;
 }
 
+/* The range of an 8- or 16-bit integer dtype; false for others. */
+static bool small_int_bounds(ingot_dtype_t t, double* lo, double* hi) {
+  *lo = 0.0;
+  switch (t) {
+    case INGOT_DTYPE_U8: *hi = 255.0; return true;
+    case INGOT_DTYPE_I8: *lo = -128.0, *hi = 127.0; return true;
+    case INGOT_DTYPE_U16: *hi = 65535.0; return true;
+    case INGOT_DTYPE_I16: *lo = -32768.0, *hi = 32767.0; return true;
+    default: *hi = 0.0; return false;
+  }
+}
+
+/* A requantization's rounding and saturation of float32 x (to an 8- or
+ * 16-bit integer):
+ *   min(max(round(x) [+ float(z)], a), b)      a, b integer constants,
+ *                                              z an 8- or 16-bit integer
+ * Returns true with its parts where `e` has that form (that clamp order:
+ * a NaN x then yields a, as the IR's max gives). */
+static bool requant_form(const ingot_ir_expr_t* e, const ingot_ir_expr_t** x, const ingot_ir_expr_t** z, double* a,
+                         double* b) {
+  const ingot_ir_expr_t* inner;
+  if (!clamp_bound(e, INGOT_IR_MIN, &inner, b) || !clamp_bound(inner, INGOT_IR_MAX, &inner, a)) return false;
+  if (*a != floor(*a) || *b != floor(*b) || *a > *b) return false;
+  *z = NULL;
+  if (inner->kind == INGOT_IR_EXPR_BINARY && inner->u.binary.op == INGOT_IR_ADD) {
+    const ingot_ir_expr_t *r = inner->u.binary.a, *c = inner->u.binary.b;
+    if (c->kind == INGOT_IR_EXPR_UNARY && c->u.unary.op == INGOT_IR_ROUND) {
+      const ingot_ir_expr_t* t = r;
+      r = c;
+      c = t;
+    }
+    if (c->kind != INGOT_IR_EXPR_CAST || c->dtype != INGOT_DTYPE_F32) return false;
+    ingot_dtype_t zt = c->u.unary.a->dtype;
+    if (zt != INGOT_DTYPE_U8 && zt != INGOT_DTYPE_I8 && zt != INGOT_DTYPE_U16 && zt != INGOT_DTYPE_I16) return false;
+    *z = c->u.unary.a;
+    inner = r;
+  }
+  if (inner->kind != INGOT_IR_EXPR_UNARY || inner->u.unary.op != INGOT_IR_ROUND) return false;
+  *x = inner->u.unary.a;
+  return (*x)->dtype == INGOT_DTYPE_F32;
+}
+
+/* cvtps2dq of the n float32 lanes of x (n a power of two, at least 4),
+ * in pieces of the widest the target converts at once. It rounds as the
+ * floating-point environment says, to nearest with ties to even in the
+ * default one that LLVM's IR itself assumes; NaN and values out of range
+ * give INT32_MIN. */
+static LLVMValueRef cvtps2dq(fn_t* F, LLVMValueRef x, unsigned n) {
+  ingot_llvm_module_t* m = &F->g->m;
+  LLVMBuilderRef b = F->b;
+  if (n > m->cvt_lanes_max) {
+    LLVMValueRef mask[64], half[2];
+    for (unsigned h = 0; h < 2; ++h) {
+      for (unsigned l = 0; l < n / 2; ++l) mask[l] = LLVMConstInt(m->t_i32, h * (n / 2) + l, 0);
+      LLVMValueRef sel = LLVMConstVector(mask, n / 2);
+      half[h] = cvtps2dq(F, LLVMBuildShuffleVector(b, x, LLVMGetUndef(LLVMTypeOf(x)), sel, ""), n / 2);
+    }
+    for (unsigned l = 0; l < n; ++l) mask[l] = LLVMConstInt(m->t_i32, l, 0);
+    return LLVMBuildShuffleVector(b, half[0], half[1], LLVMConstVector(mask, n), "");
+  }
+  LLVMTypeRef ft;
+  if (n == 16) {
+    /* (x, passthrough, mask all ones, rounding 4: the current direction) */
+    LLVMValueRef fn = ingot_llvm_intrinsic(m, "llvm.x86.avx512.mask.cvtps2dq.512", NULL, 0, &ft);
+    LLVMValueRef args[4] = {x, LLVMGetUndef(LLVMVectorType(m->t_i32, 16)),
+                            LLVMConstInt(LLVMIntTypeInContext(m->ctx, 16), 0xFFFF, 0), LLVMConstInt(m->t_i32, 4, 0)};
+    return LLVMBuildCall2(b, ft, fn, args, 4, "");
+  }
+  LLVMValueRef fn = ingot_llvm_intrinsic(m, n == 8 ? "llvm.x86.avx.cvt.ps2dq.256" : "llvm.x86.sse2.cvtps2dq", NULL, 0, &ft);
+  return LLVMBuildCall2(b, ft, fn, &x, 1, "");
+}
+
+/* requant_form's value as n int32 lanes clamped into [a, b], on x86:
+ *   i = cvtps2dq(x >= 2^30 ? 2^30 : x)     one vminps; NaN stays NaN
+ *   [i = max(i, -2^30)]                     z signed: i + z cannot wrap
+ *   min(max(i + z, a), b)
+ * round(x) + z in float32 is exact below 2^24 and saturates to a or b
+ * above, as i + z does; NaN (INT32_MIN) ends at a. One conversion instead
+ * of round, add, max, min, truncate; the clamp at the type's bounds folds
+ * into the saturating packs that narrow. */
+static LLVMValueRef requantized(fn_t* F, const ingot_ir_expr_t* x, const ingot_ir_expr_t* z, double a, double b,
+                                unsigned n, bool vec) {
+  ingot_llvm_module_t* m = &F->g->m;
+  LLVMBuilderRef bd = F->b;
+  LLVMValueRef xv;
+  TRY(xv = expr(F, x, vec));
+  xv = splat(F, xv, n);
+  LLVMValueRef lim = ingot_llvm_splat(LLVMTypeOf(xv), LLVMConstReal(m->t_f32, 1073741824.0));
+  xv = LLVMBuildSelect(bd, LLVMBuildFCmp(bd, LLVMRealOGE, xv, lim, ""), lim, xv, "");
+  LLVMValueRef i = cvtps2dq(F, xv, n);
+  LLVMTypeRef vt = LLVMTypeOf(i);
+  LLVMValueRef args[2];
+  if (z) {
+    LLVMValueRef zv;
+    TRY(zv = expr(F, z, vec));
+    LLVMTypeRef zt = lanes_of(zv) ? LLVMVectorType(m->t_i32, lanes_of(zv)) : m->t_i32;
+    bool zsigned = z->dtype == INGOT_DTYPE_I8 || z->dtype == INGOT_DTYPE_I16;
+    zv = splat(F, zsigned ? LLVMBuildSExt(bd, zv, zt, "") : LLVMBuildZExt(bd, zv, zt, ""), n);
+    if (zsigned) {
+      args[0] = i;
+      args[1] = ingot_llvm_splat(vt, LLVMConstInt(m->t_i32, (unsigned long long)-(1LL << 30), 1));
+      i = ingot_llvm_call_intrinsic(m, bd, "llvm.smax", vt, args, 2);
+    }
+    i = LLVMBuildAdd(bd, i, zv, "");
+  }
+  args[0] = i;
+  args[1] = ingot_llvm_splat(vt, LLVMConstInt(m->t_i32, (unsigned long long)(int64_t)a, 1));
+  i = ingot_llvm_call_intrinsic(m, bd, "llvm.smax", vt, args, 2);
+  args[0] = i;
+  args[1] = ingot_llvm_splat(vt, LLVMConstInt(m->t_i32, (unsigned long long)(int64_t)b, 1));
+  return ingot_llvm_call_intrinsic(m, bd, "llvm.smin", vt, args, 2);
+}
+
 static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   ingot_dtype_t to = e->dtype, from = e->u.unary.a->dtype;
   LLVMTypeRef tt, ft;
@@ -1038,6 +1152,15 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   }
   /* to an integer */
   if (is_float(from)) {
+    /* A requantization on x86 (requant_form): one cvtps2dq, then integers. */
+    const ingot_ir_expr_t *rx, *rz;
+    double ra, rb, tlo, thi;
+    if (small_int_bounds(to, &tlo, &thi) && F->g->m.cvt_lanes_max && n >= 4 && n <= 64 && (n & (n - 1)) == 0 &&
+        requant_form(e->u.unary.a, &rx, &rz, &ra, &rb) && ra >= tlo && rb <= thi) {
+      LLVMValueRef r;
+      TRY(r = requantized(F, rx, rz, ra, rb, n, vec));
+      return LLVMBuildTrunc(b, r, t, "");
+    }
     /* Truncation toward zero; narrow types through int32 as C compilers do
      * on x86; out of range (undefined in C) is frozen, never poison. */
     if (to == INGOT_DTYPE_U64 || to == INGOT_DTYPE_U32)
@@ -1049,15 +1172,8 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
      * requantization's saturation): the same clamp in int32, a no-op on
      * these values, lets LLVM narrow with saturating packs (PACKUSDW /
      * PACKUSWB, SQXTUN) instead of masking or shuffling bytes out. */
-    double lo = 0.0, hi = 0.0;
-    bool narrow = n > 1 && n <= 64;
-    switch (to) {
-      case INGOT_DTYPE_U8: hi = 255.0; break;
-      case INGOT_DTYPE_I8: lo = -128.0, hi = 127.0; break;
-      case INGOT_DTYPE_U16: hi = 65535.0; break;
-      case INGOT_DTYPE_I16: lo = -32768.0, hi = 32767.0; break;
-      default: narrow = false; break;
-    }
+    double lo, hi;
+    bool narrow = n > 1 && n <= 64 && small_int_bounds(to, &lo, &hi);
     if (narrow && clamped_within(e->u.unary.a, lo, hi)) {
       LLVMTypeRef vt = LLVMTypeOf(r);
       LLVMValueRef args[2] = {r, ingot_llvm_splat(vt, LLVMConstInt(F->g->m.t_i32, (unsigned long long)(int64_t)lo, 1))};
@@ -2358,6 +2474,9 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
   m->has_half_arith = ingot_target_has_half_arith(target);
   m->vector_bits = target->vector_bytes * 8;
   if (m->x86) {
+    m->cvt_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512F) ? 16
+                       : ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX)   ? 8
+                                                                                      : 4;
     m->pmaddwd_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512BW) ? 16
                            : ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX2)   ? 8
                                                                                            : 4;

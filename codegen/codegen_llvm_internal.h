@@ -62,6 +62,9 @@ typedef struct ingot_llvm_module_t {
   /* Without VNNI on x86: the widest lanes of int32 for which dot4 is two
    * exact pmaddwd of the 16-bit halves (4 SSE2, 8 AVX2, 16 AVX512BW). */
   unsigned pmaddwd_lanes_max;
+  /* x86: the widest lanes of float32 one cvtps2dq converts (4 SSE2, 8 AVX,
+   * 16 AVX512F); 0 elsewhere. */
+  unsigned cvt_lanes_max;
   /* AArch64: dot4 as usdot (i8mm), else as two sdot (dotprod), 4 lanes */
   bool a64_usdot, a64_sdot;
   unsigned vector_bits;

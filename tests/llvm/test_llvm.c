@@ -815,6 +815,48 @@ static void test_clamped_casts(void) {
   ingot_ir_func_destroy(f);
 }
 
+/* Requantizations, min(max(round(x) [+ float(z)], a), b) cast to an 8- or
+ * 16-bit integer, which the llvm target computes on x86 with one cvtps2dq
+ * and integer steps (codegen_llvm.c requantized): zero points of every
+ * 8-bit kind (uint8, and int8 with negative values) and none, a narrower
+ * clamp, values far past int32 (x * 1.2e5 crosses 2^31, x * 5e4 2^30),
+ * ties (i / 2 + 100: 100.5 -> 100, 101.5 -> 102), infinities and NaN
+ * (inf * 0), with a vector tail (67), against the interpreter. */
+static void test_requant_casts(void) {
+  enum { M = 67, K = 9 };
+  ingot_ir_func_t* f = ingot_ir_func_create("requant_casts");
+  int64_t d[1] = {M}, one[1] = {1};
+  uint32_t x = ingot_ir_add_buffer(f, "x", INGOT_DTYPE_F32, INGOT_IR_BUFFER_INPUT, 1, d);
+  uint32_t zu = ingot_ir_add_buffer(f, "zu", INGOT_DTYPE_U8, INGOT_IR_BUFFER_INPUT, 1, one);
+  uint32_t zs = ingot_ir_add_buffer(f, "zs", INGOT_DTYPE_I8, INGOT_IR_BUFFER_INPUT, 1, d);
+  static const ingot_dtype_t types[K] = {INGOT_DTYPE_U8,  INGOT_DTYPE_I8, INGOT_DTYPE_U8,
+                                         INGOT_DTYPE_I16, INGOT_DTYPE_U16, INGOT_DTYPE_U8,
+                                         INGOT_DTYPE_U8,  INGOT_DTYPE_I8, INGOT_DTYPE_I8};
+  static const double lo[K] = {0, -128, 10, -32768, 0, 0, 0, -128, -100};
+  static const double hi[K] = {255, 127, 200, 32767, 65535, 255, 255, 127, 120};
+  static const double scale[K] = {0.01, 0.01, 0.02, 1.2e5, 5e4, 0, 1e30, 1e30, 3.0};
+  static const int zkind[K] = {1, 2, 0, 2, 1, 0, 1, 2, 2}; /* 0 none, 1 uint8 (one), 2 int8 (per element) */
+  uint32_t i = LOOPVAR(f, "i");
+  ingot_ir_stmt_t* s[K];
+  for (int k = 0; k < K; ++k) {
+    char name[16];
+    snprintf(name, sizeof name, "y%d", k);
+    uint32_t y = ingot_ir_add_buffer(f, name, types[k], INGOT_IR_BUFFER_OUTPUT, 1, d);
+    ingot_ir_expr_t* xv = ingot_ir_mul(f, ingot_ir_load(f, x, V(f, i)), F(f, scale[k]));
+    if (k == 5) xv = ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, V(f, i)), F(f, 0.5)), F(f, 100.0));
+    if (k == 6) xv = ingot_ir_mul(f, xv, F(f, 1e30)); /* +-inf */
+    if (k == 7) xv = ingot_ir_mul(f, ingot_ir_mul(f, xv, F(f, 1e30)), F(f, 0.0)); /* inf * 0: NaN */
+    ingot_ir_expr_t* v = ingot_ir_unary(f, INGOT_IR_ROUND, xv);
+    if (zkind[k] == 1) v = ingot_ir_add(f, v, ingot_ir_cast(f, INGOT_DTYPE_F32, ingot_ir_load(f, zu, I(f, 0))));
+    if (zkind[k] == 2) v = ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_F32, ingot_ir_load(f, zs, V(f, i))), v);
+    v = BIN(f, INGOT_IR_MIN, BIN(f, INGOT_IR_MAX, v, F(f, lo[k])), F(f, hi[k]));
+    s[k] = ingot_ir_store(f, y, V(f, i), ingot_ir_cast(f, types[k], v));
+  }
+  f->body = FOR_KIND(f, i, M, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, s, K));
+  check_func(f, -20000.0, 20000.0, 0);
+  ingot_ir_func_destroy(f);
+}
+
 /* ---- 5. Integers and other dtypes, scalar and vectorized: floor div/mod
  * with negative operands and zero, wrapping i8, u8 max, bool logic, i32
  * select/abs, f64, casts both ways, integer pow. */
@@ -1424,6 +1466,7 @@ int main(void) {
   test_combined_stores();
   test_combined_word_stores();
   test_clamped_casts();
+  test_requant_casts();
   printf("integers (scalar, vectorized)\n");
   test_integers(INGOT_IR_LOOP_SERIAL);
   test_integers(INGOT_IR_LOOP_VECTORIZED);

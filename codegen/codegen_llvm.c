@@ -1074,22 +1074,22 @@ static LLVMValueRef cvtps2dq(fn_t* F, LLVMValueRef x, unsigned n) {
 }
 
 /* requant_form's value as n int32 lanes clamped into [a, b], on x86:
- *   i = cvtps2dq(x >= 2^30 ? 2^30 : x)     one vminps; NaN stays NaN
+ *   i = cvtps2dq(2^30 < x ? 2^30 : x)      one vminps; NaN stays NaN
  *   [i = max(i, -2^30)]                     z signed: i + z cannot wrap
  *   min(max(i + z, a), b)
  * round(x) + z in float32 is exact below 2^24 and saturates to a or b
  * above, as i + z does; NaN (INT32_MIN) ends at a. One conversion instead
- * of round, add, max, min, truncate; the clamp at the type's bounds folds
- * into the saturating packs that narrow. */
+ * of round, add, max, min, truncate. Without `clamp` the lanes are left
+ * unclamped for saturating packs at the type's bounds. */
 static LLVMValueRef requantized(fn_t* F, const ingot_ir_expr_t* x, const ingot_ir_expr_t* z, double a, double b,
-                                unsigned n, bool vec) {
+                                unsigned n, bool vec, bool clamp) {
   ingot_llvm_module_t* m = &F->g->m;
   LLVMBuilderRef bd = F->b;
   LLVMValueRef xv;
   TRY(xv = expr(F, x, vec));
   xv = splat(F, xv, n);
   LLVMValueRef lim = ingot_llvm_splat(LLVMTypeOf(xv), LLVMConstReal(m->t_f32, 1073741824.0));
-  xv = LLVMBuildSelect(bd, LLVMBuildFCmp(bd, LLVMRealOGE, xv, lim, ""), lim, xv, "");
+  xv = LLVMBuildSelect(bd, LLVMBuildFCmp(bd, LLVMRealOLT, lim, xv, ""), lim, xv, "");
   LLVMValueRef i = cvtps2dq(F, xv, n);
   LLVMTypeRef vt = LLVMTypeOf(i);
   LLVMValueRef args[2];
@@ -1106,12 +1106,44 @@ static LLVMValueRef requantized(fn_t* F, const ingot_ir_expr_t* x, const ingot_i
     }
     i = LLVMBuildAdd(bd, i, zv, "");
   }
+  if (!clamp) return i;
   args[0] = i;
   args[1] = ingot_llvm_splat(vt, LLVMConstInt(m->t_i32, (unsigned long long)(int64_t)a, 1));
   i = ingot_llvm_call_intrinsic(m, bd, "llvm.smax", vt, args, 2);
   args[0] = i;
   args[1] = ingot_llvm_splat(vt, LLVMConstInt(m->t_i32, (unsigned long long)(int64_t)b, 1));
   return ingot_llvm_call_intrinsic(m, bd, "llvm.smin", vt, args, 2);
+}
+
+/* 32 int32 lanes already within the bytes' range (or saturating there) as
+ * 32 bytes on AVX2: two vpackssdw and a vpackuswb (vpacksswb) work within
+ * 128-bit halves, leaving the bytes in dwords d0..d7 = lanes 0-3, 8-11,
+ * 16-19, 24-27, 4-7, 12-15, 20-23, 28-31; one vpermd by (0 4 1 5 2 6 3 7)
+ * puts them in order. Where LLVM narrows on its own it fixes each pack's
+ * halves with a vpermq: three instead of one. */
+static LLVMValueRef pack_bytes_avx2(fn_t* F, LLVMValueRef v, bool is_signed) {
+  ingot_llvm_module_t* m = &F->g->m;
+  LLVMBuilderRef b = F->b;
+  LLVMValueRef part[4], mask[8];
+  for (unsigned q = 0; q < 4; ++q) {
+    for (unsigned l = 0; l < 8; ++l) mask[l] = LLVMConstInt(m->t_i32, q * 8 + l, 0);
+    part[q] = LLVMBuildShuffleVector(b, v, LLVMGetUndef(LLVMTypeOf(v)), LLVMConstVector(mask, 8), "");
+  }
+  LLVMTypeRef ft;
+  LLVMValueRef fn = ingot_llvm_intrinsic(m, "llvm.x86.avx2.packssdw", NULL, 0, &ft);
+  LLVMValueRef w[2];
+  for (unsigned h = 0; h < 2; ++h) {
+    LLVMValueRef args[2] = {part[2 * h], part[2 * h + 1]};
+    w[h] = LLVMBuildCall2(b, ft, fn, args, 2, "");
+  }
+  fn = ingot_llvm_intrinsic(m, is_signed ? "llvm.x86.avx2.packsswb" : "llvm.x86.avx2.packuswb", NULL, 0, &ft);
+  LLVMValueRef bytes = LLVMBuildCall2(b, ft, fn, w, 2, "");
+  static const unsigned order[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  for (unsigned l = 0; l < 8; ++l) mask[l] = LLVMConstInt(m->t_i32, order[l], 0);
+  LLVMTypeRef d8 = LLVMVectorType(m->t_i32, 8);
+  fn = ingot_llvm_intrinsic(m, "llvm.x86.avx2.permd", NULL, 0, &ft);
+  LLVMValueRef args[2] = {LLVMBuildBitCast(b, bytes, d8, ""), LLVMConstVector(mask, 8)};
+  return LLVMBuildBitCast(b, LLVMBuildCall2(b, ft, fn, args, 2, ""), LLVMVectorType(m->t_i8, 32), "");
 }
 
 static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
@@ -1157,9 +1189,10 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     double ra, rb, tlo, thi;
     if (small_int_bounds(to, &tlo, &thi) && F->g->m.cvt_lanes_max && n >= 4 && n <= 64 && (n & (n - 1)) == 0 &&
         requant_form(e->u.unary.a, &rx, &rz, &ra, &rb) && ra >= tlo && rb <= thi) {
+      bool packs = n == 32 && F->g->m.pmaddwd_lanes_max == 8 && (to == INGOT_DTYPE_U8 || to == INGOT_DTYPE_I8);
       LLVMValueRef r;
-      TRY(r = requantized(F, rx, rz, ra, rb, n, vec));
-      return LLVMBuildTrunc(b, r, t, "");
+      TRY(r = requantized(F, rx, rz, ra, rb, n, vec, !packs || ra != tlo || rb != thi));
+      return packs ? pack_bytes_avx2(F, r, to == INGOT_DTYPE_I8) : LLVMBuildTrunc(b, r, t, "");
     }
     /* Truncation toward zero; narrow types through int32 as C compilers do
      * on x86; out of range (undefined in C) is frozen, never poison. */

@@ -558,7 +558,8 @@ typedef struct ingot_node_t {
    * makes (ingot_graph_pack_weights): word (n, g, p..) holds the bytes of
    * x'[n, min(4g + j, C - 1), p..], j = 0..3, x' = x for uint8 and x + 128
    * for int8, so the conv loads one int32 per dot4 instead of four bytes
-   * from four channel planes. */
+   * from four channel planes. On an ai.ingot Im2Col node: 1 or 2 when it
+   * writes those words of its patches itself (in place of a Dot4Words). */
   uint8_t x_dot4_words;
   /* With x_dot4_words (a ConvInteger) or on a Dot4Words node: the words
    * value is [N, spatial.., G], each position's G words contiguous, instead
@@ -567,8 +568,8 @@ typedef struct ingot_node_t {
    * a step of such a conv's reduction then reads the next word of a few
    * positions, not a word of another channel plane. */
   bool words_last;
-  /* With weight_dot4_channels (a ConvInteger) or on a Dot4Words node: the
-   * words hold 2 channels each, as signed 16-bit halves (half j = bits
+  /* With weight_dot4_channels (a ConvInteger) or on a Dot4Words node (an
+   * Im2Col writing words): the words hold 2 channels each, as signed 16-bit halves (half j = bits
    * 16j..16j+15), not 4 bytes: G = ceil(C / 2) above, operands of the loop
    * IR's dot2 (layout.dot_pairs). ingot_node_dot_channels gives 2 or 4. */
   bool dot_pairs;

@@ -894,6 +894,43 @@ ingot_status_t infer_dot4_words(infer_ctx_t* c) {
   return INGOT_OK;
 }
 
+/* Im2Col (domain ai.ingot): uint8/int8 x [N, C, H, W] -> [N, C*KH*KW,
+ * OH, OW], channel (c*KH + rh)*KW + rw at (oh, ow) holding x[n, c, oh*sh +
+ * rh*dh, ow*sw + rw*dw]: a conv's patches as channels, no padding
+ * (attributes kernel_shape, strides, dilations; ingot_graph_pack_weights).
+ * With node.x_dot4_words: int32 [N, ceil(C*KH*KW / 4), OH, OW], the dot4
+ * words of those channels as a Dot4Words node would make them (2 channels
+ * a word with node.dot_pairs). */
+ingot_status_t infer_im2col(infer_ctx_t* c) {
+  const ingot_value_t* x = infer_input(c, 0);
+  if ((x->dtype != INGOT_DTYPE_U8 && x->dtype != INGOT_DTYPE_I8) || x->rank != 4) {
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "'%s' must be uint8 or int8 [N, C, H, W] (is %s, rank %d)",
+                      x->name, ingot_graph_dtype_name(x->dtype), x->rank);
+  }
+  uint32_t nk = 0, ns = 0, nd = 0;
+  const int64_t* k = ingot_node_attr_ints(c->n, "kernel_shape", &nk);
+  const int64_t* s = ingot_node_attr_ints(c->n, "strides", &ns);
+  const int64_t* d = ingot_node_attr_ints(c->n, "dilations", &nd);
+  if (!k || !s || !d || nk != 2 || ns != 2 || nd != 2)
+    return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "needs kernel_shape, strides and dilations of 2 entries");
+  int64_t dims[4] = {x->dims[0], x->dims[1] * k[0] * k[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = (k[i] - 1) * d[i] + 1;
+    if (k[i] < 1 || s[i] < 1 || d[i] < 1 || x->dims[2 + i] < span)
+      return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "window %lld (stride %lld, dilation %lld) does not fit %lld",
+                        (long long)k[i], (long long)s[i], (long long)d[i], (long long)x->dims[2 + i]);
+    dims[2 + i] = (x->dims[2 + i] - span) / s[i] + 1;
+  }
+  if (c->n->x_dot4_words) { /* the int32 words of the patches (node.x_dot4_words) */
+    int64_t per = ingot_node_dot_channels(c->n);
+    dims[1] = (dims[1] + per - 1) / per;
+    infer_set_output(c, 0, INGOT_DTYPE_I32, 4, dims);
+    return INGOT_OK;
+  }
+  infer_set_output(c, 0, x->dtype, 4, dims);
+  return INGOT_OK;
+}
+
 /* Det: X [..., M, M] (float32 or float64) -> Y [...]. The node gets a
  * second output, [..., M, M] of X's dtype, when it has none: the scratch
  * matrix that the lowering copies X into and factors in place (see the file

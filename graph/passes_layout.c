@@ -513,6 +513,21 @@ static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
   bool pairs = graph->nodes[i].dot_pairs;
   bool last = words_last_for(graph, &graph->nodes[i]);
   int64_t per = pairs ? 2 : 4;
+  /* patches made for this conv alone (im2col_narrow_convs): their Im2Col
+   * writes the words itself, planar */
+  uint32_t producer = xv->producer;
+  if (producer != INGOT_NO_VALUE && graph->nodes[producer].op == INGOT_OP_IM2COL &&
+      !graph->nodes[producer].x_dot4_words && !xv->is_output) {
+    ingot_node_t* im = &graph->nodes[producer];
+    im->x_dot4_words = kind;
+    im->dot_pairs = pairs;
+    ingot_value_t* pv = &graph->values[x];
+    pv->dtype = INGOT_DTYPE_I32;
+    pv->dims[1] = (pv->dims[1] + per - 1) / per;
+    graph->nodes[i].x_dot4_words = kind;
+    graph->nodes[i].words_last = false;
+    return;
+  }
   /* made[2x] planar words of x, made[2x + 1] words of the last axis */
   uint32_t v = made[2 * (size_t)x + last];
   /* words of the other width: a node of their own */
@@ -544,7 +559,85 @@ static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
   graph->nodes[i].words_last = last;
 }
 
+/* A windowed dot4 ConvInteger from under 4 input channels (an image's 3:
+ * the 7x7/2 stem of ResNet, the 3x3/2 of MobileNetV2) wastes a word's
+ * slots at every tap (49 words of 3 bytes for 147 products); over its
+ * patches (ai.ingot Im2Col, channels (c, rh, rw)) it is a 1x1 conv from
+ * C*KH*KW channels whose words are full but the last (37 words). Taken
+ * where the padding is already outside (ingot_graph_pad_conv_inputs) and
+ * every target of the bundle has dot4 words (graph->dot4_words). The price
+ * is the patches' bytes, C*KH*KW per output position, in the memory plan.
+ * *any: whether it rewrote a node (appended nodes: sort again). */
+static ingot_status_t im2col_narrow_convs(ingot_graph_t* graph, bool* any) {
+  *any = false;
+  uint32_t node_count = graph->node_count;
+  for (uint32_t i = 0; i < node_count; ++i) {
+    ingot_node_t* node = &graph->nodes[i];
+    if (node->dead || node->op != INGOT_OP_CONVINTEGER || node->weight_block || node->input_count < 2 ||
+        node->output_count != 1 || node->params.kind != INGOT_PARAMS_CONV || node->params.u.conv.group != 1 ||
+        node->epilogue.requant_input || node->epilogue.output_padded)
+      continue;
+    const ingot_window_params_t* win = &node->params.u.conv.window;
+    uint32_t x = node->inputs[0], w = node->inputs[1];
+    if (win->spatial != 2 || x == INGOT_NO_VALUE || w == INGOT_NO_VALUE) continue;
+    const ingot_value_t* xv = &graph->values[x];
+    const ingot_value_t* wv = &graph->values[w];
+    if (xv->rank != 4 || (xv->dtype != INGOT_DTYPE_U8 && xv->dtype != INGOT_DTYPE_I8) || xv->dims[1] >= 4 ||
+        wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output || wv->rank != 4 || wv->dims[1] != xv->dims[1] ||
+        (wv->dtype != INGOT_DTYPE_U8 && wv->dtype != INGOT_DTYPE_I8))
+      continue;
+    bool plain = win->kernel[0] * win->kernel[1] > 1;
+    for (int d = 0; d < 4 && plain; ++d) plain = win->pads[d] == 0;
+    const char* auto_pad = ingot_node_attr_string(node, "auto_pad", "NOTSET");
+    if (!plain || (strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0)) continue;
+    int64_t kernel[2] = {win->kernel[0], win->kernel[1]}, strides[2] = {win->strides[0], win->strides[1]};
+    int64_t dil[2] = {win->dilations[0], win->dilations[1]}, taps = kernel[0] * kernel[1];
+    /* the patches */
+    uint32_t cols = ingot_graph_add_value(
+        graph, ingot_graph_unique_name(graph, ingot_arena_printf(&graph->arena, "%s_patches", graph->values[x].name)),
+        INGOT_VALUE_INTERMEDIATE);
+    uint32_t m = ingot_graph_add_node(graph, INGOT_OP_IM2COL, graph->values[cols].name, &x, 1, &cols, 1);
+    ingot_graph_node_set_ints(graph, m, "kernel_shape", kernel, 2);
+    ingot_graph_node_set_ints(graph, m, "strides", strides, 2);
+    ingot_graph_node_set_ints(graph, m, "dilations", dil, 2);
+    graph->nodes[m].guard = graph->nodes[i].guard;
+    graph->nodes[m].guard_when = graph->nodes[i].guard_when;
+    if (ingot_graph_infer_node(graph, m) != INGOT_OK) {
+      graph->nodes[m].dead = true;
+      continue;
+    }
+    /* the weight [K, C, KH, KW] is [K, C*KH*KW, 1, 1] as it is */
+    wv = &graph->values[w];
+    size_t bytes = (size_t)ingot_value_numel(wv);
+    void* data = ingot_xmalloc(bytes ? bytes : 1);
+    memcpy(data, wv->data, bytes);
+    int64_t wdims[4] = {wv->dims[0], wv->dims[1] * taps, 1, 1};
+    ingot_dtype_t wt = wv->dtype;
+    uint32_t w2 = ingot_graph_add_value(
+        graph, ingot_graph_unique_name(graph, ingot_arena_printf(&graph->arena, "%s_patches", wv->name)),
+        INGOT_VALUE_WEIGHT);
+    ingot_graph_set_weight(graph, w2, wt, 4, wdims, data);
+    static const int64_t ones[2] = {1, 1}, zeros[4] = {0, 0, 0, 0};
+    graph->nodes[i].inputs[0] = cols;
+    graph->nodes[i].inputs[1] = w2;
+    ingot_graph_node_set_ints(graph, i, "kernel_shape", ones, 2);
+    ingot_graph_node_set_ints(graph, i, "strides", ones, 2);
+    ingot_graph_node_set_ints(graph, i, "dilations", ones, 2);
+    ingot_graph_node_set_ints(graph, i, "pads", zeros, 4);
+    graph->nodes[i].layout.chosen = false;
+    ingot_status_t st = ingot_graph_infer_node(graph, i);
+    if (st != INGOT_OK) return st;
+    *any = true;
+  }
+  return INGOT_OK;
+}
+
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
+  bool patches = false;
+  if (graph->dot4_words) {
+    ingot_status_t st = im2col_narrow_convs(graph, &patches);
+    if (st != INGOT_OK) return st;
+  }
   uint32_t node_count = graph->node_count;
   /* Every node with choices gets its layout from the chooser, if any. */
   for (uint32_t i = 0; graph->layout_chooser && i < node_count; ++i) {
@@ -636,8 +729,8 @@ ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
     }
   }
   free(words_of);
-  /* the Dot4Words nodes were appended: before their convs again */
-  return any_words ? ingot_graph_sort(graph) : INGOT_OK;
+  /* the Dot4Words and Im2Col nodes were appended: before their convs again */
+  return any_words || patches ? ingot_graph_sort(graph) : INGOT_OK;
 }
 
 /* ---- pads absorbed by their producer ---- */

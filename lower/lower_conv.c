@@ -957,6 +957,85 @@ ingot_status_t lower_dot4_words(lower_ctx_t* ctx) {
   return INGOT_OK;
 }
 
+/* Im2Col (graph/infer_nn.c infer_im2col): a conv's patches as channels,
+ *   y[n, (c*KH + rh)*KW + rw, oh, ow] = x[n, c, oh*sh + rh*dh, ow*sw + rw*dw]
+ * over (n, c, rh, rw, oh, ow), each output row one contiguous store; with
+ * node.x_dot4_words the words of those channels over (n, g, oh, ow), 4
+ * (2) strided rows of x packed into each row of words. */
+ingot_status_t lower_im2col(lower_ctx_t* ctx) {
+  uint32_t x = lower_input(ctx, 0);
+  uint32_t y = ctx->node->output_count ? ctx->node->outputs[0] : INGOT_NO_VALUE;
+  ingot_status_t s;
+  uint32_t bytes = LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8);
+  /* node.x_dot4_words: y holds the patches' dot4 words */
+  bool words = ctx->node->x_dot4_words != 0;
+  if ((s = lower_check_value_dt(ctx, x, bytes)) ||
+      (s = lower_check_value_dt(ctx, y, words ? LOWER_DT(INGOT_DTYPE_I32) : bytes)))
+    return s;
+  const ingot_value_t* xv = lower_value(ctx, x);
+  const ingot_value_t* yv = lower_value(ctx, y);
+  uint32_t nk = 0, ns = 0, nd = 0;
+  const int64_t* k = ingot_node_attr_ints(ctx->node, "kernel_shape", &nk);
+  const int64_t* st = ingot_node_attr_ints(ctx->node, "strides", &ns);
+  const int64_t* dl = ingot_node_attr_ints(ctx->node, "dilations", &nd);
+  int64_t per = words ? ingot_node_dot_channels(ctx->node) : 1;
+  int64_t channels = xv->rank == 4 && k && nk == 2 ? xv->dims[1] * k[0] * k[1] : 0;
+  if (!k || !st || !dl || nk != 2 || ns != 2 || nd != 2 || xv->rank != 4 || yv->rank != 4 ||
+      (!words && yv->dtype != xv->dtype) || yv->dims[0] != xv->dims[0] || yv->dims[1] != (channels + per - 1) / per ||
+      (yv->dims[2] - 1) * st[0] + (k[0] - 1) * dl[0] >= xv->dims[2] ||
+      (yv->dims[3] - 1) * st[1] + (k[1] - 1) * dl[1] >= xv->dims[3]) {
+    return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "%s is not the patches of %s", lower_shape_str(ctx, y),
+                      lower_shape_str(ctx, x));
+  }
+  uint32_t bx = lower_add_input(ctx, x, "x");
+  uint32_t by = lower_add_output(ctx, y, "y");
+  ingot_ir_func_t* f = ctx->f;
+  ingot_ir_expr_t* taps = ingot_ir_int(f, k[0] * k[1]);
+  ingot_ir_expr_t* kw = ingot_ir_int(f, k[1]);
+  lower_loops_t sp;
+  ingot_ir_expr_t* value = NULL;
+  if (words) {
+    /* (n, g, oh, ow): word g packs patch channels t = per*g + j (the last
+     * clamped, as Dot4Words does), t = (c*KH + rh)*KW + rw */
+    static const char* const names[4] = {"n", "g", "oh", "ow"};
+    lower_loops_make(ctx, &sp, 4, yv->dims, names);
+    for (int64_t j = 0; j < per; ++j) {
+      ingot_ir_expr_t* t = word_channel(f, sp.idx[1], j, channels, per);
+      ingot_ir_expr_t* c = ingot_ir_binary(f, INGOT_IR_DIV, t, taps);
+      ingot_ir_expr_t* rh = ingot_ir_binary(f, INGOT_IR_DIV, ingot_ir_binary(f, INGOT_IR_MOD, t, taps), kw);
+      ingot_ir_expr_t* rw = ingot_ir_binary(f, INGOT_IR_MOD, t, kw);
+      ingot_ir_expr_t* xi[4] = {sp.idx[0], c, ingot_ir_add(f, ingot_ir_mul(f, sp.idx[2], ingot_ir_int(f, st[0])),
+                                                          ingot_ir_mul(f, rh, ingot_ir_int(f, dl[0]))),
+                                ingot_ir_add(f, ingot_ir_mul(f, sp.idx[3], ingot_ir_int(f, st[1])),
+                                             ingot_ir_mul(f, rw, ingot_ir_int(f, dl[1])))};
+      value = word_add_byte(f, value, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)), xv->dtype == INGOT_DTYPE_I8,
+                            j, per);
+    }
+    value = ingot_ir_cast(f, INGOT_DTYPE_I32, value);
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), value));
+  } else {
+    static const char* const names[6] = {"n", "c", "rh", "rw", "oh", "ow"};
+    int64_t ext[6] = {xv->dims[0], xv->dims[1], k[0], k[1], yv->dims[2], yv->dims[3]};
+    lower_loops_make(ctx, &sp, 6, ext, names);
+    ingot_ir_expr_t* ch = ingot_ir_add(
+        f, ingot_ir_mul(f, ingot_ir_add(f, ingot_ir_mul(f, sp.idx[1], ingot_ir_int(f, k[0])), sp.idx[2]), kw), sp.idx[3]);
+    ingot_ir_expr_t* yi[4] = {sp.idx[0], ch, sp.idx[4], sp.idx[5]};
+    ingot_ir_expr_t* xi[4] = {sp.idx[0], sp.idx[1], NULL, NULL};
+    for (int i = 0; i < 2; ++i)
+      xi[2 + i] = ingot_ir_add(f, ingot_ir_mul(f, sp.idx[4 + i], ingot_ir_int(f, st[i])),
+                               ingot_ir_mul(f, sp.idx[2 + i], ingot_ir_int(f, dl[i])));
+    lower_emit_stage(ctx, INGOT_STAGE_PURE, &sp, NULL,
+                     ingot_ir_store(f, by, ingot_ir_flat_index(f, by, yi), ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi))));
+  }
+  ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
+  ctx->workload = ingot_arena_printf(ctx->arena, "im2col %s n%lld c%lld h%lld w%lld k%lldx%lld stride%lldx%lld dil%lldx%lld%s",
+                                     ingot_dtype_name(xv->dtype), (long long)xv->dims[0], (long long)xv->dims[1],
+                                     (long long)xv->dims[2], (long long)xv->dims[3], (long long)k[0], (long long)k[1],
+                                     (long long)st[0], (long long)st[1], (long long)dl[0], (long long)dl[1],
+                                     !words ? "" : per == 2 ? " dot2_words" : " dot4_words");
+  return INGOT_OK;
+}
+
 /* FromBlocked: y[n, c, h, w] = x[n, c / B, h, w, c % B], an injective copy
  * at the edge of a blocked region, over (n, cb, h, ci, w): a row of y is one
  * contiguous store, its loads stride B floats through the few cache lines

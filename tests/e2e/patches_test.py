@@ -25,11 +25,12 @@ must show four Im2Col kernels writing words and y1-y4 as 1x1 convs from
 C*KH*KW channels; for the c target (no dot4 words) no Im2Col at all."""
 import argparse
 import os
-import re
-import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qdq_ort  # noqa: E402
 
 TARGET = "llvm -mcpu=x86-64-v3"
 # name, input, C, K, kernel, stride, dilation, pad, int8 activations, rewritten
@@ -43,7 +44,6 @@ INPUTS = {"x1": (3, 32, False), "x2": (1, 40, False), "x3": (2, 47, False), "x4"
 
 
 def make_model(path):
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(11)
@@ -74,19 +74,7 @@ def make_model(path):
             helper.make_node("QuantizeLinear", [f"{out}_f", f"{out}_ys", f"{out}_yz"], [out]),
         ])
         outputs.append(helper.make_tensor_value_info(out, TensorProto.UINT8, [1, k, None, None]))
-    graph = helper.make_graph(nodes, "patches", inputs, outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
-
-
-def compile_bundle(ingot, path, bundle, target):
-    r = subprocess.run([ingot, "compile", path, "-o", bundle, "--target", target, "--tuning-log", "none", "-q",
-                        "--dump-schedule"], capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"compile for {target} failed: {r.stderr.strip()}")
-    return re.findall(r"^kernel \S+ \(node '([^']*)', target '[^']*', workload '([^']*)'", r.stdout, re.M)
+    qdq_ort.save_model(nodes, "patches", inputs, outputs, inits, path)
 
 
 def main():
@@ -100,7 +88,7 @@ def main():
     failures = []
 
     bundle = os.path.join(args.work, "patches.ingot")
-    kernels = compile_bundle(args.ingot, path, bundle, TARGET)
+    kernels = qdq_ort.compile_kernels(args.ingot, path, bundle, TARGET)
     im2col = [w for _, w in kernels if w.startswith("im2col")]
     if len(im2col) != 4 or not all(w.endswith("_words") for w in im2col):
         failures.append(f"Im2Col kernels: {im2col} (want 4 writing words)")
@@ -110,33 +98,14 @@ def main():
         want = f" c{c * r * r} " if rewritten else f" c{c} "
         if want not in w or (rewritten and " r1 s1 stride1x1 " not in w):
             failures.append(f"{out}: workload '{w}' (want{want.rstrip()}{' as a 1x1 conv' if rewritten else ''})")
-    plain = compile_bundle(args.ingot, path, os.path.join(args.work, "patches_c.ingot"), "c")
+    plain = qdq_ort.compile_kernels(args.ingot, path, os.path.join(args.work, "patches_c.ingot"), "c")
     if any(w.startswith("im2col") for _, w in plain):
         failures.append("the c target (no dot4 words) has an Im2Col")
 
     rng = np.random.default_rng(1)
     feeds = {name: rng.random((1, c, h, h), dtype=np.float32) * 6 - (3 if signed else 0.4)
              for name, (c, h, signed) in INPUTS.items()}
-    cmd = [args.ingot, "run", bundle, "--output", os.path.join(args.work, "out.npz")]
-    for name, v in feeds.items():
-        np.save(os.path.join(args.work, f"{name}.npy"), v)
-        cmd += ["--input", f"{name}={args.work}/{name}.npy"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"run failed: {r.stderr.strip()}")
-    got = np.load(os.path.join(args.work, "out.npz"))
-
-    import onnxruntime as ort
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    names = [o.name for o in sess.get_outputs()]
-    ref = dict(zip(names, sess.run(None, feeds)))
-    for name in names:
-        a = got[f"{name}.npy" if f"{name}.npy" in got.files else name].astype(int)
-        d = np.abs(a - ref[name].astype(int))
-        n = int(np.count_nonzero(d))
-        print(f"{name}: {n} of {d.size} outputs differ from ONNX Runtime (max {int(d.max())} steps)")
-        if d.max() > 1 or n > d.size // 1000:
-            failures.append(f"{name}: {n} outputs differ, max {int(d.max())} steps")
+    failures += qdq_ort.check(args.ingot, bundle, path, feeds, args.work)
     if failures:
         sys.exit("FAIL: " + "; ".join(failures))
     print("ok")

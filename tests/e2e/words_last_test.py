@@ -23,17 +23,17 @@ layouts: y1, y2, y4, y5 'xwords_last', y3 'xwords', three Dot4Words
 '... last' and one planar."""
 import argparse
 import os
-import re
-import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qdq_ort  # noqa: E402
 
 TARGET = "llvm -mcpu=x86-64-v3"
 
 
 def make_model(path):
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(7)
@@ -77,11 +77,7 @@ def make_model(path):
     conv("y3", "x", 64, 16, 3, 1, True)
     conv("y4", "x2", 48, 40, 1, 1, True)
     conv("y5", "x3", 36, 24, 1, 1, False)
-    graph = helper.make_graph(nodes, "words_last", inputs, outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    qdq_ort.save_model(nodes, "words_last", inputs, outputs, inits, path)
 
 
 def main():
@@ -94,12 +90,8 @@ def main():
     make_model(path)
 
     bundle = os.path.join(args.work, "words_last.ingot")
-    r = subprocess.run([args.ingot, "compile", path, "-o", bundle, "--target", TARGET, "--tuning-log", "none", "-q",
-                        "--dump-schedule"], capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"compile failed: {r.stderr.strip()}")
+    kernels = qdq_ort.compile_kernels(args.ingot, path, bundle, TARGET)
     failures = []
-    kernels = re.findall(r"^kernel \S+ \(node '([^']*)', target '[^']*', workload '([^']*)'", r.stdout, re.M)
     words = {}
     for node, work in kernels:
         if work.startswith("conv2d"):
@@ -116,27 +108,8 @@ def main():
     feeds = {"x": rng.random((1, 64, 14, 14), dtype=np.float32) * 6 - 0.4,
              "x2": rng.random((1, 48, 7, 7), dtype=np.float32) * 6 - 0.4,
              "x3": rng.random((1, 36, 9, 9), dtype=np.float32) * 6 - 0.4}
-    cmd = [args.ingot, "run", bundle, "--output", os.path.join(args.work, "out.npz")]
-    for name, v in feeds.items():
-        np.save(os.path.join(args.work, f"{name}.npy"), v)
-        cmd += ["--input", f"{name}={args.work}/{name}.npy"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"run failed: {r.stderr.strip()}")
-    got = np.load(os.path.join(args.work, "out.npz"))
-
-    import onnxruntime as ort
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    names = [o.name for o in sess.get_outputs()]
-    ref = dict(zip(names, sess.run(None, feeds)))
-    for name in names:
-        a = got[f"{name}.npy" if f"{name}.npy" in got.files else name].astype(int)
-        d = np.abs(a - ref[name].astype(int))
-        n = int(np.count_nonzero(d))
-        print(f"{name} {words.get(name, '?')}: {n} of {d.size} outputs differ from ONNX Runtime "
-              f"(max {int(d.max())} steps)")
-        if d.max() > 1 or n > d.size // 1000:
-            failures.append(f"{name}: {n} outputs differ, max {int(d.max())} steps")
+    failures += qdq_ort.check(args.ingot, bundle, path, feeds, args.work,
+                              lambda name: f" {words.get(name, '?')}")
     if failures:
         sys.exit("FAIL: " + "; ".join(failures))
     print("ok")

@@ -11,7 +11,9 @@
    LLVM), runs them with the AArch64 `ingot` under qemu-aarch64 and compares
    every output with ONNX Runtime run here (tests/e2e/compare.py): the digits
    model (one image; the whole test set with its accuracy) and the small
-   ResNet-18 and MobileNetV2 of the CNN zoo, on 2 threads.
+   ResNet-18 and MobileNetV2 of the CNN zoo, on 2 threads; a QDQ net and
+   tests/e2e/patches_test.py's convs from under 4 channels (Im2Col) for
+   Neoverse N1 (sdot) and V1 (usdot).
 3. A bundle with x86-64 and AArch64 variants: the AArch64 runtime picks
    AArch64 and says why.
 
@@ -137,7 +139,25 @@ def main():
             targets[f"qop_net_{cpu}"] = f"llvm -mtriple=aarch64-linux-gnu -mcpu={cpu}"
     else:
         print(f"note: {qnet} not found (models/make_qop_cases.py makes it); dot4 on AArch64 not checked")
+    # Convs from under 4 channels as an Im2Col writing their patches' words
+    # and a 1x1 conv over them (tests/e2e/patches_test.py's model), with sdot
+    # and with usdot; compile must show the four Im2Col kernels.
+    sys.path.insert(0, os.path.join(a.source, "tests", "e2e"))
+    import patches_test  # noqa: E402
+    patches = os.path.join(a.work, "patches.onnx")
+    patches_test.make_model(patches)
     failed = []
+    for cpu in ("neoverse-n1", "neoverse-v1"):
+        name = f"patches_{cpu}"
+        cases.append((name, [patches, "--int-atol", "1"]))
+        targets[name] = f"llvm -mtriple=aarch64-linux-gnu -mcpu={cpu}"
+        p = run([a.ingot, "compile", patches, "-o", os.path.join(a.work, f"{name}.ingot"), "--target", targets[name],
+                 "-q", "--dump-schedule"], f"compile {name}")
+        im2col = p.stdout.count("workload 'im2col")
+        print(f"{name}: {im2col} Im2Col kernels")
+        if im2col != 4:
+            print(f"FAIL: {name}: {im2col} Im2Col kernels, want 4")
+            failed.append(name)
     for name, args in cases:
         cmd = [sys.executable, compare, *args, "--ingot", wrapper, "--target", targets.get(name, "aarch64"),
                "--threads", "2", "--work", os.path.join(a.work, name)]

@@ -1189,7 +1189,7 @@ static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
     double ra, rb, tlo, thi;
     if (small_int_bounds(to, &tlo, &thi) && F->g->m.cvt_lanes_max && n >= 4 && n <= 64 && (n & (n - 1)) == 0 &&
         requant_form(e->u.unary.a, &rx, &rz, &ra, &rb) && ra >= tlo && rb <= thi) {
-      bool packs = n == 32 && F->g->m.pmaddwd_lanes_max == 8 && (to == INGOT_DTYPE_U8 || to == INGOT_DTYPE_I8);
+      bool packs = n == 32 && F->g->m.avx2_byte_packs && (to == INGOT_DTYPE_U8 || to == INGOT_DTYPE_I8);
       LLVMValueRef r;
       TRY(r = requantized(F, rx, rz, ra, rb, n, vec, !packs || ra != tlo || rb != thi));
       return packs ? pack_bytes_avx2(F, r, to == INGOT_DTYPE_I8) : LLVMBuildTrunc(b, r, t, "");
@@ -2510,6 +2510,8 @@ static void gen_init(gen_t* g, const ingot_target_t* target) {
     m->cvt_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512F) ? 16
                        : ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX)   ? 8
                                                                                       : 4;
+    m->avx2_byte_packs = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX2) &&
+                         !ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512BW);
     m->pmaddwd_lanes_max = ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX512BW) ? 16
                            : ingot_target_has_feature(target, INGOT_TARGET_FEATURE_AVX2)   ? 8
                                                                                            : 4;

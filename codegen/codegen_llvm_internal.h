@@ -65,6 +65,9 @@ typedef struct ingot_llvm_module_t {
   /* x86: the widest lanes of float32 one cvtps2dq converts (4 SSE2, 8 AVX,
    * 16 AVX512F); 0 elsewhere. */
   unsigned cvt_lanes_max;
+  /* AVX2 without AVX512BW: 32 int32 lanes narrow to bytes by two vpackssdw,
+   * a vpackuswb and one vpermd (pack_bytes_avx2; measured on AVX2 only). */
+  bool avx2_byte_packs;
   /* AArch64: dot4 as usdot (i8mm), else as two sdot (dotprod), 4 lanes */
   bool a64_usdot, a64_sdot;
   unsigned vector_bits;

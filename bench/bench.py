@@ -526,7 +526,8 @@ def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
     i8 = peak.get("int8_isa", "none") if peak else "none"
     print("(GOP: the float model's Conv, Gemm and MatMul multiply-adds, x2 (the int8 model does the same "
           "ones, a dynamic model's attention products in float); int8 peak ms: that work at the measured int8 "
-          f"dot-product peak (bench/fma_peak.c, {i8}; '-' where the machine has none), a bound no int8 "
+          f"dot-product peak (bench/fma_peak.c, {i8}; on AVX2 without VNNI the vpmaddubsw + vpmaddwd + vpaddd "
+          "sequence both engines use there; '-' where the machine has none), a bound no int8 "
           "kernel beats; fp32 FMA peak ms: the same at the fp32 FMA peak. --target 'llvm -mcpu=znver4' (or "
           "another CPU with avx512vnni) compiles Ingot's dot4 words as vpdpbusd; the default x86-64-v4 code "
           "uses pmaddwd, half the multiply-adds per instruction.)")

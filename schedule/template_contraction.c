@@ -352,7 +352,11 @@ ingot_status_t plan_register_tile(plan_t* p, const stage_view_t* v, const char* 
   if (t_i) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, t_i);
   if (v_o2 && !vectors_outside) plan_emit_mark(p, INGOT_DIRECTIVE_UNROLL, v_o2);
   plan_emit_mark(p, INGOT_DIRECTIVE_VECTORIZE, v_i);
-  if (st->reduce_count > 0) {
+  /* Accumulators need the vector loop to be one store: not where the vector
+   * axis's split leaves a guarded tail (111 output columns in vectors of 16,
+   * an NCHW conv with unpacked weights): each reduce step then reads and
+   * writes the output, and a fused activation runs as its own stage. */
+  if (st->reduce_count > 0 && (!vec_outer || sext[k] % vec_factor == 0)) {
     /* The FINISH stage right after (a fused activation) folds into the
      * accumulators' stores. */
     ingot_directive_t d2 = {0};

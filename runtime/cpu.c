@@ -348,6 +348,18 @@ static void cpu_model_init(void) {
   }
   while (n > 0 && g_cpu_model[n - 1] == ' ') --n;
   g_cpu_model[n] = '\0';
+#if defined(__x86_64__) && defined(__GNUC__)
+  /* A virtual machine's brand string may name only the line ("AMD EPYC" for
+   * Zen 1 to Zen 5 guests alike), so the family and model numbers of CPUID
+   * leaf 1 follow it: a log tuned on one core is not applied on another. */
+  unsigned sig[4] = {0};
+  if (__get_cpuid_max(0, NULL) >= 1 && __get_cpuid(1, &sig[0], &sig[1], &sig[2], &sig[3])) {
+    unsigned family = (sig[0] >> 8) & 0xfu, model = (sig[0] >> 4) & 0xfu;
+    if (family == 0xfu) family += (sig[0] >> 20) & 0xffu;
+    if (family == 0x6u || family >= 0xfu) model |= ((sig[0] >> 16) & 0xfu) << 4;
+    snprintf(g_cpu_model + n, sizeof g_cpu_model - n, "%s(family %u model %u)", n ? " " : "", family, model);
+  }
+#endif
   append_features(g_cpu_feature_list, sizeof g_cpu_feature_list, cpu_features());
 }
 

@@ -64,7 +64,8 @@ extern "C" {
 uint32_t ingot_version(void);
 
 /* This CPU, as tuning-log fingerprints record it (static strings, computed
- * once): its model name (x86-64: the CPUID brand string, spaces trimmed;
+ * once): its model name (x86-64: the CPUID brand string, spaces trimmed,
+ * then the family and model numbers: "AMD EPYC (family 25 model 1)";
  * AArch64 Linux: "aarch64 midr 0x..." from MIDR_EL1; "" when unknown), and
  * the features of Ingot's target table it has, space-separated in the
  * table's order ("sse2 ... avx2 fma ...", "" for none). */

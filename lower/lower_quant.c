@@ -406,8 +406,11 @@ static ingot_status_t check_q8(lower_ctx_t* ctx, uint32_t v, ingot_dtype_t* out)
  * round(x / c_scale) + c_zero (the definition, RESCALE_DIVIDE), or the same
  * integers by a multiply: RESCALE_MULTIPLY rounds x * (1 / c_scale),
  * RESCALE_MULTIPLY_ADD rounds x * (1 / c_scale) + c_zero (one FMA where the
- * target fuses it). */
-typedef enum { RESCALE_DIVIDE, RESCALE_MULTIPLY, RESCALE_MULTIPLY_ADD } rescale_t;
+ * target fuses it). RESCALE_FOLDED (QLinearAdd) computes no x at all: it
+ * rounds a * A + (b * B + C) on the bytes, A = a_scale / c_scale, B =
+ * b_scale / c_scale, C = c_zero - (a_scale a_zero + b_scale b_zero) /
+ * c_scale, two FMAs where the target fuses them. */
+typedef enum { RESCALE_DIVIDE, RESCALE_MULTIPLY, RESCALE_MULTIPLY_ADD, RESCALE_FOLDED } rescale_t;
 
 /* Whether saturate(round(x / s) + z) (float32, z an integer, the range
  * [lo, hi]) is what the multiply of `mode` gives for x, in every form a
@@ -421,16 +424,31 @@ static bool same_integer(float x, float s, float r, float z, float lo, float hi,
   return fminf(fmaxf(rintf(xr + z), lo), hi) == want && fminf(fmaxf(rintf(fmaf(x, r, z)), lo), hi) == want;
 }
 
-/* The rescale of QLinearAdd / QLinearMul (rescale_t) and in *r the
- * reciprocal 1 / c_scale it multiplies by. A multiply is chosen only where
- * every scale and zero point is a weight and a check at compile time runs
- * the kernel's float32 arithmetic over all 65,536 input byte pairs and finds
- * every output equal to the division's: for the sum in each form a code
- * generator may give it (two rounded products added, or either product
- * fused into the addition; targets with FMA contract a*b + c), and for
- * RESCALE_MULTIPLY_ADD the zero point added before rounding with and
- * without a fused multiply. */
-static rescale_t choose_rescale(lower_ctx_t* ctx, bool mul, ingot_dtype_t t, float* r) {
+/* Whether the folded sum (rescale_t) gives `want` for the bytes a, b in
+ * every form a code generator may compute a * A + (b * B + C): both
+ * products rounded, either or both fused into its addition. */
+static bool same_folded(float a, float b, const float fold[3], float lo, float hi, float want) {
+  volatile float pa = a * fold[0], pb = b * fold[1]; /* separate multiplies, not fused */
+  float forms[4] = {pa + (pb + fold[2]), fmaf(a, fold[0], pb + fold[2]), pa + fmaf(b, fold[1], fold[2]),
+                    fmaf(a, fold[0], fmaf(b, fold[1], fold[2]))};
+  for (int k = 0; k < 4; ++k) {
+    if (fminf(fmaxf(rintf(forms[k]), lo), hi) != want) return false;
+  }
+  return true;
+}
+
+/* The rescale of QLinearAdd / QLinearMul (rescale_t), in *r the reciprocal
+ * 1 / c_scale it multiplies by and in fold[] the folded sum's A, B and C. A
+ * multiply is chosen only where every scale and zero point is a weight and a
+ * check at compile time runs the kernel's float32 arithmetic over all 65,536
+ * input byte pairs and finds every output equal to the division's: for the
+ * sum in each form a code generator may give it (two rounded products added,
+ * or either product fused into the addition; targets with FMA contract a*b +
+ * c), and for RESCALE_MULTIPLY_ADD the zero point added before rounding with
+ * and without a fused multiply. RESCALE_FOLDED asks more: that the
+ * division's output is the same for the three forms of the sum, and the
+ * folded sum's the same in each of its forms (same_folded). */
+static rescale_t choose_rescale(lower_ctx_t* ctx, bool mul, ingot_dtype_t t, float* r, float fold[3]) {
   double sa, sb, sc, za = 0.0, zb = 0.0, zc = 0.0;
   uint32_t zav = lower_input(ctx, 2), zbv = lower_input(ctx, 5), zcv = lower_input(ctx, 7);
   if (!lower_weight_scalar(ctx, lower_input(ctx, 1), &sa) || !lower_weight_scalar(ctx, lower_input(ctx, 4), &sb) ||
@@ -445,7 +463,13 @@ static rescale_t choose_rescale(lower_ctx_t* ctx, bool mul, ingot_dtype_t t, flo
   *r = 1.0f / fc;
   int lo = t == INGOT_DTYPE_I8 ? -128 : 0;
   float ylo = (float)lo, yhi = (float)(lo + 255);
-  bool fused = true, plain = true;
+  fold[0] = (float)(sa / sc);
+  fold[1] = (float)(sb / sc);
+  /* products rounded apart, not fused: the same constant on every host */
+  volatile double zero_a = sa * za, zero_b = sb * zb;
+  double zero_sum = zero_a + zero_b;
+  fold[2] = (float)(zc - zero_sum / sc);
+  bool fused = true, plain = true, folded = !mul && fold[2] - fold[2] == 0.0f;
   for (int a = lo; a < lo + 256 && plain; ++a) {
     float da = (float)(a - (int)za);
     /* volatile: the compiler must not fuse these products into the sum */
@@ -458,9 +482,15 @@ static rescale_t choose_rescale(lower_ctx_t* ctx, bool mul, ingot_dtype_t t, flo
         plain = plain && same_integer(xs[k], fc, *r, fz, ylo, yhi, RESCALE_MULTIPLY);
         fused = fused && plain && same_integer(xs[k], fc, *r, fz, ylo, yhi, RESCALE_MULTIPLY_ADD);
       }
+      if (folded) {
+        float want = fminf(fmaxf(rintf(xs[0] / fc) + fz, ylo), yhi);
+        folded = fminf(fmaxf(rintf(xs[1] / fc) + fz, ylo), yhi) == want &&
+                 fminf(fmaxf(rintf(xs[2] / fc) + fz, ylo), yhi) == want &&
+                 same_folded((float)a, (float)b, fold, ylo, yhi, want);
+      }
     }
   }
-  return !plain ? RESCALE_DIVIDE : fused ? RESCALE_MULTIPLY_ADD : RESCALE_MULTIPLY;
+  return !plain ? RESCALE_DIVIDE : folded ? RESCALE_FOLDED : fused ? RESCALE_MULTIPLY_ADD : RESCALE_MULTIPLY;
 }
 
 ingot_status_t lower_qlinear_binary(lower_ctx_t* ctx) {
@@ -507,13 +537,21 @@ ingot_status_t lower_qlinear_binary(lower_ctx_t* ctx) {
     av = ingot_ir_load(f, ba, lower_broadcast_index(ctx, ba, yv->rank, loops.idx));
     bv = ingot_ir_load(f, bb, lower_broadcast_index(ctx, bb, yv->rank, loops.idx));
   }
-  ingot_ir_expr_t* da = dequantized(ctx, av, bas, baz);
-  ingot_ir_expr_t* db = dequantized(ctx, bv, bbs, bbz);
-  ingot_ir_expr_t* v = mul ? ingot_ir_mul(f, da, db) : ingot_ir_add(f, da, db);
-  float r = 1.0f;
-  rescale_t rescale = choose_rescale(ctx, mul, t, &r);
-  v = rescale != RESCALE_DIVIDE ? ingot_ir_mul(f, v, f32(f, r)) : ingot_ir_binary(f, INGOT_IR_DIV, v, load0(f, bcs));
-  ingot_ir_expr_t* q = saturated(ctx, t, v, bcz, rescale == RESCALE_MULTIPLY_ADD);
+  float r = 1.0f, fold[3];
+  rescale_t rescale = choose_rescale(ctx, mul, t, &r, fold);
+  ingot_ir_expr_t* q;
+  if (rescale == RESCALE_FOLDED) {
+    ingot_ir_expr_t* bpart =
+        ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, bv), f32(f, fold[1])), f32(f, fold[2]));
+    ingot_ir_expr_t* v = ingot_ir_add(f, ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, av), f32(f, fold[0])), bpart);
+    q = saturated(ctx, t, v, UINT32_MAX, false);
+  } else {
+    ingot_ir_expr_t* da = dequantized(ctx, av, bas, baz);
+    ingot_ir_expr_t* db = dequantized(ctx, bv, bbs, bbz);
+    ingot_ir_expr_t* v = mul ? ingot_ir_mul(f, da, db) : ingot_ir_add(f, da, db);
+    v = rescale != RESCALE_DIVIDE ? ingot_ir_mul(f, v, f32(f, r)) : ingot_ir_binary(f, INGOT_IR_DIV, v, load0(f, bcs));
+    q = saturated(ctx, t, v, bcz, rescale == RESCALE_MULTIPLY_ADD);
+  }
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, yi, q));
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ctx->workload = ingot_arena_printf(ctx->arena, "%s %s a=%s b=%s", lower_op_lower(ctx), ingot_dtype_name(t),

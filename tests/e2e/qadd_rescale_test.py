@@ -9,14 +9,17 @@ QLinearAdd kernel (ingot_graph_fuse_qdq) and multiplies by 1 / sc instead
 of dividing where a check at compile time over all 65,536 input byte pairs
 shows every output the same (lower_quant.c, choose_rescale); where the
 zero point may also be added before rounding (one fused multiply-add), it
-does that too. The model holds three such sums over the same inputs, the
-scales and zero points chosen (offline, by emulating the float32
-arithmetic) so that one takes each path:
+does that too; and where it may, it folds the scales and zero points into
+round(a * A + (b * B + C)) on the bytes. The model holds four such sums
+over the same inputs, the scales and zero points chosen (offline, by
+emulating the float32 arithmetic) so that one takes each path:
   y_div   the multiply rounds some pair to another output, in each form of the sum:
           the kernel must divide (multiplying makes outputs differ);
   y_mul   the multiply is exact, adding the zero point first is not, fused
           or not, in each form (doing it makes outputs differ);
-  y_fma   both are exact.
+  y_fma   both are exact, the folded sum is not, in each of its forms (two
+          products rounded, either or both fused: two outputs differ);
+  y_fold  all three are exact.
 For each, the sum's three float32 forms (two rounded products, or either
 one fused into the addition) give the same outputs, so the comparison
 holds whether or not the code generator fuses.
@@ -24,7 +27,8 @@ holds whether or not the code generator fuses.
 Inputs: a and b uint8 [256, 256], every pair of values once. The reference
 is onnx.reference (the ONNX definition in numpy float32); outputs must be
 equal, and the kernels' loop IR (--dump-ir) must show one division by
-c_scale, one multiply rounded before the zero point and one after."""
+c_scale, one multiply rounded before the zero point, one after, and one
+sum of the bytes that reads no zero point."""
 import argparse
 import os
 import re
@@ -37,7 +41,8 @@ import numpy as np
 CASES = {
     "y_div": (0.04208139330148697, 120, 0.02960541471838951, 103, 0.040660299360752106, 212),
     "y_mul": (0.016772545874118805, 115, 0.018432101234793663, 23, 0.041640158742666245, 85),
-    "y_fma": (0.03778522461652756, 153, 0.013455548323690891, 142, 0.007481598295271397, 70),
+    "y_fma": (0.038773797452449799, 175, 0.029147513210773468, 226, 0.029096793383359909, 240),
+    "y_fold": (0.03778522461652756, 153, 0.013455548323690891, 142, 0.007481598295271397, 70),
 }
 
 
@@ -91,16 +96,18 @@ def main():
     kernels = re.findall(r"^func (qlinearadd_\w+)\(.*?^}", r.stdout, re.S | re.M)
     bodies = re.findall(r"^func qlinearadd_\w+\(.*?^}", r.stdout, re.S | re.M)
     failures = []
-    if len(bodies) != 3:
-        failures.append(f"{len(bodies)} distinct qlinearadd kernels, not 3 (fused QDQ sums, one a path)")
+    if len(bodies) != 4:
+        failures.append(f"{len(bodies)} distinct qlinearadd kernels, not 4 (fused QDQ sums, one a path)")
     divide = sum("/ c_scale[0]" in k for k in bodies)
     # round(x * r) + zero, printed "round(.. * R) + float32(c_zero[0]), lo)",
     # against round((x * r) + zero), "round((.. * R) + float32(c_zero[0])), lo)"
     after = sum(bool(re.search(r"\* [0-9.e+-]+f\) \+ float32\(c_zero\[0\]\), ", k)) for k in bodies)
     before = sum(bool(re.search(r"\* [0-9.e+-]+f\) \+ float32\(c_zero\[0\]\)\), ", k)) for k in bodies)
-    if (divide, after, before) != (1, 1, 1):
-        failures.append(f"kernels: {divide} divide, {after} multiply then round, {before} multiply-add "
-                        "(want one each)")
+    # round((float32(a[i]) * A) + ((float32(b[i]) * B) + C)): no zero point read
+    folded = sum("zero[0]" not in k.split("{", 1)[1] and "float32(a[" in k for k in bodies)
+    if (divide, after, before, folded) != (1, 1, 1, 1):
+        failures.append(f"kernels: {divide} divide, {after} multiply then round, {before} multiply-add, "
+                        f"{folded} folded (want one each)")
 
     out = os.path.join(args.work, "out.npz")
     r = subprocess.run([args.ingot, "run", bundle, "--input", f"a={args.work}/a.npy", "--input",
@@ -114,7 +121,8 @@ def main():
         print(f"{name}: {n} of {d.size} outputs differ from onnx.reference")
         if n:
             failures.append(f"{name}: {n} outputs differ (max {int(np.abs(d).max())} steps)")
-    print(f"kernels: {len(kernels)} qlinearadd ({divide} divide, {after} multiply, {before} multiply-add)")
+    print(f"kernels: {len(kernels)} qlinearadd ({divide} divide, {after} multiply, {before} multiply-add, "
+          f"{folded} folded)")
     if failures:
         sys.exit("FAIL: " + "; ".join(failures))
     print("ok")

@@ -1146,11 +1146,99 @@ static LLVMValueRef pack_bytes_avx2(fn_t* F, LLVMValueRef v, bool is_signed) {
   return LLVMBuildBitCast(b, LLVMBuildCall2(b, ft, fn, args, 2, ""), LLVMVectorType(m->t_i8, 32), "");
 }
 
+/* ---- Words of four bytes. */
+
+/* The integer value of a constant (an INT, or a CAST of one). */
+static bool const_int(const ingot_ir_expr_t* e, int64_t* v) {
+  if (e->kind == INGOT_IR_EXPR_CAST) e = e->u.unary.a;
+  if (e->kind != INGOT_IR_EXPR_INT) return false;
+  *v = e->u.i;
+  return true;
+}
+
+/* One term of a byte word: uint32(b) << 8j as b's uint32 times 2^(8j), b an
+ * 8-bit load; an int8 load goes in as int32(b) + 128 (its bits with the
+ * sign bit flipped). Sets bytes[j] and *flip (which kind). */
+static bool byte_word_term(const ingot_ir_expr_t* t, const ingot_ir_expr_t* bytes[4], int* flip) {
+  int64_t scale = 1, k;
+  if (t->kind == INGOT_IR_EXPR_BINARY && t->u.binary.op == INGOT_IR_MUL) {
+    if (const_int(t->u.binary.b, &k)) scale = k, t = t->u.binary.a;
+    else if (const_int(t->u.binary.a, &k)) scale = k, t = t->u.binary.b;
+    else return false;
+  }
+  if (t->kind != INGOT_IR_EXPR_CAST || t->dtype != INGOT_DTYPE_U32) return false;
+  const ingot_ir_expr_t* b = t->u.unary.a;
+  int kind = 0;
+  if (b->kind == INGOT_IR_EXPR_BINARY && b->u.binary.op == INGOT_IR_ADD && b->dtype == INGOT_DTYPE_I32 &&
+      const_int(b->u.binary.b, &k) && k == 128 && b->u.binary.a->kind == INGOT_IR_EXPR_CAST &&
+      b->u.binary.a->u.unary.a->kind == INGOT_IR_EXPR_LOAD && b->u.binary.a->u.unary.a->dtype == INGOT_DTYPE_I8) {
+    b = b->u.binary.a->u.unary.a, kind = 2;
+  } else if (b->kind == INGOT_IR_EXPR_LOAD && b->dtype == INGOT_DTYPE_U8) {
+    kind = 1;
+  } else {
+    return false;
+  }
+  int j = scale == 1 ? 0 : scale == 256 ? 1 : scale == 65536 ? 2 : scale == 16777216 ? 3 : -1;
+  if (j < 0 || bytes[j] || (*flip && *flip != kind)) return false;
+  bytes[j] = b;
+  *flip = kind;
+  return true;
+}
+
+static bool byte_word_terms(const ingot_ir_expr_t* e, const ingot_ir_expr_t* bytes[4], int* flip, int* terms) {
+  if (e->kind == INGOT_IR_EXPR_BINARY && e->u.binary.op == INGOT_IR_ADD && e->dtype == INGOT_DTYPE_U32)
+    return byte_word_terms(e->u.binary.a, bytes, flip, terms) && byte_word_terms(e->u.binary.b, bytes, flip, terms);
+  ++*terms;
+  return *terms <= 4 && byte_word_term(e, bytes, flip);
+}
+
+/* Whether e (uint32) is a word of four bytes, sum over j of uint32(b_j) *
+ * 2^(8j), as Dot4Words and Im2Col build their dot4 operands: bytes[j] the
+ * 8-bit loads, *flipped for int8 ones taken plus 128. */
+static bool byte_word_form(const ingot_ir_expr_t* e, const ingot_ir_expr_t* bytes[4], bool* flipped) {
+  int flip = 0, terms = 0;
+  bytes[0] = bytes[1] = bytes[2] = bytes[3] = NULL;
+  if (!byte_word_terms(e, bytes, &flip, &terms) || terms != 4) return false;
+  *flipped = flip == 2;
+  return true;
+}
+
+/* The words of a byte_word_form over `lanes` lanes: the four byte vectors
+ * interleaved (bytes of 0 and 1, of 2 and 3, then those pairs as 16-bit
+ * lanes; little-endian), which x86 does with punpcklbw / punpcklwd and
+ * AArch64 with zip1 / zip2, instead of widening every byte to 32 bits and
+ * shifting it into place. */
+static LLVMValueRef byte_words(fn_t* F, const ingot_ir_expr_t* const bytes[4], bool flipped, unsigned lanes, bool vec) {
+  LLVMBuilderRef b = F->b;
+  LLVMTypeRef i8v = LLVMVectorType(F->g->m.t_i8, lanes);
+  LLVMValueRef v[4];
+  for (int j = 0; j < 4; ++j) {
+    TRY(v[j] = expr(F, bytes[j], vec));
+    if (!is_vector(v[j])) v[j] = splat(F, v[j], lanes);
+    if (LLVMTypeOf(v[j]) != i8v) return fail(F, INGOT_ERROR_INTERNAL, "byte word: a byte vector of %u lanes", lanes_of(v[j]));
+    if (flipped) v[j] = LLVMBuildXor(b, v[j], ingot_llvm_splat(i8v, LLVMConstInt(F->g->m.t_i8, 0x80, 0)), "");
+  }
+  LLVMValueRef mask[128];
+  for (unsigned i = 0; i < 2 * lanes; ++i) mask[i] = LLVMConstInt(F->g->m.t_i32, (i & 1) * lanes + i / 2, 0);
+  LLVMValueRef zip = LLVMConstVector(mask, 2 * lanes);
+  LLVMTypeRef i16v = LLVMVectorType(LLVMInt16TypeInContext(F->g->m.ctx), lanes);
+  LLVMValueRef lo = LLVMBuildBitCast(b, LLVMBuildShuffleVector(b, v[0], v[1], zip, ""), i16v, "");
+  LLVMValueRef hi = LLVMBuildBitCast(b, LLVMBuildShuffleVector(b, v[2], v[3], zip, ""), i16v, "");
+  return LLVMBuildBitCast(b, LLVMBuildShuffleVector(b, lo, hi, zip, ""), LLVMVectorType(F->g->m.t_i32, lanes), "");
+}
+
 static LLVMValueRef cast(fn_t* F, const ingot_ir_expr_t* e, bool vec) {
   ingot_dtype_t to = e->dtype, from = e->u.unary.a->dtype;
   LLVMTypeRef tt, ft;
   TRY(tt = need_type(F, to));
   TRY(ft = need_type(F, from));
+  const ingot_ir_expr_t* bytes[4];
+  bool flipped;
+  if ((to == INGOT_DTYPE_I32 || to == INGOT_DTYPE_U32) && from == INGOT_DTYPE_U32 && F->vec && vec &&
+      F->vec->lanes >= 4 && F->vec->lanes <= 64 && varying(F->vec, e->u.unary.a) &&
+      byte_word_form(e->u.unary.a, bytes, &flipped)) {
+    return byte_words(F, bytes, flipped, F->vec->lanes, vec);
+  }
   LLVMValueRef a;
   TRY(a = expr(F, e->u.unary.a, vec));
   LLVMBuilderRef b = F->b;

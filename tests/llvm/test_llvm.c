@@ -857,6 +857,49 @@ static void test_requant_casts(void) {
   ingot_ir_func_destroy(f);
 }
 
+/* Words of four bytes, sum over j of uint32(b_j) * 2^(8j), as Dot4Words
+ * and Im2Col build them, which the llvm target computes by interleaving the
+ * byte vectors (codegen_llvm.c byte_words): uint8 planes, int8 planes taken
+ * plus 128, the terms in another order, and a byte that does not vary along
+ * the vector loop (one element, splat), with a vector tail (67), against the
+ * interpreter. */
+static ingot_ir_expr_t* word_term(ingot_ir_func_t* f, ingot_ir_expr_t* byte, bool is_signed, int j) {
+  if (is_signed)
+    byte = ingot_ir_add(f, ingot_ir_cast(f, INGOT_DTYPE_I32, byte), ingot_ir_cast(f, INGOT_DTYPE_I32, I(f, 128)));
+  byte = ingot_ir_cast(f, INGOT_DTYPE_U32, byte);
+  return j ? ingot_ir_mul(f, byte, ingot_ir_cast(f, INGOT_DTYPE_U32, I(f, (int64_t)1 << (8 * j)))) : byte;
+}
+
+static void test_byte_words(void) {
+  enum { M = 67 };
+  ingot_ir_func_t* f = ingot_ir_func_create("byte_words");
+  int64_t d[1] = {M}, planes[1] = {4 * M};
+  uint32_t xu = ingot_ir_add_buffer(f, "xu", INGOT_DTYPE_U8, INGOT_IR_BUFFER_INPUT, 1, planes);
+  uint32_t xs = ingot_ir_add_buffer(f, "xs", INGOT_DTYPE_I8, INGOT_IR_BUFFER_INPUT, 1, planes);
+  uint32_t i = LOOPVAR(f, "i");
+  static const int order[3][4] = {{0, 1, 2, 3}, {0, 1, 2, 3}, {3, 0, 2, 1}};
+  ingot_ir_stmt_t* st[4];
+  for (int k = 0; k < 4; ++k) {
+    char name[16];
+    snprintf(name, sizeof name, "y%d", k);
+    uint32_t y = ingot_ir_add_buffer(f, name, INGOT_DTYPE_I32, INGOT_IR_BUFFER_OUTPUT, 1, d);
+    bool is_signed = k == 1;
+    ingot_ir_expr_t* word = NULL;
+    for (int t = 0; t < 4; ++t) {
+      int j = order[k < 3 ? k : 0][t];
+      /* y3: plane 2's byte is one element (the same in every lane) */
+      ingot_ir_expr_t* at = k == 3 && j == 2 ? I(f, 2 * M + 5)
+                                             : ingot_ir_add(f, I(f, (int64_t)j * M), V(f, i));
+      ingot_ir_expr_t* term = word_term(f, ingot_ir_load(f, is_signed ? xs : xu, at), is_signed, j);
+      word = word ? ingot_ir_add(f, word, term) : term;
+    }
+    st[k] = ingot_ir_store(f, y, V(f, i), ingot_ir_cast(f, INGOT_DTYPE_I32, word));
+  }
+  f->body = FOR_KIND(f, i, M, INGOT_IR_LOOP_VECTORIZED, ingot_ir_block(f, st, 4));
+  check_func(f, -300.0, 300.0, 0);
+  ingot_ir_func_destroy(f);
+}
+
 /* ---- 5. Integers and other dtypes, scalar and vectorized: floor div/mod
  * with negative operands and zero, wrapping i8, u8 max, bool logic, i32
  * select/abs, f64, casts both ways, integer pow. */
@@ -1467,6 +1510,7 @@ int main(void) {
   test_combined_word_stores();
   test_clamped_casts();
   test_requant_casts();
+  test_byte_words();
   printf("integers (scalar, vectorized)\n");
   test_integers(INGOT_IR_LOOP_SERIAL);
   test_integers(INGOT_IR_LOOP_VECTORIZED);

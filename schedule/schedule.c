@@ -1676,7 +1676,7 @@ ingot_status_t ingot_schedule_apply(ingot_ir_func_t* f, const ingot_schedule_t* 
       f->var_count = old_vars;
       ingot_strbuf_t sb = {0};
       ingot_schedule_describe_directive(&s->directives[i], &sb);
-      ingot_strbuf_appendf(&sb, "; knobs");
+      if (s->knob_count) ingot_strbuf_appendf(&sb, "; knobs");
       for (uint32_t k = 0; k < s->knob_count; ++k)
         ingot_strbuf_appendf(&sb, " %s=%lld", s->knob_names[k], (long long)s->knob_values[k]);
       st = ingot_fail_prefix(st, "function '%s': schedule '%s' directive %u (%s)", f->name,

@@ -11,10 +11,57 @@
  *           where o = i*stride - pad_begin + r*dilation, i.e.
  *           i = (o + pad_begin - r*dilation) / stride when that divides and
  *           lands in [0, in); other taps contribute 0 (SELECT, clamped load)
- *           spatial (n, m, o..), reduce (rc, r..), g = m / Mg */
+ *           spatial (n, m, o..), reduce (rc, r..), g = m / Mg
+ *
+ * Along a strided axis with dilation 1 and pad_begin >= 0 only the taps
+ * r = p % stride + j*stride (p = o + pad_begin) divide, so the reduction
+ * walks j < ceil(k / stride) instead of every r, with i = p / stride - j:
+ * stride^2 fewer products for a 2-D upsampling, and no test that the tap
+ * divides (a 2x2 stride 2 ConvTranspose is then one product a channel).
+ * Other axes keep the division test. Where such an axis has no pads and
+ * its output is a whole number of strides, its output loop is also split
+ * into (phase, position): o = position*stride + phase, the tap
+ * r = phase + j*stride and the input i = position - j need no division,
+ * and the innermost loop reads the input row contiguously. */
 #include <string.h>
 
 #include "lower_internal.h"
+
+/* The output loops: n, m, then the phase loop of each split axis (extent
+ * stride), then a position loop per axis (out / stride for a split axis,
+ * out otherwise), so that the innermost (vector) loop walks input
+ * positions one by one; o[i] is the output index along axis i (position *
+ * stride + phase where split), ph/pos the split axes' loops. */
+static void spatial_loops(lower_ctx_t* ctx, lower_loops_t* sp, int64_t batch, int64_t m, uint32_t nsp,
+                          const int64_t* out_sp, const int64_t* strides, const bool* split, ingot_ir_expr_t** o,
+                          ingot_ir_expr_t** ph, ingot_ir_expr_t** pos) {
+  static const char* const kOut[3][3] = {{"ow"}, {"oh", "ow"}, {"od", "oh", "ow"}};
+  static const char* const kPhase[3][3] = {{"pw"}, {"ph", "pw"}, {"pd", "ph", "pw"}};
+  static const char* const kPos[3][3] = {{"qw"}, {"qh", "qw"}, {"qd", "qh", "qw"}};
+  const char* names[2 + 6] = {"n", "m"};
+  int64_t ext[2 + 6] = {batch, m};
+  uint32_t count = 2, phase_at[3] = {0}, pos_at[3];
+  for (uint32_t i = 0; i < nsp; ++i) {
+    if (!split[i]) continue;
+    phase_at[i] = count;
+    names[count] = kPhase[nsp - 1][i];
+    ext[count++] = strides[i];
+  }
+  for (uint32_t i = 0; i < nsp; ++i) {
+    pos_at[i] = count;
+    names[count] = split[i] ? kPos[nsp - 1][i] : kOut[nsp - 1][i];
+    ext[count++] = split[i] ? out_sp[i] / strides[i] : out_sp[i];
+  }
+  lower_loops_make(ctx, sp, count, ext, names);
+  for (uint32_t i = 0; i < 3; ++i) o[i] = ph[i] = pos[i] = NULL;
+  for (uint32_t i = 0; i < nsp; ++i) {
+    pos[i] = sp->idx[pos_at[i]];
+    o[i] = pos[i];
+    if (!split[i]) continue;
+    ph[i] = sp->idx[phase_at[i]];
+    o[i] = ingot_ir_add(ctx->f, ingot_ir_mul(ctx->f, pos[i], ingot_ir_int(ctx->f, strides[i])), ph[i]);
+  }
+}
 
 ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
@@ -51,11 +98,16 @@ ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
     }
   }
   const int64_t *strides = tp->strides, *dil = tp->dilations, *pads = tp->pads;
-  int64_t k[3], in_sp[3], out_sp[3];
+  int64_t k[3], in_sp[3], out_sp[3], taps[3];
+  bool phase[3]; /* the axis's reduction walks only the taps that divide */
+  bool split[3];  /* ... and its output loop is split into (phase, position) */
   for (uint32_t i = 0; i < nsp; ++i) {
     k[i] = wv->dims[2 + i];
     in_sp[i] = xv->dims[2 + i];
     out_sp[i] = yv->dims[2 + i];
+    phase[i] = strides[i] > 1 && dil[i] == 1 && pads[i] >= 0;
+    taps[i] = phase[i] ? (k[i] + strides[i] - 1) / strides[i] : k[i];
+    split[i] = phase[i] && pads[i] == 0 && out_sp[i] % strides[i] == 0;
   }
 
   uint32_t bx = lower_add_input(ctx, x, "x");
@@ -63,23 +115,21 @@ ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
   uint32_t bb = b != INGOT_NO_VALUE ? lower_add_input(ctx, b, "bias") : UINT32_MAX;
   uint32_t by = lower_add_output(ctx, y, "y");
   ingot_ir_func_t* f = ctx->f;
-  static const char* const kOut[3][3] = {{"ow"}, {"oh", "ow"}, {"od", "oh", "ow"}};
   static const char* const kRed[3][3] = {{"rw"}, {"rh", "rw"}, {"rd", "rh", "rw"}};
-  const char* snames[5] = {"n", "m"};
   const char* rnames[4] = {"rc"};
-  int64_t sext[5] = {xv->dims[0], m}, rext[4] = {cg};
+  int64_t rext[4] = {cg};
   for (uint32_t i = 0; i < nsp; ++i) {
-    snames[2 + i] = kOut[nsp - 1][i];
-    sext[2 + i] = out_sp[i];
     rnames[1 + i] = kRed[nsp - 1][i];
-    rext[1 + i] = k[i];
+    rext[1 + i] = taps[i];
   }
   lower_loops_t sp, red;
-  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  ingot_ir_expr_t *o[3], *ph[3], *pos[3];
+  spatial_loops(ctx, &sp, xv->dims[0], m, nsp, out_sp, strides, split, o, ph, pos);
   ingot_ir_expr_t* init = bb != UINT32_MAX ? ingot_ir_load(f, bb, sp.idx[1]) : lower_f32(ctx, 0.0);
-  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, sp.idx), init));
+  ingot_ir_expr_t* yidx[5] = {sp.idx[0], sp.idx[1], o[0], o[1], o[2]};
+  lower_emit_stage(ctx, INGOT_STAGE_INIT, &sp, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, yidx), init));
 
-  lower_loops_make(ctx, &sp, 2 + nsp, sext, snames);
+  spatial_loops(ctx, &sp, xv->dims[0], m, nsp, out_sp, strides, split, o, ph, pos);
   lower_loops_make(ctx, &red, 1 + nsp, rext, rnames);
   ingot_ir_expr_t* g = group > 1 ? ingot_ir_binary(f, INGOT_IR_DIV, sp.idx[1], ingot_ir_int(f, mg)) : ingot_ir_int(f, 0);
   ingot_ir_expr_t* c = ingot_ir_add(f, ingot_ir_mul(f, g, ingot_ir_int(f, cg)), red.idx[0]);
@@ -88,8 +138,33 @@ ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
   ingot_ir_expr_t* wi[5] = {c, mm};
   ingot_ir_expr_t* cond = NULL;
   for (uint32_t i = 0; i < nsp; ++i) {
+    if (phase[i]) {
+      /* p = o + pad_begin >= 0; r = p % s + j*s, i = p / s - j */
+      ingot_ir_expr_t* p = ingot_ir_add(f, o[i], ingot_ir_int(f, pads[i]));
+      ingot_ir_expr_t* sv = ingot_ir_int(f, strides[i]);
+      ingot_ir_expr_t* js = ingot_ir_mul(f, red.idx[1 + i], ingot_ir_int(f, strides[i]));
+      ingot_ir_expr_t* r = ingot_ir_add(f, split[i] ? ph[i] : ingot_ir_binary(f, INGOT_IR_MOD, p, sv), js);
+      ingot_ir_expr_t* q = ingot_ir_binary(f, INGOT_IR_SUB, split[i] ? pos[i] : ingot_ir_binary(f, INGOT_IR_DIV, p, sv),
+                                           red.idx[1 + i]);
+      if (k[i] % strides[i] != 0) { /* the last j's tap lies past the kernel for some phases */
+        cond = lower_and(ctx, cond, ingot_ir_binary(f, INGOT_IR_LT, r, ingot_ir_int(f, k[i])));
+        r = ingot_ir_binary(f, INGOT_IR_MIN, r, ingot_ir_int(f, k[i] - 1));
+      }
+      ingot_ir_expr_t* clamped = q;
+      if (taps[i] > 1) { /* q < 0 near the start */
+        cond = lower_and(ctx, cond, ingot_ir_binary(f, INGOT_IR_LE, ingot_ir_int(f, 0), q));
+        clamped = ingot_ir_binary(f, INGOT_IR_MAX, clamped, ingot_ir_int(f, 0));
+      }
+      if ((out_sp[i] - 1 + pads[i]) / strides[i] >= in_sp[i]) {
+        cond = lower_and(ctx, cond, ingot_ir_binary(f, INGOT_IR_LT, q, ingot_ir_int(f, in_sp[i])));
+        clamped = ingot_ir_binary(f, INGOT_IR_MIN, clamped, ingot_ir_int(f, in_sp[i] - 1));
+      }
+      xi[2 + i] = clamped;
+      wi[2 + i] = r;
+      continue;
+    }
     /* num = o + pad_begin - r*d; i = num / stride */
-    ingot_ir_expr_t* num = ingot_ir_add(f, sp.idx[2 + i], ingot_ir_int(f, pads[i]));
+    ingot_ir_expr_t* num = ingot_ir_add(f, o[i], ingot_ir_int(f, pads[i]));
     num = ingot_ir_binary(f, INGOT_IR_SUB, num, ingot_ir_mul(f, red.idx[1 + i], ingot_ir_int(f, dil[i])));
     int64_t lo = 0 + pads[i] - (k[i] - 1) * dil[i];          /* smallest num */
     int64_t hi = (out_sp[i] - 1) + pads[i];                   /* largest num */
@@ -114,7 +189,7 @@ ingot_status_t lower_convtranspose(lower_ctx_t* ctx) {
   ingot_ir_expr_t* prod = ingot_ir_mul(f, ingot_ir_load(f, bx, ingot_ir_flat_index(f, bx, xi)),
                                        ingot_ir_load(f, bw, ingot_ir_flat_index(f, bw, wi)));
   if (cond) prod = ingot_ir_select(f, cond, prod, lower_f32(ctx, 0.0));
-  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, sp.idx);
+  ingot_ir_expr_t* yi = ingot_ir_flat_index(f, by, (ingot_ir_expr_t*[5]){sp.idx[0], sp.idx[1], o[0], o[1], o[2]});
   lower_emit_stage(ctx, INGOT_STAGE_UPDATE, &sp, &red, ingot_ir_store(f, by, yi, ingot_ir_add(f, ingot_ir_load(f, by, yi), prod)));
   ctx->stages.data[ctx->stages.count - 1].tile_axis = 1; /* output channels */
 

@@ -110,6 +110,17 @@ compare.py):
     Gemm -> Softmax, float16 outputs `prob` and `logits` (bfloat16 is
     covered by the node tests: ONNX Runtime's Python API cannot return it).
 
+  convtranspose_phases.onnx (opset 17), inputs a [1, 6, 5, 7], b [2, 4, 6,
+    5], c [1, 3, 9], d [1, 2, 4, 3, 5]: ConvTransposes whose strides skip
+    taps (lower_convtranspose.c walks only the taps that divide): 2x2
+    stride 2 with bias (an upsampling: one tap per output), 3x3 stride 2
+    pads 1 output_padding 1 in 2 groups (a kernel not a multiple of the
+    stride), 2x2 stride 3 output_padding 1 (a kernel shorter than the
+    stride: some outputs get no tap), 4x4 stride 2 pad 1, stride (2, 1) with
+    dilation (1, 2) (one axis each way), 1-D kernel 5 stride 2 pads (2, 1),
+    3-D strides (2, 2, 1), 3x3 stride 2 output_padding 1 (no pads: the
+    output loops split into phase and position, two taps each).
+
   python models/make_op_cases.py --out build/models
 """
 import argparse
@@ -449,6 +460,33 @@ def half_cnn(rng):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def convtranspose_phases(rng):
+    def w(name, shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.5).astype(np.float32), name)
+
+    inits = [w("w1", (6, 5, 2, 2)), w("b1", (5,)), w("w2", (4, 3, 3, 3)), w("w3", (6, 2, 2, 2)),
+             w("w4", (6, 3, 4, 4)), w("b4", (3,)), w("w5", (6, 2, 3, 2)), w("w6", (3, 4, 5)),
+             w("w7", (2, 3, 3, 2, 2)), w("w8", (6, 2, 3, 3))]
+    ct = helper.make_node
+    nodes = [ct("ConvTranspose", ["a", "w1", "b1"], ["y1"], kernel_shape=[2, 2], strides=[2, 2]),
+             ct("ConvTranspose", ["b", "w2"], ["y2"], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1],
+                group=2),
+             ct("ConvTranspose", ["a", "w3"], ["y3"], strides=[3, 3], output_padding=[1, 1]),
+             ct("ConvTranspose", ["a", "w4", "b4"], ["y4"], strides=[2, 2], pads=[1, 1, 1, 1]),
+             ct("ConvTranspose", ["a", "w5"], ["y5"], strides=[2, 1], dilations=[1, 2], pads=[0, 1, 1, 0]),
+             ct("ConvTranspose", ["c", "w6"], ["y6"], strides=[2], pads=[2, 1]),
+             ct("ConvTranspose", ["d", "w7"], ["y7"], strides=[2, 2, 1], pads=[1, 0, 0, 0, 1, 1]),
+             ct("ConvTranspose", ["a", "w8"], ["y8"], strides=[2, 2], output_padding=[1, 1])]
+    f = TensorProto.FLOAT
+    ins = [helper.make_tensor_value_info(n, f, s) for n, s in
+           (("a", [1, 6, 5, 7]), ("b", [2, 4, 6, 5]), ("c", [1, 3, 9]), ("d", [1, 2, 4, 3, 5]))]
+    shapes = ([1, 5, 10, 14], [2, 6, 12, 10], [1, 2, 15, 21], [1, 3, 10, 14], [1, 2, 10, 8], [1, 4, 18],
+              [1, 3, 8, 5, 5], [1, 2, 12, 16])
+    outs = [helper.make_tensor_value_info(f"y{i}", f, sh) for i, sh in enumerate(shapes, 1)]
+    g = helper.make_graph(nodes, "convtranspose_phases", ins, outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def tfidf():
     # ids [3, 16] in 0..9: unigrams 2, 3, 7; bigrams (2, 3), (7, 7), (3, 2); trigram (1, 2, 3);
     # two vectorizers over the same ids: TFIDF with weights, up to 2 skips, 1- to 3-grams,
@@ -482,7 +520,8 @@ def main():
                         ("stft", stft()), ("nonzero", nonzero()), ("nonzero_refused", nonzero_refused()),
                         ("unique", unique()), ("unique_refused", unique_refused(True)),
                         ("unique_bad_axis", unique_refused(False)), ("compress", compress()), ("runtime_rows", runtime_rows()),
-                        ("nms", nms()), ("nms_mismatched", nms_mismatched())):
+                        ("nms", nms()), ("nms_mismatched", nms_mismatched()),
+                        ("convtranspose_phases", convtranspose_phases(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order

@@ -81,6 +81,13 @@ QUICK_MODELS = ["resnet18_small", "squeezenet1_1_small", "bert_small"]
 # each beside the float model it was made from
 INT8_MODELS = ["resnet50_qdq_pc", "mobilenetv2_qdq_pc", "bert_base_dyn"]
 QUICK_INT8_MODELS = ["resnet18_small_qdq_pc", "mobilenetv2_small_qdq_pc", "bert_small_dyn"]
+# The real models' int8 forms (models/make_quant_zoo.py --set real, which
+# fetches the float models first) and the input shapes they are timed at: the
+# detector on the test page's first quarter, the classifier on a text line,
+# Silero VAD on 16 chunks; random inputs except the page.
+REAL_INT8_SHAPES = {"ppocr_det": {"x": (1, 3, 160, 320)}, "ppocr_cls": {"x": (1, 3, 48, 192)},
+                    "silero_vad": {"input": (16, 576), "h": (1, 1, 128), "c": (1, 1, 128)}}
+REAL_INT8_MODELS = ["ppocr_det_qdq_pc", "ppocr_cls_qdq_pc", "silero_vad_dyn"]
 
 # (name, M, K, N)
 GEMMS = [("gemm 1024x1024x1024", 1024, 1024, 1024),
@@ -134,11 +141,15 @@ def model_and_feeds(name, work):
     """(onnx path, {input name: array}): the same arrays go to every engine."""
     if name.startswith("bert_"):
         return make_bert_model(name, work)
-    path = make_zoo_model(name, work)
+    shapes = REAL_INT8_SHAPES.get(name, {})
+    path = os.path.join(work, name + ".onnx") if shapes else make_zoo_model(name, work)
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
-    feeds = {i.name: rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape])
+    feeds = {i.name: rng.standard_normal(shapes.get(i.name) or [d if isinstance(d, int) else 1 for d in i.shape])
              .astype(np.float32) for i in sess.get_inputs()}
+    page = os.path.join(work, "ppocr_det_x.npy")  # written by make_quant_zoo.py --set real
+    if name == "ppocr_det" and os.path.exists(page):
+        feeds["x"] = np.load(page)
     return path, feeds
 
 
@@ -155,14 +166,14 @@ def make_int8_model(name, work):
     if fname == name:  # else the float model's file would stand in for the int8 one
         raise RuntimeError(f"'{name}' is no int8 model name (NAME_qdq_pc, _qdq_pt, _qop_pc, _qop_pt or _dyn, "
                            f"e.g. {', '.join(INT8_MODELS)})")
-    fpath, feeds = model_and_feeds(fname, work)
     path = os.path.join(work, name + ".onnx")
     if not os.path.exists(path):
-        which = "bench" if name in INT8_MODELS else "zoo"
+        which = "bench" if name in INT8_MODELS else "real" if fname in REAL_INT8_SHAPES else "zoo"
         r = subprocess.run([sys.executable, os.path.join(ROOT, "models", "make_quant_zoo.py"), "--out", work,
                             "--set", which, "--only", name], capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(path):
             raise RuntimeError(f"make_quant_zoo.py --only {name}: {(r.stderr or r.stdout).strip()[-300:]}")
+    fpath, feeds = model_and_feeds(fname, work)  # after: --set real writes the float model too
     return path, fpath, feeds
 
 
@@ -304,6 +315,14 @@ class Ingot:
         if r.returncode != 0 or not m:
             raise RuntimeError(f"ingot run failed: {(r.stderr or r.stdout).strip()[-300:]}")
         return float(m.group(2))
+
+    def outputs(self, bundle, input_args, npz):
+        """The bundle's outputs on those inputs, one run: {name: array}."""
+        r = subprocess.run([self.exe, "run", bundle, *input_args, "--output", npz], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"ingot run failed: {(r.stderr or r.stdout).strip()[-300:]}")
+        with np.load(npz) as z:
+            return {k: z[k] for k in z.files}
 
     def loaded_target(self, bundle):
         r = subprocess.run([self.exe, "inspect", bundle, "--json"], capture_output=True, text=True)
@@ -456,6 +475,24 @@ def fmt_spread(sp):
     return f"{med:.2f}", f"{lo:.2f}-{hi:.2f} (IQR {q1:.2f}-{q3:.2f}){flag}"
 
 
+def int8_error(ingot, bundle, model, input_args, feeds, npz):
+    """(max abs error, elements that differ, elements) of the bundle's
+    outputs against ONNX Runtime running the same model file on the same
+    inputs (one thread: the reference, not a timing)."""
+    sess = ort_session(model, 1)
+    want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    got = ingot.outputs(bundle, input_args, npz)
+    worst, differ, total = 0.0, 0, 0
+    for name, w in want.items():
+        g = got.get(name.replace("/", "_"))
+        if g is None or g.shape != w.shape:
+            raise RuntimeError(f"output '{name}': {'missing' if g is None else f'shape {g.shape}'} "
+                               f"against ONNX Runtime's {w.shape}")
+        d = np.abs(g.astype(np.float64) - w.astype(np.float64))
+        worst, differ, total = max(worst, float(d.max(initial=0.0))), differ + int((d > 0).sum()), total + d.size
+    return worst, differ, total
+
+
 def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
     """int8 rows: each int8 model with Ingot and with ONNX Runtime (the same
     quantized file), and the float model it came from with both, in
@@ -476,6 +513,13 @@ def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
             continue
         loaded = ingot.loaded_target(bundle)
         input_args = save_feeds(feeds, work, name)
+        try:
+            error = int8_error(ingot, bundle, path, input_args, feeds, os.path.join(work, name + "_out.npz"))
+        except Exception as e:
+            failures.append(f"{name}: {e}")
+            log(f"{name}: {e}")
+            continue
+        sizes = (os.path.getsize(bundle) / 1e6, os.path.getsize(fbundle) / 1e6)
         try:
             flops = model_flops(fpath, feeds)
         except Exception as e:
@@ -503,7 +547,7 @@ def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
             p, p8 = peak_for(peak, t), peak_for(peak, t, "i1", "iall")
             bound = flops / p * 1e-6 if flops and p else None
             bound8 = flops / p8 * 1e-6 if flops and p8 else None
-            rows.append((name, t, med, sp_ort, sp_i, sp_o, flops, bound, bound8, ctime, loaded))
+            rows.append((name, t, med, sp_ort, sp_i, sp_o, flops, bound, bound8, ctime, loaded, error, sizes))
             log(f"{name:24s} threads={t}  ingot int8 {med[0]:8.2f} ms  ort int8 {med[1]:8.2f} ms  "
                 f"ingot fp32 {med[2]:8.2f} ms  ort fp32 {med[3]:8.2f} ms")
     print("\nint8 models (models/make_quant_zoo.py: NAME_qdq_pc quantize_static QDQ per channel, uint8 "
@@ -513,16 +557,17 @@ def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
     print("\n| model | threads | ingot int8 ms | ort int8 ms | ingot / ort (int8) | spread over rounds "
           "| ingot fp32 ms | ingot int8 / fp32 | spread over rounds | ort fp32 ms | ort int8 / fp32 | GOP "
           "| int8 peak ms | ingot, ort int8 of it | fp32 FMA peak ms | ingot fp32 of it | ingot compile s "
-          "| ingot code |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, t, (mi8, mo8, mi32, mo32), sp_ort, sp_i, sp_o, flops, bound, bound8, ct, loaded in rows:
+          "| ingot code | max abs err vs ort (elements differing) | bundle MB (fp32) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, t, (mi8, mo8, mi32, mo32), sp_ort, sp_i, sp_o, flops, bound, bound8, ct, loaded, err, sz in rows:
         r1, g1 = fmt_spread(sp_ort)
         r2, g2 = fmt_spread(sp_i)
         of8 = f"{bound8 / mi8:.0%}, {bound8 / mo8:.0%}" if bound8 else "-"
         of32 = f"{bound / mi32:.0%}" if bound else "-"
         print(f"| {name} | {t} | {mi8:.2f} | {mo8:.2f} | {r1} | {g1} | {mi32:.2f} | {r2} | {g2} | {mo32:.2f} | "
               f"{fmt_spread(sp_o)[0]} | {fmt(flops * 1e-9 if flops else None)} | {fmt(bound8)} | {of8} | "
-              f"{fmt(bound)} | {of32} | {ct:.2f} | {loaded} |")
+              f"{fmt(bound)} | {of32} | {ct:.2f} | {loaded} | {err[0]:.3g} ({err[1]} of {err[2]}) | "
+              f"{sz[0]:.1f} ({sz[1]:.1f}) |")
     i8 = peak.get("int8_isa", "none") if peak else "none"
     print("(GOP: the float model's Conv, Gemm and MatMul multiply-adds, x2 (the int8 model does the same "
           "ones, a dynamic model's attention products in float); int8 peak ms: that work at the measured int8 "
@@ -530,7 +575,9 @@ def int8_table(ingot, names, threads, rounds, runs, work, peak, failures):
           "sequence both engines use there; '-' where the machine has none), a bound no int8 "
           "kernel beats; fp32 FMA peak ms: the same at the fp32 FMA peak. --target 'llvm -mcpu=znver4' (or "
           "another CPU with avx512vnni) compiles Ingot's dot4 words as vpdpbusd; the default x86-64-v4 code "
-          "uses pmaddwd, half the multiply-adds per instruction.)")
+          "uses pmaddwd, half the multiply-adds per instruction. max abs err: Ingot's outputs against ONNX Runtime "
+          "running the same int8 file on the same inputs, over all outputs; the tolerances the tests allow are "
+          "tests/e2e/quant_zoo.py's.)")
 
 
 def main():
@@ -548,7 +595,9 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="small models and kernels, few runs, 1 thread: a smoke test")
     ap.add_argument("--int8-models", nargs="*", default=None,
-                    help=f"int8 rows: from {', '.join(INT8_MODELS)} (and {', '.join(QUICK_INT8_MODELS)}); "
+                    help=f"int8 rows: from {', '.join(INT8_MODELS)} (and {', '.join(QUICK_INT8_MODELS)}; "
+                         f"the real models' {', '.join(REAL_INT8_MODELS)}; any NAME_qdq_pc, _qdq_pt, _qop_pc, "
+                         "_qop_pt of the CNN zoo); "
                          "default those (the small ones with --quick); none: no int8 rows")
     ap.add_argument("--no-tvm", action="store_true", help="skip TVM even where it is installed")
     ap.add_argument("--no-kernels", action="store_true", help="skip the peak and GEMM/conv tables")

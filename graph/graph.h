@@ -974,8 +974,15 @@ ingot_status_t ingot_graph_block_activations(ingot_graph_t* graph);
  * inner results are read once, by the tree, and have the tree output's
  * shape becomes one FusedElementwise node (ai.ingot) over the tree's leaves
  * (read with broadcasting), its steps in attributes "program" and
- * "params". After the producers' epilogue fusions; sorts the graph. */
-ingot_status_t ingot_graph_fuse_elementwise(ingot_graph_t* graph);/* The layout options of `node` (its weight read in its ONNX layout, packed
+ * "params"; also per-tensor QuantizeLinear / DequantizeLinear of uint8 and
+ * int8 with constant scales, their dtypes in attribute "qtypes" (with
+ * INGOT_FUSED_Q_RECIPROCAL where a QuantizeLinear step may multiply by
+ * 1/scale: equal to the division for every input it can get). After the
+ * producers' epilogue fusions; sorts the graph. */
+ingot_status_t ingot_graph_fuse_elementwise(ingot_graph_t* graph);
+#define INGOT_FUSED_Q_RECIPROCAL 0x100
+
+/* The layout options of `node` (its weight read in its ONNX layout, packed
  * or not). Nodes without choices get counts of 0 and pointwise false. */
 void ingot_node_layout_options(const ingot_graph_t* graph, const ingot_node_t* node,
                                ingot_node_layout_options_t* out_options);

@@ -154,7 +154,8 @@ ingot_status_t infer_MIN(infer_ctx_t* c) { return nary(c, INGOT_DTYPE_INVALID); 
 
 /* FusedElementwise (domain ai.ingot, ingot_graph_fuse_elementwise): float32
  * inputs broadcast together, as the chain of broadcasting ops it stands for
- * does; "program" holds three ints a step, "params" two floats a step. */
+ * does; "program" holds three ints a step, "params" two floats a step, and
+ * "qtypes" (with QuantizeLinear / DequantizeLinear steps) one int a step. */
 ingot_status_t infer_fused_elementwise(infer_ctx_t* c) {
   uint32_t count = 0, pcount = 0;
   const int64_t* prog = ingot_node_attr_ints(c->n, "program", &count);
@@ -162,6 +163,32 @@ ingot_status_t infer_fused_elementwise(infer_ctx_t* c) {
   if (params && params->type == INGOT_ATTR_FLOATS) pcount = params->count;
   if (!prog || count == 0 || count % 3 != 0 || pcount != 2 * (count / 3)) {
     return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "malformed program (%u ints, %u params)", count, pcount);
+  }
+  uint32_t qcount = 0;
+  const int64_t* qtypes = ingot_node_attr_ints(c->n, "qtypes", &qcount);
+  if (qtypes) {
+    /* with quantization steps: float32 inputs, or the bytes a
+     * DequantizeLinear step reads (lower/lower_elementwise.c checks which);
+     * the output float32, or the last step's bytes where it quantizes */
+    if (qcount != count / 3) return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "malformed qtypes (%u)", qcount);
+    for (uint32_t i = 0; i < c->n->input_count; ++i) {
+      const ingot_value_t* v = infer_input(c, i);
+      if (!v || (v->dtype != INGOT_DTYPE_F32 && v->dtype != INGOT_DTYPE_U8 && v->dtype != INGOT_DTYPE_I8))
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "input %u must be float32, uint8 or int8", i);
+    }
+    int64_t last = prog[count - 3], qt = qtypes[qcount - 1] & 0xff; /* less INGOT_FUSED_Q_RECIPROCAL */
+    ingot_dtype_t out = INGOT_DTYPE_F32;
+    if (last == (int64_t)INGOT_OP_QUANTIZELINEAR) {
+      if (qt != (int64_t)INGOT_DTYPE_U8 && qt != (int64_t)INGOT_DTYPE_I8)
+        return infer_fail(c->n, INGOT_ERROR_INVALID_ARGUMENT, "the last step quantizes to dtype %lld", (long long)qt);
+      out = (ingot_dtype_t)qt;
+    }
+    int64_t dims[INGOT_MAX_RANK];
+    int32_t rank;
+    ingot_status_t s = broadcast_all(c, 0, &rank, dims);
+    if (s) return s;
+    infer_set_output(c, 0, out, rank, dims);
+    return INGOT_OK;
   }
   /* float32, or float16 (graph->half_arith), every input the same */
   const ingot_value_t* first = infer_input(c, 0);

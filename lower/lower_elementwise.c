@@ -259,7 +259,9 @@ ingot_status_t lower_batchnorm(lower_ctx_t* ctx) {
  * the output; each input read with numpy broadcasting, then the program's
  * steps in order, each as the op it stands for is lowered here and in
  * lower_math.c (Sigmoid 1 / (1 + exp(-x)), HardSigmoid max(min(a x + b, 1),
- * 0), ...), the last step stored. */
+ * 0), ...), the last step stored. DequantizeLinear and QuantizeLinear steps
+ * ("qtypes") compute as lower_quant.c's kernels do, a QuantizeLinear step
+ * multiplying by 1 / scale where the pass marked it INGOT_FUSED_Q_RECIPROCAL. */
 ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
   const ingot_node_t* node = ctx->node;
   uint32_t count = 0;
@@ -273,11 +275,17 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
   uint32_t y = node->output_count ? node->outputs[0] : INGOT_NO_VALUE;
   ingot_status_t s;
   /* float32, or float16 (graph->half_arith: steps of float16 arithmetic
-   * only, graph/passes_fuse_elementwise.c), the same everywhere */
-  if ((s = lower_check_value_dt(ctx, y, LOWER_DT(INGOT_DTYPE_F32) | LOWER_DT_F16_ARITH))) return s;
-  ingot_dtype_t t = lower_value(ctx, y)->dtype;
+   * only, graph/passes_fuse_elementwise.c), the same everywhere; with
+   * quantization steps ("qtypes") also uint8/int8 inputs for the
+   * DequantizeLinear steps and output of a QuantizeLinear one */
+  uint32_t qcount = 0;
+  const int64_t* qtypes = ingot_node_attr_ints(node, "qtypes", &qcount);
+  if (qtypes && qcount != steps) return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "malformed fused qtypes");
+  uint32_t bytes = qtypes ? LOWER_DT(INGOT_DTYPE_U8) | LOWER_DT(INGOT_DTYPE_I8) : 0;
+  if ((s = lower_check_value_dt(ctx, y, LOWER_DT(INGOT_DTYPE_F32) | (qtypes ? bytes : LOWER_DT_F16_ARITH)))) return s;
+  ingot_dtype_t t = qtypes ? INGOT_DTYPE_F32 : lower_value(ctx, y)->dtype; /* the steps' arithmetic */
   for (uint32_t i = 0; i < inputs; ++i) {
-    if ((s = lower_check_value_dt(ctx, lower_input(ctx, i), LOWER_DT(t))) ||
+    if ((s = lower_check_value_dt(ctx, lower_input(ctx, i), LOWER_DT(t) | bytes)) ||
         (s = lower_check_broadcast(ctx, lower_input(ctx, i), y)))
       return s;
   }
@@ -292,8 +300,13 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
   for (uint32_t i = 0; i < inputs; ++i)
     val[i] = ingot_ir_load(f, buf[i], lower_broadcast_index(ctx, buf[i], yv->rank, loops.idx));
   ingot_strbuf_t sb = {0};
-  ingot_strbuf_appendf(&sb, "fused %s y=%s", t == INGOT_DTYPE_F32 ? "f32" : ingot_dtype_name(t), lower_shape_str(ctx, y));
-  for (uint32_t i = 0; i < inputs; ++i) ingot_strbuf_appendf(&sb, " x%u=%s", i, lower_shape_str(ctx, lower_input(ctx, i)));
+  ingot_dtype_t yt = yv->dtype;
+  ingot_strbuf_appendf(&sb, "fused %s y=%s", yt == INGOT_DTYPE_F32 ? "f32" : ingot_dtype_name(yt), lower_shape_str(ctx, y));
+  for (uint32_t i = 0; i < inputs; ++i) {
+    ingot_dtype_t xt = lower_value(ctx, lower_input(ctx, i))->dtype;
+    ingot_strbuf_appendf(&sb, " x%u=%s%s%s", i, xt == yt ? "" : ingot_dtype_name(xt), xt == yt ? "" : ":",
+                         lower_shape_str(ctx, lower_input(ctx, i)));
+  }
   for (uint32_t i = 0; i < steps; ++i) {
     int64_t op = prog[3 * i], a = prog[3 * i + 1], b = prog[3 * i + 2];
     float p0 = pa->floats[2 * i], p1 = pa->floats[2 * i + 1];
@@ -304,7 +317,34 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
     ingot_ir_expr_t* x = val[a];
     ingot_ir_expr_t* z = b >= 0 ? val[b] : NULL;
     ingot_ir_expr_t* v = NULL;
+    ingot_dtype_t qt = qtypes ? (ingot_dtype_t)(qtypes[i] & 0xff) : INGOT_DTYPE_INVALID;
+    bool reciprocal = qtypes && (qtypes[i] & INGOT_FUSED_Q_RECIPROCAL);
+    bool dq = op == (int64_t)INGOT_OP_DEQUANTIZELINEAR, q = op == (int64_t)INGOT_OP_QUANTIZELINEAR;
+    /* bytes only where a DequantizeLinear step reads them (an input, or a
+     * QuantizeLinear step's result), every other operand of the steps'
+     * arithmetic dtype; the last step's result has the output's dtype */
+    bool fits = !(dq || q) || qt == INGOT_DTYPE_U8 || qt == INGOT_DTYPE_I8;
+    fits = fits && (dq ? x->dtype == qt : x->dtype == t && (!z || z->dtype == t));
+    if (i + 1 == steps) fits = fits && (q ? qt : t) == yt;
+    if (!fits) {
+      ingot_strbuf_free(&sb);
+      return lower_fail(ctx, INGOT_ERROR_INVALID_ARGUMENT, "fused step %u reads an operand of the wrong dtype", i);
+    }
     switch ((ingot_op_t)op) {
+      case INGOT_OP_DEQUANTIZELINEAR: {
+        /* (x - zero) * scale, as lower_quant.c's DequantizeLinear */
+        ingot_ir_expr_t* d = ingot_ir_cast(f, INGOT_DTYPE_I32, x);
+        d = ingot_ir_binary(f, INGOT_IR_SUB, d, lower_const(ctx, INGOT_DTYPE_I32, p1));
+        v = ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, d), lower_const(ctx, INGOT_DTYPE_F32, p0));
+        break;
+      }
+      case INGOT_OP_QUANTIZELINEAR:
+        /* by 1/scale where graph/passes_fuse_elementwise.c found it equal for every x this step can get */
+        v = reciprocal ? lower_quantize_scaled(ctx, qt, ingot_ir_mul(f, x, lower_const(ctx, INGOT_DTYPE_F32, 1.0f / p0)),
+                                               lower_const(ctx, INGOT_DTYPE_F32, p1))
+                       : lower_quantize_expr(ctx, qt, x, lower_const(ctx, INGOT_DTYPE_F32, p0),
+                                             lower_const(ctx, INGOT_DTYPE_F32, p1));
+        break;
       case INGOT_OP_ADD: if (z) v = ingot_ir_add(f, x, z); break;
       case INGOT_OP_SUB: if (z) v = ingot_ir_binary(f, INGOT_IR_SUB, x, z); break;
       case INGOT_OP_MUL: if (z) v = ingot_ir_mul(f, x, z); break;
@@ -342,7 +382,8 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
       return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "fused step %u: op %lld is not fusable", i, (long long)op);
     }
     val[inputs + i] = v;
-    ingot_strbuf_appendf(&sb, " %s(%lld,%lld;%g,%g)", ingot_op_name((ingot_op_t)op), (long long)a, (long long)b, p0, p1);
+    ingot_strbuf_appendf(&sb, dq || q ? " %s(%lld,%lld;%.9g,%g%s)" : " %s(%lld,%lld;%g,%g%s)",
+                         ingot_op_name((ingot_op_t)op), (long long)a, (long long)b, p0, p1, reciprocal ? ";1/s" : "");
   }
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL,
                    ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), val[inputs + steps - 1]));

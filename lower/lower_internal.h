@@ -84,6 +84,13 @@ ingot_dtype_t lower_storage_dtype(ingot_dtype_t t);
 /* float8 bits (an integer expression of 8 bits) -> their value as float32,
  * exactly (NaN and the infinities kept, -0 kept). */
 ingot_ir_expr_t* lower_f8_decode(lower_ctx_t* ctx, ingot_dtype_t f8, ingot_ir_expr_t* bits);
+/* QuantizeLinear's saturate(round(xf / scale) + zpf) as integer dtype t
+ * (zpf may be NULL); xf, scale, zpf float32 (lower_quant.c). */
+ingot_ir_expr_t* lower_quantize_expr(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_expr_t* xf, ingot_ir_expr_t* scale,
+                                     ingot_ir_expr_t* zpf);
+/* The same of an already scaled float32 value: saturate(round(scaled) + zpf). */
+ingot_ir_expr_t* lower_quantize_scaled(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_expr_t* scaled,
+                                       ingot_ir_expr_t* zpf);
 /* A float32 or float64 expression -> float8 bits (uint8), rounded to nearest,
  * ties to even, as ONNX's Cast: with `saturate` a magnitude past the largest
  * finite value gives that value (the infinities too), without it the

@@ -111,12 +111,17 @@ static void quant_range(ingot_dtype_t t, double* lo, double* hi) {
 }
 
 /* saturate(round(xf / scale) + zpf) as dtype t; xf, scale, zpf float32. */
-static ingot_ir_expr_t* quantize_expr(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_expr_t* xf, ingot_ir_expr_t* scale,
-                                      ingot_ir_expr_t* zpf) {
+ingot_ir_expr_t* lower_quantize_expr(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_expr_t* xf, ingot_ir_expr_t* scale,
+                                     ingot_ir_expr_t* zpf) {
+  return lower_quantize_scaled(ctx, t, ingot_ir_binary(ctx->f, INGOT_IR_DIV, xf, scale), zpf);
+}
+
+ingot_ir_expr_t* lower_quantize_scaled(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_expr_t* scaled,
+                                       ingot_ir_expr_t* zpf) {
   ingot_ir_func_t* f = ctx->f;
   double lo, hi;
   quant_range(t, &lo, &hi);
-  ingot_ir_expr_t* v = ingot_ir_unary(f, INGOT_IR_ROUND, ingot_ir_binary(f, INGOT_IR_DIV, xf, scale));
+  ingot_ir_expr_t* v = ingot_ir_unary(f, INGOT_IR_ROUND, scaled);
   if (zpf) v = ingot_ir_add(f, v, zpf);
   v = ingot_ir_binary(f, INGOT_IR_MAX, v, f32(f, lo));
   v = ingot_ir_binary(f, INGOT_IR_MIN, v, f32(f, hi));
@@ -175,7 +180,7 @@ static ingot_status_t lower_linear(lower_ctx_t* ctx, bool quantize) {
     v = lower_f8_encode(ctx, q->qtype, ingot_ir_binary(f, INGOT_IR_DIV, xf, scale), q->saturate);
   } else if (quantize) {
     ingot_ir_expr_t* xf = xl->dtype == INGOT_DTYPE_F32 ? xl : ingot_ir_cast(f, INGOT_DTYPE_F32, xl);
-    v = quantize_expr(ctx, q->qtype, xf, scale, zl ? ingot_ir_cast(f, INGOT_DTYPE_F32, zl) : NULL);
+    v = lower_quantize_expr(ctx, q->qtype, xf, scale, zl ? ingot_ir_cast(f, INGOT_DTYPE_F32, zl) : NULL);
   } else if (f8) {
     v = ingot_ir_mul(f, lower_f8_decode(ctx, q->qtype, xl), scale);
   } else {
@@ -264,7 +269,7 @@ ingot_status_t lower_dynamicquantizelinear(lower_ctx_t* ctx) {
   body[nb++] = ingot_ir_store(f, bs, ingot_ir_int(f, 0), vscale);
   body[nb++] = ingot_ir_store(f, bz, ingot_ir_int(f, 0), ingot_ir_cast(f, INGOT_DTYPE_U8, vzp));
   ingot_ir_expr_t* vj = ingot_ir_var(f, j);
-  ingot_ir_expr_t* qv = quantize_expr(ctx, INGOT_DTYPE_U8, ingot_ir_load(f, bx, vj), vscale, vzp);
+  ingot_ir_expr_t* qv = lower_quantize_expr(ctx, INGOT_DTYPE_U8, ingot_ir_load(f, bx, vj), vscale, vzp);
   body[nb++] = ingot_ir_for(f, j, n, ingot_ir_store(f, by, vj, qv));
   lower_emit_other(ctx, ingot_ir_for(f, row, 1, ingot_ir_block(f, body, nb)));
   lower_mark_vector_loop(ctx, j);
@@ -582,8 +587,8 @@ ingot_status_t lower_qlinear_unary(lower_ctx_t* ctx) {
   /* sigmoid(v) = 1 / (1 + exp(-v)) */
   v = ingot_ir_binary(f, INGOT_IR_DIV, f32(f, 1.0),
                       ingot_ir_add(f, f32(f, 1.0), ingot_ir_unary(f, INGOT_IR_EXP, ingot_ir_unary(f, INGOT_IR_NEG, v))));
-  ingot_ir_expr_t* q = quantize_expr(ctx, t, v, load0(f, bys),
-                                     byz != UINT32_MAX ? ingot_ir_cast(f, INGOT_DTYPE_F32, load0(f, byz)) : NULL);
+  ingot_ir_expr_t* q = lower_quantize_expr(ctx, t, v, load0(f, bys),
+                                           byz != UINT32_MAX ? ingot_ir_cast(f, INGOT_DTYPE_F32, load0(f, byz)) : NULL);
   lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, loops.idx), q));
   ctx->op_class = INGOT_OP_CLASS_INJECTIVE;
   ctx->workload = ingot_arena_printf(ctx->arena, "%s %s %s", lower_op_lower(ctx), ingot_dtype_name(t),
@@ -678,8 +683,8 @@ ingot_status_t lower_qlinear_concat(lower_ctx_t* ctx) {
     for (int32_t i = 0; i < xv->rank; ++i) yi[i] = loops.idx[i];
     yi[axis] = ingot_ir_add(f, loops.idx[axis], ingot_ir_int(f, offset));
     ingot_ir_expr_t* v = dequantized(ctx, ingot_ir_load(f, bx[k], ingot_ir_flat_index(f, bx[k], loops.idx)), bxs[k], bxz[k]);
-    ingot_ir_expr_t* q = quantize_expr(ctx, t, v, load0(f, bys),
-                                       byz != UINT32_MAX ? ingot_ir_cast(f, INGOT_DTYPE_F32, load0(f, byz)) : NULL);
+    ingot_ir_expr_t* q = lower_quantize_expr(ctx, t, v, load0(f, bys),
+                                             byz != UINT32_MAX ? ingot_ir_cast(f, INGOT_DTYPE_F32, load0(f, byz)) : NULL);
     lower_emit_stage(ctx, INGOT_STAGE_PURE, &loops, NULL, ingot_ir_store(f, by, ingot_ir_flat_index(f, by, yi), q));
     offset += xv->dims[axis];
   }

@@ -580,6 +580,11 @@ typedef struct ingot_node_t {
    * without VNNI sums with pmaddubsw, exactly. ONNX Runtime's quantizer
    * with reduce_range (7-bit weights) always gives such weights. */
   bool dot_sat16;
+  /* On a DynamicQuantizeLSTM whose W and R are constants: both are re-laid
+   * [D, 4H, cols] (ONNX LSTM's order) from com.microsoft's [D, cols, 4H]
+   * (ingot_graph_pack_weights), so a gate's dot product reads neighbouring
+   * bytes. */
+  bool rnn_rows;
   /* 0, or the input slot of the float32 scales of an int8 weight (input 1;
    * a Gather's data, input 0) stored by ingot_graph_compress_weights: one
    * per output channel of the weight's final layout (a Gather: per row);
@@ -936,7 +941,8 @@ ingot_status_t ingot_graph_pad_conv_inputs(ingot_graph_t* graph);
  * vector, and each panel as one stream (graph/passes_layout.c). A
  * ConvInteger packed as dot4 words (node.weight_dot4_channels) reads its
  * input through an ai.ingot Dot4Words node when graph->dot4_words
- * (node.x_dot4_words; one such node per input value). Needs inferred
+ * (node.x_dot4_words; one such node per input value). A DynamicQuantizeLSTM's
+ * constant W and R are re-laid as node.rnn_rows says. Needs inferred
  * shapes. */
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph);
 /* Blocked activation layouts (graph/passes_layout.c). With
@@ -1021,8 +1027,8 @@ static inline int64_t ingot_node_dot_channels(const ingot_node_t* node) { return
 #define INGOT_DOT2_ROW_MIN_WIDTH 32
 
 /* The ONNX-layout shape of node input `input` (`value`): `value` itself
- * unless it is a packed weight (node.weight_block), whose logical shape is
- * written to *scratch and returned. NULL when the packed shape is malformed. */
+ * unless it is a packed weight (node.weight_block, node.rnn_rows), whose
+ * logical shape is written to *scratch and returned. NULL when the packed shape is malformed. */
 const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t input, const ingot_value_t* value,
                                               ingot_value_t* scratch);
 /* A constant-zero Pad of spatial axes whose input is made by a Conv and read

@@ -454,8 +454,10 @@ ingot_status_t infer_rnn(infer_ctx_t* c) {
   bool lstm = op == INGOT_OP_LSTM || dq;
   uint32_t gates = lstm ? 4 : op == INGOT_OP_GRU ? 3 : 1;
   const ingot_value_t* x = infer_input(c, 0);
-  const ingot_value_t* w = infer_input(c, 1);
-  const ingot_value_t* r = infer_input(c, 2);
+  ingot_value_t w_logical, r_logical;
+  const ingot_value_t* w = ingot_node_logical_input(c->n, 1, infer_input(c, 1), &w_logical);
+  const ingot_value_t* r = ingot_node_logical_input(c->n, 2, infer_input(c, 2), &r_logical);
+  if (!w || !r) return infer_fail(c->n, INGOT_ERROR_INTERNAL, "W and R are not re-laid [D, 4H, cols] weights");
   if (x->dtype != INGOT_DTYPE_F32 && (dq || x->dtype != INGOT_DTYPE_F64)) {
     return infer_fail(c->n, INGOT_ERROR_UNSUPPORTED, "input type %s is not supported", ingot_graph_dtype_name(x->dtype));
   }

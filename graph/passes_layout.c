@@ -303,6 +303,13 @@ static void* pack_panels(const void* src, size_t esize, int64_t n, int64_t r_cou
 
 const ingot_value_t* ingot_node_logical_input(const ingot_node_t* node, uint32_t input, const ingot_value_t* value,
                                               ingot_value_t* scratch) {
+  if (node->rnn_rows && (input == 1 || input == 2) && value) {
+    if (value->rank != 3) return NULL;
+    *scratch = *value;
+    scratch->dims[1] = value->dims[2];
+    scratch->dims[2] = value->dims[1];
+    return scratch;
+  }
   int64_t per = ingot_node_dot_channels(node);
   if (input == 0 && node->x_dot4_words && value) {
     int32_t g = node->words_last ? value->rank - 1 : 1; /* the words' axis */
@@ -632,8 +639,41 @@ static ingot_status_t im2col_narrow_convs(ingot_graph_t* graph, bool* any) {
   return INGOT_OK;
 }
 
+/* DynamicQuantizeLSTM `i`'s W and R, [D, cols, 4H] bytes, re-laid
+ * [D, 4H, cols] when both are constants (node.rnn_rows). */
+static void rnn_weight_rows(ingot_graph_t* graph, uint32_t i) {
+  ingot_node_t* node = &graph->nodes[i];
+  if (node->rnn_rows || node->input_count < 3) return;
+  for (uint32_t k = 1; k <= 2; ++k) {
+    const ingot_value_t* v = &graph->values[node->inputs[k]];
+    if (v->kind != INGOT_VALUE_WEIGHT || !v->data || v->rank != 3 || ingot_graph_dtype_size(v->dtype) != 1) return;
+  }
+  uint32_t made[2];
+  for (uint32_t k = 1; k <= 2; ++k) {
+    const ingot_value_t* v = &graph->values[graph->nodes[i].inputs[k]];
+    int64_t d_count = v->dims[0], cols = v->dims[1], rows = v->dims[2];
+    const uint8_t* src = v->data;
+    uint8_t* dst = ingot_xmalloc((size_t)(d_count * cols * rows));
+    for (int64_t d = 0; d < d_count; ++d)
+      for (int64_t c = 0; c < cols; ++c)
+        for (int64_t g = 0; g < rows; ++g) dst[(d * rows + g) * cols + c] = src[(d * cols + c) * rows + g];
+    int64_t dims[3] = {d_count, rows, cols};
+    ingot_dtype_t dtype = v->dtype;
+    char* base = ingot_arena_printf(&graph->arena, "%s_rows", v->name);
+    made[k - 1] = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+    ingot_graph_set_weight(graph, made[k - 1], dtype, 3, dims, dst);
+  }
+  /* The value array may have moved. */
+  node = &graph->nodes[i];
+  node->inputs[1] = made[0];
+  node->inputs[2] = made[1];
+  node->rnn_rows = true;
+}
+
 ingot_status_t ingot_graph_pack_weights(ingot_graph_t* graph) {
   bool patches = false;
+  for (uint32_t i = 0; i < graph->node_count; ++i)
+    if (!graph->nodes[i].dead && graph->nodes[i].op == INGOT_OP_DYNAMICQUANTIZELSTM) rnn_weight_rows(graph, i);
   if (graph->dot4_words) {
     ingot_status_t st = im2col_narrow_convs(graph, &patches);
     if (st != INGOT_OK) return st;

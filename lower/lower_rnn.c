@@ -11,13 +11,14 @@
  * laid out [D, I, 4H] and [D, H, 4H] (ONNX's transposed), and float32
  * scales with zero points of W's dtype per direction ([D]) or per gate
  * column ([D, 4H]). It lowers to the same nest, each weight element
- * dequantized where the dot products load it:
- *   W[d, g*H + j, k] = (float(Wq[d, k, g*H + j]) - Wz[s]) * Ws[s],
+ * less its zero point where the dot products load it, each row's dot
+ * product times its scale:
+ *   sum_k W[d, g*H + j, k] x[k] = Ws[s] * sum_k (float(Wq[d, k, g*H + j]) - Wz[s]) x[k],
  *   s = d (per direction) or d*4H + g*H + j (per column)
  * (the subtraction left out when the zero points are constant zeros, as
  * quantize_dynamic writes them). So the bundle keeps the int8 weights, and
  * the float32 arithmetic on them is the float LSTM of the dequantized
- * weights. ONNX Runtime's kernel also quantizes X and the hidden state
+ * weights but for rounding (the scale applied once per row). ONNX Runtime's kernel also quantizes X and the hidden state
  * to uint8 at every step (dynamically) and sums in integers; Ingot keeps
  * them in float32, one rounding fewer, so the two differ by that
  * activation rounding (tests/e2e/dqlstm_test.py measures it). Against the
@@ -79,6 +80,7 @@ typedef struct rnn_t {
    * point buffers of W ([0]) and R ([1]); zero[k] UINT32_MAX when the zero
    * points are constant zeros; per_col[k]: [D, 4H] rather than [D]. */
   bool dq;
+  bool rows;            /* W and R re-laid [D, 4H, cols] (node.rnn_rows) */
   uint32_t scale[2], zero[2];
   bool per_col[2];
   ingot_ir_expr_t* d;   /* direction index */
@@ -89,7 +91,22 @@ typedef struct rnn_t {
   uint32_t act_count;   /* per direction */
   uint32_t row;         /* the (direction, batch) row's loop variable */
   uint32_t tmp_count;   /* locals made for activation arguments */
+  /* Within a step (rnn_dot): the time index t and the previous step's tp,
+   * whether this is the first step, the hidden unit j; the gates that take
+   * R·hprev in the shared loop, and GRU's linear_before_reset. */
+  ingot_ir_expr_t *t, *tp, *first, *j;
+  int64_t r_gates;
+  bool lbr;
+  /* Where hprev_at reads: a select per element (RNN_H_EITHER), or, in the
+   * step's two versions of the R·hprev loop, Y at the step before
+   * (RNN_H_PREV) or initial_h (RNN_H_INITIAL). */
+  enum { RNN_H_EITHER, RNN_H_PREV, RNN_H_INITIAL } hsrc;
 } rnn_t;
+
+/* Partial sums each gate's dot products keep (rnn_dot): enough independent
+ * adds to cover an add's latency on any of today's targets, and neighbouring
+ * weights the vectorizer can load as one vector. */
+#define RNN_CHAINS 8
 
 static ingot_ir_expr_t* I(rnn_t* r, int64_t v) { return ingot_ir_int(r->f, v); }
 static ingot_ir_expr_t* add(rnn_t* r, ingot_ir_expr_t* a, ingot_ir_expr_t* b) { return ingot_ir_add(r->f, a, b); }
@@ -121,20 +138,33 @@ static ingot_ir_expr_t* wr_at(rnn_t* r, int64_t gate, ingot_ir_expr_t* j, ingot_
 }
 /* The float value of W[d, gate*H + j, k] (recurrent false, k < I) or
  * R[d, gate*H + j, k] (recurrent true, k < H): a load, or for
- * DynamicQuantizeLSTM the dequantized element of its [D, cols, 4H] weight
- * (the file comment). */
+ * DynamicQuantizeLSTM the element of its [D, cols, 4H] weight (or of its
+ * [D, 4H, cols] one where the constants were re-laid, node.rnn_rows) less
+ * its zero point, `float(q) - Wz[s]`, whose scale weight_scale gives (the
+ * file comment). */
 static ingot_ir_expr_t* weight(rnn_t* r, bool recurrent, int64_t gate, ingot_ir_expr_t* j, ingot_ir_expr_t* k) {
   int64_t cols = recurrent ? r->hidden : r->in;
   uint32_t buf = recurrent ? r->br : r->bw;
   if (!r->dq) return ingot_ir_load(r->f, buf, wr_at(r, gate, j, k, cols));
   int64_t g4 = r->gates * r->hidden;
   ingot_ir_expr_t* col = add(r, I(r, gate * r->hidden), j);
-  ingot_ir_expr_t* idx = add(r, mul(r, add(r, mul(r, r->d, I(r, cols)), k), I(r, g4)), col);
+  ingot_ir_expr_t* idx = r->rows ? wr_at(r, gate, j, k, cols)
+                                 : add(r, mul(r, add(r, mul(r, r->d, I(r, cols)), k), I(r, g4)), col);
   ingot_ir_expr_t* q = ingot_ir_cast(r->f, r->dt, ingot_ir_load(r->f, buf, idx));
   int w = recurrent ? 1 : 0;
   ingot_ir_expr_t* si = r->per_col[w] ? add(r, mul(r, r->d, I(r, g4)), col) : r->d;
   if (r->zero[w] != UINT32_MAX) q = sub(r, q, ingot_ir_cast(r->f, r->dt, ingot_ir_load(r->f, r->zero[w], si)));
-  return mul(r, q, ingot_ir_load(r->f, r->scale[w], si));
+  return q;
+}
+
+/* DynamicQuantizeLSTM: the scale of W's (recurrent false) or R's row
+ * gate*H + j, Ws[s] with s as in the file comment, which multiplies the
+ * row's whole dot product; NULL for the float ops. */
+static ingot_ir_expr_t* weight_scale(rnn_t* r, bool recurrent, int64_t gate, ingot_ir_expr_t* j) {
+  if (!r->dq) return NULL;
+  int w = recurrent ? 1 : 0;
+  ingot_ir_expr_t* si = r->per_col[w] ? add(r, mul(r, r->d, I(r, r->gates * r->hidden)), add(r, I(r, gate * r->hidden), j)) : r->d;
+  return ingot_ir_load(r->f, r->scale[w], si);
 }
 
 /* True when `v` is a constant whose every byte is zero. */
@@ -261,6 +291,72 @@ static ingot_ir_expr_t* act(rnn_t* r, uint32_t k, ingot_ir_expr_t* v, ingot_ir_s
   return ingot_ir_select(f, is_fwd, fwd, act_of(r, &r->act[1][k], x));
 }
 
+/* hprev[k]: initial_h (or 0) at the first step, else Y at the step before
+ * (tp, clamped into range for the first step, where it is not read). */
+static ingot_ir_expr_t* hprev_at(rnn_t* r, ingot_ir_expr_t* k) {
+  if (r->hsrc == RNN_H_PREV) return ingot_ir_load(r->f, r->by, y_at(r, r->tp, k));
+  if (r->hsrc == RNN_H_INITIAL) return ingot_ir_load(r->f, r->bh0, state_at(r, k));
+  return ingot_ir_select(r->f, r->first, r->bh0 != UINT32_MAX ? ingot_ir_load(r->f, r->bh0, state_at(r, k)) : F(r, 0.0),
+                         ingot_ir_load(r->f, r->by, y_at(r, r->tp, k)));
+}
+
+/* Term k of accumulator a's dot product: x_t[k] * W[a, j, k] (W·x), or
+ * hprev[k] * R[a, j, k] (R·hprev) for a < r_gates; a == r_gates is GRU's
+ * separate R_h · hprev (lbr=1) or R_h · (r ⊙ hprev), staged in Y_h (lbr=0). */
+static ingot_ir_expr_t* dot_term(rnn_t* r, bool recurrent, int64_t a, ingot_ir_expr_t* k) {
+  if (!recurrent) return mul(r, ingot_ir_load(r->f, r->bx, x_at(r, r->t, k)), weight(r, false, a, r->j, k));
+  if (a < r->r_gates) return mul(r, hprev_at(r, k), weight(r, true, a, r->j, k));
+  ingot_ir_expr_t* src = r->lbr ? hprev_at(r, k) : ingot_ir_load(r->f, r->byh, state_at(r, k));
+  return mul(r, src, ingot_ir_load(r->f, r->br, wr_at(r, 2, r->j, k, r->hidden)));
+}
+
+/* acc[a] += the dot product of accumulator a over k < len (dot_term), for
+ * a < n <= 4, times its row's scale for DynamicQuantizeLSTM (weight_scale:
+ * one multiply per row, not per weight). Where len allows, each keeps
+ * RNN_CHAINS partial sums, added pairwise at the end (as
+ * lower_row_reduce), so one step's adds do not wait on each other and the
+ * terms of neighbouring k can share vector loads. Appends at most
+ * n * (RNN_CHAINS + 1) + 2 statements. */
+static void rnn_dot(rnn_t* r, bool recurrent, const uint32_t* acc, uint32_t n, int64_t len, ingot_ir_stmt_t** out,
+                    uint32_t* nout) {
+  ingot_ir_func_t* f = r->f;
+  if (len < 1) return;
+  int chains = len >= 2 * RNN_CHAINS ? RNN_CHAINS : 1;
+  ingot_ir_stmt_t* step[4 * RNN_CHAINS];
+  uint32_t ns = 0;
+  uint32_t part[4][RNN_CHAINS];
+  uint32_t ko = lower_add_var(r->ctx, "ko", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+  int64_t blocks = len / chains;
+  for (uint32_t a = 0; a < n; ++a) {
+    for (int c = 0; c < chains; ++c) {
+      part[a][c] = lower_add_var(r->ctx, "part", INGOT_IR_VAR_LOCAL, r->dt);
+      out[(*nout)++] = ingot_ir_local(f, part[a][c], dot_term(r, recurrent, a, I(r, c)));
+      /* k = (ko + 1) * chains + c */
+      ingot_ir_expr_t* k = add(r, mul(r, add(r, ingot_ir_var(f, ko), I(r, 1)), I(r, chains)), I(r, c));
+      step[ns++] = ingot_ir_assign(f, part[a][c], add(r, ingot_ir_var(f, part[a][c]), dot_term(r, recurrent, a, k)));
+    }
+  }
+  if (blocks > 1) out[(*nout)++] = ingot_ir_for(f, ko, blocks - 1, ingot_ir_block(f, step, ns));
+  if (len % chains) {
+    uint32_t kt = lower_add_var(r->ctx, "kt", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
+    ingot_ir_expr_t* k = add(r, ingot_ir_var(f, kt), I(r, blocks * chains));
+    ns = 0;
+    for (uint32_t a = 0; a < n; ++a)
+      step[ns++] = ingot_ir_assign(f, part[a][0], add(r, ingot_ir_var(f, part[a][0]), dot_term(r, recurrent, a, k)));
+    out[(*nout)++] = ingot_ir_for(f, kt, len % chains, ingot_ir_block(f, step, ns));
+  }
+  for (uint32_t a = 0; a < n; ++a) {
+    ingot_ir_expr_t* v[RNN_CHAINS];
+    for (int c = 0; c < chains; ++c) v[c] = ingot_ir_var(f, part[a][c]);
+    for (int w = chains; w > 1; w /= 2)
+      for (int c = 0; c < w / 2; ++c) v[c] = add(r, v[c], v[c + w / 2]);
+    ingot_ir_expr_t* scale = (int64_t)a < r->gates && (!recurrent || (int64_t)a < r->r_gates)
+                                 ? weight_scale(r, recurrent, a, r->j) : NULL;
+    if (scale) v[0] = mul(r, v[0], scale);
+    out[(*nout)++] = ingot_ir_assign(f, acc[a], add(r, ingot_ir_var(f, acc[a]), v[0]));
+  }
+}
+
 static ingot_ir_expr_t* clip(rnn_t* r, ingot_ir_expr_t* v) {
   if (!r->has_clip) return v;
   v = ingot_ir_binary(r->f, INGOT_IR_MAX, v, F(r, -r->clip));
@@ -304,8 +400,11 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
     return lower_fail(ctx, INGOT_ERROR_UNSUPPORTED, "input_forget=1 is not supported");
   }
   const ingot_value_t* xv = lower_value(ctx, x);
-  const ingot_value_t* wv = lower_value(ctx, w);
-  const ingot_value_t* rv = lower_value(ctx, rr);
+  ingot_value_t w_logical, r_logical;
+  const ingot_value_t* wv = ingot_node_logical_input(node, 1, lower_value(ctx, w), &w_logical);
+  const ingot_value_t* rv = ingot_node_logical_input(node, 2, lower_value(ctx, rr), &r_logical);
+  if (!wv || !rv) return lower_fail(ctx, INGOT_ERROR_INTERNAL, "W and R are not re-laid [D, 4H, cols] weights");
+  r->rows = node->rnn_rows;
   r->dt = xv->dtype;
   r->layout1 = !dq && ingot_node_attr_int(node, "layout", 0) != 0;
   r->seq = r->layout1 ? xv->dims[1] : xv->dims[0];
@@ -385,8 +484,6 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
   r->row = row;
   uint32_t sv = lower_add_var(ctx, "s", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t jv = lower_add_var(ctx, "j", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t kx = lower_add_var(ctx, "kx", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
-  uint32_t kh = lower_add_var(ctx, "kh", INGOT_IR_VAR_LOOP, INGOT_DTYPE_I64);
   uint32_t tv = lower_add_var(ctx, "t", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
   uint32_t tp = lower_add_var(ctx, "tp", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
   uint32_t lv = lower_add_var(ctx, "len", INGOT_IR_VAR_LOCAL, INGOT_DTYPE_I64);
@@ -406,14 +503,6 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
   ingot_ir_expr_t* t_e = ingot_ir_var(f, tv);
   ingot_ir_expr_t* first = ingot_ir_binary(f, INGOT_IR_EQ, s_e, I(r, 0));
   ingot_ir_expr_t* j_e = ingot_ir_var(f, jv);
-  ingot_ir_expr_t* kx_e = ingot_ir_var(f, kx);
-  ingot_ir_expr_t* kh_e = ingot_ir_var(f, kh);
-
-  /* hprev(k): initial_h (or 0) at the first step, else Y at the step before
-   * (tp, clamped into range for the first step, where it is not read). */
-  ingot_ir_expr_t* hprev_kh = ingot_ir_select(f, first, r->bh0 != UINT32_MAX ? ingot_ir_load(f, r->bh0, state_at(r, kh_e)) : F(r, 0.0),
-                                              ingot_ir_load(f, r->by, y_at(r, ingot_ir_var(f, tp), kh_e)));
-  ingot_ir_expr_t* xk = ingot_ir_load(f, r->bx, x_at(r, t_e, kx_e));
 
   INGOT_VEC(ingot_ir_stmt_t*) step = {0};
   /* t and tp for this step */
@@ -423,11 +512,11 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
   INGOT_VEC_PUSH(step, ingot_ir_local(f, tp, tprev));
 
   /* Per gate: acc_g = sum_k x[k] W[g,j,k] + sum_k hsrc(k) R[g,j,k] + Wb + Rb. */
-  uint32_t acc[4];
+  uint32_t acc[4] = {0, 0, 0, 0};
   static const char* const kAcc[4] = {"a0", "a1", "a2", "a3"};
   for (int64_t g = 0; g < r->gates; ++g) acc[g] = lower_add_var(ctx, kAcc[g], INGOT_IR_VAR_LOCAL, r->dt);
 
-  ingot_ir_stmt_t* unit_stmts[24];
+  ingot_ir_stmt_t* unit_stmts[4 * (RNN_CHAINS + 1) + 2 + 24];
   uint32_t nu = 0;
   /* Which gates take R·hprev in the shared loop (GRU lbr=0: not the new gate). */
   int64_t r_gates = r->gates;
@@ -441,35 +530,30 @@ ingot_status_t lower_rnn(lower_ctx_t* ctx) {
     unit_stmts[nu++] = ingot_ir_local(f, acc[g], init);
   }
   if (rh_acc != UINT32_MAX) unit_stmts[nu++] = ingot_ir_local(f, rh_acc, bias(r, 1, 2, j_e));
-  {
-    ingot_ir_stmt_t* xs[4];
-    for (int64_t g = 0; g < r->gates; ++g) {
-      ingot_ir_expr_t* wg = weight(r, false, g, j_e, kx_e);
-      xs[g] = ingot_ir_assign(f, acc[g], add(r, ingot_ir_var(f, acc[g]), mul(r, xk, wg)));
-    }
-    unit_stmts[nu++] = ingot_ir_for(f, kx, r->in, ingot_ir_block(f, xs, (uint32_t)r->gates));
-  }
-  {
-    ingot_ir_stmt_t* hs[5];
+  r->t = t_e;
+  r->tp = ingot_ir_var(f, tp);
+  r->first = first;
+  r->j = j_e;
+  r->r_gates = r_gates;
+  r->lbr = lbr;
+  rnn_dot(r, false, acc, (uint32_t)r->gates, r->in, unit_stmts, &nu);
+  uint32_t hacc[4] = {acc[0], acc[1], acc[2], acc[3]};
+  if (rh_acc != UINT32_MAX) hacc[r_gates] = rh_acc;
+  /* R·hprev in two versions rather than a select per term: Y at the step
+   * before, after the first step; initial_h at the first, where without it
+   * hprev is 0 and the loop is left out. */
+  uint32_t n_hacc = (uint32_t)r_gates + (rh_acc != UINT32_MAX);
+  for (int v = 0; v < (r->bh0 != UINT32_MAX ? 2 : 1); ++v) {
+    ingot_ir_stmt_t* hd[4 * (RNN_CHAINS + 1) + 2];
     uint32_t nh = 0;
-    uint32_t hval = lower_add_var(ctx, "hk", INGOT_IR_VAR_LOCAL, r->dt);
-    hs[nh++] = ingot_ir_local(f, hval, hprev_kh);
-    ingot_ir_expr_t* hk = ingot_ir_var(f, hval);
-    for (int64_t g = 0; g < r_gates; ++g) {
-      ingot_ir_expr_t* rw = weight(r, true, g, j_e, kh_e);
-      hs[nh++] = ingot_ir_assign(f, acc[g], add(r, ingot_ir_var(f, acc[g]), mul(r, hk, rw)));
-    }
-    if (rh_acc != UINT32_MAX) {
-      /* lbr=1: R_h · hprev; lbr=0: R_h · (r ⊙ hprev), r ⊙ hprev staged in Y_h. */
-      ingot_ir_expr_t* src = lbr ? hk : ingot_ir_load(f, r->byh, state_at(r, kh_e));
-      ingot_ir_expr_t* rw = ingot_ir_load(f, r->br, wr_at(r, 2, j_e, kh_e, r->hidden));
-      hs[nh++] = ingot_ir_assign(f, rh_acc, add(r, ingot_ir_var(f, rh_acc), mul(r, src, rw)));
-    }
-    unit_stmts[nu++] = ingot_ir_for(f, kh, r->hidden, ingot_ir_block(f, hs, nh));
+    r->hsrc = v ? RNN_H_INITIAL : RNN_H_PREV;
+    rnn_dot(r, true, hacc, n_hacc, r->hidden, hd, &nh);
+    ingot_ir_expr_t* when = v ? first : ingot_ir_binary(f, INGOT_IR_NE, s_e, I(r, 0));
+    unit_stmts[nu++] = ingot_ir_if(f, when, ingot_ir_block(f, hd, nh));
   }
+  r->hsrc = RNN_H_EITHER;
   ingot_ir_expr_t* h_new;
-  ingot_ir_expr_t* hprev_j = ingot_ir_select(f, first, r->bh0 != UINT32_MAX ? ingot_ir_load(f, r->bh0, state_at(r, j_e)) : F(r, 0.0),
-                                             ingot_ir_load(f, r->by, y_at(r, ingot_ir_var(f, tp), j_e)));
+  ingot_ir_expr_t* hprev_j = hprev_at(r, j_e);
   if (op == INGOT_OP_LSTM) {
     /* gates in ONNX order i, o, f, c; P = [Pi, Po, Pf] */
     uint32_t cprev = lower_add_var(ctx, "cprev", INGOT_IR_VAR_LOCAL, r->dt);

@@ -121,6 +121,14 @@ compare.py):
     3-D strides (2, 2, 1), 3x3 stride 2 output_padding 1 (no pads: the
     output loops split into phase and position, two taps each).
 
+  rnn_chains.onnx (opset 14), inputs x [6, 2, 19] (time, batch, input), h0
+    [2, 2, 20], c0 [2, 2, 20]: recurrent layers wide enough that their dot
+    products keep partial sums (lower_rnn.c's rnn_dot: 19 and 20 are two
+    blocks of 8 and a tail): a bidirectional LSTM with initial_h, initial_c,
+    peepholes and sequence_lens [6, 4]; a reverse GRU without initial_h
+    (linear_before_reset 0: its first step has no R·hprev loop); a GRU with
+    linear_before_reset 1 and initial_h; an RNN.
+
   python models/make_op_cases.py --out build/models
 """
 import argparse
@@ -437,6 +445,39 @@ def rnn_activations(rng):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
 
 
+def rnn_chains(rng):
+    hidden, inp = 20, 19
+
+    def w(name, shape, scale=0.3):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+    inits = [w("lw", (2, 4 * hidden, inp)), w("lr", (2, 4 * hidden, hidden)), w("lb", (2, 8 * hidden)),
+             w("lp", (2, 3 * hidden)), numpy_helper.from_array(np.array([6, 4], np.int32), "lens"),
+             w("gw", (1, 3 * hidden, inp)), w("gr", (1, 3 * hidden, hidden)), w("gb", (1, 6 * hidden)),
+             w("hw", (1, 3 * hidden, inp)), w("hr", (1, 3 * hidden, hidden)), w("hb", (1, 6 * hidden)),
+             w("rw", (1, hidden, inp)), w("rr", (1, hidden, hidden)), w("rb", (1, 2 * hidden))]
+    nodes = [
+        helper.make_node("LSTM", ["x", "lw", "lr", "lb", "lens", "h0", "c0", "lp"], ["ly", "lh", "lc"],
+                         hidden_size=hidden, direction="bidirectional"),
+        helper.make_node("GRU", ["x", "gw", "gr", "gb"], ["gy", "gh"], hidden_size=hidden, direction="reverse"),
+        helper.make_node("Slice", ["h0", "one_start", "one_end"], ["h0f"]),
+        helper.make_node("GRU", ["x", "hw", "hr", "hb", "", "h0f"], ["hy", "hh"], hidden_size=hidden,
+                         linear_before_reset=1),
+        helper.make_node("RNN", ["x", "rw", "rr", "rb"], ["ry", "rh"], hidden_size=hidden),
+    ]
+    inits += [numpy_helper.from_array(np.array([0], np.int64), "one_start"),
+              numpy_helper.from_array(np.array([1], np.int64), "one_end")]
+    shapes = {"ly": [6, 2, 2, hidden], "lh": [2, 2, hidden], "lc": [2, 2, hidden], "gy": [6, 1, 2, hidden],
+              "gh": [1, 2, hidden], "hy": [6, 1, 2, hidden], "hh": [1, 2, hidden], "ry": [6, 1, 2, hidden],
+              "rh": [1, 2, hidden]}
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in shapes.items()]
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 2, inp]),
+           helper.make_tensor_value_info("h0", TensorProto.FLOAT, [2, 2, hidden]),
+           helper.make_tensor_value_info("c0", TensorProto.FLOAT, [2, 2, hidden])]
+    g = helper.make_graph(nodes, "rnn_chains", ins, outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+
+
 def half_cnn(rng):
     def w(name, shape, scale):
         return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float16), name)
@@ -521,7 +562,7 @@ def main():
                         ("unique", unique()), ("unique_refused", unique_refused(True)),
                         ("unique_bad_axis", unique_refused(False)), ("compress", compress()), ("runtime_rows", runtime_rows()),
                         ("nms", nms()), ("nms_mismatched", nms_mismatched()),
-                        ("convtranspose_phases", convtranspose_phases(rng))):
+                        ("convtranspose_phases", convtranspose_phases(rng)), ("rnn_chains", rnn_chains(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(args.out, name + ".onnx"))
     # ids: every index from -9 to 8 at least once (15 of them), in a fixed order

@@ -521,16 +521,34 @@ static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
   bool last = words_last_for(graph, &graph->nodes[i]);
   int64_t per = pairs ? 2 : 4;
   /* patches made for this conv alone (im2col_narrow_convs): their Im2Col
-   * writes the words itself, planar */
+   * writes the words itself, planar; a 1-D conv's through the Reshape that
+   * drops their H = 1, whose shape becomes the words' */
   uint32_t producer = xv->producer;
+  uint32_t reshape = INGOT_NO_VALUE;
+  if (producer != INGOT_NO_VALUE && graph->nodes[producer].op == INGOT_OP_RESHAPE && !xv->is_output &&
+      graph->nodes[producer].input_count == 2) {
+    const ingot_value_t* pv = &graph->values[graph->nodes[producer].inputs[0]];
+    const ingot_value_t* sv = &graph->values[graph->nodes[producer].inputs[1]];
+    if (pv->producer != INGOT_NO_VALUE && graph->nodes[pv->producer].op == INGOT_OP_IM2COL && !pv->is_output &&
+        sv->kind == INGOT_VALUE_WEIGHT && sv->data && sv->dtype == INGOT_DTYPE_I64 && ingot_value_numel(sv) == xv->rank) {
+      reshape = producer;
+      producer = pv->producer;
+    }
+  }
   if (producer != INGOT_NO_VALUE && graph->nodes[producer].op == INGOT_OP_IM2COL &&
-      !graph->nodes[producer].x_dot4_words && !xv->is_output) {
+      !graph->nodes[producer].x_dot4_words && (reshape != INGOT_NO_VALUE || !xv->is_output)) {
     ingot_node_t* im = &graph->nodes[producer];
     im->x_dot4_words = kind;
     im->dot_pairs = pairs;
-    ingot_value_t* pv = &graph->values[x];
+    ingot_value_t* pv = &graph->values[im->outputs[0]];
     pv->dtype = INGOT_DTYPE_I32;
     pv->dims[1] = (pv->dims[1] + per - 1) / per;
+    if (reshape != INGOT_NO_VALUE) {
+      ingot_value_t* rv = &graph->values[x];
+      rv->dtype = INGOT_DTYPE_I32;
+      rv->dims[1] = pv->dims[1];
+      ((int64_t*)graph->values[graph->nodes[reshape].inputs[1]].data)[1] = pv->dims[1];
+    }
     graph->nodes[i].x_dot4_words = kind;
     graph->nodes[i].words_last = false;
     return;
@@ -575,6 +593,25 @@ static void feed_dot4_words(ingot_graph_t* graph, uint32_t i, uint32_t* made) {
  * every target of the bundle has dot4 words (graph->dot4_words). The price
  * is the patches' bytes, C*KH*KW per output position, in the memory plan.
  * *any: whether it rewrote a node (appended nodes: sort again). */
+/* A Reshape of `v` to `dims` (rank dims): the new value's id. */
+static uint32_t add_reshape(ingot_graph_t* graph, uint32_t v, int32_t rank, const int64_t* dims, const char* suffix) {
+  int64_t* shape = ingot_xmalloc(sizeof(int64_t) * (size_t)rank);
+  memcpy(shape, dims, sizeof(int64_t) * (size_t)rank);
+  char* base = ingot_arena_printf(&graph->arena, "%s_%s_shape", graph->values[v].name, suffix);
+  uint32_t sv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_WEIGHT);
+  int64_t n = rank;
+  ingot_graph_set_weight(graph, sv, INGOT_DTYPE_I64, 1, &n, shape);
+  base = ingot_arena_printf(&graph->arena, "%s_%s", graph->values[v].name, suffix);
+  uint32_t mv = ingot_graph_add_value(graph, ingot_graph_unique_name(graph, base), INGOT_VALUE_INTERMEDIATE);
+  ingot_value_t* m = &graph->values[mv];
+  m->dtype = graph->values[v].dtype;
+  m->rank = rank;
+  for (int32_t d = 0; d < rank; ++d) m->dims[d] = dims[d];
+  uint32_t in[2] = {v, sv};
+  ingot_graph_add_node(graph, INGOT_OP_RESHAPE, graph->values[mv].name, in, 2, &mv, 1);
+  return mv;
+}
+
 static ingot_status_t im2col_narrow_convs(ingot_graph_t* graph, bool* any) {
   *any = false;
   uint32_t node_count = graph->node_count;
@@ -586,24 +623,39 @@ static ingot_status_t im2col_narrow_convs(ingot_graph_t* graph, bool* any) {
       continue;
     const ingot_window_params_t* win = &node->params.u.conv.window;
     uint32_t x = node->inputs[0], w = node->inputs[1];
-    if (win->spatial != 2 || x == INGOT_NO_VALUE || w == INGOT_NO_VALUE) continue;
+    /* sp: 2, or 1 (a 1-D conv: its patches are made as those of the 2-D
+     * conv with H = 1, reshaped around the Im2Col) */
+    int32_t sp = win->spatial;
+    if ((sp != 1 && sp != 2) || x == INGOT_NO_VALUE || w == INGOT_NO_VALUE) continue;
     const ingot_value_t* xv = &graph->values[x];
     const ingot_value_t* wv = &graph->values[w];
-    if (xv->rank != 4 || (xv->dtype != INGOT_DTYPE_U8 && xv->dtype != INGOT_DTYPE_I8) || xv->dims[1] >= 4 ||
-        wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output || wv->rank != 4 || wv->dims[1] != xv->dims[1] ||
+    if (xv->rank != 2 + sp || (xv->dtype != INGOT_DTYPE_U8 && xv->dtype != INGOT_DTYPE_I8) || xv->dims[1] >= 4 ||
+        wv->kind != INGOT_VALUE_WEIGHT || !wv->data || wv->is_output || wv->rank != 2 + sp || wv->dims[1] != xv->dims[1] ||
         (wv->dtype != INGOT_DTYPE_U8 && wv->dtype != INGOT_DTYPE_I8))
       continue;
-    bool plain = win->kernel[0] * win->kernel[1] > 1;
-    for (int d = 0; d < 4 && plain; ++d) plain = win->pads[d] == 0;
+    int64_t taps = 1;
+    for (int32_t d = 0; d < sp; ++d) taps *= win->kernel[d];
+    bool plain = taps > 1;
+    for (int d = 0; d < 2 * sp && plain; ++d) plain = win->pads[d] == 0;
     const char* auto_pad = ingot_node_attr_string(node, "auto_pad", "NOTSET");
     if (!plain || (strcmp(auto_pad, "NOTSET") != 0 && strcmp(auto_pad, "VALID") != 0)) continue;
-    int64_t kernel[2] = {win->kernel[0], win->kernel[1]}, strides[2] = {win->strides[0], win->strides[1]};
-    int64_t dil[2] = {win->dilations[0], win->dilations[1]}, taps = kernel[0] * kernel[1];
+    int64_t kernel[2] = {1, 1}, strides[2] = {1, 1}, dil[2] = {1, 1};
+    for (int32_t d = 0; d < sp; ++d) {
+      kernel[2 - sp + d] = win->kernel[d];
+      strides[2 - sp + d] = win->strides[d];
+      dil[2 - sp + d] = win->dilations[d];
+    }
+    uint32_t x2 = x;
+    if (sp == 1) {
+      int64_t d4[4] = {xv->dims[0], xv->dims[1], 1, xv->dims[2]};
+      x2 = add_reshape(graph, x, 4, d4, "rows");
+      if (ingot_graph_infer_node(graph, graph->values[x2].producer) != INGOT_OK) continue;
+    }
     /* the patches */
     uint32_t cols = ingot_graph_add_value(
         graph, ingot_graph_unique_name(graph, ingot_arena_printf(&graph->arena, "%s_patches", graph->values[x].name)),
         INGOT_VALUE_INTERMEDIATE);
-    uint32_t m = ingot_graph_add_node(graph, INGOT_OP_IM2COL, graph->values[cols].name, &x, 1, &cols, 1);
+    uint32_t m = ingot_graph_add_node(graph, INGOT_OP_IM2COL, graph->values[cols].name, &x2, 1, &cols, 1);
     ingot_graph_node_set_ints(graph, m, "kernel_shape", kernel, 2);
     ingot_graph_node_set_ints(graph, m, "strides", strides, 2);
     ingot_graph_node_set_ints(graph, m, "dilations", dil, 2);
@@ -613,7 +665,13 @@ static ingot_status_t im2col_narrow_convs(ingot_graph_t* graph, bool* any) {
       graph->nodes[m].dead = true;
       continue;
     }
-    /* the weight [K, C, KH, KW] is [K, C*KH*KW, 1, 1] as it is */
+    if (sp == 1) {
+      const ingot_value_t* cv = &graph->values[cols];
+      int64_t d3[3] = {cv->dims[0], cv->dims[1], cv->dims[3]};
+      cols = add_reshape(graph, cols, 3, d3, "row");
+      if (ingot_graph_infer_node(graph, graph->values[cols].producer) != INGOT_OK) return INGOT_ERROR_INTERNAL;
+    }
+    /* the weight [K, C, k..] is [K, C*taps, 1..] as it is */
     wv = &graph->values[w];
     size_t bytes = (size_t)ingot_value_numel(wv);
     void* data = ingot_xmalloc(bytes ? bytes : 1);
@@ -623,14 +681,14 @@ static ingot_status_t im2col_narrow_convs(ingot_graph_t* graph, bool* any) {
     uint32_t w2 = ingot_graph_add_value(
         graph, ingot_graph_unique_name(graph, ingot_arena_printf(&graph->arena, "%s_patches", wv->name)),
         INGOT_VALUE_WEIGHT);
-    ingot_graph_set_weight(graph, w2, wt, 4, wdims, data);
+    ingot_graph_set_weight(graph, w2, wt, 2 + sp, wdims, data);
     static const int64_t ones[2] = {1, 1}, zeros[4] = {0, 0, 0, 0};
     graph->nodes[i].inputs[0] = cols;
     graph->nodes[i].inputs[1] = w2;
-    ingot_graph_node_set_ints(graph, i, "kernel_shape", ones, 2);
-    ingot_graph_node_set_ints(graph, i, "strides", ones, 2);
-    ingot_graph_node_set_ints(graph, i, "dilations", ones, 2);
-    ingot_graph_node_set_ints(graph, i, "pads", zeros, 4);
+    ingot_graph_node_set_ints(graph, i, "kernel_shape", ones, (uint32_t)sp);
+    ingot_graph_node_set_ints(graph, i, "strides", ones, (uint32_t)sp);
+    ingot_graph_node_set_ints(graph, i, "dilations", ones, (uint32_t)sp);
+    ingot_graph_node_set_ints(graph, i, "pads", zeros, 2 * (uint32_t)sp);
     graph->nodes[i].layout.chosen = false;
     ingot_status_t st = ingot_graph_infer_node(graph, i);
     if (st != INGOT_OK) return st;

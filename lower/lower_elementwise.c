@@ -332,7 +332,16 @@ ingot_status_t lower_fused_elementwise(lower_ctx_t* ctx) {
     }
     switch ((ingot_op_t)op) {
       case INGOT_OP_DEQUANTIZELINEAR: {
-        /* (x - zero) * scale, as lower_quant.c's DequantizeLinear */
+        /* (x - zero) * scale, as lower_quant.c's DequantizeLinear; of a
+         * QuantizeLinear step's bytes, from its clamped float32 (integers
+         * in the byte's range, so the same values) with no round trip
+         * through the bytes */
+        if (a >= (int64_t)inputs && prog[3 * (a - inputs)] == (int64_t)INGOT_OP_QUANTIZELINEAR &&
+            x->kind == INGOT_IR_EXPR_CAST && x->u.unary.a->dtype == INGOT_DTYPE_F32) {
+          ingot_ir_expr_t* d = ingot_ir_binary(f, INGOT_IR_SUB, x->u.unary.a, lower_const(ctx, INGOT_DTYPE_F32, p1));
+          v = ingot_ir_mul(f, d, lower_const(ctx, INGOT_DTYPE_F32, p0));
+          break;
+        }
         ingot_ir_expr_t* d = ingot_ir_cast(f, INGOT_DTYPE_I32, x);
         d = ingot_ir_binary(f, INGOT_IR_SUB, d, lower_const(ctx, INGOT_DTYPE_I32, p1));
         v = ingot_ir_mul(f, ingot_ir_cast(f, INGOT_DTYPE_F32, d), lower_const(ctx, INGOT_DTYPE_F32, p0));

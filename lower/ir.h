@@ -299,5 +299,9 @@ ingot_status_t ingot_ir_verify(const ingot_ir_func_t* func);
 /* Evaluates the function on the host, for tests: args[i] points at buffer i's
  * data. Slow, exact to the IR's semantics (float math in the buffer dtype). */
 ingot_status_t ingot_ir_interpret(const ingot_ir_func_t* func, void* const* args);
+/* Evaluates integer expression `expr`, which reads no variable and no
+ * buffer, as the interpreter would (the lowering's compile-time checks):
+ * false when it reads one, is not an integer, or fails. */
+bool ingot_ir_eval_closed_int(const ingot_ir_func_t* func, const ingot_ir_expr_t* expr, int64_t* out);
 
 #endif /* INGOT_IR_H_ */

@@ -1083,6 +1083,32 @@ static void exec(interp_ctx_t* c, const ingot_ir_stmt_t* s) {
   }
 }
 
+static bool expr_closed(const ingot_ir_expr_t* e) {
+  switch (e->kind) {
+    case INGOT_IR_EXPR_INT: case INGOT_IR_EXPR_FLOAT: return true;
+    case INGOT_IR_EXPR_VAR: case INGOT_IR_EXPR_LOAD: return false;
+    case INGOT_IR_EXPR_CAST: case INGOT_IR_EXPR_UNARY: return expr_closed(e->u.unary.a);
+    case INGOT_IR_EXPR_BINARY: return expr_closed(e->u.binary.a) && expr_closed(e->u.binary.b);
+    case INGOT_IR_EXPR_SELECT:
+      return expr_closed(e->u.select.cond) && expr_closed(e->u.select.a) && expr_closed(e->u.select.b);
+  }
+  return false;
+}
+
+bool ingot_ir_eval_closed_int(const ingot_ir_func_t* f, const ingot_ir_expr_t* expr, int64_t* out) {
+  if (!is_int(expr->dtype) || !expr_closed(expr)) return false;
+  ingot_ir_stmt_t none;
+  memset(&none, 0, sizeof(none));
+  interp_ctx_t c = {f, NULL, NULL, NULL, &none, INGOT_OK};
+  value_t v = eval(&c, expr);
+  if (c.status != INGOT_OK) {
+    ingot_compiler_error_clear();
+    return false;
+  }
+  *out = v.i;
+  return true;
+}
+
 ingot_status_t ingot_ir_interpret(const ingot_ir_func_t* f, void* const* args) {
   if (!f || (!args && f->buffer_count))
     return ingot_fail(INGOT_ERROR_INVALID_ARGUMENT, "ingot_ir_interpret: no function or arguments");

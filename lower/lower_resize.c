@@ -202,6 +202,29 @@ static ingot_ir_expr_t* from_f64(lower_ctx_t* ctx, ingot_dtype_t t, ingot_ir_exp
   return ingot_ir_cast(f, t, r);
 }
 
+/* Checks of an index map beyond this many outputs are not worth it. */
+#define NEAREST_CHECK_MAX 65536
+
+/* k when nearest axis d upsamples by the whole factor k = out / in and its
+ * index map (axis_taps, as the reference computes it in float64) is o / k at
+ * every output index o, evaluated here once per o; else 0. Then the kernel
+ * divides integers (a shift for k a power of two) instead of computing the
+ * float64 coordinate per element. */
+static int64_t upsampled_by(lower_ctx_t* ctx, const ingot_resize_params_t* p, int32_t d) {
+  int64_t in = p->in[d], out = p->out[d];
+  if (p->mode != INGOT_RESIZE_NEAREST || p->identity[d] || p->coord == INGOT_RESIZE_TF_CROP_AND_RESIZE || in < 1 ||
+      out % in || out / in < 2 || out > NEAREST_CHECK_MAX)
+    return 0;
+  int64_t k = out / in;
+  for (int64_t o = 0; o < out; ++o) {
+    axis_taps_t t;
+    axis_taps(ctx, p, d, ingot_ir_int(ctx->f, o), &t);
+    int64_t i;
+    if (t.count != 1 || t.outside || !ingot_ir_eval_closed_int(ctx->f, t.index[0], &i) || i != o / k) return 0;
+  }
+  return k;
+}
+
 /* Every other Resize: one PURE stage over the output, the neighbour
  * combinations unrolled (at most MAX_COMBOS). */
 static ingot_status_t emit_unrolled(lower_ctx_t* ctx, const ingot_resize_params_t* p, uint32_t bx, uint32_t by,
@@ -214,6 +237,8 @@ static ingot_status_t emit_unrolled(lower_ctx_t* ctx, const ingot_resize_params_
   ingot_ir_expr_t* outside = NULL;
   for (int32_t d = 0; d < p->rank; ++d) {
     axis_taps(ctx, p, d, loops.idx[d], &taps[d]);
+    int64_t k = upsampled_by(ctx, p, d);
+    if (k > 1) taps[d].index[0] = ingot_ir_binary(f, INGOT_IR_DIV, loops.idx[d], ingot_ir_int(f, k));
     combos *= taps[d].count;
     if (taps[d].outside) outside = outside ? bin(ctx, INGOT_IR_OR, outside, taps[d].outside) : taps[d].outside;
   }

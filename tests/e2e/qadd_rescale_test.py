@@ -37,6 +37,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qdq_ort  # noqa: E402
+
 # (a_scale, a_zero, b_scale, b_zero, c_scale, c_zero), float32 values
 CASES = {
     "y_div": (0.04208139330148697, 120, 0.02960541471838951, 103, 0.040660299360752106, 212),
@@ -80,13 +83,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     path = os.path.join(args.work, "qadd_rescale.onnx")
     model = make_model(path)
-    a, b = np.meshgrid(np.arange(256, dtype=np.uint8), np.arange(256, dtype=np.uint8), indexing="ij")
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    np.save(os.path.join(args.work, "a.npy"), a)
-    np.save(os.path.join(args.work, "b.npy"), b)
-
-    from onnx.reference import ReferenceEvaluator
-    ref = dict(zip(CASES, ReferenceEvaluator(model).run(None, {"a": a, "b": b})))
+    a, b, ref = qdq_ort.byte_pairs_reference(model, CASES, args.work)
 
     bundle = os.path.join(args.work, "qadd_rescale.ingot")
     r = subprocess.run([args.ingot, "compile", path, "-o", bundle, "--target", args.target, "-q", "--dump-ir"],

@@ -35,6 +35,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qdq_ort  # noqa: E402
+
 # (a_scale, a_zero, b_scale, b_zero, y_scale, y_zero)
 PRODUCTS = {
     "y_div": (0.04134567, 51, 0.032341477, 33, 0.4667974, 128),
@@ -103,13 +106,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     path = os.path.join(args.work, "qdq_fused.onnx")
     model, names = make_model(path)
-    a, b = np.meshgrid(np.arange(256, dtype=np.uint8), np.arange(256, dtype=np.uint8), indexing="ij")
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    np.save(os.path.join(args.work, "a.npy"), a)
-    np.save(os.path.join(args.work, "b.npy"), b)
-
-    from onnx.reference import ReferenceEvaluator
-    ref = dict(zip(names, ReferenceEvaluator(model).run(None, {"a": a, "b": b})))
+    a, b, ref = qdq_ort.byte_pairs_reference(model, names, args.work)
 
     bundle = os.path.join(args.work, "qdq_fused.ingot")
     r = subprocess.run([args.ingot, "compile", path, "-o", bundle, "--target", args.target, "-q", "--dump-schedule"],

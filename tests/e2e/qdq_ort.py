@@ -1,6 +1,7 @@
 """Runs an int8 bundle and compares its uint8 outputs with ONNX Runtime on
 the same QDQ file, for the e2e tests that build such models
-(words_last_test.py, patches_test.py).
+(words_last_test.py, patches_test.py), and every pair of bytes with
+onnx.reference's outputs on them (qdq_fused_test.py, qadd_rescale_test.py).
 
 An output may differ by one step where the requantization's float32 product
 is within an ulp of a half: allowed in at most 0.1 % of its elements, none
@@ -22,6 +23,19 @@ def save_model(nodes, name, inputs, outputs, inits, path):
     model.ir_version = 10
     onnx.checker.check_model(model)
     onnx.save(model, path)
+
+
+def byte_pairs_reference(model, names, work):
+    """Every pair of uint8 values once, a and b [256, 256] (a[i, j] = i,
+    b[i, j] = j), saved as a.npy and b.npy under `work`; returns them and
+    onnx.reference's outputs of `model` on them, by the names `names`."""
+    a, b = np.meshgrid(np.arange(256, dtype=np.uint8), np.arange(256, dtype=np.uint8), indexing="ij")
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    np.save(os.path.join(work, "a.npy"), a)
+    np.save(os.path.join(work, "b.npy"), b)
+
+    from onnx.reference import ReferenceEvaluator
+    return a, b, dict(zip(names, ReferenceEvaluator(model).run(None, {"a": a, "b": b})))
 
 
 def compile_kernels(ingot, model_path, bundle, target):

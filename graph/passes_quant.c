@@ -74,7 +74,8 @@
  *
  * Order-preserving ops between a DequantizeLinear and a QuantizeLinear of
  * the same scale and zero point (MaxPool, and the ops that only move
- * elements: Reshape, Flatten, Squeeze, Unsqueeze, Transpose) run on the
+ * elements: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, a nearest
+ * Resize or Upsample) run on the
  * 8-bit values themselves (fuse_qdq_passthrough): Q(DQ(q)) = q for equal
  * parameters and DQ is increasing, so Q(maxpool(DQ(x))) = maxpool(x)
  * exactly (a padded tap is the dtype's lowest value, which never wins over
@@ -384,7 +385,16 @@ static void fuse_qdq_add(ingot_graph_t* graph, const uint32_t* uses, const uint3
   if (qr.act != INGOT_NO_VALUE) graph->nodes[qr.act].dead = true;
 }
 
-/* MaxPool / Reshape / Flatten / Squeeze / Unsqueeze / Transpose between a
+/* A Resize or Upsample that only moves elements: mode nearest, and no
+ * tf_crop_and_resize (whose extrapolation_value is a float). */
+static bool nearest_resize(const ingot_node_t* n) {
+  if (n->op != INGOT_OP_RESIZE && n->op != INGOT_OP_UPSAMPLE) return false;
+  return strcmp(ingot_node_attr_string(n, "mode", "nearest"), "nearest") == 0 &&
+         strcmp(ingot_node_attr_string(n, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize") != 0;
+}
+
+/* MaxPool / Reshape / Flatten / Squeeze / Unsqueeze / Transpose / nearest
+ * Resize between a
  * DequantizeLinear and a QuantizeLinear of the same per-tensor parameters
  * read the bytes and write the QuantizeLinear's output (see the header). */
 static void fuse_qdq_passthrough(ingot_graph_t* graph, const uint32_t* uses, const uint32_t* reader, uint32_t i) {
@@ -430,7 +440,8 @@ ingot_status_t ingot_graph_fuse_qdq(ingot_graph_t* graph) {
       continue;
     }
     if (!n->dead && (op == INGOT_OP_MAXPOOL || op == INGOT_OP_RESHAPE || op == INGOT_OP_FLATTEN ||
-                     op == INGOT_OP_SQUEEZE || op == INGOT_OP_UNSQUEEZE || op == INGOT_OP_TRANSPOSE)) {
+                     op == INGOT_OP_SQUEEZE || op == INGOT_OP_UNSQUEEZE || op == INGOT_OP_TRANSPOSE ||
+                     nearest_resize(n))) {
       fuse_qdq_passthrough(graph, uses, reader, i);
       continue;
     }

@@ -62,11 +62,13 @@ may be a step apart, and why):
             Q's range: fused); every Conv and MatMul becomes integer
             then DQ -> MaxPool (3x3, stride 2, pads 1) -> Q and DQ ->
             Transpose -> Q of y_relu's scale and zero point: run on the
-            bytes (output y_perm)
+            bytes (output y_perm), as does DQ -> Resize (nearest, x2) -> Q
+            of those parameters (output y_up)
     refuse: the same Conv -> Relu -> Q with zero point 100 (the Relu would
             clamp inside Q's range: kept in float), and a Conv -> Q whose
             float output is also a graph output: both stay float Convs;
-            DQ -> MaxPool -> Q to another scale: a float MaxPool
+            DQ -> MaxPool -> Q to another scale: a float MaxPool; DQ ->
+            Resize (linear, x2) -> Q of one scale: a float Resize
 
   qop_dyn.onnx: quantize_dynamic of a MatMul + Add + Relu + MatMul model.
 
@@ -486,9 +488,16 @@ def qdq_cases(out):
         nodes += [n("DequantizeLinear", [src, "ys_relu", "yz_relu"], [src + "_d"]),
                   n(op, [src + "_d"], [dst + "_f"], **attrs),
                   n("QuantizeLinear", [dst + "_f", "ys_relu", "yz_relu"], [dst])]
+    # ... and a nearest Resize (x2, asymmetric) between them: on the bytes too
+    nodes += [n("DequantizeLinear", ["y_relu", "ys_relu", "yz_relu"], ["y_relu_du"]),
+              n("Resize", ["y_relu_du", "", "up_scales"], ["y_up_f"], mode="nearest",
+                coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+              n("QuantizeLinear", ["y_up_f", "ys_relu", "yz_relu"], ["y_up"])]
+    inits.append(init("up_scales", [1.0, 1.0, 2.0, 2.0], np.float32))
     a_in = helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 16])
     model("qdq_fire", x_nodes + nodes, x_inits + inits,
-          [u8("y_relu"), helper.make_tensor_value_info("y_mm", TensorProto.INT8, None), u8("y_perm")], [x_in, a_in])
+          [u8("y_relu"), helper.make_tensor_value_info("y_mm", TensorProto.INT8, None), u8("y_perm"), u8("y_up")],
+          [x_in, a_in])
 
     # refuse: Conv -> Relu -> Q (zero point 100), Conv -> Q with the float conv output also a graph output
     nodes, inits = conv_branch("relu100", 100)
@@ -501,9 +510,14 @@ def qdq_cases(out):
               n("MaxPool", ["y_shared_d"], ["p_f"], kernel_shape=[2, 2], strides=[2, 2]),
               n("QuantizeLinear", ["p_f", "ys_pool", "yz_shared"], ["y_pool"])]
     more_inits.append(init("ys_pool", 0.04, np.float32))
+    # ... and a linear Resize between a DQ and a Q of one scale: it computes, stays float
+    nodes += [n("DequantizeLinear", ["y_shared", "ys_shared", "yz_shared"], ["y_shared_du"]),
+              n("Resize", ["y_shared_du", "", "up_scales"], ["y_lin_f"], mode="linear"),
+              n("QuantizeLinear", ["y_lin_f", "ys_shared", "yz_shared"], ["y_lin"])]
+    more_inits.append(init("up_scales", [1.0, 1.0, 2.0, 2.0], np.float32))
     model("qdq_refuse", x_nodes + nodes, x_inits + inits + more_inits,
           [u8("y_relu100"), u8("y_shared"), helper.make_tensor_value_info("c_shared", TensorProto.FLOAT, None),
-           u8("y_pool")], [x_in])
+           u8("y_pool"), u8("y_lin")], [x_in])
 
 
 def main():
